@@ -1,0 +1,5 @@
+"""`python -m inspector` runs the command line."""
+
+from inspector.cli import main
+
+raise SystemExit(main())

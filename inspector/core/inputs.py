@@ -1,0 +1,72 @@
+"""Turn what a user typed (text, a vector, a row id, a preset and overrides) into engine input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from inspector.core.embed import embedder_for_store
+from inspector.core.errors import InspectorError
+from inspector.core.params import Params, freeze_map
+from inspector.core.pool import Query
+from inspector.core.presets import get_preset
+from inspector.core.scope import load_scope_map
+from inspector.core.store import Store
+
+
+def parse_vector(spec: str) -> np.ndarray:
+    """A JSON array of numbers, or @FILE holding one."""
+    text = spec
+    if spec.startswith("@"):
+        try:
+            text = Path(spec[1:]).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise InspectorError(f"Cannot read the vector file {spec[1:]}: {exc.strerror}.") \
+                from exc
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise InspectorError("The query vector must be a JSON array of numbers, "
+                             "e.g. [0.1, 0.2].") from exc
+    if not isinstance(data, list) or not data or not all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) for x in data):
+        raise InspectorError("The query vector must be a non-empty JSON array of numbers.")
+    vec = np.asarray(data, np.float64)
+    if not np.all(np.isfinite(vec)):
+        raise InspectorError("The query vector contains NaN or infinite values.")
+    return vec.astype(np.float32)
+
+
+def build_query(store: Store, mode: str, text: str | None = None,
+                vector: np.ndarray | None = None, vector_of: str | None = None,
+                embedder: str | None = None) -> Query:
+    """A query for this store: an explicit vector, a stored row's vector, or embedded text."""
+    if vector is not None:
+        vec = np.asarray(vector, np.float32).ravel()
+        if vec.shape[0] != store.dim:
+            raise InspectorError(f"The query vector has {vec.shape[0]} dimensions but the "
+                                 f"store's vectors have {store.dim}.")
+        return Query(text=text, vector=vec, source="vector")
+    if vector_of is not None:
+        return Query(text=text, vector=store.vector_of(vector_of), source=f"example:{vector_of}")
+    if not text or not text.strip():
+        raise InspectorError("Give a query: --text TEXT, --vector JSON or --vector-of ID.")
+    if mode == "fts":
+        return Query(text=text, source="text")
+    emb = embedder_for_store(store.embedder, embedder, store.dim)
+    return Query(text=text, vector=emb.embed([text])[0], source=f"text:{emb.name}")
+
+
+def build_params(preset: str | None = None, scope_map_file: str | None = None,
+                 **given: Any) -> Params:
+    """A preset (for the given limit and scope) with every explicitly given value on top."""
+    given = {k: v for k, v in given.items() if v is not None}
+    if scope_map_file:
+        given["scope_map"] = freeze_map(load_scope_map(scope_map_file))
+    if preset:
+        limit = given.pop("limit", 10)
+        return get_preset(preset).params(limit=limit, scope=given.pop("scope", None), **given)
+    return Params(**given)

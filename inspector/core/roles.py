@@ -1,0 +1,118 @@
+"""Detect which column of a memory table plays which role (id, text, vector, importance, ...)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+
+import pyarrow as pa
+
+from inspector.core.errors import InspectorError
+
+# Candidate column names per role, most specific first; matched case-insensitively.
+_NAMES: dict[str, tuple[str, ...]] = {
+    "id": ("id", "uuid", "memory_id", "chunk_id", "row_id", "key"),
+    "text": ("text", "content", "chunk", "body", "memory", "document"),
+    "vector": ("vector", "embedding", "embeddings", "vec", "emb"),
+    "importance": ("importance", "salience", "weight", "priority"),
+    "category": ("category", "kind", "doc_kind", "type"),
+    "created": ("createdat", "created_at", "timestamp", "created", "ts", "updated_at", "ts_hint"),
+    "scope": ("scope",),
+    "agent": ("agentid", "agent_id", "agent"),
+    "repo": ("repo", "repository", "project"),
+    "path": ("path", "file", "source_path"),
+}
+
+
+@dataclass(frozen=True)
+class Roles:
+    """Column name per role; None where the table has no such column."""
+
+    id: str | None = None
+    text: str | None = None
+    vector: str | None = None
+    importance: str | None = None
+    category: str | None = None
+    created: str | None = None
+    scope: str | None = None
+    agent: str | None = None
+    repo: str | None = None
+    path: str | None = None
+
+    def as_dict(self) -> dict[str, str | None]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def attribute_columns(self) -> list[str]:
+        """Every detected non-vector column, in role order, without duplicates."""
+        out: list[str] = []
+        for name, col in self.as_dict().items():
+            if col and name != "vector" and col not in out:
+                out.append(col)
+        return out
+
+
+ROLE_NAMES = tuple(f.name for f in fields(Roles))
+
+
+def _is_vector(t: pa.DataType) -> bool:
+    return pa.types.is_fixed_size_list(t) and pa.types.is_floating(t.value_type)
+
+
+def _is_string(t: pa.DataType) -> bool:
+    return pa.types.is_string(t) or pa.types.is_large_string(t)
+
+
+def _is_number(t: pa.DataType) -> bool:
+    return pa.types.is_floating(t) or pa.types.is_integer(t) or pa.types.is_decimal(t)
+
+
+def _fits(role: str, t: pa.DataType) -> bool:
+    if role == "vector":
+        return _is_vector(t)
+    if role == "importance":
+        return _is_number(t)
+    if role == "created":
+        return _is_number(t) or pa.types.is_timestamp(t) or pa.types.is_date(t) or _is_string(t)
+    if role == "id":
+        return _is_string(t) or pa.types.is_integer(t)
+    return _is_string(t)
+
+
+def detect_roles(schema: pa.Schema, overrides: dict[str, str] | None = None) -> Roles:
+    """Pick a column per role by name and type; explicit overrides win and are checked."""
+    by_lower = {f.name.lower(): f for f in schema}
+    found: dict[str, str | None] = {}
+    for role, names in _NAMES.items():
+        found[role] = None
+        for name in names:
+            f = by_lower.get(name)
+            if f is not None and _fits(role, f.type):
+                found[role] = f.name
+                break
+    vectors = [f.name for f in schema if _is_vector(f.type)]
+    if found["vector"] is None and len(vectors) == 1:
+        found["vector"] = vectors[0]
+    for role, col in (overrides or {}).items():
+        if role not in found:
+            raise InspectorError(f"Unknown column role '{role}'; roles are {', '.join(ROLE_NAMES)}.")
+        if col is None:
+            continue
+        if col not in schema.names:
+            raise InspectorError(
+                f"Column '{col}' given for {role} is not in the table; columns: "
+                f"{', '.join(schema.names)}."
+            )
+        if not _fits(role, schema.field(col).type):
+            raise InspectorError(
+                f"Column '{col}' has type {schema.field(col).type}, which cannot serve as {role}."
+            )
+        found[role] = col
+    if found["vector"] is None and len(vectors) > 1:
+        raise InspectorError(
+            f"The table has {len(vectors)} vector columns ({', '.join(vectors)}); "
+            "name the one to search with --vector-column."
+        )
+    return Roles(**found)
+
+
+def with_override(roles: Roles, **cols: str | None) -> Roles:
+    return replace(roles, **cols)

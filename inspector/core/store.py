@@ -1,0 +1,228 @@
+"""Open a LanceDB memory store strictly read-only and describe it.
+
+`lancedb.connect` creates a missing directory, so every local path is checked before
+connecting; nothing in this module creates, writes, indexes or compacts a user's store.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import lancedb
+import numpy as np
+import pyarrow as pa
+
+from inspector.core.errors import InspectorError
+from inspector.core.roles import Roles, detect_roles
+
+META_KEY = b"inspector"  # schema metadata written by `inspector demo`: embedder, suggested queries
+_REMOTE_SCHEMES = ("s3://", "gs://", "az://", "abfs://", "db://", "memory://")
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    """What `inspector tables` prints for one table."""
+
+    name: str
+    rows: int
+    version: int
+    columns: dict[str, str]
+    roles: Roles
+    dim: int | None
+    fts_indexed: bool
+
+
+@dataclass
+class Store:
+    """An opened table plus what the inspector knows about it. Holds no data rows."""
+
+    uri: str
+    table_name: str
+    table: Any  # lancedb Table, checked out at `version` when pinned
+    roles: Roles
+    version: int
+    rows: int
+    dim: int
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def schema(self) -> pa.Schema:
+        return self.table.schema
+
+    @property
+    def embedder(self) -> dict[str, Any] | None:
+        return self.meta.get("embedder")
+
+    @property
+    def suggested_queries(self) -> list[dict[str, Any]]:
+        return list(self.meta.get("suggested_queries", []))
+
+    def fts_index_column(self) -> str | None:
+        """The text column if the user's own table already carries a full-text index on it."""
+        try:
+            indices = self.table.list_indices()
+        except Exception:  # noqa: BLE001 - an unreadable index list means "no usable index"
+            return None
+        for idx in indices:
+            if getattr(idx, "index_type", "") == "FTS" and self.roles.text in idx.columns:
+                return self.roles.text
+        return None
+
+    def info(self) -> dict[str, Any]:
+        return {"uri": self.uri, "table": self.table_name, "version": self.version,
+                "rows": self.rows}
+
+    def vector_of(self, row_id: str) -> np.ndarray:
+        """The stored vector of one row (query by example)."""
+        where = _eq_predicate(self.roles.id, row_id, self.schema.field(self.roles.id).type)
+        got = (self.table.search().where(where).select([self.roles.vector]).limit(2).to_arrow())
+        if got.num_rows == 0:
+            raise InspectorError(f"No row with {self.roles.id} = {row_id!r} in table "
+                                 f"'{self.table_name}'.")
+        return np.asarray(got.column(0)[0].values.to_numpy(zero_copy_only=False), np.float32)
+
+    def distinct(self, column: str, limit: int = 10_000) -> list[str]:
+        """Distinct non-null values of a column, streamed in batches (never the whole table)."""
+        seen: set[str] = set()
+        reader = self.table.search().select([column]).limit(None).to_batches(65_536)
+        for batch in reader:
+            for v in batch.column(0).to_pylist():
+                if v is not None:
+                    seen.add(str(v))
+            if len(seen) >= limit:
+                break
+        return sorted(seen)
+
+
+def _eq_predicate(column: str, value: str, dtype: pa.DataType) -> Any:
+    from lancedb.expr import col, lit
+
+    if pa.types.is_integer(dtype):
+        try:
+            return col(column) == lit(int(value))
+        except ValueError as exc:
+            raise InspectorError(f"Row id {value!r} is not an integer like the {column} column.") \
+                from exc
+    return col(column) == lit(str(value))
+
+
+def is_remote(uri: str) -> bool:
+    return uri.startswith(_REMOTE_SCHEMES)
+
+
+def _local_path(uri: str) -> Path:
+    return Path(uri[len("file://"):] if uri.startswith("file://") else uri).expanduser()
+
+
+def connect(uri: str, storage_options: dict[str, str] | None = None) -> Any:
+    """Connect without ever creating anything: local paths must exist and be folders."""
+    if not is_remote(uri):
+        path = _local_path(uri)
+        if not path.exists():
+            raise InspectorError(f"No store at {path}: the folder does not exist.")
+        if not path.is_dir():
+            raise InspectorError(f"{path} is a file, not a LanceDB store folder.")
+        if not os.access(path, os.R_OK | os.X_OK):
+            raise InspectorError(f"{path} cannot be read (permission denied).")
+        uri = str(path)
+    try:
+        return lancedb.connect(uri, storage_options=storage_options)
+    except Exception as exc:  # noqa: BLE001 - connection errors are user-facing
+        raise InspectorError(f"Cannot open {uri}: {exc}") from exc
+
+
+def list_table_names(db: Any) -> list[str]:
+    names: list[str] = []
+    token = None
+    while True:
+        resp = db.list_tables(page_token=token) if token else db.list_tables()
+        names.extend(resp.tables)
+        token = getattr(resp, "page_token", None)
+        if not token:
+            return names
+
+
+def _no_tables_message(uri: str) -> str:
+    if is_remote(uri):
+        return f"{uri} holds no LanceDB tables."
+    entries = sorted(p.name for p in _local_path(uri).iterdir())
+    if not entries:
+        return f"{uri} is an empty folder, not a LanceDB store."
+    shown = ", ".join(entries[:8]) + (", ..." if len(entries) > 8 else "")
+    return f"{uri} holds no LanceDB tables (found: {shown})."
+
+
+def choose_table(uri: str, names: list[str], table: str | None) -> str:
+    if not names:
+        raise InspectorError(_no_tables_message(uri))
+    if table is not None:
+        if table not in names:
+            raise InspectorError(f"Table '{table}' not found in {uri}; tables: {', '.join(names)}.")
+        return table
+    if len(names) == 1:
+        return names[0]
+    if "memories" in names:
+        return "memories"
+    raise InspectorError(f"{uri} has several tables ({', '.join(names)}); pick one with --table.")
+
+
+def read_meta(schema: pa.Schema) -> dict[str, Any]:
+    raw = (schema.metadata or {}).get(META_KEY)
+    if not raw:
+        return {}
+    try:
+        meta = json.loads(raw)
+    except ValueError:
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
+def open_store(uri: str, table: str | None = None, roles: dict[str, str] | None = None,
+               version: int | None = None,
+               storage_options: dict[str, str] | None = None) -> Store:
+    """Open one table of a store read-only, detect its column roles, and describe it."""
+    db = connect(uri, storage_options)
+    name = choose_table(uri, list_table_names(db), table)
+    try:
+        tbl = db.open_table(name)
+        if version is not None:
+            tbl.checkout(version)
+    except InspectorError:
+        raise
+    except Exception as exc:  # noqa: BLE001
+        raise InspectorError(f"Cannot open table '{name}' in {uri}: {exc}") from exc
+    detected = detect_roles(tbl.schema, roles)
+    if detected.vector is None:
+        raise InspectorError(f"Table '{name}' has no vector column (a fixed-size list of floats); "
+                             f"columns: {', '.join(tbl.schema.names)}.")
+    if detected.id is None:
+        raise InspectorError(f"Table '{name}' has no id column; name one with --id-column.")
+    dim = tbl.schema.field(detected.vector).type.list_size
+    return Store(uri=uri, table_name=name, table=tbl, roles=detected, version=int(tbl.version),
+                 rows=int(tbl.count_rows()), dim=int(dim), meta=read_meta(tbl.schema))
+
+
+def describe_tables(uri: str, storage_options: dict[str, str] | None = None) -> list[TableInfo]:
+    """Every table of a store with its columns, detected roles and size."""
+    db = connect(uri, storage_options)
+    names = list_table_names(db)
+    if not names:
+        raise InspectorError(_no_tables_message(uri))
+    out = []
+    for name in names:
+        tbl = db.open_table(name)
+        roles = detect_roles(tbl.schema) if _vector_count(tbl.schema) < 2 else Roles()
+        dim = (tbl.schema.field(roles.vector).type.list_size if roles.vector else None)
+        fts = any(getattr(i, "index_type", "") == "FTS" for i in tbl.list_indices())
+        out.append(TableInfo(name=name, rows=int(tbl.count_rows()), version=int(tbl.version),
+                             columns={f.name: str(f.type) for f in tbl.schema}, roles=roles,
+                             dim=dim, fts_indexed=fts))
+    return out
+
+
+def _vector_count(schema: pa.Schema) -> int:
+    return sum(1 for f in schema if pa.types.is_fixed_size_list(f.type))

@@ -1,0 +1,1 @@
+"""Plain resource files (icons, stylesheets, demo texts) shipped with the package."""
