@@ -23,7 +23,8 @@ def _scope_name(p: Params) -> str:
 
 def _hint_sentence(hint: ScopeHint | None, p: Params) -> str:
     if hint is None:
-        return "Raise the over-fetch factor or push the scope down into the query (--filter pushdown)."
+        return ("Raise the over-fetch factor, or push the scope down into the query "
+                "(--filter pushdown).")
     if hint.first_rank is None:
         return (f"No in-scope row appears in the top {hint.probe_depth} global candidates either: "
                 "push the scope down (--filter pushdown), or check the scope mapping.")

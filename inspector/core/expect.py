@@ -58,9 +58,12 @@ def _min_depth(pool: Pool, p: Params, i: int) -> tuple[int | None, str]:
         t = derive(pool, _at_depth(p, d0))
         if t.final_rank[i]:
             return d0, ""
-        verdict = _stage_verdict(t, i)[1]
-        return None, f"at depth {d0}, where it first enters the pool, it is {verdict}; " \
-                     "a deeper pool only adds rows that outrank it"
+        if t.score[i] < p.min_score:
+            return None, f"its blended score {t.score[i]:.4f} is below min score {p.min_score} " \
+                         "at every depth"
+        return None, (f"at depth {d0}, where it first enters the pool, "
+                      f"{int(t.rank_after[i]) - 1} in-scope rows outrank it (limit {p.limit}); "
+                      "a deeper pool only adds rows")
     last = min(pool.size, HYBRID_SCAN_MAX)
     for d in range(p.limit, max(last, p.limit) + 1):
         if derive(pool, _at_depth(p, d)).final_rank[i]:

@@ -115,11 +115,13 @@ def pool_depth(limit: int, overfetch: float, cap: int) -> int:
 
 
 def depths(p: Params) -> Depths:
-    """Depths as the real engines compute them: legs widen with the pool, never below their floor."""
+    """Depths as the real engines compute them. Without over-fetch (F = 1) a leg with a
+    configured k fetches exactly that (the docs engine before its fix); with over-fetch every
+    leg widens with the pool but never drops below its floor (the fix)."""
     pool = pool_depth(p.limit, p.overfetch, p.cap)
 
     def leg(floor: int) -> int:
-        k = max(pool, floor)
+        k = floor if (floor and p.overfetch == 1) else max(pool, floor)
         return min(k, p.cap) if p.cap else k
 
     if p.mode == "vector":

@@ -111,6 +111,27 @@ def _canonical(tbl: pa.Table, value_col: str, ascending: bool) -> pa.Table:
     return tbl.take(pa.array(order)) if len(order) else tbl
 
 
+TIE_FETCH_MAX = 20_000  # deepest refetch spent on completing a tie at the cut
+
+
+def _leg_at(fetch: Any, k: int, value_col: str, ascending: bool) -> tuple[pa.Table, bool]:
+    """The top k in canonical order, and whether the leg ran out of rows.
+
+    At a tie straddling the cut LanceDB keeps an arbitrary subset of the tied rows (BM25
+    ties are common). Fetching past the tie and keeping the lowest row ids makes every
+    depth a prefix of every deeper one, so a cached deep pool equals a fresh shallow fetch.
+    """
+    want = k + 1
+    while True:
+        got = _canonical(fetch(want), value_col, ascending)
+        if got.num_rows < want:
+            return got.slice(0, k), got.num_rows <= k
+        vals = got.column(value_col).to_numpy(zero_copy_only=False)
+        if vals[-1] != vals[k - 1] or want >= TIE_FETCH_MAX:
+            return got.slice(0, k), False
+        want = min(want * 2, TIE_FETCH_MAX)
+
+
 def _as_importance(values: list[Any]) -> np.ndarray:
     out = np.full(len(values), np.nan)
     for i, v in enumerate(values):
@@ -126,6 +147,7 @@ def fetch_pool(store: Store, query: Query, params: Params, vec_k: int, fts_k: in
     where = push.expr if params.filter == "pushdown" else None
     cols = _select(store, spec)
     legs: dict[str, pa.Table] = {}
+    exhausted: dict[str, bool] = {}
     if params.mode in ("vector", "hybrid"):
         if query.vector is None:
             raise InspectorError("Vector and hybrid search need a query vector or text to embed.")
@@ -135,19 +157,21 @@ def fetch_pool(store: Store, query: Query, params: Params, vec_k: int, fts_k: in
                                  f"store's vectors have {store.dim}.")
         if not np.all(np.isfinite(vec)):
             raise InspectorError("The query vector contains NaN or infinite values.")
-        legs["vec"] = _canonical(_vector_leg(store, vec, vec_k, params.distance, cols, where),
-                                 "_distance", ascending=True)
+        legs["vec"], exhausted["vec"] = _leg_at(
+            lambda k: _vector_leg(store, vec, k, params.distance, cols, where), vec_k,
+            "_distance", ascending=True)
     if params.mode in ("fts", "hybrid"):
         if not query.text or not query.text.strip():
             raise InspectorError("Full-text and hybrid search need query text (--text).")
-        legs["fts"] = _canonical(_fts_leg(store, query.text, fts_k, cols, where),
-                                 "_score", ascending=False)
-    return _merge(store, query, params, spec, push, cols, legs, vec_k, fts_k)
+        text = query.text
+        legs["fts"], exhausted["fts"] = _leg_at(
+            lambda k: _fts_leg(store, text, k, cols, where), fts_k, "_score", ascending=False)
+    return _merge(store, query, params, spec, push, cols, legs, exhausted, vec_k, fts_k)
 
 
 def _merge(store: Store, query: Query, params: Params, spec: scopes.ScopeSpec,
            push: scopes.Pushdown, cols: list[str], legs: dict[str, pa.Table],
-           vec_k: int, fts_k: int) -> Pool:
+           exhausted: dict[str, bool], vec_k: int, fts_k: int) -> Pool:
     id_col = store.roles.id
     index: dict[Any, int] = {}
     columns: dict[str, list[Any]] = {c: [] for c in cols}
@@ -184,7 +208,7 @@ def _merge(store: Store, query: Query, params: Params, spec: scopes.ScopeSpec,
         rank[name][rows] = np.arange(len(rows))
         value[name][rows] = vals
         depth = vec_k if name == "vec" else fts_k
-        built[name] = Leg(rows=rows, values=vals, depth=depth, exhausted=tbl.num_rows < depth)
+        built[name] = Leg(rows=rows, values=vals, depth=depth, exhausted=exhausted[name])
     in_scope, rule = scopes.evaluate(spec, store.roles, columns, n)
     pcol = push.column
     push_match = np.array([push.matches(v) for v in columns.get(pcol, [None] * n)]

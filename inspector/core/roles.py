@@ -93,7 +93,8 @@ def detect_roles(schema: pa.Schema, overrides: dict[str, str] | None = None) -> 
         found["vector"] = vectors[0]
     for role, col in (overrides or {}).items():
         if role not in found:
-            raise InspectorError(f"Unknown column role '{role}'; roles are {', '.join(ROLE_NAMES)}.")
+            raise InspectorError(f"Unknown column role '{role}'; roles are "
+                                 f"{', '.join(ROLE_NAMES)}.")
         if col is None:
             continue
         if col not in schema.names:

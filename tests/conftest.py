@@ -1,0 +1,87 @@
+"""Shared fixtures: real LanceDB tables in temporary folders, and an app that never touches
+the user's own cache, data or settings folders."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import lancedb
+import numpy as np
+import pyarrow as pa
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+@pytest.fixture(autouse=True)
+def _private_app_dirs(tmp_path_factory: pytest.TempPathFactory,
+                      monkeypatch: pytest.MonkeyPatch) -> None:
+    base = tmp_path_factory.mktemp("appdirs")
+    monkeypatch.setenv("INSPECTOR_CACHE_DIR", str(base / "cache"))
+    monkeypatch.setenv("INSPECTOR_DATA_DIR", str(base / "data"))
+
+
+def vectors_column(vecs: np.ndarray, dtype: pa.DataType | None = None) -> pa.Array:
+    vecs = np.asarray(vecs)
+    dtype = dtype or pa.float32()
+    return pa.FixedSizeListArray.from_arrays(pa.array(vecs.ravel(), type=dtype), vecs.shape[1])
+
+
+def write_table(path: Path, columns: dict[str, Any], name: str = "memories",
+                schema: pa.Schema | None = None) -> Path:
+    """Write one table; `columns["vector"]` may be a 2-D numpy array."""
+    cols = dict(columns)
+    if isinstance(cols.get("vector"), np.ndarray):
+        cols["vector"] = vectors_column(cols["vector"])
+    table = pa.table(cols, schema=schema) if schema is not None else pa.table(cols)
+    db = lancedb.connect(str(path))
+    db.create_table(name, table)
+    return path
+
+
+@pytest.fixture
+def make_store(tmp_path: Path) -> Callable[..., Path]:
+    counter = iter(range(10_000))
+
+    def make(columns: dict[str, Any], name: str = "memories",
+             schema: pa.Schema | None = None) -> Path:
+        return write_table(tmp_path / f"store{next(counter)}", columns, name, schema)
+
+    return make
+
+
+def snapshot(path: Path) -> dict[str, str]:
+    """Every file under path with its content hash: equal snapshots mean byte-identical trees."""
+    out = {}
+    for f in sorted(Path(path).rglob("*")):
+        if f.is_file():
+            out[str(f.relative_to(path))] = hashlib.sha256(f.read_bytes()).hexdigest()
+        elif f.is_dir():
+            out[str(f.relative_to(path)) + "/"] = "dir"
+    return out
+
+
+@pytest.fixture
+def random_store(make_store: Callable[..., Path]) -> Callable[..., Path]:
+    """A store of n random rows over several repos, with importance, some of it missing."""
+
+    def make(n: int = 300, dim: int = 8, seed: int = 0, repos: int = 6) -> Path:
+        rng = np.random.default_rng(seed)
+        names = [f"repo{r}" for r in range(repos)]
+        imp = [None if i % 11 == 0 else float(rng.uniform(-0.2, 1.2)) for i in range(n)]
+        return make_store({
+            "id": [f"m{i:04d}" for i in range(n)],
+            "text": [f"note {i} about {'keys' if i % 3 else 'tokens'} and {names[i % repos]}"
+                     for i in range(n)],
+            "vector": rng.normal(size=(n, dim)).astype(np.float32),
+            "importance": pa.array(imp, pa.float64()),
+            "category": ["fact"] * n,
+            "repo": [names[int(rng.integers(repos))] for _ in range(n)],
+            "path": [f"{names[i % repos]}/docs/{i}.md" for i in range(n)],
+        })
+
+    return make
