@@ -9,6 +9,8 @@ search returns, so a shallow fetch is a prefix of a deep one.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -114,14 +116,15 @@ def _canonical(tbl: pa.Table, value_col: str, ascending: bool) -> pa.Table:
 TIE_FETCH_MAX = 20_000  # deepest refetch spent on completing a tie at the cut
 
 
-def _leg_at(fetch: Any, k: int, value_col: str, ascending: bool) -> tuple[pa.Table, bool]:
+def _leg_at(fetch: Any, k: int, value_col: str, ascending: bool,
+            margin: int = 1) -> tuple[pa.Table, bool]:
     """The top k in canonical order, and whether the leg ran out of rows.
 
     At a tie straddling the cut LanceDB keeps an arbitrary subset of the tied rows (BM25
     ties are common). Fetching past the tie and keeping the lowest row ids makes every
     depth a prefix of every deeper one, so a cached deep pool equals a fresh shallow fetch.
     """
-    want = k + 1
+    want = k + max(1, margin)
     while True:
         got = _canonical(fetch(want), value_col, ascending)
         if got.num_rows < want:
@@ -146,27 +149,41 @@ def fetch_pool(store: Store, query: Query, params: Params, vec_k: int, fts_k: in
     push = scopes.pushdown(spec, store.roles)
     where = push.expr if params.filter == "pushdown" else None
     cols = _select(store, spec)
-    legs: dict[str, pa.Table] = {}
-    exhausted: dict[str, bool] = {}
+    jobs: dict[str, Callable[[], tuple[pa.Table, bool]]] = {}
     if params.mode in ("vector", "hybrid"):
-        if query.vector is None:
-            raise InspectorError("Vector and hybrid search need a query vector or text to embed.")
-        vec = np.asarray(query.vector, np.float32).ravel()
-        if vec.shape[0] != store.dim:
-            raise InspectorError(f"The query vector has {vec.shape[0]} dimensions but the "
-                                 f"store's vectors have {store.dim}.")
-        if not np.all(np.isfinite(vec)):
-            raise InspectorError("The query vector contains NaN or infinite values.")
-        legs["vec"], exhausted["vec"] = _leg_at(
+        vec = _checked_vector(store, query)
+        jobs["vec"] = lambda: _leg_at(
             lambda k: _vector_leg(store, vec, k, params.distance, cols, where), vec_k,
             "_distance", ascending=True)
     if params.mode in ("fts", "hybrid"):
         if not query.text or not query.text.strip():
             raise InspectorError("Full-text and hybrid search need query text (--text).")
         text = query.text
-        legs["fts"], exhausted["fts"] = _leg_at(
-            lambda k: _fts_leg(store, text, k, cols, where), fts_k, "_score", ascending=False)
+        fts_table(store)  # build a private index first, outside the thread pool
+        jobs["fts"] = lambda: _leg_at(
+            lambda k: _fts_leg(store, text, k, cols, where), fts_k, "_score", ascending=False,
+            margin=fts_k // 2)  # BM25 ties are common: a margin usually covers one at once
+    if len(jobs) > 1:  # LanceDB releases the GIL: the two legs run side by side, as its hybrid does
+        with ThreadPoolExecutor(max_workers=len(jobs)) as ex:
+            futures = {name: ex.submit(job) for name, job in jobs.items()}
+            done = {name: f.result() for name, f in futures.items()}
+    else:
+        done = {name: job() for name, job in jobs.items()}
+    legs = {name: r[0] for name, r in done.items()}
+    exhausted = {name: r[1] for name, r in done.items()}
     return _merge(store, query, params, spec, push, cols, legs, exhausted, vec_k, fts_k)
+
+
+def _checked_vector(store: Store, query: Query) -> np.ndarray:
+    if query.vector is None:
+        raise InspectorError("Vector and hybrid search need a query vector or text to embed.")
+    vec = np.asarray(query.vector, np.float32).ravel()
+    if vec.shape[0] != store.dim:
+        raise InspectorError(f"The query vector has {vec.shape[0]} dimensions but the "
+                             f"store's vectors have {store.dim}.")
+    if not np.all(np.isfinite(vec)):
+        raise InspectorError("The query vector contains NaN or infinite values.")
+    return vec
 
 
 def _merge(store: Store, query: Query, params: Params, spec: scopes.ScopeSpec,

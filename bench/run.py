@@ -1,0 +1,177 @@
+"""Benchmarks with targets: `scripts/dev bench` (or `.venv/bin/python bench/run.py`).
+
+Prints a table and writes bench/results.json. Figures are medians (and p95) measured in one
+run on this machine; ratios compare two things timed in the same run, interleaved.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+os.environ.setdefault("INSPECTOR_CACHE_DIR", str(HERE / ".data" / "cache"))
+
+from stores import bench_store  # noqa: E402
+
+
+def _ms(samples: list[float]) -> dict[str, float]:
+    a = np.asarray(samples) * 1e3
+    return {"median_ms": float(np.median(a)), "p95_ms": float(np.percentile(a, 95)),
+            "n": len(a)}
+
+
+def _time(fn: Callable[[], Any], repeat: int) -> list[float]:
+    out = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t)
+    return out
+
+
+def bench_rerank(quick: bool) -> list[dict[str, Any]]:
+    """1. Engine re-rank of a cached pool (derive only: no LanceDB)."""
+    from inspector.core.params import Params
+    from inspector.core.pipeline import derive, fetch_for
+    from inspector.core.pool import Query
+    from inspector.core.store import open_store
+
+    store = open_store(str(bench_store(20_000, 64, fts=False)))
+    q = Query(vector=np.random.default_rng(1).normal(size=64).astype(np.float32))
+    rows = []
+    for size in (50, 1_000, 10_000):
+        base = Params(limit=10, overfetch=size / 10, cap=0, scope="repo-03")
+        pool = fetch_for(store, q, base)
+        params = [base.with_(blend=(i % 11) / 10, min_score=(i % 5) / 20) for i in range(200)]
+        samples = []
+        for i in range(50 if quick else 400):
+            p = params[i % len(params)]
+            t = time.perf_counter()
+            derive(pool, p)
+            samples.append(time.perf_counter() - t)
+        rows.append({"bench": "rerank", "pool": size, **_ms(samples),
+                     "target": "1,000 candidates: median < 1 ms"})
+    return rows
+
+
+def _overhead_pair(store: Any, mode: str, text: str, depth: int,
+                   vecs: list[np.ndarray]) -> tuple[Callable[[int], Any], Callable[[int], Any]]:
+    from lancedb.rerankers import RRFReranker
+
+    from inspector.core.params import Params
+    from inspector.core.pipeline import run
+    from inspector.core.pool import Query
+
+    p = Params(mode=mode, limit=10, overfetch=depth / 10, cap=0)
+
+    def bare(i: int) -> Any:
+        v = vecs[i % len(vecs)]
+        if mode == "vector":
+            return store.table.search(v).limit(depth).to_arrow()
+        return (store.table.search(query_type="hybrid").vector(v).text(text)
+                .rerank(RRFReranker()).limit(depth).to_arrow())
+
+    def engine(i: int) -> Any:
+        return run(store, Query(text=text, vector=vecs[i % len(vecs)]), p)
+
+    return engine, bare
+
+
+def bench_overhead(quick: bool) -> list[dict[str, Any]]:
+    """3. Engine pipeline vs the bare LanceDB search of the same depth, same table, interleaved."""
+    from inspector.core.store import open_store
+
+    rows = []
+    for n in (10_000,) if quick else (10_000, 100_000):
+        store = open_store(str(bench_store(n, 384)))
+        rng = np.random.default_rng(n)
+        vecs = [rng.normal(size=384).astype(np.float32) for _ in range(8)]
+        for mode in ("vector", "hybrid"):
+            engine, bare = _overhead_pair(store, mode, "rotate key token", 50, vecs)
+            engine(0), bare(0)  # warm caches and the index
+            a, b = [], []
+            for i in range(10 if quick else 40):
+                a += _time(functools.partial(engine, i), 1)
+                b += _time(functools.partial(bare, i), 1)
+            ea, eb = _ms(a), _ms(b)
+            rows.append({"bench": "overhead", "rows": n, "mode": mode, "depth": 50,
+                         "engine_median_ms": ea["median_ms"], "bare_median_ms": eb["median_ms"],
+                         "ratio": ea["median_ms"] / eb["median_ms"], "target": "ratio <= 1.15"})
+    return rows
+
+
+_MEMORY_CHILD = r"""
+import json, os, resource, sys, numpy as np
+from inspector.core.params import Params
+from inspector.core.pipeline import run
+from inspector.core.pool import Query
+from inspector.core.store import open_store
+def rss_mb():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+base = rss_mb()
+store = open_store(sys.argv[1])
+q = Query(vector=np.random.default_rng(0).normal(size=store.dim).astype(np.float32))
+t = run(store, q, Params(limit=10, overfetch=5, scope="repo-03"))
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({"baseline_mb": base, "peak_mb": peak, "returned": t.counters["returned"]}))
+"""
+
+
+def bench_memory(quick: bool) -> list[dict[str, Any]]:
+    """6. Peak memory to open a large store and run one scoped query, in a fresh process."""
+    n = 100_000 if quick else 1_000_000
+    path = bench_store(n, 384, fts=False)
+    env = {**os.environ, "PYTHONPATH": str(HERE.parent)}
+    out = subprocess.run([sys.executable, "-c", _MEMORY_CHILD, str(path)], capture_output=True,
+                         text=True, check=True, env=env)
+    m = json.loads(out.stdout)
+    return [{"bench": "memory", "rows": n, **m,
+             "above_baseline_mb": m["peak_mb"] - m["baseline_mb"],
+             "target": "< 400 MB above baseline"}]
+
+
+BENCHES: dict[str, Callable[[bool], list[dict[str, Any]]]] = {
+    "rerank": bench_rerank, "overhead": bench_overhead, "memory": bench_memory,
+}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--quick", action="store_true", help="smaller stores and fewer repeats")
+    ap.add_argument("--only", help="comma-separated subset of " + ",".join(BENCHES))
+    ap.add_argument("--out", default=str(HERE / "results.json"))
+    a = ap.parse_args()
+    names = a.only.split(",") if a.only else list(BENCHES)
+    results: list[dict[str, Any]] = []
+    for name in names:
+        print(f"running {name} ...", file=sys.stderr, flush=True)
+        results += BENCHES[name](a.quick)
+    for r in results:
+        print("  ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}"
+                        for k, v in r.items()))
+    meta = {"python": platform.python_version(), "machine": platform.machine(),
+            "cpus": os.cpu_count(), "quick": a.quick, "when": time.strftime("%Y-%m-%d %H:%M")}
+    Path(a.out).write_text(json.dumps({"meta": meta, "results": results}, indent=2) + "\n")
+    print(f"wrote {a.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
