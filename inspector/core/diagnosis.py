@@ -38,8 +38,11 @@ def _hint_sentence(hint: ScopeHint | None, p: Params) -> str:
     return msg + cap + "; scope pushdown (--filter pushdown) reaches it at over-fetch 1."
 
 
-def diagnose(counters: dict[str, int], p: Params, hint: ScopeHint | None = None) -> Diagnosis:
+def diagnose(counters: dict[str, int], p: Params, hint: ScopeHint | None = None,
+             rows: int | None = None) -> Diagnosis:
     raw, scoped = counters["rawCandidates"], counters["scopedCandidates"]
+    if raw == 0 and rows == 0:
+        return Diagnosis("query_or_index", "The table is empty: there is nothing to retrieve.")
     if raw == 0:
         return Diagnosis("query_or_index", "The search returned no candidates at all: check the "
                          "query text, the full-text index, or the filter; this is not a scope "

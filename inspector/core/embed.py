@@ -12,7 +12,7 @@ import numpy as np
 
 from inspector.core.errors import InspectorError
 
-_TOKEN = re.compile(r"[a-z0-9]+")
+_TOKEN = re.compile(r"[^\W_]+")  # letters and digits in any script
 _STOP = frozenset(
     "a an and are as at be by do does for from how i in is it of on or the this to we what "
     "when where which who why with you your my our".split()

@@ -57,7 +57,11 @@ def build_query(store: Store, mode: str, text: str | None = None,
     if mode == "fts":
         return Query(text=text, source="text")
     emb = embedder_for_store(store.embedder, embedder, store.dim)
-    return Query(text=text, vector=emb.embed([text])[0], source=f"text:{emb.name}")
+    vec = emb.embed([text])[0]
+    if not np.any(vec):
+        raise InspectorError(f"The embedder '{emb.name}' found no words it knows in the query "
+                             "text, so it has nothing to search by.")
+    return Query(text=text, vector=vec, source=f"text:{emb.name}")
 
 
 def build_params(preset: str | None = None, scope_map_file: str | None = None,

@@ -78,9 +78,10 @@ def derive(pool: Pool, p: Params, probe: Pool | None = None) -> Trace:
     in_raw[raw] = True
     base = np.where(in_raw, base, np.nan)
     scoped = raw[pool.in_scope[raw]]
-    imp = np.clip(np.where(np.isnan(pool.importance), p.default_importance, pool.importance),
+    imp = np.clip(np.where(pool.missing_importance(), p.default_importance, pool.importance),
                   0.0, 1.0)
-    mult = (1.0 - p.blend) + p.blend * imp
+    # w = 0 is today's ranking, which never reads importance (not even a NaN one)
+    mult = (1.0 - p.blend) + p.blend * imp if p.blend else np.ones(n)
     score = base * mult
     blended = scoped[np.argsort(-score[scoped], kind="stable")]
     keep = blended[score[blended] >= p.min_score]
@@ -96,7 +97,8 @@ def derive(pool: Pool, p: Params, probe: Pool | None = None) -> Trace:
                   raw_rank=_positions(n, raw), rank_before=_positions(n, scoped),
                   rank_after=_positions(n, blended), final_rank=_positions(n, final),
                   stages=stages, counters=counters,
-                  diagnosis=diagnose(counters, p, _scope_hint(probe, p)), warnings=pool.warnings)
+                  diagnosis=diagnose(counters, p, _scope_hint(probe, p),
+                                    rows=pool.store.get("rows")), warnings=pool.warnings)
     return trace
 
 

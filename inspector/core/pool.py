@@ -8,7 +8,6 @@ search returns, so a shallow fetch is a prefix of a deep one.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -63,7 +62,7 @@ class Pool:
     ids: np.ndarray  # object array of ids as stored
     id_order: np.ndarray  # position of each id in ascending id order (RRF tie-break)
     columns: dict[str, list[Any]]  # every attribute column, per row
-    importance: np.ndarray  # float64, NaN where missing or not a number
+    importance: np.ndarray  # float64 as stored (NaN where missing, or a stored NaN)
     in_scope: np.ndarray  # bool, the post-filter's verdict
     scope_rule: list[str]
     pushdown_match: np.ndarray  # bool, the pushed-down predicate's verdict (exact compare)
@@ -74,6 +73,13 @@ class Pool:
     vec_leg: Leg | None
     fts_leg: Leg | None
     warnings: tuple[str, ...] = ()
+    # bool per row: NULL or not a number, so the default applies; None = wherever NaN
+    importance_missing: np.ndarray | None = None
+
+    def missing_importance(self) -> np.ndarray:
+        if self.importance_missing is None:
+            return np.isnan(self.importance)
+        return self.importance_missing
 
     @property
     def size(self) -> int:
@@ -135,12 +141,17 @@ def _leg_at(fetch: Any, k: int, value_col: str, ascending: bool,
         want = min(want * 2, TIE_FETCH_MAX)
 
 
-def _as_importance(values: list[Any]) -> np.ndarray:
+def _as_importance(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """Importance as floats, and which rows have none (NULL or not a number: the default
+    applies). A stored NaN stays NaN: `importance ?? 0.7` keeps it, so the real formula
+    gives that row a NaN score, which no min score keeps."""
     out = np.full(len(values), np.nan)
+    missing = np.ones(len(values), bool)
     for i, v in enumerate(values):
-        if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
             out[i] = float(v)
-    return out
+            missing[i] = False
+    return out, missing
 
 
 def fetch_pool(store: Store, query: Query, params: Params, vec_k: int, fts_k: int) -> Pool:
@@ -151,7 +162,7 @@ def fetch_pool(store: Store, query: Query, params: Params, vec_k: int, fts_k: in
     cols = _select(store, spec)
     jobs: dict[str, Callable[[], tuple[pa.Table, bool]]] = {}
     if params.mode in ("vector", "hybrid"):
-        vec = _checked_vector(store, query)
+        vec = _checked_vector(store, query, params.distance)
         jobs["vec"] = lambda: _leg_at(
             lambda k: _vector_leg(store, vec, k, params.distance, cols, where), vec_k,
             "_distance", ascending=True)
@@ -174,7 +185,7 @@ def fetch_pool(store: Store, query: Query, params: Params, vec_k: int, fts_k: in
     return _merge(store, query, params, spec, push, cols, legs, exhausted, vec_k, fts_k)
 
 
-def _checked_vector(store: Store, query: Query) -> np.ndarray:
+def _checked_vector(store: Store, query: Query, distance: str) -> np.ndarray:
     if query.vector is None:
         raise InspectorError("Vector and hybrid search need a query vector or text to embed.")
     vec = np.asarray(query.vector, np.float32).ravel()
@@ -183,6 +194,9 @@ def _checked_vector(store: Store, query: Query) -> np.ndarray:
                              f"store's vectors have {store.dim}.")
     if not np.all(np.isfinite(vec)):
         raise InspectorError("The query vector contains NaN or infinite values.")
+    if distance == "cosine" and not np.any(vec):
+        raise InspectorError("The query vector is all zeros, and cosine distance is undefined "
+                             "for it; check the query text or the vector.")
     return vec
 
 
@@ -232,6 +246,11 @@ def _merge(store: Store, query: Query, params: Params, spec: scopes.ScopeSpec,
                           if pcol else [True] * n, dtype=bool)
     warnings = [f"{duplicates} duplicate ids were merged; ranks use each id's first hit."] \
         if duplicates else []
+    importance, missing = _as_importance(columns.get(store.roles.importance or "", [None] * n))
+    nan_imp = int(np.sum(np.isnan(importance) & ~missing))
+    if nan_imp:
+        warnings.append(f"{nan_imp} candidates have a NaN importance: the blend formula gives "
+                        "them a NaN score, so no min score keeps them (as in the real systems).")
     numeric = all(isinstance(x, int) for x in columns[id_col])
     keys = np.array(columns[id_col] if numeric else [str(x) for x in columns[id_col]],
                     dtype=np.int64 if numeric and n else object)
@@ -242,7 +261,7 @@ def _merge(store: Store, query: Query, params: Params, spec: scopes.ScopeSpec,
                 distance=params.distance, placement=params.filter, scope=spec,
                 pushdown_sql=push.sql, pushdown_note=push.note, ids=ids, id_order=id_order,
                 columns=columns,
-                importance=_as_importance(columns.get(store.roles.importance or "", [None] * n)),
+                importance=importance, importance_missing=missing,
                 in_scope=np.asarray(in_scope, bool), scope_rule=rule,
                 pushdown_match=push_match, vec_rank=rank["vec"], vec_dist=value["vec"],
                 fts_rank=rank["fts"], fts_score=value["fts"], vec_leg=built.get("vec"),
