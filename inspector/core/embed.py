@@ -94,12 +94,35 @@ _FACTORIES: dict[str, Callable[[int], Any]] = {
     "hash-v1": lambda dim: HashEmbedder(dim=dim),
     "minilm": lambda dim: SentenceTransformerEmbedder(),
 }
-EMBEDDERS = tuple(_FACTORIES)
+EMBEDDERS = (*_FACTORIES, "openai[:MODEL]")
+# names stores record for the same models
+_ALIASES = {"hash": "hash-v1", "all-minilm-l6-v2": "minilm",
+            "sentence-transformers/all-minilm-l6-v2": "minilm"}
+
+
+def _openai(name: str, dim: int) -> Any:
+    """`openai`, `openai:MODEL`, or a known hosted model name: the OpenAI-compatible client."""
+    from inspector.core.openai_embed import KNOWN_MODELS, OpenAIEmbedder, guess_model
+
+    model = name.split(":", 1)[1] if ":" in name else (name if name in KNOWN_MODELS else "")
+    model = model or guess_model(dim) or ""
+    if not model:
+        raise InspectorError(f"Name the hosted model for {dim}-dimensional vectors: "
+                             "--embedder openai:MODEL.")
+    return OpenAIEmbedder.from_env(model, dim)
+
+
+def is_hosted(name: str) -> bool:
+    from inspector.core.openai_embed import KNOWN_MODELS
+
+    return name == "openai" or name.startswith("openai:") or name in KNOWN_MODELS
 
 
 def get_embedder(name: str, dim: int) -> Any:
     """An embedder by name, checked against the store's vector dimension."""
-    key = "hash-v1" if name == "hash" else name
+    key = _ALIASES.get(name.lower(), name)
+    if is_hosted(key):
+        return _openai(key, dim)
     if key not in _FACTORIES:
         raise InspectorError(f"Unknown embedder '{name}'; choose one of {', '.join(EMBEDDERS)}.")
     emb = _FACTORIES[key](dim)
@@ -116,5 +139,12 @@ def embedder_for_store(meta_embedder: dict[str, Any] | None, requested: str | No
         return get_embedder(requested, dim)
     if meta_embedder and meta_embedder.get("name"):
         return get_embedder(str(meta_embedder["name"]), dim)
+    from inspector.core.openai_embed import guess_model
+
+    hint = guess_model(dim)
+    if hint:
+        raise InspectorError(f"This store does not record which embedder made its {dim}-"
+                             f"dimensional vectors (often {hint}); pass --embedder openai:{hint} "
+                             "(key from OPENAI_API_KEY), or query with --vector-of ID.")
     raise InspectorError("This store does not record which embedder made its vectors; pass "
                          "--embedder NAME, or query with --vector or --vector-of ID instead.")

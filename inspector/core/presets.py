@@ -57,6 +57,18 @@ def _other_plugin(limit: int, scoped: bool) -> dict[str, Any]:
                 min_score=0.0, scope_strategy="column", scope_column="scope", filter="post")
 
 
+def _openclaw(limit: int, scoped: bool) -> dict[str, Any]:
+    return dict(_memory_today(limit, scoped), scope_strategy="agent_scope", scope_column=None)
+
+
+def _engine_memory(limit: int, scoped: bool) -> dict[str, Any]:
+    """The public engine's memory recall: both legs filtered by scope in LanceDB, RRF k = 60."""
+    return dict(mode="hybrid", distance="l2", overfetch=1.0, cap=DOCS_POOL_CAP,
+                fts_k=DOCS_LEG_K, vec_k=DOCS_LEG_K, rrf_k=60, blend=0.0, min_score=0.0,
+                scope_strategy="column" if scoped else "none", scope_column="scope",
+                filter="pushdown")
+
+
 PRESETS: dict[str, Preset] = {p.name: p for p in (
     Preset("memory-plugin", "Memory plugin today: vector only, importance ignored",
            "limit (no over-fetch); agentId pushed down", _memory_today),
@@ -73,6 +85,11 @@ PRESETS: dict[str, Preset] = {p.name: p for p in (
            lambda n, s: _docs(n, s, overfetch=True, pushdown=True)),
     Preset("other-plugin", "The other public plugin: cosine, 0.7 + 0.3 * importance",
            "min(limit*10, 200)", _other_plugin),
+    Preset("openclaw", "OpenClaw memory plugin: scope AGENT or AGENT/SCOPE ('' or NULL = global)",
+           "limit (no over-fetch); agentId and scope pushed down", _openclaw),
+    Preset("engine-memory", "The public engine's memory recall: FTS + vector, RRF k = 60",
+           "legs fts_k = vec_k = 20, both filtered by scope, fused list cut to limit",
+           _engine_memory),
 )}
 
 

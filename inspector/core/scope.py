@@ -16,7 +16,9 @@ from typing import Any
 from inspector.core.errors import InspectorError
 from inspector.core.roles import Roles
 
-STRATEGIES = ("repo_prefix", "path_prefix", "map", "column", "none")
+STRATEGIES = ("repo_prefix", "path_prefix", "map", "column", "column_global", "agent_scope",
+              "none")
+COLUMN_STRATEGIES = ("column", "column_global", "agent_scope")  # exact compares, no lower-casing
 
 
 def normalize_scope(scope: str | None) -> str:
@@ -82,7 +84,7 @@ class ScopeSpec:
         """False when every row matches (no scope, `global`, or strategy `none`)."""
         if self.strategy == "none" or self.scope is None:
             return False
-        if self.strategy == "column":
+        if self.strategy in COLUMN_STRATEGIES:
             return True
         return not is_global(self.scope)
 
@@ -111,11 +113,14 @@ def _needs(roles: Roles, spec: ScopeSpec) -> dict[str, str]:
     """Columns the post-filter reads, by role; an error if the table lacks them."""
     if not spec.active:
         return {}
-    if spec.strategy == "column":
+    if spec.strategy in ("column", "column_global"):
         col = spec.column or roles.scope or roles.agent
         if col is None:
-            raise InspectorError("Scope strategy 'column' needs a scope column (--scope-column).")
+            raise InspectorError(f"Scope strategy '{spec.strategy}' needs a scope column "
+                                 "(--scope-column).")
         return {"column": col}
+    if spec.strategy == "agent_scope":
+        return _agent_scope_columns(roles, spec)
     need = {"repo": roles.repo, "path": roles.path}
     if spec.strategy == "path_prefix":
         need.pop("repo")
@@ -148,6 +153,8 @@ def evaluate(spec: ScopeSpec, roles: Roles,
                                      f"{cols['column']} == {want!r}"
                                      if get["column"][i] == want else
                                      f"{cols['column']} {get['column'][i]!r} != {want!r}"))
+    if spec.strategy in ("column_global", "agent_scope"):
+        return _evaluate_agent_scope(spec, cols, get, n)
     norm = normalize_scope(spec.scope)
     repos = get.get("repo", [None] * n)
     paths = get.get("path", [None] * n)
@@ -210,9 +217,12 @@ class Pushdown:
     note: str
     column: str | None = None
     values: tuple[Any, ...] = ()
+    empty_is_global: bool = False  # '' and NULL in `column` also match (column_global)
 
     def matches(self, value: Any) -> bool:
         """Python mirror of the predicate (exact, case-sensitive) for one row's value."""
+        if self.empty_is_global and (value is None or value == ""):
+            return True
         return self.expr is None or value in self.values
 
 
@@ -222,6 +232,8 @@ def pushdown(spec: ScopeSpec, roles: Roles) -> Pushdown:
 
     if not spec.active:
         return Pushdown(None, "", "no scope: nothing to push down")
+    if spec.strategy in ("column_global", "agent_scope"):
+        return _agent_scope_pushdown(spec, roles)
     if spec.strategy == "column":
         column = _needs(roles, spec)["column"]
         values: tuple[Any, ...] = (spec.scope,)
@@ -242,3 +254,104 @@ def pushdown(spec: ScopeSpec, roles: Roles) -> Pushdown:
         return Pushdown(None, "", f"strategy {spec.strategy} has no pushdown: post-filter only")
     expr = col(column).isin([lit(v) for v in values])
     return Pushdown(expr, expr.to_sql(), note, column, values)
+
+
+# --- column_global and agent_scope: the OpenClaw memory plugin's rules --------------------------
+#
+# column_global: `column == scope`, or the row's column is '' or NULL (a global row, visible in
+# every scope). agent_scope: the scope is "AGENT" or "AGENT/SCOPE"; the agent column must equal
+# AGENT and, when given, the scope column follows column_global. Without an agent column (older
+# tables) the whole scope string is the SCOPE. Both compare exactly, as the plugin's SQL does.
+
+
+def split_agent_scope(scope: str | None, has_agent: bool) -> tuple[str | None, str | None]:
+    """(agent, sub-scope) from "AGENT", "AGENT/SCOPE", or "SCOPE" when there is no agent column."""
+    s = scope or ""
+    if not has_agent:
+        return None, s
+    agent, sep, sub = s.partition("/")
+    return agent, (sub if sep else None)
+
+
+def _agent_scope_columns(roles: Roles, spec: ScopeSpec) -> dict[str, str]:
+    agent, sub = split_agent_scope(spec.scope, roles.agent is not None)
+    scope_col = spec.column or roles.scope
+    if roles.agent is None and scope_col is None:
+        raise InspectorError("Scope strategy 'agent_scope' needs an agent or scope column; "
+                             "this table has neither.")
+    out: dict[str, str] = {}
+    if agent is not None and roles.agent is not None:
+        out["agent"] = roles.agent
+    if sub is not None:
+        if scope_col is None:
+            raise InspectorError(f"Scope {spec.scope!r} names a memory scope but this table has "
+                                 "no scope column; give just the agent id.")
+        out["column"] = scope_col
+    return out
+
+
+def _global_rule(column: str, want: str, value: Any) -> tuple[bool, str]:
+    if value == want:
+        return True, f"{column} == {want!r}"
+    if value is None:
+        return True, f"{column} is NULL: global"
+    if value == "":
+        return True, f"{column} is '': global"
+    return False, f"{column} {value!r} != {want!r} and not global"
+
+
+def _evaluate_agent_scope(spec: ScopeSpec, cols: dict[str, str],
+                          get: dict[str, Sequence[Any]], n: int
+                          ) -> tuple[list[bool], list[str]]:
+    if spec.strategy == "column_global":
+        agent, sub = None, spec.scope or ""
+    else:
+        agent, sub = split_agent_scope(spec.scope, "agent" in cols)
+
+    def rule(i: int) -> tuple[bool, str]:
+        why: list[str] = []
+        if "agent" in cols:
+            a = get["agent"][i]
+            if a != agent:
+                return False, f"{cols['agent']} {a!r} != {agent!r}"
+            why.append(f"{cols['agent']} == {agent!r}")
+        if "column" in cols and sub is not None:
+            ok, text = _global_rule(cols["column"], sub, get["column"][i])
+            if not ok:
+                return False, text
+            why.append(text)
+        return True, " and ".join(why)
+
+    return _decide(n, rule)
+
+
+def _agent_scope_pushdown(spec: ScopeSpec, roles: Roles) -> Pushdown:
+    """`agent = A AND (scope = S OR scope = '' OR scope IS NULL)`, built as an expression.
+
+    LanceDB's expression builder has no IS NULL; `concat(scope) = ''` is true exactly when the
+    value is '' or NULL (concat skips NULLs), so it spells the two global cases in one term.
+    """
+    from lancedb.expr import col, func, lit
+
+    cols = _needs(roles, spec)
+    if spec.strategy == "column_global":
+        agent, sub = None, spec.scope or ""
+    else:
+        agent, sub = split_agent_scope(spec.scope, "agent" in cols)
+    parts: list[Any] = []
+    notes: list[str] = []
+    if "agent" in cols:
+        parts.append(col(cols["agent"]) == lit(agent or ""))
+        notes.append(f"{cols['agent']} equals the agent exactly")
+    if "column" in cols and sub is not None:
+        c = cols["column"]
+        parts.append((col(c) == lit(sub)) | (func("concat", col(c)) == lit("")))
+        notes.append(f"{c} equals the scope exactly, or is '' or NULL (global)")
+    expr = parts[0]
+    for p in parts[1:]:
+        expr = expr & p
+    # the Python mirror can read one column: the scope column when there is one; with both
+    # columns the post-filter applies the same exact rule, so in_scope is the full verdict
+    if "column" in cols and sub is not None:
+        return Pushdown(expr, expr.to_sql(), "; ".join(notes), cols["column"], (sub,), True)
+    return Pushdown(expr, expr.to_sql(), "; ".join(notes), cols["agent"], (agent,))

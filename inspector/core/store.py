@@ -48,6 +48,9 @@ class Store:
     rows: int
     dim: int
     meta: dict[str, Any] = field(default_factory=dict)
+    storage_options: dict[str, str] | None = None
+    role_overrides: dict[str, str] | None = None
+    db: Any = field(default=None, repr=False, compare=False)  # the connection, for reopening
 
     @property
     def schema(self) -> pa.Schema:
@@ -71,6 +74,25 @@ class Store:
             if getattr(idx, "index_type", "") == "FTS" and self.roles.text in idx.columns:
                 return self.roles.text
         return None
+
+    def latest_version(self) -> int:
+        """The table's newest version, read fresh (one manifest read); the store stays pinned."""
+        if self.db is None:
+            return self.version
+        try:
+            return int(self.db.open_table(self.table_name).version)
+        except Exception as exc:  # noqa: BLE001 - a vanished table is a user-facing condition
+            raise InspectorError(f"Cannot check {self.uri} for a newer version of table "
+                                 f"'{self.table_name}': {_first_line(exc)}.") from exc
+
+    def has_newer(self) -> bool:
+        """True when someone wrote to the table after this store was pinned."""
+        return self.latest_version() > self.version
+
+    def reopen(self, version: int | None = None) -> Store:
+        """The same table pinned at `version` (default: the latest), roles re-detected."""
+        return open_store(self.uri, self.table_name, roles=self.role_overrides, version=version,
+                          storage_options=self.storage_options)
 
     def info(self) -> dict[str, Any]:
         return {"uri": self.uri, "table": self.table_name, "version": self.version,
@@ -118,8 +140,31 @@ def _local_path(uri: str) -> Path:
     return Path(uri[len("file://"):] if uri.startswith("file://") else uri).expanduser()
 
 
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return (text.splitlines()[0] if text else type(exc).__name__)[:200].rstrip(".")
+
+
 def connect(uri: str, storage_options: dict[str, str] | None = None) -> Any:
-    """Connect without ever creating anything: local paths must exist and be folders."""
+    """Connect without ever creating anything: local paths must exist and be folders.
+
+    Remote URIs get the environment's storage options under the given ones; db:// URIs are
+    LanceDB Cloud (API key from LANCEDB_API_KEY, region and host_override from the options).
+    """
+    from inspector.core import remote
+
+    if uri.startswith(remote.CLOUD_SCHEME):
+        target = remote.cloud_target(uri, storage_options)
+        try:
+            return lancedb.connect(uri, **target.connect_kwargs())
+        except Exception as exc:  # noqa: BLE001
+            raise InspectorError(remote.explain(uri, exc, storage_options)) from exc
+    if is_remote(uri):
+        opts = remote.storage_options(storage_options)
+        try:
+            return lancedb.connect(uri, storage_options=opts or None)
+        except Exception as exc:  # noqa: BLE001
+            raise InspectorError(remote.explain(uri, exc, opts)) from exc
     if not is_remote(uri):
         path = _local_path(uri)
         if not path.exists():
@@ -135,7 +180,19 @@ def connect(uri: str, storage_options: dict[str, str] | None = None) -> Any:
         raise InspectorError(f"Cannot open {uri}: {exc}") from exc
 
 
-def list_table_names(db: Any) -> list[str]:
+def list_table_names(db: Any, uri: str = "",
+                     storage_options: dict[str, str] | None = None) -> list[str]:
+    try:
+        return _list_table_names(db)
+    except Exception as exc:  # noqa: BLE001 - remote listing fails for user-facing reasons
+        if not is_remote(uri):
+            raise
+        from inspector.core import remote
+
+        raise InspectorError(remote.explain(uri, exc, storage_options)) from exc
+
+
+def _list_table_names(db: Any) -> list[str]:
     names: list[str] = []
     token = None
     while True:
@@ -183,18 +240,28 @@ def read_meta(schema: pa.Schema) -> dict[str, Any]:
 
 def open_store(uri: str, table: str | None = None, roles: dict[str, str] | None = None,
                version: int | None = None,
-               storage_options: dict[str, str] | None = None) -> Store:
-    """Open one table of a store read-only, detect its column roles, and describe it."""
+               storage_options: dict[str, str] | None = None,
+               embedding_model: str | None = None) -> Store:
+    """Open one table of a store read-only, pinned at `version` (default: the latest now).
+
+    A SQLite docs store (detected by its header) opens as a LanceDB working copy in the app's
+    cache; `embedding_model` picks which of its embeddings to use (see docs_sqlite).
+    """
+    from inspector.core import docs_sqlite
+
+    if not is_remote(uri) and docs_sqlite.is_sqlite_file(_local_path(uri)):
+        if version is not None:
+            raise InspectorError(f"{uri} is a SQLite docs store, which has no table versions.")
+        return docs_sqlite.open_docs_store(str(_local_path(uri)), table=table, roles=roles,
+                                           model=embedding_model)
     db = connect(uri, storage_options)
-    name = choose_table(uri, list_table_names(db), table)
+    name = choose_table(uri, list_table_names(db, uri, storage_options), table)
     try:
         tbl = db.open_table(name)
-        if version is not None:
-            tbl.checkout(version)
-    except InspectorError:
-        raise
     except Exception as exc:  # noqa: BLE001
-        raise InspectorError(f"Cannot open table '{name}' in {uri}: {exc}") from exc
+        raise InspectorError(f"Cannot open table '{name}' in {uri}: {_first_line(exc)}.") \
+            from exc
+    _pin(tbl, name, version)
     detected = detect_roles(tbl.schema, roles)
     if detected.vector is None:
         raise InspectorError(f"Table '{name}' has no vector column (a fixed-size list of floats); "
@@ -203,13 +270,47 @@ def open_store(uri: str, table: str | None = None, roles: dict[str, str] | None 
         raise InspectorError(f"Table '{name}' has no id column; name one with --id-column.")
     dim = tbl.schema.field(detected.vector).type.list_size
     return Store(uri=uri, table_name=name, table=tbl, roles=detected, version=int(tbl.version),
-                 rows=int(tbl.count_rows()), dim=int(dim), meta=read_meta(tbl.schema))
+                 rows=int(tbl.count_rows()), dim=int(dim), meta=read_meta(tbl.schema),
+                 storage_options=dict(storage_options) if storage_options else None,
+                 role_overrides=dict(roles) if roles else None, db=db)
+
+
+def _pin(tbl: Any, name: str, version: int | None) -> None:
+    """Check the table out at `version`, or at its current version so later writes by others
+    do not change what the inspector sees. Checkout only reads a manifest; it never writes."""
+    if version is None:
+        tbl.checkout(int(tbl.version))
+        return
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise InspectorError(f"A table version is a whole number, not {version!r}.")
+    known = [int(v["version"]) for v in tbl.list_versions()]
+    if version not in known:
+        shown = _ranges(known)
+        raise InspectorError(f"Table '{name}' has no version {version}; its versions are "
+                             f"{shown}.")
+    tbl.checkout(version)
+
+
+def _ranges(nums: list[int]) -> str:
+    """[1, 2, 3, 5] -> '1-3, 5' (at most 8 runs shown)."""
+    runs: list[tuple[int, int]] = []
+    for n in sorted(nums):
+        if runs and n == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], n)
+        else:
+            runs.append((n, n))
+    parts = [f"{a}-{b}" if b > a else str(a) for a, b in runs]
+    return ", ".join(parts[:8]) + (", ..." if len(parts) > 8 else "") if parts else "none"
 
 
 def describe_tables(uri: str, storage_options: dict[str, str] | None = None) -> list[TableInfo]:
     """Every table of a store with its columns, detected roles and size."""
+    from inspector.core import docs_sqlite
+
+    if not is_remote(uri) and docs_sqlite.is_sqlite_file(_local_path(uri)):
+        return docs_sqlite.describe_docs_store(str(_local_path(uri)))
     db = connect(uri, storage_options)
-    names = list_table_names(db)
+    names = list_table_names(db, uri, storage_options)
     if not names:
         raise InspectorError(_no_tables_message(uri))
     out = []

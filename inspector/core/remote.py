@@ -1,0 +1,144 @@
+"""Stores beyond one machine: object storage (s3://, gs://, az://) and LanceDB Cloud (db://).
+
+Storage options come from the environment (`INSPECTOR_STORAGE_OPTIONS`) and the command line,
+the command line winning. Credentials are never required on the command line: LanceDB reads
+the usual `AWS_*` / `GOOGLE_*` / `AZURE_*` variables itself, and a db:// connection takes its
+API key from `LANCEDB_API_KEY` only. Connection failures become one sentence naming the cause.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from inspector.core.errors import InspectorError
+
+ENV_OPTIONS = "INSPECTOR_STORAGE_OPTIONS"
+CLOUD_SCHEME = "db://"
+# keys of a db:// connection that are connect() arguments, not storage options
+CLOUD_KEYS = ("region", "host_override")
+_LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
+_ENDPOINT_KEYS = ("aws_endpoint", "endpoint", "aws_endpoint_url", "endpoint_url")
+
+
+def parse_option_pairs(pairs: Iterable[str], what: str = "--storage-option") -> dict[str, str]:
+    """KEY=VALUE strings to a dict; keys are lower-cased as LanceDB expects them."""
+    out: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise InspectorError(f"{what} takes KEY=VALUE, not {pair!r}.")
+        out[key.strip().lower()] = value
+    return out
+
+
+def env_options(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Options from INSPECTOR_STORAGE_OPTIONS: a JSON object, or `k=v` pairs split by ';' or ','."""
+    raw = (environ if environ is not None else os.environ).get(ENV_OPTIONS, "").strip()
+    if not raw:
+        return {}
+    if raw.startswith("{"):
+        try:
+            data = json.loads(raw)
+        except ValueError as exc:
+            raise InspectorError(f"{ENV_OPTIONS} is not a valid JSON object.") from exc
+        if not isinstance(data, dict):
+            raise InspectorError(f"{ENV_OPTIONS} must be a JSON object of strings.")
+        return {str(k).lower(): str(v) for k, v in data.items()}
+    return parse_option_pairs([p for p in re.split(r"[;,]", raw) if p.strip()], ENV_OPTIONS)
+
+
+def storage_options(given: Mapping[str, str] | None = None,
+                    environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Environment options overlaid with the given ones; plain-http loopback endpoints allowed."""
+    opts = {**env_options(environ), **{k.lower(): v for k, v in (given or {}).items()}}
+    endpoint = next((opts[k] for k in _ENDPOINT_KEYS if k in opts), "")
+    if endpoint.startswith("http://") and "allow_http" not in opts \
+            and (urlsplit(endpoint).hostname or "") in _LOOPBACK:
+        opts["allow_http"] = "true"
+    return opts
+
+
+@dataclass(frozen=True)
+class CloudTarget:
+    """What lancedb.connect needs for a db:// URI, with the key kept out of any repr."""
+
+    uri: str
+    api_key: str = field(repr=False)
+    region: str
+    host_override: str | None
+    storage_options: dict[str, str]
+
+    def connect_kwargs(self) -> dict[str, Any]:
+        kw: dict[str, Any] = {"api_key": self.api_key, "region": self.region}
+        if self.host_override:
+            kw["host_override"] = self.host_override
+        if self.storage_options:
+            kw["storage_options"] = self.storage_options
+        return kw
+
+
+def cloud_target(uri: str, options: Mapping[str, str] | None = None,
+                 environ: Mapping[str, str] | None = None) -> CloudTarget:
+    """A db:// connection: key from LANCEDB_API_KEY, region and host from options or env."""
+    env = environ if environ is not None else os.environ
+    opts = dict(options or {})
+    key = env.get("LANCEDB_API_KEY", "").strip()
+    if not key:
+        raise InspectorError(f"Opening {uri} (LanceDB Cloud) needs an API key in the "
+                             "LANCEDB_API_KEY environment variable.")
+    name = uri[len(CLOUD_SCHEME):].strip("/")
+    if not name:
+        raise InspectorError(f"{uri} names no database; use db://DATABASE.")
+    region = opts.pop("region", None) or env.get("LANCEDB_REGION") or "us-east-1"
+    host = opts.pop("host_override", None) or env.get("LANCEDB_HOST_OVERRIDE") or None
+    return CloudTarget(uri=uri, api_key=key, region=region, host_override=host,
+                       storage_options=opts)
+
+
+def _endpoint(opts: Mapping[str, str] | None) -> str | None:
+    for k in _ENDPOINT_KEYS:
+        if opts and opts.get(k):
+            return opts[k]
+    return None
+
+
+def _bucket(uri: str) -> str:
+    return urlsplit(uri).netloc
+
+
+def explain(uri: str, exc: BaseException, opts: Mapping[str, str] | None = None) -> str:
+    """One sentence for a failure to reach or read a remote store."""
+    text = str(exc)
+    where = _endpoint(opts)
+    at = f" at {where}" if where else ""
+    if uri.startswith(CLOUD_SCHEME):
+        if "api_key" in text:
+            return (f"Opening {uri} (LanceDB Cloud) needs an API key in the LANCEDB_API_KEY "
+                    "environment variable.")
+        if re.search(r"401|403|[Uu]nauthori[sz]ed|[Ff]orbidden", text):
+            return f"LanceDB Cloud refused the API key for {uri} (check LANCEDB_API_KEY)."
+        return f"Cannot reach LanceDB Cloud for {uri}: {_first_line(text)}."
+    if "NoSuchBucket" in text:
+        return f"The bucket '{_bucket(uri)}' does not exist{at}."
+    if "BadScheme" in text:
+        ep = f"The endpoint {where}" if where else "The endpoint"
+        return f"{ep} uses plain http; add --storage-option allow_http=true to allow it."
+    if re.search(r"InvalidAccessKeyId|SignatureDoesNotMatch|AccessDenied|status: 403", text):
+        return (f"Access to {uri} was denied{at}; check the credentials "
+                "(AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or storage options).")
+    if re.search(r"kind: Connect|Connection refused|dns error|timed out|Timeout", text):
+        return f"Cannot reach the object store{at or ' for ' + uri} (connection failed)."
+    if "region" in text.lower() and ("missing" in text.lower() or "detect" in text.lower()):
+        return f"Opening {uri} needs a region: add --storage-option region=REGION."
+    return f"Cannot open {uri}: {_first_line(text)}."
+
+
+def _first_line(text: str) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else "unknown error"
+    return line[:200].rstrip(".")

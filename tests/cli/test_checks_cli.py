@@ -1,0 +1,85 @@
+"""`inspector check`, `sweep` and `report` from the command line: output and exit codes."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
+import conftest_tuning as ct  # noqa: E402
+
+from inspector.cli import main  # noqa: E402
+from inspector.core.demo import SCOPE_QUERY  # noqa: E402
+
+_tuning_private_dirs = ct._tuning_private_dirs
+demo_path = ct.demo_path
+
+
+def _checks(tmp_path: Path, demo: Path, asserts: list[str], preset: str) -> Path:
+    f = tmp_path / "checks.json"
+    f.write_text(json.dumps({"store": str(demo), "checks": [
+        {"name": "vault", "text": SCOPE_QUERY, "scope": "vault-agent", "preset": preset,
+         "assert": asserts}]}))
+    return f
+
+
+def test_check_exits_0_when_all_pass(tmp_path: Path, demo_path: Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    f = _checks(tmp_path, demo_path, ["scopedCandidates > 0"], "docs-pushdown")
+    assert main(["check", str(f)]) == 0
+    assert "PASS  vault" in capsys.readouterr().out
+
+
+def test_check_exits_1_and_prints_what_failed(tmp_path: Path, demo_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    f = _checks(tmp_path, demo_path, ["scopedCandidates > 0", "returned >= 0"], "docs-before-fix")
+    assert main(["check", str(f)]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL  vault" in out and "scopedCandidates > 0: got 0" in out
+    assert "returned >= 0" not in out  # only failures are listed
+    assert main(["check", str(f), "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data[0]["passed"] is False and data[0]["assertions"][0]["actual"] == 0
+
+
+def test_check_exits_2_on_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "bad.json"
+    f.write_text('{"checks": [{"text": "q", "assert": ["recall@5 >= 0.8"]}]}')
+    assert main(["check", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "needs judgments" in err
+    assert main(["check", str(tmp_path / "missing.json")]) == 2
+
+
+def test_sweep_prints_a_grid_and_json(tmp_path: Path, demo_path: Path,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    qs = tmp_path / "queries.csv"
+    qs.write_text(f"query,scope,id,grade\n{SCOPE_QUERY},vault-agent,,\n"
+                  "which editor theme does the user prefer,agent-memory,,\n")
+    args = ["sweep", str(demo_path), "--mode", "vector", "--limit", "10", "--cap", "0",
+            "--queries", str(qs), "--grid-overfetch", "1,2,4", "--grid-blend", "0,0.5"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "best cell" in out and "minimum safe over-fetch" in out and "vault-agent" in out
+    assert main([*args, "--json", "--out", str(tmp_path / "s.json")]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["grid"]["overfetch"] == [1.0, 2.0, 4.0] and len(data["queries"]) == 2
+    assert json.loads((tmp_path / "s.json").read_text()) == data
+    assert main(["sweep", str(demo_path), "--grid-blend", "0:2:0.5", "--text", "x y"]) == 2
+
+
+def test_report_writes_json_and_html(tmp_path: Path, demo_path: Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "receipt"
+    code = main(["report", str(demo_path), "--preset", "docs-before-fix", "--scope",
+                 "vault-agent", "--text", SCOPE_QUERY, "--against-preset", "docs-pushdown",
+                 "--grid-overfetch", "1,3", "--grid-blend", "0", "--out", str(out)])
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "[scope_starvation]" in text and "receipt.html" in text
+    data = json.loads((tmp_path / "receipt.json").read_text())
+    assert data["comparison"]["b"]["label"] == "docs-pushdown"
+    assert (tmp_path / "receipt.html").read_text().startswith("<!doctype html>")
