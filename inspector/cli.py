@@ -18,7 +18,8 @@ from inspector.core.params import DISTANCES, FILTERS, MODES
 from inspector.core.presets import PRESETS
 from inspector.core.scope import STRATEGIES
 
-COMMANDS = ("query", "tables", "presets", "demo", "shot", "sweep", "report", "check")
+COMMANDS = ("query", "tables", "presets", "demo", "shot", "sweep", "report", "check",
+            "versions", "diff-versions")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -56,6 +57,20 @@ def add_query_options(ap: argparse.ArgumentParser, need_query: bool) -> None:
                     help="report where this id is dropped and what depth returns it")
     ap.add_argument("--column", action="append", default=[], metavar="ROLE=COL",
                     help="override a detected column role, e.g. --column importance=weight")
+    add_store_options(ap)
+
+
+def add_store_options(ap: argparse.ArgumentParser, as_of: bool = True) -> None:
+    """Where and which version: object storage options, a table version, a docs model."""
+    st = ap.add_argument_group("store location and version")
+    st.add_argument("--storage-option", action="append", default=[], metavar="KEY=VALUE",
+                    help="object storage / db:// option, e.g. aws_endpoint=http://127.0.0.1:9000 "
+                    "(also from INSPECTOR_STORAGE_OPTIONS)")
+    if as_of:
+        st.add_argument("--as-of", type=int, metavar="VERSION",
+                        help="open the table as of this version (see `inspector versions`)")
+    st.add_argument("--docs-model", metavar="MODEL",
+                    help="SQLite docs store: which docs_embeddings model to search")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -69,6 +84,7 @@ def _parser() -> argparse.ArgumentParser:
     t = sub.add_parser("tables", help="tables, columns, detected roles and row counts")
     t.add_argument("store")
     t.add_argument("--json", action="store_true")
+    add_store_options(t, as_of=False)
     sub.add_parser("presets", help="the named presets and their candidate depths")
     d = sub.add_parser("demo", help="write the demo store to PATH")
     d.add_argument("path")
@@ -78,6 +94,7 @@ def _parser() -> argparse.ArgumentParser:
     sh.add_argument("--size", default="1600x1000", help="window size WIDTHxHEIGHT")
     add_query_options(sh, need_query=False)
     _add_tuning_parsers(sub)
+    _add_version_parsers(sub)
     return ap
 
 
@@ -107,13 +124,12 @@ def run_query(a: argparse.Namespace) -> Any:
     from inspector.core.expect import analyse, attach
     from inspector.core.inputs import build_query, parse_vector
     from inspector.core.pipeline import run
-    from inspector.core.store import open_store
 
     given = [x for x in (a.vector, a.vector_of) if x is not None]
     if len(given) > 1:
         raise InspectorError("Give either --vector or --vector-of, not both.")
     params = params_from_args(a)
-    store = open_store(a.store, a.table, roles=_roles(a.column))
+    store = open_from_args(a)
     vector = parse_vector(a.vector) if a.vector is not None else None
     query = build_query(store, params.mode, text=a.text, vector=vector, vector_of=a.vector_of,
                         embedder=a.embedder)
@@ -139,7 +155,7 @@ def _cmd_tables(a: argparse.Namespace) -> int:
     from inspector.core.report import format_tables
     from inspector.core.store import describe_tables
 
-    infos = describe_tables(a.store)
+    infos = describe_tables(a.store, storage_from_args(a))
     if a.json:
         print(json.dumps([{"name": t.name, "rows": t.rows, "version": t.version, "dim": t.dim,
                            "fts_indexed": t.fts_indexed, "columns": t.columns,
@@ -193,7 +209,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         a = _parser().parse_args(argv)
         handler = {"query": _cmd_query, "tables": _cmd_tables, "presets": _cmd_presets,
                    "demo": _cmd_demo, "shot": _cmd_shot, "sweep": _cmd_sweep,
-                   "report": _cmd_report, "check": _cmd_check}[a.command]
+                   "report": _cmd_report, "check": _cmd_check, "versions": _cmd_versions,
+                   "diff-versions": _cmd_diff_versions}[a.command]
         return handler(a)
     except InspectorError as exc:
         print(f"inspector: {exc}", file=sys.stderr)
@@ -253,10 +270,9 @@ def _grid(a: argparse.Namespace) -> Any:
 
 def _store_query_params(a: argparse.Namespace, need_query: bool) -> tuple[Any, Any, Any]:
     from inspector.core.inputs import build_query, parse_vector
-    from inspector.core.store import open_store
 
     params = params_from_args(a)
-    store = open_store(a.store, a.table, roles=_roles(a.column))
+    store = open_from_args(a)
     if not need_query and a.text is None and a.vector is None and a.vector_of is None:
         return store, None, params
     if a.vector is not None and a.vector_of is not None:
@@ -373,3 +389,84 @@ def _cmd_check(a: argparse.Namespace) -> int:
     else:
         print(format_results(results))
     return 0 if all(r.passed for r in results) else 1
+
+
+# --- real stores: storage options, versions -----------------------------------------------
+
+
+def storage_from_args(a: argparse.Namespace) -> dict[str, str] | None:
+    from inspector.core.remote import parse_option_pairs
+
+    return parse_option_pairs(getattr(a, "storage_option", None) or []) or None
+
+
+def open_from_args(a: argparse.Namespace, version: int | None = None) -> Any:
+    """open_store with every store option given on the command line."""
+    from inspector.core.store import open_store
+
+    return open_store(a.store, a.table, roles=_roles(getattr(a, "column", [])),
+                      version=version if version is not None else getattr(a, "as_of", None),
+                      storage_options=storage_from_args(a),
+                      embedding_model=getattr(a, "docs_model", None))
+
+
+def _add_version_parsers(sub: Any) -> None:
+    v = sub.add_parser("versions", help="a table's versions: number, time, row count")
+    v.add_argument("store")
+    v.add_argument("--table")
+    v.add_argument("--json", action="store_true")
+    add_store_options(v, as_of=False)
+    dv = sub.add_parser("diff-versions", help="one query on two versions: what left, what came")
+    dv.add_argument("store")
+    add_query_options(dv, need_query=True)
+    dv.add_argument("--from", dest="version_a", type=int, required=True, metavar="V",
+                    help="the older version")
+    dv.add_argument("--to", dest="version_b", type=int, metavar="V",
+                    help="the newer version (default: the latest)")
+    dv.add_argument("--stage", default="final", choices=("raw", "scoped", "blended", "final"))
+    dv.add_argument("--who-pushed-out", metavar="ID",
+                    help="walk the versions in between: the first write after which ID is gone")
+    dv.add_argument("--json", action="store_true")
+
+
+def _cmd_versions(a: argparse.Namespace) -> int:
+    from inspector.core.versions import list_versions
+
+    store = open_from_args(a)
+    got = list_versions(store)
+    if a.json:
+        print(json.dumps({"uri": store.uri, "table": store.table_name,
+                          "versions": [v.to_json() for v in got]}))
+        return 0
+    print(f"store {store.uri}  table {store.table_name}")
+    for v in got:
+        ts = v.timestamp.isoformat(sep=" ", timespec="seconds") if v.timestamp else "-"
+        print(f"  v{v.version:<6} {ts:<20} {'-' if v.rows is None else v.rows:>9} rows")
+    return 0
+
+
+def _cmd_diff_versions(a: argparse.Namespace) -> int:
+    from inspector.core import versions as v
+    from inspector.core.inputs import build_query, parse_vector
+
+    if a.vector is not None and a.vector_of is not None:
+        raise InspectorError("Give either --vector or --vector-of, not both.")
+    params = params_from_args(a)
+    store = open_from_args(a, version=a.version_a)
+    vector = parse_vector(a.vector) if a.vector is not None else None
+    query = build_query(store, params.mode, text=a.text, vector=vector, vector_of=a.vector_of,
+                        embedder=a.embedder)
+    diff = v.compare_versions(store, query, params, a.version_a, a.version_b, a.stage)
+    push = None
+    if a.who_pushed_out:
+        lo, hi = sorted((diff.version_a, diff.version_b))
+        span = [x.version for x in v.list_versions(store) if lo <= x.version <= hi]
+        push = v.find_push_out(store, query, params, a.who_pushed_out, span, a.stage)
+    if a.json:
+        doc = diff.to_json()
+        doc["push_out"] = push.to_json() if push else None
+        json.dump(doc, sys.stdout, allow_nan=False, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        print(v.format_diff(diff, push))
+    return 0

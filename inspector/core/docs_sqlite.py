@@ -248,6 +248,9 @@ class DocsStore(Store):
     def latest_version(self) -> int:
         return self.version
 
+    def table_names(self) -> list[str]:
+        return [CHUNKS]
+
     def has_newer(self) -> bool:
         """True when the SQLite file (or its -wal) changed since the copy was made."""
         return self.source is not None and _stamp(Path(self.source.path)) != self.source.stamp

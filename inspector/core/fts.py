@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import lancedb
+import pyarrow as pa
 import platformdirs
 
 from inspector.core.errors import InspectorError
@@ -61,9 +62,10 @@ def _build(store: Store, where: Path) -> None:
     tbl = None
     for batch in reader:
         if tbl is None:
-            tbl = db.create_table("fts", [batch]) if batch.num_rows else None
+            tbl = db.create_table("fts", pa.Table.from_batches([batch])) if batch.num_rows \
+                else None
         elif batch.num_rows:
-            tbl.add([batch])
+            tbl.add(pa.Table.from_batches([batch]))
     if tbl is None:
         raise InspectorError(f"Table '{store.table_name}' is empty; there is nothing to search.")
     tbl.create_index(store.roles.text, config=FTS())

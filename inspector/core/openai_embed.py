@@ -78,7 +78,7 @@ class OpenAIEmbedder:
                 raw = resp.read()
         except urllib.error.HTTPError as exc:
             raise InspectorError(_http_message(url, exc)) from None
-        except (TimeoutError, socket.timeout):
+        except TimeoutError:
             raise InspectorError(f"The embeddings service at {url} did not answer within "
                                  f"{self.timeout:g} seconds.") from None
         except urllib.error.URLError as exc:

@@ -85,6 +85,12 @@ class Store:
             raise InspectorError(f"Cannot check {self.uri} for a newer version of table "
                                  f"'{self.table_name}': {_first_line(exc)}.") from exc
 
+    def table_names(self) -> list[str]:
+        """Every table beside this one, over the same connection and options."""
+        if self.db is None:
+            return [self.table_name]
+        return list_table_names(self.db, self.uri, self.storage_options)
+
     def has_newer(self) -> bool:
         """True when someone wrote to the table after this store was pinned."""
         return self.latest_version() > self.version

@@ -146,3 +146,29 @@ def find_push_out(store: Store, query: Query, params: Params, row_id: Any,
         prev = (v, ids)
     return PushOut(id=row_id, last_with=None, first_without=None, entered=(),
                    checked=tuple(checked))
+
+
+def format_diff(diff: VersionDiff, push: PushOut | None = None) -> str:
+    """Readable text for a version comparison (the CLI's `diff-versions`)."""
+    store = diff.a.pool.store
+    rows_a, rows_b = diff.a.pool.store.get("rows"), diff.b.pool.store.get("rows")
+    ra = {x: r for r, x in enumerate((_plain(i) for i in diff.a.ids(diff.stage)), 1)}
+    rb = {x: r for r, x in enumerate((_plain(i) for i in diff.b.ids(diff.stage)), 1)}
+    out = [f"store {store['uri']}  table {store['table']}  stage {diff.stage}",
+           f"v{diff.version_a} ({rows_a} rows): {len(ra)} results   "
+           f"v{diff.version_b} ({rows_b} rows): {len(rb)} results"]
+    out.append(f"only in v{diff.version_a} (pushed out or deleted): " + (", ".join(
+        f"{x} (#{ra[x]})" for x in diff.only_a) or "none"))
+    out.append(f"only in v{diff.version_b} (came in): " + (", ".join(
+        f"{x} (#{rb[x]})" for x in diff.only_b) or "none"))
+    out.append("moved: " + (", ".join(f"{m.id} #{m.rank_a} -> #{m.rank_b}" for m in diff.moved)
+                            or "none"))
+    if push is not None:
+        if push.first_without is None:
+            out.append(f"{push.id}: never left the {diff.stage} results in versions "
+                       f"{', '.join(map(str, push.checked))}")
+        else:
+            came = ", ".join(str(_plain(x)) for x in push.entered) or "nothing new"
+            out.append(f"{push.id}: in the results at v{push.last_with}, gone at "
+                       f"v{push.first_without}; came in then: {came}")
+    return "\n".join(out)

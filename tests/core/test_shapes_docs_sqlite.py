@@ -17,6 +17,7 @@ from inspector.core.errors import InspectorError
 from inspector.core.pipeline import run
 from inspector.core.pool import Query
 from inspector.core.presets import get_preset
+from inspector.core.shapes import detect_shape
 from inspector.core.store import describe_tables, open_store
 
 DIM = 24
@@ -150,6 +151,8 @@ def test_docs_store_opens_with_docs_roles_and_leaves_the_file_byte_identical(doc
     assert (r.id, r.text, r.vector, r.repo, r.path, r.category) == (
         "id", "text", "vector", "repo", "path", "doc_kind")
     assert store.rows == 240 and store.dim == DIM and store.model == "hash-v1"
+    assert store.table_names() == ["docs_chunks"]
+    assert detect_shape(store).preset == "docs-before-fix"
     assert store.embedder["name"] == "hash-v1"
     assert any("no 'hash-v1' embedding" in n for n in store.meta["notes"])
     q = np.random.default_rng(9).normal(size=DIM)

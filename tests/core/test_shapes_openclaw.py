@@ -18,6 +18,7 @@ from inspector.core.params import Params
 from inspector.core.pipeline import run
 from inspector.core.pool import Query
 from inspector.core.presets import get_preset
+from inspector.core.shapes import detect_shape
 from inspector.core.store import open_store
 
 DIM = 1536  # text-embedding-3-small
@@ -99,6 +100,8 @@ def test_openclaw_roles_are_detected_from_the_real_types(store_path):
     path, _, _ = store_path
     store = open_store(str(path))
     assert store.table_name == "memories" and store.dim == DIM
+    shape = detect_shape(store)
+    assert (shape.name, shape.preset) == ("openclaw", "openclaw")
     assert store.roles.as_dict() == {
         "id": "id", "text": "text", "vector": "vector", "importance": "importance",
         "category": "category", "created": "createdAt", "scope": "scope", "agent": "agentId",

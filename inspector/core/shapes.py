@@ -1,0 +1,64 @@
+"""Recognise which memory system wrote a table, so the window and CLI can suggest its preset.
+
+The shapes are those of REFERENCE.md section 2; recognition is by column names and types only
+(no rows are read), and a guess never changes any parameter by itself.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+
+from inspector.core.store import Store
+
+
+@dataclass(frozen=True)
+class Shape:
+    name: str  # openclaw | engine-memory | other-plugin | docs-sqlite | unknown
+    preset: str | None
+    title: str
+    notes: tuple[str, ...] = ()
+
+
+def importance_label(importance: Any) -> str:
+    """The public engine's label: must_remember >= 0.8, nice_to_have >= 0.5, else ignore;
+    unknown when missing or not a number."""
+    if isinstance(importance, bool) or not isinstance(importance, (int, float)) \
+            or not math.isfinite(importance):
+        return "unknown"
+    if importance >= 0.8:
+        return "must_remember"
+    if importance >= 0.5:
+        return "nice_to_have"
+    return "ignore"
+
+
+def _has(schema: pa.Schema, name: str, *types: Any) -> bool:
+    if name not in schema.names:
+        return False
+    t = schema.field(name).type
+    return not types or any(check(t) for check in types)
+
+
+def detect_shape(store: Store) -> Shape:
+    """The system whose table this looks like, and the preset that reproduces its ranking."""
+    if getattr(store, "source", None) is not None:
+        return Shape("docs-sqlite", "docs-before-fix", "Docs engine (SQLite)",
+                     ("docs-overfetch and docs-pushdown reproduce the two fixes",))
+    s = store.schema
+    if _has(s, "importance_label") or _has(s, "trust_tier"):
+        return Shape("engine-memory", "engine-memory", "The public engine's memory table")
+    if _has(s, "metadata", pa.types.is_string) and _has(s, "timestamp") and _has(s, "scope"):
+        return Shape("other-plugin", "other-plugin", "The other public memory plugin",
+                     ("scopes look like 'global', 'agent:<id>', 'project:<id>'",))
+    if _has(s, "createdAt", pa.types.is_floating) and store.table_name == "memories":
+        notes = []
+        if not _has(s, "agentId"):
+            notes.append("an older table without agentId: give just a scope, or none")
+        if _has(s, "scope"):
+            notes.append("scope AGENT/SCOPE; '' or NULL scope rows are global")
+        return Shape("openclaw", "openclaw", "OpenClaw memory plugin", tuple(notes))
+    return Shape("unknown", None, "Unrecognised table")
