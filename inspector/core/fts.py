@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import lancedb
-import pyarrow as pa
 import platformdirs
+import pyarrow as pa
 
 from inspector.core.errors import InspectorError
 from inspector.core.store import Store
