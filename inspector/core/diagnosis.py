@@ -28,14 +28,16 @@ def _hint_sentence(hint: ScopeHint | None, p: Params) -> str:
     if hint.first_rank is None:
         return (f"No in-scope row appears in the top {hint.probe_depth} global candidates either: "
                 "push the scope down (--filter pushdown), or check the scope mapping.")
-    first = hint.first_rank / p.limit
-    msg = (f"The best in-scope row sits at global rank {hint.first_rank}: an over-fetch of "
-           f"{first:.1f} or more would reach it")
-    if hint.page_rank is not None and hint.page_rank != hint.first_rank:
-        msg += f" ({hint.page_rank / p.limit:.1f} for a full page of {p.limit})"
-    cap = f", with --cap 0 or at least {hint.first_rank}" if p.cap and p.cap < hint.first_rank \
-        else ""
-    return msg + cap + "; scope pushdown (--filter pushdown) reaches it at over-fetch 1."
+    push = "; scope pushdown (--filter pushdown) finds in-scope rows at over-fetch 1."
+    page = (f"a full page of {p.limit} needs depth {hint.page_rank} (over-fetch "
+            f"{hint.page_rank / p.limit:.1f})" if hint.page_rank is not None else
+            f"fewer than {p.limit} in-scope rows appear in the top {hint.probe_depth}")
+    need = hint.page_rank or hint.first_rank
+    cap = f" with --cap 0 or at least {need}" if p.cap and p.cap < need else ""
+    if hint.first_rank <= p.limit:  # some are already in: the question is a full page
+        return page[0].upper() + page[1:] + cap + push
+    return (f"The best in-scope row first enters the pool at depth {hint.first_rank} "
+            f"(over-fetch {hint.first_rank / p.limit:.1f}); {page}{cap}{push}")
 
 
 def diagnose(counters: dict[str, int], p: Params, hint: ScopeHint | None = None,

@@ -7,6 +7,8 @@ derives from that. For exact (flat) search both give identical results; a proper
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from inspector.core.diagnosis import ScopeHint, diagnose
@@ -86,6 +88,7 @@ def derive(pool: Pool, p: Params, probe: Pool | None = None) -> Trace:
     blended = scoped[np.argsort(-score[scoped], kind="stable")]
     keep = blended[score[blended] >= p.min_score]
     final = keep[: p.limit]
+    scope_miss = len(raw) > 0 and (len(raw) - len(scoped)) * 2 > len(raw)
     counters = {"rawCandidates": len(raw), "scopedCandidates": len(scoped),
                 "filteredByScope": len(raw) - len(scoped),
                 "belowMinScore": len(blended) - len(keep), "returned": len(final)}
@@ -97,15 +100,26 @@ def derive(pool: Pool, p: Params, probe: Pool | None = None) -> Trace:
                   raw_rank=_positions(n, raw), rank_before=_positions(n, scoped),
                   rank_after=_positions(n, blended), final_rank=_positions(n, final),
                   stages=stages, counters=counters,
-                  diagnosis=diagnose(counters, p, _scope_hint(probe, p),
+                  diagnosis=diagnose(counters, p, _scope_hint(probe, p) if scope_miss else None,
                                     rows=pool.store.get("rows")), warnings=pool.warnings)
     return trace
+
+
+_HINTS: dict[tuple[Any, ...], tuple[Pool, ScopeHint]] = {}
 
 
 def _scope_hint(probe: Pool | None, p: Params) -> ScopeHint | None:
     """Global ranks of the first and the limit-th in-scope row in a deeper, unfiltered probe."""
     if probe is None or probe.placement != "post":
         return None
+    if p.mode == "hybrid":
+        key = (id(probe), p.limit, p.vec_k, p.fts_k, p.rrf_k)
+        hit = _HINTS.get(key)
+        if hit is None or hit[0] is not probe:
+            if len(_HINTS) > 16:
+                _HINTS.clear()
+            hit = _HINTS[key] = (probe, _hybrid_hint(probe, p))
+        return hit[1]
     n = probe.size
     dv = probe.vec_leg.depth if probe.vec_leg is not None else 0
     df = probe.fts_leg.depth if probe.fts_leg is not None else 0
@@ -116,6 +130,26 @@ def _scope_hint(probe: Pool | None, p: Params) -> ScopeHint | None:
     hits = np.flatnonzero(probe.in_scope[raw]) + 1
     return ScopeHint(probe_depth=len(raw), first_rank=int(hits[0]) if len(hits) else None,
                      page_rank=int(hits[p.limit - 1]) if len(hits) >= p.limit else None)
+
+
+def _hybrid_hint(probe: Pool, p: Params) -> ScopeHint:
+    """Fused scores move with the legs' depth, so try each pool depth as the real engine would
+    run it, and report the first depth that brings one in-scope row, then a full page."""
+    deepest = min(leg.depth for leg in (probe.vec_leg, probe.fts_leg) if leg is not None)
+    first = page = None
+    for depth in range(p.limit, deepest + 1):
+        d = depths(p.with_(overfetch=depth / p.limit, cap=0))
+        if max(d.vec_k, d.fts_k) > deepest:
+            break
+        vr = _leg_ranks(probe.vec_rank, d.vec_k)
+        fr = _leg_ranks(probe.fts_rank, d.fts_k)
+        raw, _, _ = _raw_order(probe, p, d, vr, fr)
+        found = int(np.count_nonzero(probe.in_scope[raw]))
+        first = depth if first is None and found else first
+        if found >= p.limit:
+            page = depth
+            break
+    return ScopeHint(probe_depth=deepest, first_rank=first, page_rank=page)
 
 
 def fetch_for(store: Store, query: Query, p: Params, max_overfetch: float | None = None,

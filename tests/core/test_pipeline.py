@@ -154,7 +154,8 @@ def test_counters_and_diagnosis_on_a_starving_store(make_store):
     assert t.counters == {"rawCandidates": 10, "scopedCandidates": 0, "filteredByScope": 10,
                           "belowMinScore": 0, "returned": 0}
     assert t.diagnosis.code == "scope_starvation"
-    assert "global rank 61" in t.diagnosis.message and "6.1" in t.diagnosis.message
+    assert "first enters the pool at depth 61 (over-fetch 6.1)" in t.diagnosis.message
+    assert "fewer than 10 in-scope rows" in t.diagnosis.message
     wide = run(store, q, Params(limit=10, scope="small", overfetch=6.5, cap=0))
     assert wide.diagnosis.code == "scope_dominated"
     assert wide.counters["scopedCandidates"] == 5
@@ -216,3 +217,22 @@ def test_expected_row_in_hybrid_mode_is_checked_depth_by_depth(random_store):
     if e.min_depth > 5:
         shallower = p.with_(overfetch=(e.min_depth - 1) / 5, cap=0)
         assert target not in run(store, q, shallower).ids("final")
+
+
+def test_hybrid_scope_hint_names_the_depth_that_really_reaches_the_scope(tmp_path):
+    from inspector.core.demo import SCOPE_QUERY, build_demo
+    from inspector.core.inputs import build_query
+
+    store = open_store(str(build_demo(tmp_path / "demo")))
+    q = build_query(store, "hybrid", text=SCOPE_QUERY)
+    p = build_params(preset="docs-before-fix", scope="vault-agent", limit=10)
+    t = run(store, q, p)
+    assert t.diagnosis.code == "scope_starvation"
+    import re
+
+    first = int(re.search(r"enters the pool at depth (\d+)", t.diagnosis.message).group(1))
+    page = int(re.search(r"a full page of 10 needs depth (\d+)", t.diagnosis.message).group(1))
+    def at(d):
+        return run(store, q, p.with_(overfetch=d / 10, cap=0)).counters["scopedCandidates"]
+    assert at(first) >= 1 and at(first - 1) == 0
+    assert at(page) >= 10 and at(page - 1) < 10
