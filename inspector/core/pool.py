@@ -174,12 +174,19 @@ def fetch_pool(store: Store, query: Query, params: Params, vec_k: int, fts_k: in
         jobs["fts"] = lambda: _leg_at(
             lambda k: _fts_leg(store, text, k, cols, where), fts_k, "_score", ascending=False,
             margin=fts_k // 2)  # BM25 ties are common: a margin usually covers one at once
-    if len(jobs) > 1:  # LanceDB releases the GIL: the two legs run side by side, as its hybrid does
-        with ThreadPoolExecutor(max_workers=len(jobs)) as ex:
-            futures = {name: ex.submit(job) for name, job in jobs.items()}
-            done = {name: f.result() for name, f in futures.items()}
-    else:
-        done = {name: job() for name, job in jobs.items()}
+    try:
+        if len(jobs) > 1:  # LanceDB releases the GIL: legs run side by side, as its hybrid does
+            with ThreadPoolExecutor(max_workers=len(jobs)) as ex:
+                futures = {name: ex.submit(job) for name, job in jobs.items()}
+                done = {name: f.result() for name, f in futures.items()}
+        else:
+            done = {name: job() for name, job in jobs.items()}
+    except InspectorError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a failing search is reported, never a traceback
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+        raise InspectorError(f"LanceDB could not search table '{store.table_name}' at version "
+                             f"{store.version}: {first}") from exc
     legs = {name: r[0] for name, r in done.items()}
     exhausted = {name: r[1] for name, r in done.items()}
     return _merge(store, query, params, spec, push, cols, legs, exhausted, vec_k, fts_k)

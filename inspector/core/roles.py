@@ -110,7 +110,7 @@ def detect_roles(schema: pa.Schema, overrides: dict[str, str] | None = None) -> 
     if found["vector"] is None and len(vectors) > 1:
         raise InspectorError(
             f"The table has {len(vectors)} vector columns ({', '.join(vectors)}); "
-            "name the one to search with --vector-column."
+            "name the one to search with --column vector=COLUMN."
         )
     return Roles(**found)
 

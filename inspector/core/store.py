@@ -273,7 +273,7 @@ def open_store(uri: str, table: str | None = None, roles: dict[str, str] | None 
         raise InspectorError(f"Table '{name}' has no vector column (a fixed-size list of floats); "
                              f"columns: {', '.join(tbl.schema.names)}.")
     if detected.id is None:
-        raise InspectorError(f"Table '{name}' has no id column; name one with --id-column.")
+        raise InspectorError(f"Table '{name}' has no id column; name one with --column id=COLUMN.")
     dim = tbl.schema.field(detected.vector).type.list_size
     return Store(uri=uri, table_name=name, table=tbl, roles=detected, version=int(tbl.version),
                  rows=int(tbl.count_rows()), dim=int(dim), meta=read_meta(tbl.schema),
