@@ -3,16 +3,15 @@ the user's own cache, data or settings folders."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import lancedb
 import numpy as np
 import pyarrow as pa
 import pytest
+from storekit import snapshot, vectors_column, write_table  # noqa: F401 - re-exported
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -25,24 +24,6 @@ def _private_app_dirs(tmp_path_factory: pytest.TempPathFactory,
     monkeypatch.setenv("INSPECTOR_DATA_DIR", str(base / "data"))
 
 
-def vectors_column(vecs: np.ndarray, dtype: pa.DataType | None = None) -> pa.Array:
-    vecs = np.asarray(vecs)
-    dtype = dtype or pa.float32()
-    return pa.FixedSizeListArray.from_arrays(pa.array(vecs.ravel(), type=dtype), vecs.shape[1])
-
-
-def write_table(path: Path, columns: dict[str, Any], name: str = "memories",
-                schema: pa.Schema | None = None) -> Path:
-    """Write one table; `columns["vector"]` may be a 2-D numpy array."""
-    cols = dict(columns)
-    if isinstance(cols.get("vector"), np.ndarray):
-        cols["vector"] = vectors_column(cols["vector"])
-    table = pa.table(cols, schema=schema) if schema is not None else pa.table(cols)
-    db = lancedb.connect(str(path))
-    db.create_table(name, table)
-    return path
-
-
 @pytest.fixture
 def make_store(tmp_path: Path) -> Callable[..., Path]:
     counter = iter(range(10_000))
@@ -52,17 +33,6 @@ def make_store(tmp_path: Path) -> Callable[..., Path]:
         return write_table(tmp_path / f"store{next(counter)}", columns, name, schema)
 
     return make
-
-
-def snapshot(path: Path) -> dict[str, str]:
-    """Every file under path with its content hash: equal snapshots mean byte-identical trees."""
-    out = {}
-    for f in sorted(Path(path).rglob("*")):
-        if f.is_file():
-            out[str(f.relative_to(path))] = hashlib.sha256(f.read_bytes()).hexdigest()
-        elif f.is_dir():
-            out[str(f.relative_to(path)) + "/"] = "dir"
-    return out
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import snapshot
+from storekit import snapshot
 
 from inspector.cli import main
 from inspector.core.demo import SCOPE_QUERY, build_demo

@@ -52,7 +52,7 @@ def test_hybrid_fusion_matches_reciprocal_rank_fusion_computed_independently(ran
 
 
 def test_full_text_search_never_indexes_the_users_store(random_store, tmp_path):
-    from conftest import snapshot
+    from storekit import snapshot
 
     path = random_store(n=100)
     before = snapshot(path)

@@ -10,8 +10,8 @@ import lancedb
 import numpy as np
 import pyarrow as pa
 import pytest
-from conftest import snapshot
 from lancedb.index import FTS
+from storekit import snapshot
 
 from inspector.core.pipeline import run
 from inspector.core.pool import Query

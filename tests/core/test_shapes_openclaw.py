@@ -10,7 +10,7 @@ import lancedb
 import numpy as np
 import pyarrow as pa
 import pytest
-from conftest import snapshot
+from storekit import snapshot
 
 from inspector.core.errors import InspectorError
 from inspector.core.locations import known_locations

@@ -9,7 +9,7 @@ import lancedb
 import numpy as np
 import pyarrow as pa
 import pytest
-from conftest import snapshot, vectors_column
+from storekit import snapshot, vectors_column
 
 from inspector.core.errors import InspectorError
 from inspector.core.params import Params

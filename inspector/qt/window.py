@@ -1,0 +1,382 @@
+"""The main window: panels wired to the view-model, menus, shortcuts, drag and drop,
+export and settings. Holds no state of its own beyond the layout."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pyqtgraph as pg
+from PySide6.QtCore import QSize, Qt, QUrl
+from PySide6.QtGui import (
+    QAction,
+    QActionGroup,
+    QCloseEvent,
+    QDragEnterEvent,
+    QDropEvent,
+    QGuiApplication,
+    QKeySequence,
+)
+from PySide6.QtWidgets import (
+    QApplication,
+    QFileDialog,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QProgressBar,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from inspector.core.errors import InspectorError
+from inspector.core.expect import attach
+from inspector.qt import settings as cfg
+from inspector.qt import theme
+from inspector.qt.detail import DetailPane
+from inspector.qt.expected import ExpectedPanel
+from inspector.qt.funnel import DiagnosisBanner, ErrorBar, FunnelChart
+from inspector.qt.plots import BumpChart, PlotBox, ScoreScatter
+from inspector.qt.query_bar import QueryBar
+from inspector.qt.sliders import SliderPanel
+from inspector.qt.stages import StagesPanel
+from inspector.qt.viewmodel import Inspector
+from inspector.qt.workers import Opened
+
+SPLITTERS = ("main", "left", "plots", "side")
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, vm: Inspector | None = None, restore: bool = True) -> None:
+        super().__init__()
+        pg.setConfigOptions(antialias=True)
+        self.vm = vm or Inspector(self)
+        self.setWindowTitle("Memory-store inspector")
+        self.setWindowIcon(theme.app_icon())
+        self.setAcceptDrops(True)
+        self.theme_choice = "system"
+        self._bar_key: Any = None
+        self._build_panels()
+        self._build_layout()
+        self._build_menus()
+        self._connect()
+        if restore:
+            self._restore_settings()
+        self.apply_theme(self.theme_choice)
+        self._show_params()
+
+    # ---- construction ----
+    def _build_panels(self) -> None:
+        vm = self.vm
+        self.query_bar = QueryBar(self)
+        self.error_bar = ErrorBar(self)
+        self.banner = DiagnosisBanner(self)
+        self.sliders = SliderPanel(self)
+        self.stages = StagesPanel(vm, self)
+        self.funnel = FunnelChart(self)
+        self.scatter = ScoreScatter(self)
+        self.bump = BumpChart(self)
+        self.scatter_box, self.bump_box = PlotBox(self.scatter, self), PlotBox(self.bump, self)
+        self.detail = DetailPane(self)
+        self.expected = ExpectedPanel(vm, self)
+        self.busy_bar = QProgressBar(self, minimum=0, maximum=0)
+        self.busy_bar.setFixedWidth(120)
+        self.busy_bar.hide()
+        self.status_label = QLabel("")
+        self.statusBar().addWidget(self.status_label, 1)
+        self.statusBar().addPermanentWidget(self.busy_bar)
+
+    def _build_layout(self) -> None:
+        self.splitters: dict[str, QSplitter] = {}
+        for name, orient in (("main", Qt.Orientation.Horizontal),
+                             ("left", Qt.Orientation.Vertical),
+                             ("plots", Qt.Orientation.Horizontal),
+                             ("side", Qt.Orientation.Vertical)):
+            sp = QSplitter(orient, self)
+            sp.setObjectName(f"split_{name}")
+            sp.setChildrenCollapsible(False)
+            self.splitters[name] = sp
+        for w in (self.funnel, self.scatter_box, self.bump_box):
+            self.splitters["plots"].addWidget(w)
+        self.splitters["left"].addWidget(self.stages)
+        self.splitters["left"].addWidget(self.splitters["plots"])
+        self.splitters["side"].addWidget(self.detail)
+        self.splitters["side"].addWidget(self.expected)
+        self.splitters["main"].addWidget(self.splitters["left"])
+        self.splitters["main"].addWidget(self.splitters["side"])
+        self._default_sizes()
+        central = QWidget(self)
+        lay = QVBoxLayout(central)
+        lay.setContentsMargins(8, 6, 8, 4)
+        lay.setSpacing(6)
+        for w in (self.query_bar, self.error_bar, self.banner, self.sliders):
+            lay.addWidget(w)
+        lay.addWidget(self.splitters["main"], 1)
+        self.setCentralWidget(central)
+
+    def _default_sizes(self) -> None:
+        self.splitters["main"].setStretchFactor(0, 4)
+        self.splitters["main"].setStretchFactor(1, 1)
+        self.splitters["main"].setSizes([1000, 330])
+        self.splitters["left"].setSizes([520, 340])
+        self.splitters["plots"].setSizes([260, 380, 420])
+        self.splitters["side"].setSizes([520, 220])
+
+    def _action(self, text: str, slot: Any, keys: tuple[str, ...] = (), tip: str = "") -> QAction:
+        act = QAction(text, self)
+        if keys:
+            act.setShortcuts([QKeySequence(k) for k in keys])
+        if tip:
+            act.setStatusTip(tip)
+            act.setToolTip(tip)
+        act.triggered.connect(slot)
+        self.addAction(act)  # shortcuts work even when the menu bar is hidden
+        return act
+
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        file = bar.addMenu("&File")
+        file.addAction(self._action("&Open store…", self.choose_store, ("Ctrl+O",),
+                                    "Open a LanceDB store folder"))
+        self.recent_menu = file.addMenu("Open &Recent")
+        file.addAction(self._action("Open &demo store", lambda: self.open_store(None)))
+        file.addAction(self._action("Load scope &map…", self.choose_scope_map,
+                                    tip="A JSON file {scope: [repo or path prefix, ...]}"))
+        file.addSeparator()
+        file.addAction(self._action("&Export trace as JSON…", self.choose_json,
+                                    ("Ctrl+E",), "The current trace, as `inspector query "
+                                    "--json` writes it"))
+        file.addAction(self._action("Export view as &PNG…", self.choose_png,
+                                    ("Ctrl+Shift+S",), "A picture of the window"))
+        file.addSeparator()
+        file.addAction(self._action("&Quit", self.close, ("Ctrl+Q",)))
+        query = bar.addMenu("&Query")
+        query.addAction(self._action("&Focus query", self.focus_query, ("Ctrl+L",)))
+        query.addAction(self._action("&Run again", self.vm.run, ("Ctrl+R", "F5"),
+                                     "Fetch again from the store"))
+        query.addAction(self._action("Back to &text query",
+                                     lambda: self.vm.set_query(self.vm.text, None)))
+        view = bar.addMenu("&View")
+        themes = view.addMenu("&Theme")
+        group = QActionGroup(self)
+        self.theme_actions: dict[str, QAction] = {}
+        for choice in theme.THEMES:
+            act = QAction(choice.capitalize(), self, checkable=True)
+            act.triggered.connect(lambda _=False, c=choice: self.apply_theme(c))
+            group.addAction(act)
+            themes.addAction(act)
+            self.theme_actions[choice] = act
+        view.addAction(self._action("&Reset layout", self._default_sizes))
+        help_menu = bar.addMenu("&Help")
+        help_menu.addAction(self._action("&About", self._about))
+        self._fill_recent(cfg.recent_stores())
+
+    def _connect(self) -> None:
+        vm, qb = self.vm, self.query_bar
+        qb.text_submitted.connect(lambda t: vm.set_query(t, vm.vector_of if not t.strip()
+                                                         or t == vm.text else None))
+        qb.example_cleared.connect(lambda: vm.set_query(vm.text, None))
+        qb.preset_picked.connect(vm.set_preset)
+        qb.param_changed.connect(vm.set_param)
+        qb.compare_changed.connect(vm.set_compare)
+        qb.table_picked.connect(lambda t: vm.open_store(vm.store.uri if vm.store else None, t))
+        qb.suggested_picked.connect(vm.load_suggested)
+        self.sliders.value_changed.connect(vm.set_param)
+        self.scatter.point_clicked.connect(vm.select)
+        self.bump.point_clicked.connect(vm.select)
+        self.error_bar.dismissed.connect(vm.clear_error)
+        vm.store_opened.connect(self._store_opened)
+        vm.params_changed.connect(lambda _p: self._show_params())
+        vm.query_changed.connect(lambda: qb.show_query(vm.text, vm.vector_of))
+        vm.trace_changed.connect(self._trace_changed)
+        vm.selection_changed.connect(self._selection_changed)
+        vm.busy_changed.connect(self._busy_changed)
+        vm.error_raised.connect(self._error)
+        vm.error_cleared.connect(self.error_bar.hide)
+        QGuiApplication.styleHints().colorSchemeChanged.connect(
+            lambda _s: self.theme_choice == "system" and self.apply_theme("system"))
+
+    # ---- reacting to the view-model ------------------------------------------------------------
+    def _show_params(self) -> None:
+        vm = self.vm
+        key = (vm.params.with_(overfetch=1.0, blend=0.0, min_score=0.0), vm.preset,
+               tuple(sorted(vm.given)), vm.compare)
+        if key != self._bar_key:  # a slider tick leaves the query bar as it is
+            self._bar_key = key
+            self.query_bar.show_params(vm.params, vm.preset, vm.given, vm.compare)
+        self.sliders.show_params(vm.params)
+
+    def _store_opened(self, opened: Opened) -> None:
+        st = opened.store
+        self.query_bar.show_store(opened)
+        self._bar_key = None
+        self._show_params()
+        name = "demo store" if opened.demo else st.uri
+        self.setWindowTitle(f"Memory-store inspector — {name} ({st.table_name})")
+        self.status_label.setText(f"Opened {name}: table {st.table_name}, {st.rows:,} rows.")
+        if not opened.demo:
+            self._fill_recent(cfg.add_recent(st.uri))
+
+    def _trace_changed(self) -> None:
+        vm = self.vm
+        named = list(zip(vm.placements, vm.traces, strict=False))
+        self.funnel.set_traces(named)
+        self.banner.set_traces(named)
+        self.scatter.set_trace(vm.trace, vm.selected, vm.expected)
+        self.bump.set_trace(vm.trace, vm.selected)
+        self.detail.show_row(vm.trace, vm.selected)
+        self._status()
+
+    def _status(self) -> None:
+        vm = self.vm
+        if vm.busy:
+            self.status_label.setText("Working…")
+        elif vm.trace is not None:
+            c = vm.trace.counters
+            self.status_label.setText(f"{c['returned']} results · {c['rawCandidates']} raw "
+                                      f"candidates · a pool of {vm.trace.pool.size} is cached, "
+                                      "so the sliders re-rank without a new query")
+
+    def _selection_changed(self, row_id: Any) -> None:
+        vm = self.vm
+        self.scatter.set_trace(vm.trace, row_id, vm.expected)
+        self.bump.set_trace(vm.trace, row_id)
+        self.detail.show_row(vm.trace, row_id)
+
+    def _busy_changed(self, busy: bool) -> None:
+        self.busy_bar.setVisible(busy)
+        self.query_bar.set_busy(busy)
+        self._status()
+
+    def _error(self, message: str) -> None:
+        self.error_bar.show_error(message)
+        self.status_label.setText(message)
+
+    # ---- commands ----
+    def open_store(self, uri: str | None, table: str | None = None) -> None:
+        self.vm.open_store(uri, table, then="run" if uri is not None and self.vm.has_query()
+                           else None)
+
+    def choose_store(self) -> None:
+        start = self.vm.store.uri if self.vm.store else str(Path.home())
+        path = QFileDialog.getExistingDirectory(self, "Open a LanceDB store folder", start)
+        if path:
+            self.open_store(path)
+
+    def choose_scope_map(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Load a scope map", str(Path.home()),
+                                              "JSON (*.json)")
+        if path:
+            self.vm.load_scope_map(path)
+
+    def focus_query(self) -> None:
+        self.query_bar.text.setFocus()
+        self.query_bar.text.selectAll()
+
+    def export_json(self, path: str) -> None:
+        vm = self.vm
+        trace = vm.trace
+        if trace is None:
+            raise InspectorError("There is no trace to export yet: run a query first.")
+        if vm.expectations and vm.focus_lane < len(vm.expectations):
+            trace = attach(trace, vm.expectations[vm.focus_lane])
+        Path(path).write_text(json.dumps(trace.to_json(), allow_nan=False, ensure_ascii=False,
+                                         indent=1), encoding="utf-8")
+
+    def export_png(self, path: str) -> None:
+        if not self.grab().save(path, "PNG"):
+            raise InspectorError(f"Cannot write the picture to {path}.")
+
+    def _export(self, title: str, pattern: str, suffix: str, write: Any) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, title, f"inspector-trace{suffix}", pattern)
+        if not path:
+            return
+        try:
+            write(path)
+        except (InspectorError, OSError) as exc:
+            self._error(str(exc) if isinstance(exc, InspectorError) else
+                        f"Cannot write {path}: {exc.strerror}.")
+            return
+        self.status_label.setText(f"Saved {path}")
+
+    def choose_json(self) -> None:
+        self._export("Export trace as JSON", "JSON (*.json)", ".json", self.export_json)
+
+    def choose_png(self) -> None:
+        self._export("Export view as PNG", "PNG image (*.png)", ".png", self.export_png)
+
+    def _fill_recent(self, items: list[str]) -> None:
+        self.recent_menu.clear()
+        for uri in items:
+            act = self.recent_menu.addAction(uri)
+            act.triggered.connect(lambda _=False, u=uri: self.open_store(u))
+        self.recent_menu.setEnabled(bool(items))
+
+    def _about(self) -> None:
+        QMessageBox.about(self, "Memory-store inspector",
+                          "See a memory store's retrieval pipeline stage by stage: raw, scoped, "
+                          "blended and final, with live over-fetch and blend sliders.\n\n"
+                          "The same engine as `inspector query`.")
+
+    def apply_theme(self, choice: str) -> None:
+        self.theme_choice = choice
+        self.theme_actions[choice].setChecked(True)
+        app = QApplication.instance()
+        tk = theme.apply_theme(app, choice) if app is not None else theme.LIGHT
+        for w in (self.stages, self.scatter_box, self.bump_box, self.detail, self.error_bar):
+            w.set_tokens(tk)
+        self.funnel.tokens = self.banner.tokens = tk
+        self._trace_changed()
+
+    # ---- drag and drop ----
+    @staticmethod
+    def _dropped_folder(urls: list[QUrl]) -> str | None:
+        """A dropped store: a LanceDB folder, or a file (a SQLite docs store)."""
+        for url in urls:
+            if url.isLocalFile() and Path(url.toLocalFile()).exists():
+                return url.toLocalFile()
+        return None
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if event.mimeData().hasUrls() and self._dropped_folder(event.mimeData().urls()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        folder = self._dropped_folder(event.mimeData().urls())
+        if folder:
+            event.acceptProposedAction()
+            self.open_store(folder)
+
+    # ---- settings ----
+    def _restore_settings(self) -> None:
+        geometry = cfg.load_state("window/geometry")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        else:
+            self.resize(QSize(1600, 1000))
+        for name in SPLITTERS:
+            state = cfg.load_state(f"splitters/{name}")
+            if state is not None:
+                self.splitters[name].restoreState(state)
+        self.theme_choice = str(cfg.load_state("theme") or "system")
+        if self.theme_choice not in theme.THEMES:
+            self.theme_choice = "system"
+        saved = cfg.load_params()
+        if saved is not None:
+            preset, given, compare, text = saved
+            self.vm.restore(preset, given, compare)
+            self.vm.text = text
+            self.query_bar.show_query(text, None)
+
+    def save_settings(self) -> None:
+        cfg.save_state("window/geometry", self.saveGeometry())
+        for name, sp in self.splitters.items():
+            cfg.save_state(f"splitters/{name}", sp.saveState())
+        cfg.save_state("theme", self.theme_choice)
+        vm = self.vm
+        cfg.save_params(vm.preset, vm.given, vm.compare, vm.text)
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.save_settings()
+        super().closeEvent(event)

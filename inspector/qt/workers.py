@@ -1,0 +1,149 @@
+"""Background jobs: plain functions that touch LanceDB (tested without a GUI), and a helper
+that runs one on the global thread pool and hands its answer back to the GUI thread.
+
+Every request carries the generation number it was started with; the view-model drops any
+answer whose generation is no longer current, so a slow old query never overwrites a new one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from superqt.utils import create_worker
+
+from inspector.core.errors import InspectorError
+from inspector.core.params import Params, depths
+from inspector.core.pool import Pool, Query
+from inspector.core.store import Store
+
+MAX_OVERFETCH = 20.0  # the over-fetch slider's top: one fetch serves every slider position
+PROBE_DEPTH = 1000  # as pipeline.run: how deep a scope miss is probed for the diagnosis
+
+
+@dataclass(frozen=True)
+class Opened:
+    """A store ready to query: the Store, its sibling tables, and scope values to offer."""
+
+    store: Store
+    tables: tuple[str, ...]
+    scope_values: dict[str, list[str]] = field(default_factory=dict)
+    demo: bool = False
+
+
+@dataclass(frozen=True)
+class Lane:
+    """One filter placement's cached pool, plus the deep probe `run` would use for a miss."""
+
+    placement: str
+    pool: Pool
+    probe: Pool | None
+    probe_depth: int
+
+    def probe_for(self, p: Params) -> Pool | None:
+        """The probe exactly when pipeline.run would fetch one for these parameters."""
+        if self.probe is None or self.probe_depth <= depths(p).pool:
+            return None
+        return self.probe
+
+
+@dataclass(frozen=True)
+class Fetched:
+    query: Query
+    lanes: tuple[Lane, ...]
+
+
+@dataclass(frozen=True)
+class QueryRequest:
+    params: Params
+    placements: tuple[str, ...]
+    text: str | None = None
+    vector_of: str | None = None
+
+
+def open_job(uri: str | None, table: str | None) -> Opened:
+    """Open a store (the demo store, written on first use, when uri is None)."""
+    from inspector.core.demo import ensure_demo_store
+    from inspector.core.store import open_store
+
+    demo = uri is None
+    if uri is None:
+        uri = str(ensure_demo_store())
+    store = open_store(uri, table)
+    tables = tuple(store.table_names())
+    values: dict[str, list[str]] = {}
+    for col in dict.fromkeys(c for c in (store.roles.repo, store.roles.scope, store.roles.agent)
+                             if c):
+        try:
+            values[col] = store.distinct(col, limit=500)
+        except Exception:  # noqa: BLE001 - scope suggestions are a convenience
+            values[col] = []
+    return Opened(store=store, tables=tables, scope_values=values, demo=demo)
+
+
+def query_job(store: Store, req: QueryRequest) -> Fetched:
+    """Build the query once, then fetch one pool per placement deep enough for every slider.
+
+    Text that is a JSON array is taken as the query vector itself."""
+    from inspector.core.inputs import build_query, parse_vector
+    from inspector.core.pipeline import fetch_for
+    from inspector.core.pool import fetch_pool
+
+    text = (req.text or "").strip()
+    if text.startswith("[") and req.vector_of is None:
+        query = build_query(store, req.params.mode, vector=parse_vector(text))
+    else:
+        query = build_query(store, req.params.mode, text=text or None, vector_of=req.vector_of)
+    lanes = []
+    for placement in req.placements:
+        p = req.params.with_(filter=placement)
+        pool = fetch_for(store, query, p, max_overfetch=MAX_OVERFETCH)
+        probe, deep = None, min(store.rows, PROBE_DEPTH)
+        if placement == "post" and p.scope_spec().active:
+            legs = [leg.depth for leg in (pool.vec_leg, pool.fts_leg) if leg is not None]
+            k = max([deep, *legs])
+            probe = fetch_pool(store, query, p, vec_k=k, fts_k=k)
+        lanes.append(Lane(placement=placement, pool=pool, probe=probe, probe_depth=deep))
+    return Fetched(query=query, lanes=tuple(lanes))
+
+
+def expect_job(store: Store, query: Query, traces: Sequence[Any], ids: Sequence[str],
+               cache: dict[int, Pool]) -> tuple[tuple[Any, ...], dict[int, Pool]]:
+    """Where each expected id is dropped, per lane; the exhaustive pools are cached by lane."""
+    from inspector.core.expect import analyse, exhaustive_pool
+
+    out, pools = [], dict(cache)
+    for n, trace in enumerate(traces):
+        if n not in pools:
+            pools[n] = exhaustive_pool(store, query, trace.params)
+        out.append(analyse(store, query, trace, list(ids), pool=pools[n]))
+    return tuple(out), pools
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a job produced (or the one-sentence error it raised), tagged with its generation."""
+
+    generation: int
+    value: Any = None
+    error: str | None = None
+
+
+def _guarded(fn: Callable[..., Any], generation: int, *args: Any) -> Answer:
+    try:
+        return Answer(generation, fn(*args))
+    except InspectorError as exc:
+        return Answer(generation, error=str(exc))
+    except Exception as exc:  # noqa: BLE001 - the window must survive anything a store throws
+        return Answer(generation, error=f"Unexpected {type(exc).__name__}: {exc}")
+
+
+def start(fn: Callable[..., Any], generation: int, *args: Any,
+          on_answer: Callable[[Answer], None]) -> Any:
+    """Run fn(*args) on the global thread pool; on_answer gets an Answer on the GUI thread."""
+    worker = create_worker(_guarded, fn, generation, *args, _start_thread=False,
+                           _ignore_errors=True)
+    worker.returned.connect(on_answer)
+    worker.start()
+    return worker
