@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from inspector.core.blend import importance_used, multiplier
 from inspector.core.diagnosis import ScopeHint, diagnose
 from inspector.core.errors import InspectorError
 from inspector.core.params import Depths, Params, depths
@@ -80,10 +81,8 @@ def derive(pool: Pool, p: Params, probe: Pool | None = None) -> Trace:
     in_raw[raw] = True
     base = np.where(in_raw, base, np.nan)
     scoped = raw[pool.in_scope[raw]]
-    imp = np.clip(np.where(pool.missing_importance(), p.default_importance, pool.importance),
-                  0.0, 1.0)
-    # w = 0 is today's ranking, which never reads importance (not even a NaN one)
-    mult = (1.0 - p.blend) + p.blend * imp if p.blend else np.ones(n)
+    imp = importance_used(pool.importance, pool.missing_importance(), p.default_importance)
+    mult = multiplier(imp, p.blend)
     score = base * mult
     blended = scoped[np.argsort(-score[scoped], kind="stable")]
     keep = blended[score[blended] >= p.min_score]
@@ -161,15 +160,34 @@ def fetch_for(store: Store, query: Query, p: Params, max_overfetch: float | None
     return fetch_pool(store, query, p, vec_k=d.vec_k, fts_k=d.fts_k)
 
 
-def run(store: Store, query: Query, p: Params, probe_depth: int = 1000) -> Trace:
+PROBE_DEPTH = 1000  # how deep a scope miss is probed for the diagnosis's depth hint
+
+
+def fetch_probe(store: Store, query: Query, p: Params, pool: Pool) -> Pool | None:
+    """The deeper, unfiltered fetch a post-filter scope miss is diagnosed from (None when the
+    placement or scope cannot miss). The window fetches it with the pool it re-ranks from."""
+    if p.filter != "post" or not p.scope_spec().active:
+        return None
+    legs = [leg.depth for leg in (pool.vec_leg, pool.fts_leg) if leg is not None]
+    k = max([min(store.rows, PROBE_DEPTH), *legs])
+    return fetch_pool(store, query, p, vec_k=k, fts_k=k)
+
+
+def probe_applies(probe: Pool | None, p: Params) -> Pool | None:
+    """The probe if it reaches deeper than p's pool (as `run` would use it), else None."""
+    if probe is None:
+        return None
+    deepest = max(leg.depth for leg in (probe.vec_leg, probe.fts_leg) if leg is not None)
+    return probe if deepest > depths(p).pool else None
+
+
+def run(store: Store, query: Query, p: Params) -> Trace:
     """Fetch exactly what p needs and derive every stage. On a scope miss, probe deeper once
     so the diagnosis can say where the in-scope rows sit and which over-fetch would reach them."""
     pool = fetch_for(store, query, p)
     trace = derive(pool, p)
-    if trace.diagnosis.code in ("scope_starvation", "scope_dominated") and p.filter == "post":
-        deep = min(store.rows, probe_depth)
-        if deep > trace.depths.pool:
-            probe = fetch_pool(store, query, p, vec_k=max(deep, trace.depths.vec_k),
-                               fts_k=max(deep, trace.depths.fts_k))
+    if trace.diagnosis.code in ("scope_starvation", "scope_dominated"):
+        probe = probe_applies(fetch_probe(store, query, p, pool), p)
+        if probe is not None:
             trace = derive(pool, p, probe=probe)
     return trace

@@ -160,6 +160,10 @@ def fetch_pool(store: Store, query: Query, params: Params, vec_k: int, fts_k: in
     push = scopes.pushdown(spec, store.roles)
     where = push.expr if params.filter == "pushdown" else None
     cols = _select(store, spec)
+    absent = [c for c in cols if c not in store.schema.names]
+    if absent:
+        raise InspectorError(f"Scope column '{absent[0]}' is not in table '{store.table_name}'; "
+                             f"columns: {', '.join(store.schema.names)}.")
     jobs: dict[str, Callable[[], tuple[pa.Table, bool]]] = {}
     if params.mode in ("vector", "hybrid"):
         vec = _checked_vector(store, query, params.distance)

@@ -77,6 +77,18 @@ class Trace:
     def ids(self, name: str) -> list[Any]:
         return [self.pool.ids[i] for i in self.stage(name).rows]
 
+    def outcomes(self) -> np.ndarray:
+        """What happened to each pool row: returned, below_min_score, past_limit,
+        out_of_scope, or not_fetched (outside the raw pool at these depths)."""
+        out = np.full(self.pool.size, "not_fetched", dtype=object)
+        raw = self.stage("raw").rows
+        out[raw] = np.where(self.pool.in_scope[raw], "past_limit", "out_of_scope")
+        blended = self.stage("blended").rows
+        low = blended[~(self.score[blended] >= self.params.min_score)]
+        out[low] = "below_min_score"
+        out[self.stage("final").rows] = "returned"
+        return out
+
     def row_of(self, row_id: Any) -> int | None:
         hits = np.flatnonzero(self.pool.ids == row_id)
         return int(hits[0]) if len(hits) else None

@@ -96,3 +96,23 @@ def test_limit_is_applied_after_the_resort_and_results_are_descending(make_store
     assert list(scores) == list(pool_scores[:5])
     assert t.counters == {"rawCandidates": 15, "scopedCandidates": 15, "filteredByScope": 0,
                           "belowMinScore": 0, "returned": 5}
+
+
+def test_each_row_has_one_outcome_that_matches_the_counters(make_store):
+    path = _line_store(make_store, [0.0, 1.0, 0.5, 0.9, float("nan")],
+                       [0.1, 0.2, 0.3, 3.0, 0.4])
+    store = open_store(str(path))
+    t = run(store, ORIGIN, Params(limit=2, overfetch=2, blend=0.5, min_score=0.3))
+    out = dict(zip(t.pool.ids, t.outcomes(), strict=True))
+    assert out == {"r1": "returned", "r2": "returned", "r0": "past_limit",
+                   "r4": "below_min_score"}
+    assert list(t.outcomes()).count("below_min_score") == t.counters["belowMinScore"]
+
+
+def test_iso_score_lines_blend_back_to_their_level():
+    from inspector.core.blend import iso_base, multiplier
+
+    used = np.linspace(0, 1, 11)
+    for w in (0.0, 0.3, 0.5, 1.0):
+        base = iso_base(0.4, w, used[1:])
+        assert np.allclose(base * multiplier(used[1:], w), 0.4)

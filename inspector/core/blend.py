@@ -1,0 +1,24 @@
+"""Importance blending, the one place its formula lives (the window's plots call it too)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def importance_used(importance: np.ndarray, missing: np.ndarray, default: float) -> np.ndarray:
+    """clamp(importance ?? default, 0, 1): missing rows take the default; a stored NaN stays
+    NaN, as `??` keeps it in the real systems."""
+    return np.clip(np.where(missing, default, importance), 0.0, 1.0)
+
+
+def multiplier(used: np.ndarray, w: float) -> np.ndarray:
+    """(1 - w) + w * importance. At w = 0 it is exactly 1: today's ranking never reads
+    importance, not even a NaN one."""
+    if not w:
+        return np.ones(len(used))
+    return (1.0 - w) + w * used
+
+
+def iso_base(level: float, w: float, used: np.ndarray) -> np.ndarray:
+    """The base score that blends to `level` at each importance: the iso-score line."""
+    return level / multiplier(np.asarray(used, np.float64), w)
