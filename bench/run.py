@@ -191,9 +191,48 @@ def bench_sweep(quick: bool) -> list[dict[str, Any]]:
     return rows
 
 
+def _qt_env(**extra: str) -> dict[str, str]:
+    return {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(HERE.parent),
+            **extra}
+
+
+def bench_tick(quick: bool) -> list[dict[str, Any]]:
+    """2. Slider tick to a fully repainted window, offscreen, pools of ~50 and 1,000."""
+    import tempfile
+
+    env = _qt_env(INSPECTOR_DATA_DIR=tempfile.mkdtemp(prefix="bench-tick-"))
+    out = subprocess.run([sys.executable, str(HERE / "tick.py"), "--json", "--ticks",
+                          "40" if quick else "120"], capture_output=True, text=True, env=env,
+                         check=True, timeout=900)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def bench_startup(quick: bool) -> list[dict[str, Any]]:
+    """5. `inspector` to first results on the demo store: first launch (writes the demo store)
+    and later launches, each in a fresh process."""
+    import tempfile
+
+    data = tempfile.mkdtemp(prefix="bench-start-")
+    rows = []
+    for label, runs in (("first launch (writes demo store)", 1), ("later launch", 3 if quick
+                                                                     else 7)):
+        samples = []
+        for _ in range(runs):
+            env = _qt_env(INSPECTOR_DATA_DIR=data, BENCH_T0=f"{time.time():.6f}")
+            done = subprocess.run([sys.executable, str(HERE / "startup.py")],
+                                  capture_output=True, text=True, env=env, timeout=300)
+            line = [x for x in done.stdout.splitlines() if x.startswith("FIRST ")]
+            if not line:
+                raise RuntimeError(f"startup run printed no FIRST line: {done.stderr[-400:]}")
+            samples.append(float(line[0].split()[1]))
+        rows.append({"bench": "startup", "case": label, "median_s": float(np.median(samples)),
+                     "runs": runs, "target": "< 2.5 s"})
+    return rows
+
+
 BENCHES: dict[str, Callable[[bool], list[dict[str, Any]]]] = {
-    "rerank": bench_rerank, "overhead": bench_overhead, "sweep": bench_sweep,
-    "memory": bench_memory,
+    "rerank": bench_rerank, "tick": bench_tick, "overhead": bench_overhead,
+    "sweep": bench_sweep, "startup": bench_startup, "memory": bench_memory,
 }
 
 

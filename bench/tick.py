@@ -1,6 +1,7 @@
 """Measure how long one slider tick takes to re-rank and repaint the whole window.
 
-Run:  QT_QPA_PLATFORM=offscreen .venv/bin/python tests/qt/measure_tick.py [--ticks 120]
+Run:  QT_QPA_PLATFORM=offscreen .venv/bin/python bench/tick.py [--ticks 120] [--json]
+(`scripts/dev bench --only tick` runs it in a fresh process and collects the JSON.)
 
 Two pools: ~50 candidates (importance-blend, limit 10, cap 50) and 1,000 candidates
 (memory-plugin, limit 50, no cap, over-fetch 20). A tick is: the slider's setValue (which
@@ -12,6 +13,7 @@ every widget to repaint synchronously, the worst case. Not a test: it asserts no
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -24,10 +26,16 @@ os.environ.setdefault("INSPECTOR_DATA_DIR", tempfile.mkdtemp(prefix="inspector-m
 import inspector.qt  # noqa: E402,F401 - the refcount guard before Qt calls
 
 
-def _stats(samples: list[float]) -> str:
+def _numbers(samples: list[float]) -> dict[str, float]:
     ms = sorted(s * 1000 for s in samples)
     p95 = ms[min(len(ms) - 1, int(round(0.95 * (len(ms) - 1))))]
-    return f"median {statistics.median(ms):6.2f} ms   p95 {p95:6.2f} ms   max {ms[-1]:6.2f} ms"
+    return {"median_ms": statistics.median(ms), "p95_ms": p95, "max_ms": ms[-1]}
+
+
+def _stats(samples: list[float]) -> str:
+    n = _numbers(samples)
+    return (f"median {n['median_ms']:6.2f} ms   p95 {n['p95_ms']:6.2f} ms   "
+            f"max {n['max_ms']:6.2f} ms")
 
 
 def _ticks(app, win, key: str, values: list[float], full: bool) -> list[float]:
@@ -41,7 +49,7 @@ def _ticks(app, win, key: str, values: list[float], full: bool) -> list[float]:
             win.repaint()
         out.append(time.perf_counter() - t0)
         if abs(getattr(win.vm.params, key) - round(v, 2)) > 1e-9:
-            print(f"  (tick {v} not applied within the measured turn)")
+            print(f"  (tick {v} not applied within the measured turn)", file=sys.stderr)
     return out
 
 
@@ -49,7 +57,10 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--ticks", type=int, default=120)
     ap.add_argument("--size", default="1600x1000")
+    ap.add_argument("--json", action="store_true", help="one JSON list on stdout")
     a = ap.parse_args()
+    rows: list[dict] = []
+    say = (lambda *x: None) if a.json else print
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
@@ -71,8 +82,7 @@ def main() -> int:
         "pool 1000": ("memory-plugin", {"limit": 50, "min_score": 0.0, "overfetch": 20.0}),
     }
     blends = [round((i % 50) / 49, 2) for i in range(a.ticks)]
-    print(f"window {a.size}, {a.ticks} ticks per row, Qt platform "
-          f"{app.platformName()}")
+    say(f"window {a.size}, {a.ticks} ticks per row, Qt platform {app.platformName()}")
     for name, (preset, given) in setups.items():
         vm.set_query("which editor theme does the user prefer")
         vm.preset, vm.given = preset, dict(given)
@@ -84,14 +94,22 @@ def main() -> int:
         for full in (False, True):
             samples = _ticks(app, win, "blend", blends, full)
             label = "full repaint" if full else "events only "
-            print(f"{name} (pool {size}, raw {raw}) blend ticks, {label}: {_stats(samples)}")
+            say(f"{name} (pool {size}, raw {raw}) blend ticks, {label}: {_stats(samples)}")
+            rows.append({"bench": "tick", "pool": size, "slider": "blend",
+                         "repaint": label.strip(), **_numbers(samples),
+                         "target": "p95 < 16 ms at 1,000"})
         top = 20.0 if preset == "memory-plugin" else 5.0
         ofs = [round(1 + (i % 40) * (top - 1) / 39, 1) for i in range(a.ticks)]
         for full in (False, True):
             samples = _ticks(app, win, "overfetch", ofs, full)
             label = "full repaint" if full else "events only "
-            print(f"{name} (pool {size}) over-fetch ticks, {label}: {_stats(samples)}")
+            say(f"{name} (pool {size}) over-fetch ticks, {label}: {_stats(samples)}")
+            rows.append({"bench": "tick", "pool": size, "slider": "overfetch",
+                         "repaint": label.strip(), **_numbers(samples),
+                         "target": "p95 < 16 ms at 1,000"})
     win.close()
+    if a.json:
+        print(json.dumps(rows))
     return 0
 
 
