@@ -168,6 +168,7 @@ def save(bundle: dict[str, Any], path: str | Path, html: bool = True) -> list[Pa
     out = [base.with_suffix(".json")]
     text = json.dumps(bundle, allow_nan=False, ensure_ascii=False)
     try:
+        base.parent.mkdir(parents=True, exist_ok=True)
         out[0].write_text(text, encoding="utf-8")
         if html:
             out.append(base.with_suffix(".html"))

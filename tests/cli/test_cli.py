@@ -113,6 +113,11 @@ def test_every_command_leaves_the_store_byte_identical(capsys, random_store, tmp
     vec = json.dumps([0.1] * 8)
     smap = tmp_path / "map.json"
     smap.write_text(json.dumps({"team": ["repo1", "repo2/docs"]}))
+    checks = tmp_path / "checks.json"
+    checks.write_text(json.dumps({"format": "inspector-checks", "version": 1,
+                                  "store": str(path), "checks": [
+                                      {"name": "c", "vector_of": "m0003", "scope": "repo1",
+                                       "assert": ["rawCandidates > 0"]}]}))
     before = snapshot(path)
     commands = [
         ["tables", str(path)], ["tables", str(path), "--json"],
@@ -124,6 +129,15 @@ def test_every_command_leaves_the_store_byte_identical(capsys, random_store, tmp
          "map", "--scope-map", str(smap), "--filter", "pushdown", "--expect", "m0007"],
         ["query", str(path), "--vector", vec, "--distance", "cosine", "--preset",
          "other-plugin", "--scope", "x", "--scope-column", "repo"],
+        ["versions", str(path)],
+        ["diff-versions", str(path), "--from", "1", "--vector", vec],
+        ["sweep", str(path), "--vector", vec, "--scope", "repo1", "--grid-overfetch", "1,2",
+         "--grid-blend", "0,0.5", "--json"],
+        ["report", str(path), "--vector", vec, "--text", "keys", "--scope", "repo1",
+         "--against", "filter=pushdown", "--out", str(tmp_path / "out" / "r")],
+        ["check", str(checks)],
+        ["shot", str(path), "--vector-of", "m0003", "--out", str(tmp_path / "shot.png"),
+         "--size", "800x600"],
     ]
     for cmd in commands:
         code, _, err = _run(capsys, *cmd)
