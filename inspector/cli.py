@@ -192,10 +192,12 @@ def _launch(argv: Sequence[str]) -> int:
                  "(the demo store when none is given). Commands: " + ", ".join(COMMANDS) + ".")
     ap.add_argument("store", nargs="?")
     ap.add_argument("--table")
+    add_store_options(ap)
     a = ap.parse_args(list(argv))
     from inspector.qt.app import launch
+    from inspector.qt.store_options import options_from_args
 
-    return launch(a.store, a.table)
+    return launch(a.store, a.table, options_from_args(a))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

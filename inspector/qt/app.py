@@ -51,7 +51,8 @@ def _wait_for_pool() -> None:
     QThreadPool.globalInstance().waitForDone(5000)
 
 
-def launch(store: str | None, table: str | None) -> int:
+def launch(store: str | None, table: str | None, options: Any = None) -> int:
+    """The window on STORE (or the demo store); options: store_options.OpenOptions."""
     if not has_display():
         print(NO_DISPLAY, file=sys.stderr)
         return 2
@@ -61,7 +62,10 @@ def launch(store: str | None, table: str | None) -> int:
     win = MainWindow()
     win.show()
     if store:
-        win.open_store(store, table)
+        if options is not None:
+            win.store_features.open(store, table, options)
+        else:
+            win.open_store(store, table)
     else:
         win.vm.open_store(None, table)
     code = app.exec()
@@ -127,6 +131,9 @@ def shot(args: Any) -> int:
 
     size = parse_size(args.size)
     params_from_args(args)  # validate every option before any window exists
+    from inspector.qt.store_options import options_from_args
+
+    options = options_from_args(args)
     if args.vector is not None:
         raise InspectorError("inspector shot takes --text or --vector-of, not --vector.")
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -146,7 +153,8 @@ def shot(args: Any) -> int:
         win.query_bar.show_query(vm.text, vm.vector_of)
         if args.store is not None and not asked:
             raise InspectorError("Give a query for the store: --text TEXT or --vector-of ID.")
-        vm.open_store(args.store, args.table, then="run")
+        vm.embedder = getattr(args, "embedder", None)
+        vm.open_store(args.store, args.table, then="run", options=options)
     win.resize(*size)
     win.show()
     wait_idle(vm)

@@ -36,7 +36,9 @@ TIPS = {
     "scope": "The caller's scope. Empty = no scope (everything matches). Suggestions come from "
              "the store's repo / scope / agent column.",
     "rule": "How a row is matched to the scope: repo_prefix (repo == key or path under it), "
-            "path_prefix, map (scope map file), column (a column equals the scope), none.",
+            "path_prefix, map (scope map file), column (a column equals the scope), "
+            "column_global (equals, or '' / NULL = global), agent_scope (AGENT or AGENT/SCOPE: "
+            "the agent column and the scope column, as OpenClaw), none.",
     "filter": "post-filter: scope applied after the global top-k cut (can starve); "
               "pushdown: scope applied inside the search; both: compare them side by side.",
     "limit": "How many results the caller asks for.",
@@ -209,14 +211,13 @@ class QueryBar(QWidget):
         self.suggested.setVisible(bool(st.suggested_queries))
 
     def _scope_options(self, p: Params) -> list[str]:
+        from inspector.qt.query_extras import scope_suggestions
+
         roles = self._opened.store.roles if self._opened else None
-        if p.scope_strategy == "map":
-            return [k for k, _ in p.scope_map]
-        if roles is None:
-            return []
-        col = (p.scope_column or roles.scope or roles.agent) if p.scope_strategy == "column" \
-            else roles.repo
-        return self._scope_values.get(col or "", [])
+        values, hint, compared = scope_suggestions(p, roles, self._scope_values)
+        self.scope.lineEdit().setPlaceholderText(hint)
+        self.scope.setToolTip(TIPS["scope"] + (f"\nCompared with: {compared}" if compared else ""))
+        return values
 
     def show_params(self, p: Params, preset: str | None, given: dict[str, Any],
                     compare: bool) -> None:

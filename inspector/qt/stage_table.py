@@ -88,6 +88,7 @@ class StageModel(QAbstractTableModel):
         self.trace: Trace | None = None
         self.rows = np.zeros(0, np.int64)
         self.expected: frozenset[Any] = frozenset()
+        self.marks: dict[str, str] = {}  # id -> judgment mark (set by judgments_panel)
         self.tokens = LIGHT
         self._fates: list[str] = []
         self._cells = np.zeros((0, 0))
@@ -185,6 +186,7 @@ class StageModel(QAbstractTableModel):
         if name == "text":
             col = t.pool.roles.get("text")
             mark = "★ " if str(t.pool.ids[i]) in self.expected else ""
+            mark += self.marks.get(str(t.pool.ids[i]), "")
             return mark + (" ".join(str(t.pool.columns[col][i]).split()) if col else
                            str(t.pool.ids[i]))
         if name == "base":

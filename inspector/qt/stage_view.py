@@ -27,6 +27,7 @@ class StageView(QWidget):
 
     row_picked = Signal(object)  # id
     row_action = Signal(str, object)  # action name, id
+    menu_opening = Signal(object, object)  # QMenu, id: other panels may add actions
 
     def __init__(self, stage: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -128,4 +129,5 @@ class StageView(QWidget):
             act = QAction(label, menu)
             act.triggered.connect(lambda _=False, n=name: self.row_action.emit(n, rid))
             menu.addAction(act)
+        self.menu_opening.emit(menu, rid)
         menu.exec(self.table.viewport().mapToGlobal(pos))

@@ -46,6 +46,7 @@ class Inspector(QObject):
         self.compare = False
         self.text = ""
         self.vector_of: str | None = None
+        self.embedder: str | None = None  # None: the embedder the store records
         self.query: Query | None = None
         self.lanes: tuple[workers.Lane, ...] = ()
         self.traces: tuple[Trace, ...] = ()
@@ -93,17 +94,23 @@ class Inspector(QObject):
 
     # ---- store ----
     def open_store(self, uri: str | None, table: str | None = None,
-                   then: str | None = None) -> None:
+                   then: str | None = None, options: Any = None) -> None:
         """Open a store in the background; uri None opens the bundled demo store.
 
         `then` is what follows a successful open: "run" the current query, or load the
-        store's first "suggested" query (the default for the demo store)."""
+        store's first "suggested" query (the default for the demo store). `options` is a
+        store_options.OpenOptions; None reuses the open store's options (not its version)
+        when uri is the same store, e.g. when picking another table."""
+        if options is None and self.opened is not None and self.opened.options is not None \
+                and uri == self.store.uri:
+            options = self.opened.options.at(None)
         self._open_generation += 1
         self._generation += 1  # answers about the previous store are now stale
         self._after_open = then or ("suggested" if uri is None else None)
         self._opening, self._querying = True, False
         self._update_busy()
-        self._run(workers.open_job, self._open_generation, uri, table, on_answer=self._opened)
+        self._run(workers.open_job, self._open_generation, uri, table, options,
+                  on_answer=self._opened)
 
     def _opened(self, ans: Answer) -> None:
         if ans.generation != self._open_generation:
@@ -118,10 +125,13 @@ class Inspector(QObject):
                 and "scope" in self.given:
             self.given.pop("scope")  # scopes belong to a store: do not carry one across
             self._rebuild_params()
+        same = self.store is not None and (self.store.uri, self.store.table_name) == \
+            (ans.value.store.uri, ans.value.store.table_name)
         self.opened = ans.value
         self.lanes, self.traces, self.query = (), (), None
         self.selected, self.expectations, self._exhaustive = None, (), {}
-        self.vector_of = None
+        if not same:  # a reload or another version of the same table keeps query by example
+            self.vector_of = None
         self._clear_error()
         self.store_opened.emit(self.opened)
         self.trace_changed.emit()
@@ -225,7 +235,7 @@ class Inspector(QObject):
         self._querying = True
         self._update_busy()
         req = QueryRequest(params=self.params, placements=self.placements,
-                           text=self.text, vector_of=self.vector_of)
+                           text=self.text, vector_of=self.vector_of, embedder=self.embedder)
         self._requested = self.params
         self._run(workers.query_job, self._generation, self.store, req,
                   on_answer=self._fetched)

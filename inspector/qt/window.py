@@ -65,6 +65,13 @@ class MainWindow(QMainWindow):
             self._restore_settings()
         self.apply_theme(self.theme_choice)
         self._show_params()
+        # issue 4 hook: tuning dock (sweeps, judgments, compare, map), Tuning menu, receipts
+        from inspector.qt.tuning_dock import install_tuning
+        install_tuning(self)
+        # issue 5 hook: File > Open… (folders, SQLite, s3:// / db://), recent options, versions
+        # dock, newer-version notice, pinned version, shape suggestion, embedder picker
+        from inspector.qt.store_features import install_store_features
+        self.store_features = install_store_features(self)
 
     # ---- construction ----
     def _build_panels(self) -> None:

@@ -30,6 +30,7 @@ class Opened:
     tables: tuple[str, ...]
     scope_values: dict[str, list[str]] = field(default_factory=dict)
     demo: bool = False
+    options: Any = None  # store_options.OpenOptions it was opened with (None: defaults)
 
 
 @dataclass(frozen=True)
@@ -60,17 +61,19 @@ class QueryRequest:
     placements: tuple[str, ...]
     text: str | None = None
     vector_of: str | None = None
+    embedder: str | None = None  # None: the one the store records
 
 
-def open_job(uri: str | None, table: str | None) -> Opened:
-    """Open a store (the demo store, written on first use, when uri is None)."""
+def open_job(uri: str | None, table: str | None, options: Any = None) -> Opened:
+    """Open a store (the demo store, written on first use, when uri is None); options is a
+    store_options.OpenOptions (storage options, version, docs model, roles) or None."""
     from inspector.core.demo import ensure_demo_store
     from inspector.core.store import open_store
 
     demo = uri is None
     if uri is None:
         uri = str(ensure_demo_store())
-    store = open_store(uri, table)
+    store = open_store(uri, table, **(options.kwargs() if options and not demo else {}))
     tables = tuple(store.table_names())
     values: dict[str, list[str]] = {}
     for col in dict.fromkeys(c for c in (store.roles.repo, store.roles.scope, store.roles.agent)
@@ -79,7 +82,7 @@ def open_job(uri: str | None, table: str | None) -> Opened:
             values[col] = store.distinct(col, limit=500)
         except Exception:  # noqa: BLE001 - scope suggestions are a convenience
             values[col] = []
-    return Opened(store=store, tables=tables, scope_values=values, demo=demo)
+    return Opened(store=store, tables=tables, scope_values=values, demo=demo, options=options)
 
 
 def query_job(store: Store, req: QueryRequest) -> Fetched:
@@ -94,7 +97,8 @@ def query_job(store: Store, req: QueryRequest) -> Fetched:
     if text.startswith("[") and req.vector_of is None:
         query = build_query(store, req.params.mode, vector=parse_vector(text))
     else:
-        query = build_query(store, req.params.mode, text=text or None, vector_of=req.vector_of)
+        query = build_query(store, req.params.mode, text=text or None, vector_of=req.vector_of,
+                            embedder=req.embedder)
     lanes = []
     for placement in req.placements:
         p = req.params.with_(filter=placement)
