@@ -111,17 +111,18 @@ def _scope_hint(probe: Pool | None, p: Params) -> ScopeHint | None:
     """Global ranks of the first and the limit-th in-scope row in a deeper, unfiltered probe."""
     if probe is None or probe.placement != "post":
         return None
+    cut = probe_depth(p, int(probe.store.get("rows") or 0))
     if p.mode == "hybrid":
-        key = (id(probe), p.limit, p.vec_k, p.fts_k, p.rrf_k)
+        key = (id(probe), p.limit, p.vec_k, p.fts_k, p.rrf_k, cut)
         hit = _HINTS.get(key)
         if hit is None or hit[0] is not probe:
             if len(_HINTS) > 16:
                 _HINTS.clear()
-            hit = _HINTS[key] = (probe, _hybrid_hint(probe, p))
+            hit = _HINTS[key] = (probe, _hybrid_hint(probe, p, cut))
         return hit[1]
     n = probe.size
-    dv = probe.vec_leg.depth if probe.vec_leg is not None else 0
-    df = probe.fts_leg.depth if probe.fts_leg is not None else 0
+    dv = min(probe.vec_leg.depth, cut) if probe.vec_leg is not None else 0
+    df = min(probe.fts_leg.depth, cut) if probe.fts_leg is not None else 0
     d = Depths(pool=max(dv, df), vec_k=dv, fts_k=df)
     vr = _leg_ranks(probe.vec_rank, dv) if dv else np.zeros(n, int)
     fr = _leg_ranks(probe.fts_rank, df) if df else np.zeros(n, int)
@@ -131,10 +132,10 @@ def _scope_hint(probe: Pool | None, p: Params) -> ScopeHint | None:
                      page_rank=int(hits[p.limit - 1]) if len(hits) >= p.limit else None)
 
 
-def _hybrid_hint(probe: Pool, p: Params) -> ScopeHint:
+def _hybrid_hint(probe: Pool, p: Params, cut: int) -> ScopeHint:
     """Fused scores move with the legs' depth, so try each pool depth as the real engine would
     run it, and report the first depth that brings one in-scope row, then a full page."""
-    deepest = min(leg.depth for leg in (probe.vec_leg, probe.fts_leg) if leg is not None)
+    deepest = min([cut] + [leg.depth for leg in (probe.vec_leg, probe.fts_leg) if leg is not None])
     first = page = None
     for depth in range(p.limit, deepest + 1):
         d = depths(p.with_(overfetch=depth / p.limit, cap=0))
@@ -173,12 +174,19 @@ def fetch_probe(store: Store, query: Query, p: Params, pool: Pool) -> Pool | Non
     return fetch_pool(store, query, p, vec_k=k, fts_k=k)
 
 
+def probe_depth(p: Params, rows: int) -> int:
+    """How deep `run` probes for p: PROBE_DEPTH (at most the table), never above p's legs."""
+    d = depths(p)
+    return max(min(rows, PROBE_DEPTH), d.vec_k, d.fts_k)
+
+
 def probe_applies(probe: Pool | None, p: Params) -> Pool | None:
-    """The probe if it reaches deeper than p's pool (as `run` would use it), else None."""
+    """The probe when `run` would use one for p (it reaches past p's pool), else None. A probe
+    fetched deeper (the window fetches one for every slider position) is read only as deep as
+    `run` would fetch, so both give the same diagnosis."""
     if probe is None:
         return None
-    deepest = max(leg.depth for leg in (probe.vec_leg, probe.fts_leg) if leg is not None)
-    return probe if deepest > depths(p).pool else None
+    return probe if probe_depth(p, int(probe.store.get("rows") or 0)) > depths(p).pool else None
 
 
 def run(store: Store, query: Query, p: Params) -> Trace:

@@ -14,12 +14,12 @@ from typing import Any
 from superqt.utils import create_worker
 
 from inspector.core.errors import InspectorError
-from inspector.core.params import Params, depths
+from inspector.core.params import Params
+from inspector.core.pipeline import PROBE_DEPTH
 from inspector.core.pool import Pool, Query
 from inspector.core.store import Store
 
 MAX_OVERFETCH = 20.0  # the over-fetch slider's top: one fetch serves every slider position
-PROBE_DEPTH = 1000  # as pipeline.run: how deep a scope miss is probed for the diagnosis
 
 
 @dataclass(frozen=True)
@@ -43,10 +43,10 @@ class Lane:
     probe_depth: int
 
     def probe_for(self, p: Params) -> Pool | None:
-        """The probe exactly when pipeline.run would fetch one for these parameters."""
-        if self.probe is None or self.probe_depth <= depths(p).pool:
-            return None
-        return self.probe
+        """The probe exactly when pipeline.run would use one for these parameters."""
+        from inspector.core.pipeline import probe_applies
+
+        return probe_applies(self.probe, p)
 
 
 @dataclass(frozen=True)
@@ -90,8 +90,7 @@ def query_job(store: Store, req: QueryRequest) -> Fetched:
 
     Text that is a JSON array is taken as the query vector itself."""
     from inspector.core.inputs import build_query, parse_vector
-    from inspector.core.pipeline import fetch_for
-    from inspector.core.pool import fetch_pool
+    from inspector.core.pipeline import fetch_for, fetch_probe
 
     text = (req.text or "").strip()
     if text.startswith("[") and req.vector_of is None:
@@ -103,12 +102,9 @@ def query_job(store: Store, req: QueryRequest) -> Fetched:
     for placement in req.placements:
         p = req.params.with_(filter=placement)
         pool = fetch_for(store, query, p, max_overfetch=MAX_OVERFETCH)
-        probe, deep = None, min(store.rows, PROBE_DEPTH)
-        if placement == "post" and p.scope_spec().active:
-            legs = [leg.depth for leg in (pool.vec_leg, pool.fts_leg) if leg is not None]
-            k = max([deep, *legs])
-            probe = fetch_pool(store, query, p, vec_k=k, fts_k=k)
-        lanes.append(Lane(placement=placement, pool=pool, probe=probe, probe_depth=deep))
+        probe = fetch_probe(store, query, p, pool)  # as deep as every slider position needs
+        lanes.append(Lane(placement=placement, pool=pool, probe=probe,
+                          probe_depth=min(store.rows, PROBE_DEPTH)))
     return Fetched(query=query, lanes=tuple(lanes))
 
 
