@@ -111,16 +111,16 @@ class CompareView(QWidget):
     def run(self) -> None:
         vm = self.vm
         if vm.store is None:
-            vm._fail("Compare runs both sides against the store; open a store first "
+            vm.fail("Compare runs both sides against the store; open a store first "
                      "(a receipt holds one pool only).")
             return
         if vm.query is None:
-            vm._fail("Run a query first: Compare uses the window's query.")
+            vm.fail("Run a query first: Compare uses the window's query.")
             return
         try:
             (la, a), (lb, b) = self.side(0), self.side(1)
         except InspectorError as exc:
-            vm._fail(str(exc))
+            vm.fail(str(exc))
             return
         self._generation += 1
         self.run_button.setEnabled(False)
@@ -138,7 +138,7 @@ class CompareView(QWidget):
         self.run_button.setEnabled(True)
         if ans.error:
             self.summary.setText(ans.error)
-            self.vm._fail(ans.error)
+            self.vm.fail(ans.error)
             return
         self.show_result(ans.value)
         self.compared.emit(ans.value)

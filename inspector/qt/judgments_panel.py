@@ -106,7 +106,7 @@ class JudgmentsPanel(QWidget):
         """Grade a row for the current query (None forgets its judgment)."""
         text, scope = self.key()
         if not text:
-            self.vm._fail("Run a query first: judgments belong to a query.")
+            self.vm.fail("Run a query first: judgments belong to a query.")
             return
         try:
             if grade is None:
@@ -114,14 +114,14 @@ class JudgmentsPanel(QWidget):
             else:
                 self.judgments = self.judgments.add(text, scope, row_id, grade)
         except InspectorError as exc:
-            self.vm._fail(str(exc))
+            self.vm.fail(str(exc))
             return
         self.judgments_changed.emit()
         self.refresh()
 
     def mark_selected(self, grade: float | None) -> None:
         if self.vm.selected is None:
-            self.vm._fail("Select a row first (click it in any stage), then mark it.")
+            self.vm.fail("Select a row first (click it in any stage), then mark it.")
             return
         self.mark(self.vm.selected, grade)
 
@@ -147,7 +147,7 @@ class JudgmentsPanel(QWidget):
         try:
             self.judgments = load_judgments(path)
         except InspectorError as exc:
-            self.vm._fail(str(exc))
+            self.vm.fail(str(exc))
             return False
         self.path = path
         self.judgments_changed.emit()
@@ -161,7 +161,7 @@ class JudgmentsPanel(QWidget):
         try:
             save_judgments(j, path)
         except InspectorError as exc:
-            self.vm._fail(str(exc))
+            self.vm.fail(str(exc))
             return False
         self.judgments, self.path = j, path
         return True

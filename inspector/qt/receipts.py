@@ -76,7 +76,7 @@ class Receipts(QObject):
     def export(self, path: str) -> None:
         vm = self.vm
         if vm.store is None or vm.query is None:
-            vm._fail("A receipt is built from the store: run a query on an open store first.")
+            vm.fail("A receipt is built from the store: run a query on an open store first.")
             return
         against = None
         cmp = self.tuning.compare.result
@@ -92,7 +92,7 @@ class Receipts(QObject):
         if ans.generation != self._generation:
             return
         if ans.error:
-            self.vm._fail(ans.error)
+            self.vm.fail(ans.error)
             return
         self.window.status_label.setText("Receipt written: " + ", ".join(ans.value))
         self.exported.emit(ans.value)
@@ -113,12 +113,12 @@ class Receipts(QObject):
         if ans.generation != self._generation:
             return
         if ans.error:
-            self.vm._fail(ans.error)
+            self.vm.fail(ans.error)
             return
         try:
             enter_offline(self.vm, ans.value)
         except InspectorError as exc:
-            self.vm._fail(str(exc))
+            self.vm.fail(str(exc))
             return
         self.loaded, self.path = ans.value, path
         self._show_offline(True)

@@ -29,6 +29,9 @@ def recent_stores() -> list[str]:
 
 
 def add_recent(uri: str) -> list[str]:
+    from inspector.qt.store_options import without_userinfo
+
+    uri = without_userinfo(uri)  # a user:password@ part never reaches the settings file
     items = [uri, *[u for u in recent_stores() if u != uri]][:MAX_RECENT]
     settings().setValue("recent", items)
     return items

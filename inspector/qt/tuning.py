@@ -190,7 +190,7 @@ class SweepPanel(QWidget):
             try:
                 self.set_query_set(load_judgments(path), path.rsplit("/", 1)[-1])
             except InspectorError as exc:
-                self.vm._fail(str(exc))
+                self.vm.fail(str(exc))
 
     # ---- running ----
     def grid(self) -> Grid:
@@ -216,13 +216,13 @@ class SweepPanel(QWidget):
 
     def run(self) -> None:
         if self.vm.store is None:
-            self.vm._fail("Sweeps fetch from the store; open a store (receipts re-rank their "
+            self.vm.fail("Sweeps fetch from the store; open a store (receipts re-rank their "
                           "bundled pool only).")
             return
         try:
             req = self.request()
         except InspectorError as exc:
-            self.vm._fail(str(exc))
+            self.vm.fail(str(exc))
             return
         self._generation += 1
         self._cancel = threading.Event()
@@ -261,7 +261,7 @@ class SweepPanel(QWidget):
         self.progress.hide()
         if ans.error:
             self.summary.setText(ans.error)
-            self.vm._fail(ans.error)
+            self.vm.fail(ans.error)
             return
         self.show_result(ans.value)
         self.sweep_finished.emit(ans.value)

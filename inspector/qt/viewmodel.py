@@ -327,9 +327,12 @@ class Inspector(QObject):
         self.set_expected(ids)
 
     def _start_expect(self) -> None:
-        if not (self.expected and self.traces and self.query is not None):
+        if not (self.expected and self.traces and self.query is not None) or self.store is None:
             self.expect_busy = False
             self.expectations_changed.emit()
+            if self.expected and self.store is None and self.traces:
+                self._fail("Expected-row analysis searches the store, and this receipt is open "
+                           "without it; open the store to analyse expected rows.")
             return
         self._expect_generation += 1
         self._run(workers.expect_job, self._expect_generation, self.store, self.query,
@@ -366,6 +369,10 @@ class Inspector(QObject):
         if self.error is not None:
             self.error = None
             self.error_cleared.emit()
+
+    def fail(self, message: str) -> None:
+        """Show one sentence in the window's error area (panels report through this)."""
+        self._fail(message)
 
     def clear_error(self) -> None:
         self._clear_error()

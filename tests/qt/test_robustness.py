@@ -126,3 +126,14 @@ def test_a_scripted_window_session_leaves_the_store_byte_identical(qtbot, tmp_pa
     assert (tmp_path / "trace.json").stat().st_size > 0
     win.close()
     assert snapshot(store) == before
+
+
+def test_recent_stores_never_keep_a_password_from_a_url(isolated):
+    from inspector.qt import settings as cfg
+
+    items = cfg.add_recent("s3://alice:hunter2@minio.local:9000/bucket/mem")
+    assert items[0] == "s3://minio.local:9000/bucket/mem"
+    cfg.settings().sync()
+    saved = "".join(p.read_text() for p in Path(isolated).rglob("*") if p.is_file())
+    assert "minio.local" in saved  # the file was written...
+    assert "hunter2" not in saved and "alice" not in saved  # ...without the credentials

@@ -94,3 +94,18 @@ def test_a_bad_receipt_is_one_sentence_and_the_window_stays_online(window, qtbot
     qtbot.waitUntil(lambda: window.error_bar.isVisible(), timeout=10_000)
     assert window.error_bar.label.text() == f"{bad} is not an inspector bundle."
     assert not rc.offline and window.vm.store is not None
+
+
+def test_expected_rows_in_an_offline_receipt_say_why_not(qtbot, window) -> None:
+    """Marking an expected row with no store is one sentence, not a crash."""
+    from inspector.core.bundle import Loaded
+    from inspector.qt import receipts
+
+    vm = window.vm
+    pool = vm.lanes[0].pool
+    receipts.enter_offline(vm, Loaded(pool=pool, params=vm.params, data={}))
+    assert vm.store is None
+    vm.toggle_expected(vm.trace.ids("raw")[0])
+    qtbot.waitUntil(lambda: vm.error is not None, timeout=5_000)
+    assert "open the store" in vm.error
+    assert not vm.expect_busy
