@@ -158,6 +158,7 @@ def install_tuning(window: Any) -> TuningDock:
     """Add the tuning dock, its menus and receipts to a MainWindow (called once, at the end
     of its constructor)."""
     dock = TuningDock(window)
+    dock.setObjectName("tuningDock")  # saveState/restoreState find docks by name
     window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
     dock.hide()
     receipts = Receipts(window, dock)

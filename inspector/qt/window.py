@@ -72,6 +72,9 @@ class MainWindow(QMainWindow):
         # dock, newer-version notice, pinned version, shape suggestion, embedder picker
         from inspector.qt.store_features import install_store_features
         self.store_features = install_store_features(self)
+        docks = cfg.load_state("window/docks") if restore else None
+        if docks is not None:  # after the hooks: the docks must exist to take their places
+            self.restoreState(docks)
 
     # ---- construction ----
     def _build_panels(self) -> None:
@@ -378,6 +381,7 @@ class MainWindow(QMainWindow):
 
     def save_settings(self) -> None:
         cfg.save_state("window/geometry", self.saveGeometry())
+        cfg.save_state("window/docks", self.saveState())
         for name, sp in self.splitters.items():
             cfg.save_state(f"splitters/{name}", sp.saveState())
         cfg.save_state("theme", self.theme_choice)

@@ -137,3 +137,18 @@ def test_recent_stores_never_keep_a_password_from_a_url(isolated):
     saved = "".join(p.read_text() for p in Path(isolated).rglob("*") if p.is_file())
     assert "minio.local" in saved  # the file was written...
     assert "hunter2" not in saved and "alice" not in saved  # ...without the credentials
+
+
+def test_dock_layout_survives_a_restart(qtbot, isolated):
+    from inspector.qt.window import MainWindow
+
+    first = MainWindow()
+    qtbot.addWidget(first)
+    first.show()
+    first.tuning_dock.show()
+    first.tuning_dock.setFloating(True)
+    first.close()
+    second = MainWindow()
+    qtbot.addWidget(second)
+    second.show()
+    assert second.tuning_dock.isVisible() and second.tuning_dock.isFloating()
