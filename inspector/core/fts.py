@@ -42,10 +42,16 @@ def fts_table(store: Store) -> tuple[Any, str]:
     if store.fts_index_column():
         return store.table, "store"
     where = _cache_dir(store)
-    ready = where / "READY"
-    if not ready.exists():
+    opened = _OPENED.get(where)
+    if opened is not None:
+        return opened, str(where)
+    if not (where / "READY").exists():
         _build(store, where)
-    return lancedb.connect(str(where)).open_table("fts"), str(where)
+    _OPENED[where] = lancedb.connect(str(where)).open_table("fts")
+    return _OPENED[where], str(where)
+
+
+_OPENED: dict[Path, Any] = {}  # private copies never change once READY: open each once
 
 
 def _build(store: Store, where: Path) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -52,8 +53,9 @@ class Store:
     role_overrides: dict[str, str] | None = None
     db: Any = field(default=None, repr=False, compare=False)  # the connection, for reopening
 
-    @property
+    @cached_property
     def schema(self) -> pa.Schema:
+        """The pinned version's schema, read once (each read is a round trip into LanceDB)."""
         return self.table.schema
 
     @property
@@ -66,6 +68,11 @@ class Store:
 
     def fts_index_column(self) -> str | None:
         """The text column if the user's own table already carries a full-text index on it."""
+        return self._fts_index_column
+
+    @cached_property
+    def _fts_index_column(self) -> str | None:
+        # read once: the store is pinned at a version, and each read is a LanceDB round trip
         try:
             indices = self.table.list_indices()
         except Exception:  # noqa: BLE001 - an unreadable index list means "no usable index"
