@@ -17,7 +17,7 @@ from inspector.core.store import Store
 
 @dataclass(frozen=True)
 class Shape:
-    name: str  # openclaw | engine-memory | other-plugin | docs-sqlite | unknown
+    name: str  # openclaw | engine-memory | other-plugin | docs-sqlite | demo | unknown
     preset: str | None
     title: str
     notes: tuple[str, ...] = ()
@@ -48,6 +48,9 @@ def detect_shape(store: Store) -> Shape:
     if getattr(store, "source", None) is not None:
         return Shape("docs-sqlite", "docs-before-fix", "Docs engine (SQLite)",
                      ("docs-overfetch and docs-pushdown reproduce the two fixes",))
+    if store.meta.get("demo"):  # our own store: its suggested queries carry their presets
+        return Shape("demo", None, "The inspector's demo store",
+                     ("its suggested queries set their own presets",))
     s = store.schema
     if _has(s, "importance_label") or _has(s, "trust_tier"):
         return Shape("engine-memory", "engine-memory", "The public engine's memory table")

@@ -65,3 +65,10 @@ def test_ensure_demo_store_builds_once_in_the_data_folder(monkeypatch, tmp_path)
     mtime = (first / "memories.lance").stat().st_mtime_ns
     assert ensure_demo_store() == first
     assert (first / "memories.lance").stat().st_mtime_ns == mtime
+
+
+def test_the_demo_store_is_not_mistaken_for_a_real_system(demo):
+    from inspector.core.shapes import detect_shape
+
+    shape = detect_shape(demo)
+    assert shape.preset is None and "demo" in shape.title
