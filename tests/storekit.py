@@ -38,3 +38,21 @@ def snapshot(path: Path) -> dict[str, str]:
         elif f.is_dir():
             out[str(f.relative_to(path)) + "/"] = "dir"
     return out
+
+
+def rows_at_distance(ids: list[str], dist: list[float], dim: int = 4) -> pa.Table:
+    """Rows whose squared L2 distance to (1, 0, 0, ...) is exactly `dist`."""
+    vecs = np.zeros((len(ids), dim), np.float32)
+    vecs[:, 0] = 1 - np.sqrt(np.asarray(dist))
+    return pa.table({"id": ids, "text": [f"memory {i}" for i in ids],
+                     "vector": vectors_column(vecs), "importance": [0.5] * len(ids)})
+
+
+def versioned_store(path: Path) -> Path:
+    """Three versions: v1: m0..m4 at 0.1..0.5; v2: n0, n1 arrive closer (m3, m4 leave a
+    top 5); v3: m0 deleted."""
+    tbl = lancedb.connect(str(path)).create_table(
+        "memories", rows_at_distance([f"m{i}" for i in range(5)], [0.1, 0.2, 0.3, 0.4, 0.5]))
+    tbl.add(rows_at_distance(["n0", "n1"], [0.01, 0.02]))
+    tbl.delete("id = 'm0'")
+    return path

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import lancedb
 import numpy as np
-import pyarrow as pa
 import pytest
-from storekit import snapshot, vectors_column
+from storekit import rows_at_distance as _rows
+from storekit import snapshot, versioned_store
 
 from inspector.core.errors import InspectorError
 from inspector.core.params import Params
@@ -21,23 +21,10 @@ DIM = 4
 Q = np.array([1, 0, 0, 0], np.float32)
 
 
-def _rows(ids: list[str], dist: list[float]) -> pa.Table:
-    """Rows whose squared L2 distance to Q is exactly `dist` (vector (1 - sqrt(d), 0, 0, 0))."""
-    vecs = np.zeros((len(ids), DIM), np.float32)
-    vecs[:, 0] = 1 - np.sqrt(np.asarray(dist))
-    return pa.table({"id": ids, "text": [f"memory {i}" for i in ids],
-                     "vector": vectors_column(vecs), "importance": [0.5] * len(ids)})
-
-
 @pytest.fixture
 def versioned(tmp_path: Path) -> Path:
-    """v1: m0..m4 at distances 0.1..0.5; v2: two closer rows (n0, n1) arrive; v3: m0 deleted."""
-    path = tmp_path / "store"
-    tbl = lancedb.connect(str(path)).create_table(
-        "memories", _rows([f"m{i}" for i in range(5)], [0.1, 0.2, 0.3, 0.4, 0.5]))
-    tbl.add(_rows(["n0", "n1"], [0.01, 0.02]))
-    tbl.delete("id = 'm0'")
-    return path
+    """v1: m0..m4; v2: n0, n1 arrive closer (m3, m4 pushed out of the top 5); v3: m0 deleted."""
+    return versioned_store(tmp_path / "store")
 
 
 def test_versions_are_listed_with_time_and_rows(versioned):

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import lancedb
 import numpy as np
-import pyarrow as pa
 import pytest
 from PySide6.QtCore import Qt
-from storekit import vectors_column
+from storekit import rows_at_distance as _rows
+from storekit import versioned_store
 
 from inspector.core.inputs import build_params, build_query
 from inspector.core.pipeline import run
@@ -28,23 +28,10 @@ GIVEN = {"mode": "vector", "limit": 5}
 LEFT = Qt.MouseButton.LeftButton
 
 
-def _rows(ids: list[str], dist: list[float]) -> pa.Table:
-    """Rows whose squared L2 distance to the query is exactly `dist`."""
-    vecs = np.zeros((len(ids), DIM), np.float32)
-    vecs[:, 0] = 1 - np.sqrt(np.asarray(dist))
-    return pa.table({"id": ids, "text": [f"memory {i}" for i in ids],
-                     "vector": vectors_column(vecs), "importance": [0.5] * len(ids)})
-
-
 @pytest.fixture
 def versioned(tmp_path: Path) -> Path:
     """v1: m0..m4; v2: n0, n1 arrive closer (m3, m4 pushed out of the top 5); v3: m0 deleted."""
-    path = tmp_path / "store"
-    tbl = lancedb.connect(str(path)).create_table(
-        "memories", _rows([f"m{i}" for i in range(5)], [0.1, 0.2, 0.3, 0.4, 0.5]))
-    tbl.add(_rows(["n0", "n1"], [0.01, 0.02]))
-    tbl.delete("id = 'm0'")
-    return path
+    return versioned_store(tmp_path / "store")
 
 
 @pytest.fixture
