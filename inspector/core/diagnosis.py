@@ -24,16 +24,18 @@ def _scope_name(p: Params) -> str:
 def _hint_sentence(hint: ScopeHint | None, p: Params) -> str:
     if hint is None:
         return ("Raise the over-fetch factor, or push the scope down into the query "
-                "(--filter pushdown).")
+                "(filter placement: pushdown).")
     if hint.first_rank is None:
         return (f"No in-scope row appears in the top {hint.probe_depth} global candidates either: "
-                "push the scope down (--filter pushdown), or check the scope mapping.")
-    push = "; scope pushdown (--filter pushdown) finds in-scope rows at over-fetch 1."
+                "push the scope down (filter placement: pushdown), or check the scope mapping.")
+    push = "; with the scope pushed down (filter placement: pushdown) in-scope rows come " \
+           "back at over-fetch 1."
     page = (f"a full page of {p.limit} needs depth {hint.page_rank} (over-fetch "
             f"{hint.page_rank / p.limit:.1f})" if hint.page_rank is not None else
             f"fewer than {p.limit} in-scope rows appear in the top {hint.probe_depth}")
     need = hint.page_rank or hint.first_rank
-    cap = f" with --cap 0 or at least {need}" if p.cap and p.cap < need else ""
+    cap = (f", past the cap of {p.cap} (raise it to {need}, or 0 for none)"
+           if p.cap and p.cap < need else "")
     if hint.first_rank <= p.limit:  # some are already in: the question is a full page
         return page[0].upper() + page[1:] + cap + push
     return (f"The best in-scope row first enters the pool at depth {hint.first_rank} "

@@ -62,6 +62,8 @@ class SentenceTransformerEmbedder:
         import os
 
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # keep stderr for errors
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:
