@@ -7,7 +7,6 @@ a sweep, a comparison, a fresh map) is disabled and says so. Opening a store end
 
 from __future__ import annotations
 
-from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,7 @@ from inspector.core.errors import InspectorError
 from inspector.qt import workers
 from inspector.qt.tuning_jobs import open_receipt_job, receipt_job
 from inspector.qt.viewmodel import Inspector
-from inspector.qt.workers import Answer, Lane
+from inspector.qt.workers import Answer
 
 OFFLINE_NOTE = ("Receipt mode: the stages come from the receipt's bundled pool and the sliders "
                 "re-rank it without the store. New queries, sweeps, comparisons and maps need "
@@ -30,27 +29,7 @@ def enter_offline(vm: Inspector, loaded: Loaded) -> None:
     """Put the view-model on a bundled pool: no store, one lane, the bundle's parameters.
 
     The lane's probe is the pool itself, as `receipt.build_receipt` derives its trace."""
-    pool, p = loaded.pool, loaded.params
-    vm._generation += 1  # answers still in flight are about the store: drop them
-    vm._open_generation += 1
-    vm._opening = vm._querying = False
-    vm._update_busy()
-    vm.opened = None
-    vm.preset, vm.compare = None, False
-    vm.given = {f.name: getattr(p, f.name) for f in fields(p)}
-    vm.text, vm.vector_of = pool.query.text or "", None
-    vm.expected, vm.expectations, vm.selected = [], (), None
-    depth = max(leg.depth for leg in (pool.vec_leg, pool.fts_leg) if leg is not None)
-    vm.query = pool.query
-    vm.lanes = (Lane(placement=p.filter, pool=pool, probe=pool if p.filter == "post" else None,
-                     probe_depth=depth),)
-    vm._lanes_key = vm._fetch_key(p)
-    vm.focus_lane = 0
-    if not vm._rebuild_params():
-        raise InspectorError("The receipt's parameters do not validate in this inspector.")
-    vm.query_changed.emit()
-    vm.rederive()
-    vm._select_first()
+    vm.show_pool(loaded.pool, loaded.params)
 
 
 class Receipts(QObject):

@@ -7,6 +7,7 @@ Parameters follow the CLI exactly: a preset name plus explicitly given values, c
 
 from __future__ import annotations
 
+from dataclasses import fields
 from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
@@ -369,6 +370,32 @@ class Inspector(QObject):
         if self.error is not None:
             self.error = None
             self.error_cleared.emit()
+
+    def show_pool(self, pool: Pool, p: Params) -> None:
+        """Show a pool without its store (a reopened receipt): one lane, p's parameters; the
+        sliders re-rank it as always, and nothing that needs LanceDB can start. The lane's
+        probe is the pool itself, as `receipt.build_receipt` derives its trace."""
+        self._generation += 1  # answers still in flight are about the store: drop them
+        self._open_generation += 1
+        self._opening = self._querying = False
+        self._update_busy()
+        self.opened = None
+        self.preset, self.compare = None, False
+        self.given = {f.name: getattr(p, f.name) for f in fields(p)}
+        self.text, self.vector_of = pool.query.text or "", None
+        self.expected, self.expectations, self.selected = [], (), None
+        depth = max(leg.depth for leg in (pool.vec_leg, pool.fts_leg) if leg is not None)
+        self.query = pool.query
+        self.lanes = (workers.Lane(placement=p.filter, pool=pool,
+                                   probe=pool if p.filter == "post" else None,
+                                   probe_depth=depth),)
+        self._lanes_key = self._fetch_key(p)
+        self.focus_lane = 0
+        if not self._rebuild_params():
+            raise InspectorError("The receipt's parameters do not validate in this inspector.")
+        self.query_changed.emit()
+        self.rederive()
+        self._select_first()
 
     def fail(self, message: str) -> None:
         """Show one sentence in the window's error area (panels report through this)."""
