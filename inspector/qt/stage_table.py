@@ -96,23 +96,36 @@ class StageModel(QAbstractTableModel):
         self._italic.setItalic(True)
 
     def set_trace(self, trace: Trace | None, expected: frozenset[Any]) -> None:
-        """Show a new trace. When the same rows come back (a blend tick leaves the raw and
-        scoped stages as they were), only the rows whose cells changed are repainted."""
+        """Show a new trace. When the old rows are a prefix of the new ones or the other way
+        round (a blend tick keeps the raw and scoped stages; an over-fetch tick grows or
+        shrinks them at the end), rows are inserted or removed at the end and only the cells
+        that changed are repainted; anything else resets the model."""
         rows = trace.stage(self.stage).rows if trace is not None else np.zeros(0, np.int64)
         fates = fates_of(trace, rows) if trace is not None else []
         content = self._content(trace, rows, fates)
-        same_rows = (self.trace is not None and trace is not None and expected == self.expected
-                     and trace.pool is self.trace.pool and np.array_equal(rows, self.rows)
-                     and trace.params.mode == self.trace.params.mode)
-        if not same_rows:
+        n_old, n_new = len(self.rows), len(rows)
+        k = min(n_old, n_new)
+        prefix = (self.trace is not None and trace is not None and expected == self.expected
+                  and trace.pool is self.trace.pool and np.array_equal(rows[:k], self.rows[:k])
+                  and trace.params.mode == self.trace.params.mode)
+        if not prefix:
             self.beginResetModel()
+        elif n_new > n_old:
+            self.beginInsertRows(QModelIndex(), n_old, n_new - 1)
+        elif n_new < n_old:
+            self.beginRemoveRows(QModelIndex(), n_new, n_old - 1)
         old = self._cells
         self.trace, self.expected, self.rows, self._fates, self._cells = \
             trace, expected, rows, fates, content
-        if not same_rows:
+        if not prefix:
             self.endResetModel()
             return
-        changed = np.flatnonzero(np.any(old != content, axis=0)) if content.size else []
+        if n_new > n_old:
+            self.endInsertRows()
+        elif n_new < n_old:
+            self.endRemoveRows()
+        changed = (np.flatnonzero(np.any(old[:, :k] != content[:, :k], axis=0))
+                   if k and content.size and old.size else [])
         last = len(self.columns) - 1
         if len(changed) > 16:
             self.dataChanged.emit(self.index(int(changed[0]), 0),
