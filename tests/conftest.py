@@ -4,7 +4,10 @@ the user's own cache, data or settings folders."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+
+os.environ.setdefault("LANCEDB_LOG", "error")  # before lancedb loads: as the package itself does
+
+from collections.abc import Callable  # noqa: E402
 from pathlib import Path
 from typing import Any
 
