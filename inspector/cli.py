@@ -1,5 +1,6 @@
-"""Command line: `inspector query|tables|presets|demo|shot|sweep|report|check`, or
-`inspector [STORE]` for the window.
+"""Command line: `inspector query|tables|presets|demo|shot`, the shared options, and
+`inspector [STORE]` for the window; `sweep|report|check` live in cli_tuning and
+`versions|diff-versions` in cli_stores.
 
 Bad input exits with status 2 and one line on stderr, never a traceback.
 """
@@ -93,8 +94,10 @@ def _parser() -> argparse.ArgumentParser:
     sh.add_argument("--out", required=True)
     sh.add_argument("--size", default="1600x1000", help="window size WIDTHxHEIGHT")
     add_query_options(sh, need_query=False)
-    _add_tuning_parsers(sub)
-    _add_version_parsers(sub)
+    from inspector import cli_stores, cli_tuning
+
+    cli_tuning.add_parsers(sub)
+    cli_stores.add_parsers(sub)
     return ap
 
 
@@ -119,20 +122,25 @@ def params_from_args(a: argparse.Namespace) -> Any:
         filter=a.filter)
 
 
+def query_from_args(a: argparse.Namespace, store: Any, params: Any) -> Any:
+    """The query the options describe: --vector, --vector-of or --text (with --embedder)."""
+    from inspector.core.inputs import build_query, parse_vector
+
+    if a.vector is not None and a.vector_of is not None:
+        raise InspectorError("Give either --vector or --vector-of, not both.")
+    vector = parse_vector(a.vector) if a.vector is not None else None
+    return build_query(store, params.mode, text=a.text, vector=vector, vector_of=a.vector_of,
+                       embedder=a.embedder)
+
+
 def run_query(a: argparse.Namespace) -> Any:
     """Open the store, run the pipeline, analyse expected ids: the CLI and `shot` share this."""
     from inspector.core.expect import analyse, attach
-    from inspector.core.inputs import build_query, parse_vector
     from inspector.core.pipeline import run
 
-    given = [x for x in (a.vector, a.vector_of) if x is not None]
-    if len(given) > 1:
-        raise InspectorError("Give either --vector or --vector-of, not both.")
     params = params_from_args(a)
     store = open_from_args(a)
-    vector = parse_vector(a.vector) if a.vector is not None else None
-    query = build_query(store, params.mode, text=a.text, vector=vector, vector_of=a.vector_of,
-                        embedder=a.embedder)
+    query = query_from_args(a, store, params)
     trace = run(store, query, params)
     if a.expect:
         trace = attach(trace, analyse(store, query, trace, a.expect))
@@ -209,10 +217,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not argv or argv[0] not in COMMANDS:
             return _launch(argv)
         a = _parser().parse_args(argv)
+        from inspector import cli_stores, cli_tuning
+
         handler = {"query": _cmd_query, "tables": _cmd_tables, "presets": _cmd_presets,
-                   "demo": _cmd_demo, "shot": _cmd_shot, "sweep": _cmd_sweep,
-                   "report": _cmd_report, "check": _cmd_check, "versions": _cmd_versions,
-                   "diff-versions": _cmd_diff_versions}[a.command]
+                   "demo": _cmd_demo, "shot": _cmd_shot, **cli_tuning.HANDLERS,
+                   **cli_stores.HANDLERS}[a.command]
         return handler(a)
     except InspectorError as exc:
         print(f"inspector: {exc}", file=sys.stderr)
@@ -221,179 +230,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
-
-
-# --- tuning and evidence: sweep, report, check -------------------------------------------
-
-
-def _add_tuning_parsers(sub: Any) -> None:
-    sw = sub.add_parser("sweep", help="over-fetch x blend (x min score) grid over a query set")
-    sw.add_argument("store")
-    add_query_options(sw, need_query=False)
-    sw.add_argument("--queries", metavar="FILE",
-                    help="query set / judgments file (JSON or CSV); else the one --text query")
-    sw.add_argument("--judgments", metavar="FILE", help="grades for the single --text query")
-    _add_grid_options(sw)
-    sw.add_argument("--json", action="store_true", help="one JSON object instead of text")
-    sw.add_argument("--out", metavar="FILE", help="also write the JSON result to FILE")
-    rp = sub.add_parser("report", help="write a receipt bundle (JSON + self-contained HTML)")
-    rp.add_argument("store")
-    add_query_options(rp, need_query=True)
-    rp.add_argument("--out", required=True, metavar="PATH", help="writes PATH.json, PATH.html")
-    rp.add_argument("--judgments", metavar="FILE", help="grades for this query (JSON or CSV)")
-    rp.add_argument("--against-preset", choices=list(PRESETS), help="compare side by side")
-    rp.add_argument("--against", action="append", default=[], metavar="KEY=VALUE",
-                    help="compare with these parameter changes, e.g. --against filter=pushdown")
-    rp.add_argument("--pool-depth", type=int, default=300, help="candidates kept in the bundle")
-    rp.add_argument("--no-map", action="store_true", help="skip the PCA map (no vector lookup)")
-    rp.add_argument("--no-html", action="store_true")
-    _add_grid_options(rp)
-    ck = sub.add_parser("check", help="run a checks file; exit 1 when an assertion fails")
-    ck.add_argument("checks_file")
-    ck.add_argument("--store", help="store to check (default: the file's \"store\")")
-    ck.add_argument("--table")
-    ck.add_argument("--json", action="store_true")
-
-
-def _add_grid_options(ap: argparse.ArgumentParser) -> None:
-    g = ap.add_argument_group("grid ('a,b,c' or 'start:stop:step', inclusive)")
-    g.add_argument("--grid-overfetch", default="1:10:1", metavar="SPEC")
-    g.add_argument("--grid-blend", default="0:1:0.1", metavar="SPEC")
-    g.add_argument("--grid-min-score", metavar="SPEC", help="default: the base min score")
-    g.add_argument("--k", type=int, help="metric cut-off (default: the limit)")
-
-
-def _grid(a: argparse.Namespace) -> Any:
-    from inspector.core.sweep import Grid, parse_axis
-
-    ms = parse_axis(a.grid_min_score, "min score") if a.grid_min_score else None
-    return Grid(parse_axis(a.grid_overfetch, "over-fetch"), parse_axis(a.grid_blend, "blend"), ms)
-
-
-def _store_query_params(a: argparse.Namespace, need_query: bool) -> tuple[Any, Any, Any]:
-    from inspector.core.inputs import build_query, parse_vector
-
-    params = params_from_args(a)
-    store = open_from_args(a)
-    if not need_query and a.text is None and a.vector is None and a.vector_of is None:
-        return store, None, params
-    if a.vector is not None and a.vector_of is not None:
-        raise InspectorError("Give either --vector or --vector-of, not both.")
-    vector = parse_vector(a.vector) if a.vector is not None else None
-    query = build_query(store, params.mode, text=a.text, vector=vector, vector_of=a.vector_of,
-                        embedder=a.embedder)
-    return store, query, params
-
-
-def _grades(path: str | None, text: str | None, scope: str | None) -> dict[str, float] | None:
-    if not path:
-        return None
-    from inspector.core.judgments import load_judgments
-
-    return load_judgments(path).grades_for(text or "", scope) or None
-
-
-def _progress(done: int, total: int, label: str) -> None:
-    if sys.stderr.isatty():
-        sys.stderr.write(f"\r[{done}/{total}] {label[:60]:<60}")
-        if done == total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
-
-
-def _cmd_sweep(a: argparse.Namespace) -> int:
-    from inspector.core.judgments import load_judgments
-    from inspector.core.sweep import Case, cases_from_judgments, run_sweep
-    from inspector.core.tuning_text import format_sweep
-
-    store, query, params = _store_query_params(a, need_query=False)
-    if a.queries:
-        cases = cases_from_judgments(store, load_judgments(a.queries), params.mode, a.embedder)
-    elif query is not None:
-        grades = _grades(a.judgments, a.text, params.scope) or {}
-        cases = [Case(a.text or query.source, query, None, tuple(sorted(grades.items())))]
-    else:
-        raise InspectorError("Give a query set (--queries FILE) or one query (--text ...).")
-    result = run_sweep(store, cases, params, _grid(a), k=a.k, progress=_progress)
-    data = result.to_json()
-    if a.out:
-        _write_json(a.out, data)
-    if a.json:
-        json.dump(data, sys.stdout, allow_nan=False, ensure_ascii=False)
-        sys.stdout.write("\n")
-    else:
-        print(format_sweep(result))
-    return 0
-
-
-def _write_json(path: str, data: Any) -> None:
-    try:
-        with open(path, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, allow_nan=False, ensure_ascii=False)
-    except OSError as exc:
-        raise InspectorError(f"Cannot write {path}: {exc.strerror}.") from None
-
-
-def _against(a: argparse.Namespace, params: Any) -> tuple[str, Any] | None:
-    from inspector.core.inputs import build_params
-
-    if not a.against_preset and not a.against:
-        return None
-    changes: dict[str, Any] = {}
-    for pair in a.against:
-        key, sep, raw = pair.partition("=")
-        if not sep or not key:
-            raise InspectorError(f"--against takes KEY=VALUE, not {pair!r}.")
-        try:
-            changes[key.replace("-", "_")] = json.loads(raw)
-        except ValueError:
-            changes[key.replace("-", "_")] = raw
-    try:
-        if a.against_preset:
-            other = build_params(preset=a.against_preset, limit=params.limit, scope=params.scope,
-                                 **changes)
-        else:
-            other = params.with_(**changes)
-    except TypeError as exc:
-        raise InspectorError(f"--against names an unknown parameter ({exc}).") from None
-    label = a.against_preset or ", ".join(a.against)
-    return label, other
-
-
-def _cmd_report(a: argparse.Namespace) -> int:
-    from inspector.core.bundle import save
-    from inspector.core.receipt import build_receipt
-
-    store, query, params = _store_query_params(a, need_query=True)
-    if a.pool_depth < 1:
-        raise InspectorError("--pool-depth must be at least 1.")
-    grades = _grades(a.judgments, a.text, params.scope)
-    bundle = build_receipt(store, query, params, grades=grades, against=_against(a, params),
-                           label=a.preset or "given", grid=_grid(a), pool_depth=a.pool_depth,
-                           with_map=not a.no_map)
-    paths = save(bundle, a.out, html=not a.no_html)
-    t = bundle["trace"]
-    print(f"[{t['diagnosis']['code']}] {t['diagnosis']['message']}")
-    if bundle["metrics"]:
-        print("metrics " + "  ".join(f"{k}={'-' if v is None else f'{v:.3f}'}"
-                                     for k, v in bundle["metrics"].items()))
-    for p in paths:
-        print(f"wrote {p}")
-    return 0
-
-
-def _cmd_check(a: argparse.Namespace) -> int:
-    from inspector.core.checks import format_results, load_checks, run_checks
-
-    results = run_checks(load_checks(a.checks_file), a.store, a.table)
-    if a.json:
-        print(json.dumps([r.to_json() for r in results], allow_nan=False, ensure_ascii=False))
-    else:
-        print(format_results(results))
-    return 0 if all(r.passed for r in results) else 1
-
-
-# --- real stores: storage options, versions -----------------------------------------------
 
 
 def storage_from_args(a: argparse.Namespace) -> dict[str, str] | None:
@@ -410,65 +246,3 @@ def open_from_args(a: argparse.Namespace, version: int | None = None) -> Any:
                       version=version if version is not None else getattr(a, "as_of", None),
                       storage_options=storage_from_args(a),
                       embedding_model=getattr(a, "docs_model", None))
-
-
-def _add_version_parsers(sub: Any) -> None:
-    v = sub.add_parser("versions", help="a table's versions: number, time, row count")
-    v.add_argument("store")
-    v.add_argument("--table")
-    v.add_argument("--json", action="store_true")
-    add_store_options(v, as_of=False)
-    dv = sub.add_parser("diff-versions", help="one query on two versions: what left, what came")
-    dv.add_argument("store")
-    add_query_options(dv, need_query=True)
-    dv.add_argument("--from", dest="version_a", type=int, required=True, metavar="V",
-                    help="the older version")
-    dv.add_argument("--to", dest="version_b", type=int, metavar="V",
-                    help="the newer version (default: the latest)")
-    dv.add_argument("--stage", default="final", choices=("raw", "scoped", "blended", "final"))
-    dv.add_argument("--who-pushed-out", metavar="ID",
-                    help="walk the versions in between: the first write after which ID is gone")
-    dv.add_argument("--json", action="store_true")
-
-
-def _cmd_versions(a: argparse.Namespace) -> int:
-    from inspector.core.versions import list_versions
-
-    store = open_from_args(a)
-    got = list_versions(store)
-    if a.json:
-        print(json.dumps({"uri": store.uri, "table": store.table_name,
-                          "versions": [v.to_json() for v in got]}))
-        return 0
-    print(f"store {store.uri}  table {store.table_name}")
-    for v in got:
-        ts = v.timestamp.isoformat(sep=" ", timespec="seconds") if v.timestamp else "-"
-        print(f"  v{v.version:<6} {ts:<20} {'-' if v.rows is None else v.rows:>9} rows")
-    return 0
-
-
-def _cmd_diff_versions(a: argparse.Namespace) -> int:
-    from inspector.core import versions as v
-    from inspector.core.inputs import build_query, parse_vector
-
-    if a.vector is not None and a.vector_of is not None:
-        raise InspectorError("Give either --vector or --vector-of, not both.")
-    params = params_from_args(a)
-    store = open_from_args(a, version=a.version_a)
-    vector = parse_vector(a.vector) if a.vector is not None else None
-    query = build_query(store, params.mode, text=a.text, vector=vector, vector_of=a.vector_of,
-                        embedder=a.embedder)
-    diff = v.compare_versions(store, query, params, a.version_a, a.version_b, a.stage)
-    push = None
-    if a.who_pushed_out:
-        lo, hi = sorted((diff.version_a, diff.version_b))
-        span = [x.version for x in v.list_versions(store) if lo <= x.version <= hi]
-        push = v.find_push_out(store, query, params, a.who_pushed_out, span, a.stage)
-    if a.json:
-        doc = diff.to_json()
-        doc["push_out"] = push.to_json() if push else None
-        json.dump(doc, sys.stdout, allow_nan=False, ensure_ascii=False)
-        sys.stdout.write("\n")
-    else:
-        print(v.format_diff(diff, push))
-    return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -74,3 +75,30 @@ def build_params(preset: str | None = None, scope_map_file: str | None = None,
         limit = given.pop("limit", 10)
         return get_preset(preset).params(limit=limit, scope=given.pop("scope", None), **given)
     return Params(**given)
+
+
+def parse_changes(pairs: Iterable[str]) -> dict[str, Any]:
+    """KEY=VALUE parameter changes (`overfetch=3`, `filter=pushdown`): a value is JSON when it
+    parses as JSON, else the text itself; dashes in keys read as underscores."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or not key:
+            raise InspectorError(f"Parameter changes are KEY=VALUE, not {pair!r}.")
+        try:
+            out[key] = json.loads(raw.strip())
+        except ValueError:
+            out[key] = raw.strip()
+    return out
+
+
+def params_with_changes(current: Params, preset: str | None, changes: dict[str, Any]) -> Params:
+    """A preset (keeping current's limit and scope) or current itself, with changes on top."""
+    try:
+        if preset:
+            return build_params(preset=preset, limit=current.limit, scope=current.scope,
+                                **changes)
+        return current.with_(**changes)
+    except TypeError as exc:
+        raise InspectorError(f"Unknown parameter in the changes ({exc}).") from None

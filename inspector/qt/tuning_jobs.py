@@ -6,7 +6,6 @@ tagged by generation and turns an InspectorError into one sentence.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -47,35 +46,18 @@ def sweep_job(store: Store, req: SweepRequest, progress: Callable[[int, int, str
 
 
 def parse_changes(text: str) -> dict[str, Any]:
-    """'overfetch=3, filter=pushdown' -> {'overfetch': 3, 'filter': 'pushdown'} (as the
-    CLI's --against reads KEY=VALUE: JSON values, else the raw text)."""
-    out: dict[str, Any] = {}
-    for pair in (x.strip() for x in text.replace(";", ",").split(",")):
-        if not pair:
-            continue
-        key, sep, raw = pair.partition("=")
-        if not sep or not key.strip():
-            raise InspectorError(f"Parameter changes are KEY=VALUE, not {pair!r}.")
-        try:
-            out[key.strip().replace("-", "_")] = json.loads(raw.strip())
-        except ValueError:
-            out[key.strip().replace("-", "_")] = raw.strip()
-    return out
+    """'overfetch=3, filter=pushdown' (commas or semicolons) -> parameter changes."""
+    from inspector.core.inputs import parse_changes as parse_pairs
+
+    return parse_pairs(x for x in (p.strip() for p in text.replace(";", ",").split(",")) if x)
 
 
 def side_params(current: Params, preset: str | None, changes: str) -> Params:
     """One side of a comparison: the window's parameters or a preset (keeping the window's
     limit and scope), with KEY=VALUE changes on top."""
-    from inspector.core.inputs import build_params
+    from inspector.core.inputs import params_with_changes
 
-    extra = parse_changes(changes)
-    try:
-        if preset:
-            return build_params(preset=preset, limit=current.limit, scope=current.scope,
-                                **extra)
-        return current.with_(**extra)
-    except TypeError as exc:
-        raise InspectorError(f"Unknown parameter in the changes ({exc}).") from None
+    return params_with_changes(current, preset, parse_changes(changes))
 
 
 def compare_job(store: Store, query: Query, a: Params, b: Params,

@@ -19,13 +19,14 @@ from inspector.core.pipeline import derive
 from inspector.core.pool import Pool, Query
 from inspector.core.trace import Expectation, Trace
 from inspector.qt import workers
+from inspector.qt.expected_rows import ExpectedRows
 from inspector.qt.workers import Answer, Fetched, Opened, QueryRequest
 
 LIVE_KEYS = ("overfetch", "blend", "min_score")  # re-derived from the cached pool, no fetch
 PLACEMENTS = ("post", "pushdown")
 
 
-class Inspector(QObject):
+class Inspector(ExpectedRows, QObject):
     """State plus the operations on it; panels subscribe to the past-tense signals."""
 
     store_opened = Signal(object)  # Opened
@@ -120,7 +121,7 @@ class Inspector(QObject):
         self._update_busy()
         then, self._after_open = self._after_open, None
         if ans.error:
-            self._fail(ans.error)
+            self.fail(ans.error)
             return
         if self.store is not None and self.store.uri != ans.value.store.uri \
                 and "scope" in self.given:
@@ -133,7 +134,7 @@ class Inspector(QObject):
         self.selected, self.expectations, self._exhaustive = None, (), {}
         if not same:  # a reload or another version of the same table keeps query by example
             self.vector_of = None
-        self._clear_error()
+        self.clear_error()
         self.store_opened.emit(self.opened)
         self.trace_changed.emit()
         if then == "suggested" and self.opened.store.suggested_queries:
@@ -186,7 +187,7 @@ class Inspector(QObject):
         try:
             mapping = load_scope_map(path)
         except InspectorError as exc:
-            self._fail(str(exc))
+            self.fail(str(exc))
             return
         self.given.update(scope_map=freeze_map(mapping), scope_strategy="map")
         if self._rebuild_params():
@@ -209,7 +210,7 @@ class Inspector(QObject):
         try:
             self.params = build_params(preset=self.preset, **self.given)
         except InspectorError as exc:
-            self._fail(str(exc))
+            self.fail(str(exc))
             return False
         self.params_changed.emit(self.params)
         return True
@@ -250,7 +251,7 @@ class Inspector(QObject):
             # results for other parameters would mislead: show the sentence, not stale rows
             self.lanes, self.traces, self.expectations, self._lanes_key = (), (), (), None
             self.trace_changed.emit()
-            self._fail(ans.error)
+            self.fail(ans.error)
             return
         got: Fetched = ans.value
         self.query, self.lanes, self._exhaustive = got.query, got.lanes, {}
@@ -285,10 +286,10 @@ class Inspector(QObject):
                 p = self.lane_params(n)
                 traces.append(derive(lane.pool, p, probe=lane.probe_for(p)))
         except InspectorError as exc:
-            self._fail(str(exc))
+            self.fail(str(exc))
             return
         self.traces = tuple(traces)
-        self._clear_error()
+        self.clear_error()
         self.trace_changed.emit()
         if self.expected:
             self.expect_busy = True
@@ -312,44 +313,6 @@ class Inspector(QObject):
                 self.trace_changed.emit()
             self.selection_changed.emit(row_id)
 
-    def set_expected(self, ids: list[str]) -> None:
-        self.expected = list(dict.fromkeys(str(i) for i in ids if str(i).strip()))
-        self.expectations = ()
-        self.expect_busy = bool(self.expected and self.traces)
-        self.expectations_changed.emit()
-        self.trace_changed.emit()
-        if self.expect_busy:
-            self._expect_timer.start(0)
-
-    def toggle_expected(self, row_id: Any) -> None:
-        rid = str(row_id)
-        ids = [i for i in self.expected if i != rid] if rid in self.expected \
-            else [*self.expected, rid]
-        self.set_expected(ids)
-
-    def _start_expect(self) -> None:
-        if not (self.expected and self.traces and self.query is not None) or self.store is None:
-            self.expect_busy = False
-            self.expectations_changed.emit()
-            if self.expected and self.store is None and self.traces:
-                self._fail("Expected-row analysis searches the store, and this receipt is open "
-                           "without it; open the store to analyse expected rows.")
-            return
-        self._expect_generation += 1
-        self._run(workers.expect_job, self._expect_generation, self.store, self.query,
-                  self.traces, list(self.expected), dict(self._exhaustive),
-                  on_answer=self._expected_ready)
-
-    def _expected_ready(self, ans: Answer) -> None:
-        if ans.generation != self._expect_generation:
-            return
-        self.expect_busy = False
-        if ans.error:
-            self._fail(ans.error)
-        else:
-            self.expectations, self._exhaustive = ans.value
-        self.expectations_changed.emit()
-
     # ---- plumbing ----
     def _run(self, fn: Any, generation: int, *args: Any, on_answer: Any) -> None:
         job = workers.start(fn, generation, *args, on_answer=on_answer)
@@ -362,11 +325,12 @@ class Inspector(QObject):
             self.busy = on
             self.busy_changed.emit(on)
 
-    def _fail(self, message: str) -> None:
+    def fail(self, message: str) -> None:
+        """Show one sentence in the window's error area (panels report through this too)."""
         self.error = message
         self.error_raised.emit(message)
 
-    def _clear_error(self) -> None:
+    def clear_error(self) -> None:
         if self.error is not None:
             self.error = None
             self.error_cleared.emit()
@@ -384,11 +348,9 @@ class Inspector(QObject):
         self.given = {f.name: getattr(p, f.name) for f in fields(p)}
         self.text, self.vector_of = pool.query.text or "", None
         self.expected, self.expectations, self.selected = [], (), None
-        depth = max(leg.depth for leg in (pool.vec_leg, pool.fts_leg) if leg is not None)
         self.query = pool.query
         self.lanes = (workers.Lane(placement=p.filter, pool=pool,
-                                   probe=pool if p.filter == "post" else None,
-                                   probe_depth=depth),)
+                                   probe=pool if p.filter == "post" else None),)
         self._lanes_key = self._fetch_key(p)
         self.focus_lane = 0
         if not self._rebuild_params():
@@ -396,10 +358,3 @@ class Inspector(QObject):
         self.query_changed.emit()
         self.rederive()
         self._select_first()
-
-    def fail(self, message: str) -> None:
-        """Show one sentence in the window's error area (panels report through this)."""
-        self._fail(message)
-
-    def clear_error(self) -> None:
-        self._clear_error()

@@ -15,7 +15,6 @@ from superqt.utils import create_worker
 
 from inspector.core.errors import InspectorError
 from inspector.core.params import Params
-from inspector.core.pipeline import PROBE_DEPTH
 from inspector.core.pool import Pool, Query
 from inspector.core.store import Store
 
@@ -40,7 +39,6 @@ class Lane:
     placement: str
     pool: Pool
     probe: Pool | None
-    probe_depth: int
 
     def probe_for(self, p: Params) -> Pool | None:
         """The probe exactly when pipeline.run would use one for these parameters."""
@@ -103,8 +101,7 @@ def query_job(store: Store, req: QueryRequest) -> Fetched:
         p = req.params.with_(filter=placement)
         pool = fetch_for(store, query, p, max_overfetch=MAX_OVERFETCH)
         probe = fetch_probe(store, query, p, pool)  # as deep as every slider position needs
-        lanes.append(Lane(placement=placement, pool=pool, probe=probe,
-                          probe_depth=min(store.rows, PROBE_DEPTH)))
+        lanes.append(Lane(placement=placement, pool=pool, probe=probe))
     return Fetched(query=query, lanes=tuple(lanes))
 
 
