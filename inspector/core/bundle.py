@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from inspector.core.errors import InspectorError
+from inspector.core.jsonio import plain, read_json
 from inspector.core.params import Params
 from inspector.core.pool import Leg, Pool, Query
 from inspector.core.scope import ScopeSpec
@@ -24,19 +25,6 @@ from inspector.core.trace import Trace
 
 FORMAT = "inspector-bundle"
 VERSION = 1
-
-
-def _plain(v: Any) -> Any:
-    """A column value as JSON: numpy scalars unwrapped, bytes as hex, dates as ISO text."""
-    if isinstance(v, np.generic):
-        v = v.item()
-    if isinstance(v, float) and not math.isfinite(v):
-        return None
-    if isinstance(v, (bytes, bytearray)):
-        return v.hex()
-    if hasattr(v, "isoformat"):
-        return v.isoformat()
-    return v
 
 
 def _floats(a: np.ndarray) -> list[float | None]:
@@ -63,7 +51,7 @@ def _leg_from(d: dict[str, Any] | None) -> Leg | None:
 
 def _array_json(a: np.ndarray) -> dict[str, Any]:
     if a.dtype == object:
-        data: list[Any] = [_plain(x) for x in a]
+        data: list[Any] = [plain(x) for x in a]
     elif a.dtype.kind == "f":
         data = _floats(a)
     else:
@@ -97,7 +85,7 @@ def pool_to_json(pool: Pool) -> dict[str, Any]:
             out[f.name] = {"scope": v.scope, "strategy": v.strategy, "column": v.column,
                            "scope_map": {k: list(m) for k, m in v.scope_map}}
         elif f.name == "columns":
-            out[f.name] = {c: [_plain(x) for x in vals] for c, vals in v.items()}
+            out[f.name] = {c: [plain(x) for x in vals] for c, vals in v.items()}
         elif isinstance(v, tuple):
             out[f.name] = list(v)
         else:
@@ -191,12 +179,7 @@ def load(path: str | Path) -> Loaded:
     p = Path(path)
     if p.suffix.lower() == ".html":
         p = p.with_suffix(".json")
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InspectorError(f"Bundle {p} does not exist.") from None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise InspectorError(f"Bundle {p} is not a readable JSON file: {exc}.") from None
+    data = read_json(p, "Bundle")
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise InspectorError(f"{p} is not an inspector bundle.")
     if data.get("version") != VERSION:

@@ -8,7 +8,6 @@ failed assertions are reported one per line with the reason (exit 1).
 
 from __future__ import annotations
 
-import json
 import operator
 import re
 from collections.abc import Callable
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.core.errors import InspectorError
+from inspector.core.jsonio import read_json
 from inspector.core.judgments import Judgments, load_judgments
 from inspector.core.metrics import metric, parse_metric
 from inspector.core.params import Params, freeze_map
@@ -165,13 +165,7 @@ def parse_checks(data: Any, base: Path, source: str) -> ChecksFile:
 
 def load_checks(path: str | Path) -> ChecksFile:
     p = Path(path)
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InspectorError(f"Checks file {p} does not exist.") from None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise InspectorError(f"Checks file {p} is not valid JSON: {exc}.") from None
-    return parse_checks(data, p.resolve().parent, str(p))
+    return parse_checks(read_json(p, "Checks file"), p.resolve().parent, str(p))
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.core.errors import InspectorError
+from inspector.core.jsonio import read_text
 
 FORMAT = "inspector-judgments"
 VERSION = 1
@@ -182,12 +183,7 @@ class Judgments:
 def load_judgments(path: str | Path) -> Judgments:
     """Read a judgments or query-set file: .csv as CSV, anything else as JSON."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InspectorError(f"Judgments file {p} does not exist.") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InspectorError(f"Cannot read judgments file {p}: {exc}.") from None
+    text = read_text(p, "Judgments file")
     if p.suffix.lower() == ".csv":
         return Judgments.from_csv(text, str(p))
     try:

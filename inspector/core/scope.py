@@ -7,7 +7,6 @@ scope name can change a predicate's structure.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,14 +41,9 @@ def is_global(scope: str | None) -> bool:
 
 def load_scope_map(path: str | Path) -> dict[str, tuple[str, ...]]:
     """Read a scope map file: a JSON object {scope: [prefix, ...]}."""
-    p = Path(path)
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise InspectorError(f"Scope map file {p} does not exist.") from exc
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise InspectorError(f"Scope map file {p} is not valid JSON: {exc}.") from exc
-    return parse_scope_map(data, str(p))
+    from inspector.core.jsonio import read_json
+
+    return parse_scope_map(read_json(path, "Scope map file"), str(path))
 
 
 def parse_scope_map(data: Any, source: str = "scope map") -> dict[str, tuple[str, ...]]:

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from inspector.core.jsonio import plain
 from inspector.core.params import Depths, Params
 from inspector.core.pool import Pool
 
@@ -98,14 +99,14 @@ class Trace:
         p = self.pool
         vec = bool(self.vec_rank[i])
         return {
-            "id": _plain(p.ids[i]), "rank": rank,
+            "id": plain(p.ids[i]), "rank": rank,
             "raw_rank": _rank(self.raw_rank[i]), "vec_rank": _rank(self.vec_rank[i]),
             "fts_rank": _rank(self.fts_rank[i]),
             "distance": _num(p.vec_dist[i]) if vec else None,
             "vector_score": _num(1.0 / (1.0 + p.vec_dist[i])) if vec else None,
             "fts_score": _num(p.fts_score[i]) if self.fts_rank[i] else None,
             "fused_score": _num(self.fused[i]), "base_score": _num(self.base[i]),
-            "importance": _plain(p.columns[p.roles["importance"]][i])
+            "importance": plain(p.columns[p.roles["importance"]][i])
             if p.roles.get("importance") else None,
             "importance_used": _num(self.importance_used[i]),
             "multiplier": _num(self.multiplier[i]), "score": _num(self.score[i]),
@@ -113,7 +114,7 @@ class Trace:
             "pushdown_match": bool(p.pushdown_match[i]),
             "rank_before": _rank(self.rank_before[i]), "rank_after": _rank(self.rank_after[i]),
             "final_rank": _rank(self.final_rank[i]),
-            "columns": {c: _plain(v[i]) for c, v in p.columns.items()},
+            "columns": {c: plain(v[i]) for c, v in p.columns.items()},
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -144,15 +145,3 @@ def _rank(r: Any) -> int | None:
 def _num(x: Any) -> float | None:
     x = float(x)
     return x if math.isfinite(x) else None
-
-
-def _plain(v: Any) -> Any:
-    if isinstance(v, float) and not math.isfinite(v):
-        return None
-    if isinstance(v, (np.generic,)):
-        return v.item()
-    if isinstance(v, (bytes, bytearray)):
-        return v.hex()
-    if hasattr(v, "isoformat"):
-        return v.isoformat()
-    return v

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from inspector.core.errors import InspectorError
+from inspector.core.jsonio import plain
 from inspector.core.params import Params
 from inspector.core.pipeline import run
 from inspector.core.pool import Query
@@ -57,7 +58,7 @@ class RankChange:
     rank_b: int | None
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": _plain(self.id), "rank_a": self.rank_a, "rank_b": self.rank_b}
+        return {"id": plain(self.id), "rank_a": self.rank_a, "rank_b": self.rank_b}
 
 
 @dataclass(frozen=True)
@@ -75,14 +76,10 @@ class VersionDiff:
 
     def to_json(self) -> dict[str, Any]:
         return {"stage": self.stage, "version_a": self.version_a, "version_b": self.version_b,
-                "only_a": [_plain(x) for x in self.only_a],
-                "only_b": [_plain(x) for x in self.only_b],
+                "only_a": [plain(x) for x in self.only_a],
+                "only_b": [plain(x) for x in self.only_b],
                 "moved": [m.to_json() for m in self.moved],
                 "a": self.a.to_json(), "b": self.b.to_json()}
-
-
-def _plain(v: Any) -> Any:
-    return v.item() if hasattr(v, "item") else v
 
 
 def diff_traces(a: Trace, b: Trace, stage: str = "final", version_a: int = 0,
@@ -90,7 +87,7 @@ def diff_traces(a: Trace, b: Trace, stage: str = "final", version_a: int = 0,
     """Rows only in one trace's stage, and rank changes for rows in both."""
     if stage not in STAGES:
         raise InspectorError(f"Unknown stage '{stage}'; choose one of {', '.join(STAGES)}.")
-    ia, ib = [_plain(x) for x in a.ids(stage)], [_plain(x) for x in b.ids(stage)]
+    ia, ib = [plain(x) for x in a.ids(stage)], [plain(x) for x in b.ids(stage)]
     ra = {x: r for r, x in enumerate(ia, 1)}
     rb = {x: r for r, x in enumerate(ib, 1)}
     moved = tuple(RankChange(x, ra[x], rb[x]) for x in ia if x in rb and ra[x] != rb[x])
@@ -121,9 +118,9 @@ class PushOut:
     checked: tuple[int, ...]
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": _plain(self.id), "last_with": self.last_with,
+        return {"id": plain(self.id), "last_with": self.last_with,
                 "first_without": self.first_without,
-                "entered": [_plain(x) for x in self.entered], "checked": list(self.checked)}
+                "entered": [plain(x) for x in self.entered], "checked": list(self.checked)}
 
 
 def find_push_out(store: Store, query: Query, params: Params, row_id: Any,
@@ -136,7 +133,7 @@ def find_push_out(store: Store, query: Query, params: Params, row_id: Any,
     checked: list[int] = []
     for v in sorted(todo):
         s = store if v == store.version else store.reopen(v)
-        ids = [_plain(x) for x in run(s, query, params).ids(stage)]
+        ids = [plain(x) for x in run(s, query, params).ids(stage)]
         checked.append(v)
         present = key in {str(x) for x in ids}
         if prev is not None and not present and key in {str(x) for x in prev[1]}:
@@ -152,8 +149,8 @@ def format_diff(diff: VersionDiff, push: PushOut | None = None) -> str:
     """Readable text for a version comparison (the CLI's `diff-versions`)."""
     store = diff.a.pool.store
     rows_a, rows_b = diff.a.pool.store.get("rows"), diff.b.pool.store.get("rows")
-    ra = {x: r for r, x in enumerate((_plain(i) for i in diff.a.ids(diff.stage)), 1)}
-    rb = {x: r for r, x in enumerate((_plain(i) for i in diff.b.ids(diff.stage)), 1)}
+    ra = {x: r for r, x in enumerate((plain(i) for i in diff.a.ids(diff.stage)), 1)}
+    rb = {x: r for r, x in enumerate((plain(i) for i in diff.b.ids(diff.stage)), 1)}
     out = [f"store {store['uri']}  table {store['table']}  stage {diff.stage}",
            f"v{diff.version_a} ({rows_a} rows): {len(ra)} results   "
            f"v{diff.version_b} ({rows_b} rows): {len(rb)} results"]
@@ -168,7 +165,7 @@ def format_diff(diff: VersionDiff, push: PushOut | None = None) -> str:
             out.append(f"{push.id}: never left the {diff.stage} results in versions "
                        f"{', '.join(map(str, push.checked))}")
         else:
-            came = ", ".join(str(_plain(x)) for x in push.entered) or "nothing new"
+            came = ", ".join(str(plain(x)) for x in push.entered) or "nothing new"
             out.append(f"{push.id}: in the results at v{push.last_with}, gone at "
                        f"v{push.first_without}; came in then: {came}")
     return "\n".join(out)
