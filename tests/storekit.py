@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import socket
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -56,3 +59,25 @@ def versioned_store(path: Path) -> Path:
     tbl.add(rows_at_distance(["n0", "n1"], [0.01, 0.02]))
     tbl.delete("id = 'm0'")
     return path
+
+
+@contextlib.contextmanager
+def moto_s3(bucket: str, key: str = "testing") -> Iterator[tuple[str, Any]]:
+    """An S3 server (moto) on a free loopback port holding one empty bucket; yields its
+    endpoint and a boto3 client. Nothing leaves this machine."""
+    import boto3
+    from moto.server import ThreadedMotoServer
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    endpoint = f"http://127.0.0.1:{port}"
+    try:
+        client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
+                              aws_access_key_id=key, aws_secret_access_key=key)
+        client.create_bucket(Bucket=bucket)
+        yield endpoint, client
+    finally:
+        server.stop()

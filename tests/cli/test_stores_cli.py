@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import socket
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +13,7 @@ import lancedb
 import numpy as np
 import pyarrow as pa
 import pytest
-from storekit import snapshot, vectors_column
+from storekit import moto_s3, snapshot, vectors_column
 
 from inspector.cli import main
 
@@ -113,18 +112,8 @@ def test_presets_list_the_real_store_presets(capsys):
 
 @pytest.fixture(scope="module")
 def s3_store() -> Iterator[tuple[str, list[str]]]:
-    moto_server = pytest.importorskip("moto.server")
-    boto3 = pytest.importorskip("boto3")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    endpoint = f"http://127.0.0.1:{port}"
-    try:
-        client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
-                              aws_access_key_id="t", aws_secret_access_key="t")
-        client.create_bucket(Bucket="cli-bucket")
+    pytest.importorskip("moto.server")
+    with moto_s3("cli-bucket", key="t") as (endpoint, _):
         opts = {"aws_endpoint": endpoint, "aws_access_key_id": "t",
                 "aws_secret_access_key": "t", "aws_region": "us-east-1"}
         db = lancedb.connect("s3://cli-bucket/mem",
@@ -133,8 +122,6 @@ def s3_store() -> Iterator[tuple[str, list[str]]]:
             "id": ["a", "b", "c"], "text": ["x", "y", "z"],
             "vector": vectors_column(np.eye(3, dtype=np.float32))}))
         yield "s3://cli-bucket/mem", [f"--storage-option={k}={v}" for k, v in opts.items()]
-    finally:
-        server.stop()
 
 
 def test_query_an_s3_store_with_storage_options(capsys, s3_store):

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import numpy as np
 import pyarrow as pa
 import pytest
-from conftest import vectors_column
+from storekit import moto_s3, vectors_column
 
 from inspector.core.errors import InspectorError
 from inspector.core.params import Params
@@ -37,14 +37,7 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def s3() -> Iterator[dict[str, str]]:
     """A moto S3 server on loopback with one bucket holding a two-version LanceDB table."""
-    port = _free_port()
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    endpoint = f"http://127.0.0.1:{port}"
-    try:
-        client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
-                              aws_access_key_id="testing", aws_secret_access_key="testing")
-        client.create_bucket(Bucket=BUCKET)
+    with moto_s3(BUCKET) as (endpoint, client):
         opts = {**KEYS, "aws_endpoint": endpoint, "allow_http": "true"}
         db = lancedb.connect(f"s3://{BUCKET}/stores/main", storage_options=opts)
         rng = np.random.default_rng(0)
@@ -58,9 +51,8 @@ def s3() -> Iterator[dict[str, str]]:
         tbl.add(pa.table({"id": ["late"], "text": ["a late write"],
                           "vector": vectors_column(vecs[:1]), "importance": [0.9],
                           "agentId": ["main"]}))
-        yield {"endpoint": endpoint, "port": str(port), "client": client, "vectors": vecs}
-    finally:
-        server.stop()
+        port = endpoint.rsplit(":", 1)[1]
+        yield {"endpoint": endpoint, "port": port, "client": client, "vectors": vecs}
 
 
 def _objects(s3: dict) -> dict[str, str]:

@@ -11,7 +11,7 @@ import lancedb
 import numpy as np
 import pyarrow as pa
 import pytest
-from conftest import snapshot
+from storekit import snapshot
 
 from inspector.core.pipeline import run
 from inspector.core.pool import Query

@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 from PySide6.QtCore import Qt
-from storekit import vectors_column
+from storekit import moto_s3, vectors_column
 
 from inspector.core.inputs import build_params, build_query
 from inspector.core.pipeline import run
@@ -40,13 +40,7 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def s3() -> Iterator[str]:
     """A moto S3 server on loopback with a LanceDB memories table; yields its endpoint."""
-    port = _free_port()
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    endpoint = f"http://127.0.0.1:{port}"
-    try:
-        boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
-                     aws_access_key_id="x", aws_secret_access_key="x").create_bucket(Bucket=BUCKET)
+    with moto_s3(BUCKET, key="x") as (endpoint, _):
         opts = {"aws_access_key_id": "x", "aws_secret_access_key": "x",
                 "aws_region": "us-east-1", "aws_endpoint": endpoint, "allow_http": "true"}
         vecs = np.random.default_rng(2).normal(size=(40, 8)).astype(np.float32)
@@ -56,8 +50,6 @@ def s3() -> Iterator[str]:
             "vector": vectors_column(vecs), "importance": [0.5] * 40,
             "agentId": ["main" if i % 3 else "helper" for i in range(40)]}))
         yield endpoint
-    finally:
-        server.stop()
 
 
 @pytest.fixture
