@@ -88,7 +88,7 @@ def query_job(store: Store, req: QueryRequest) -> Fetched:
 
     Text that is a JSON array is taken as the query vector itself."""
     from inspector.core.inputs import build_query, parse_vector
-    from inspector.core.pipeline import fetch_for, fetch_probe
+    from inspector.core.pipeline import derive, fetch_for, fetch_probe, probe_applies
 
     text = (req.text or "").strip()
     if text.startswith("[") and req.vector_of is None:
@@ -101,6 +101,10 @@ def query_job(store: Store, req: QueryRequest) -> Fetched:
         p = req.params.with_(filter=placement)
         pool = fetch_for(store, query, p, max_overfetch=MAX_OVERFETCH)
         probe = fetch_probe(store, query, p, pool)  # as deep as every slider position needs
+        if probe is not None and p.mode == "hybrid":
+            # a hybrid miss's depth hint scans depths once per probe (then cached): do it here,
+            # off the GUI thread, rather than on the first slider tick
+            derive(pool, p, probe=probe_applies(probe, p))
         lanes.append(Lane(placement=placement, pool=pool, probe=probe))
     return Fetched(query=query, lanes=tuple(lanes))
 
