@@ -45,10 +45,10 @@ def _time(fn: Callable[[], Any], repeat: int) -> list[float]:
 
 def bench_rerank(quick: bool) -> list[dict[str, Any]]:
     """1. Engine re-rank of a cached pool (derive only: no LanceDB)."""
-    from inspector.core.params import Params
-    from inspector.core.pipeline import derive, fetch_for
-    from inspector.core.pool import Query
-    from inspector.core.store import open_store
+    from inspector.core.engine.params import Params
+    from inspector.core.engine.pipeline import derive, fetch_for
+    from inspector.core.engine.pool import Query
+    from inspector.core.stores.opening import open_store
 
     store = open_store(str(bench_store(20_000, 64, fts=False)))
     q = Query(vector=np.random.default_rng(1).normal(size=64).astype(np.float32))
@@ -72,9 +72,9 @@ def _overhead_pair(store: Any, mode: str, text: str, depth: int,
                    vecs: list[np.ndarray]) -> tuple[Callable[[int], Any], Callable[[int], Any]]:
     from lancedb.rerankers import RRFReranker
 
-    from inspector.core.params import Params
-    from inspector.core.pipeline import run
-    from inspector.core.pool import Query
+    from inspector.core.engine.params import Params
+    from inspector.core.engine.pipeline import run
+    from inspector.core.engine.pool import Query
 
     p = Params(mode=mode, limit=10, overfetch=depth / 10, cap=0)
 
@@ -93,7 +93,7 @@ def _overhead_pair(store: Any, mode: str, text: str, depth: int,
 
 def bench_overhead(quick: bool) -> list[dict[str, Any]]:
     """3. Engine pipeline vs the bare LanceDB search of the same depth, same table, interleaved."""
-    from inspector.core.store import open_store
+    from inspector.core.stores.opening import open_store
 
     rows = []
     for n in (10_000,) if quick else (10_000, 100_000):
@@ -117,10 +117,10 @@ def bench_overhead(quick: bool) -> list[dict[str, Any]]:
 _MEMORY_CHILD = r"""
 import json, sys, numpy as np
 import lancedb
-from inspector.core.params import Params
-from inspector.core.pipeline import run
-from inspector.core.pool import Query
-from inspector.core.store import open_store
+from inspector.core.engine.params import Params
+from inspector.core.engine.pipeline import run
+from inspector.core.engine.pool import Query
+from inspector.core.stores.opening import open_store
 def status(key):
     with open("/proc/self/status") as f:
         for line in f:
@@ -159,7 +159,7 @@ def _sweep_queries(store: Any, n: int) -> Any:
     """n scoped queries: the leading words of random demo rows, each in its row's repo."""
     import random
 
-    from inspector.core.judgments import Judgments
+    from inspector.core.analysis.judgments import Judgments
 
     rows = store.table.search().select(["text", "repo"]).limit(None).to_arrow().to_pylist()
     judged = Judgments()
@@ -173,10 +173,10 @@ def bench_sweep(quick: bool) -> list[dict[str, Any]]:
     """4. A 10 over-fetch x 11 blend sweep over 50 scoped queries, retrievals included."""
     import tempfile
 
-    from inspector.core.demo import build_demo
-    from inspector.core.inputs import build_params
-    from inspector.core.store import open_store
-    from inspector.core.sweep import Grid, cases_from_judgments, run_sweep
+    from inspector.core.analysis.sweep import Grid, cases_from_judgments, run_sweep
+    from inspector.core.engine.inputs import build_params
+    from inspector.core.stores.demo import build_demo
+    from inspector.core.stores.opening import open_store
 
     store = open_store(str(build_demo(Path(tempfile.mkdtemp(prefix="bench-")) / "demo")))
     judged = _sweep_queries(store, 50)

@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pytest
-from storekit import snapshot, vectors_column, write_table  # noqa: F401 - re-exported
+
+from tests.storekit import write_table, write_tuning_store
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -58,3 +59,17 @@ def random_store(make_store: Callable[..., Path]) -> Callable[..., Path]:
         })
 
     return make
+
+
+@pytest.fixture(scope="session")
+def demo_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The deterministic demo store, written once per session (3,022 rows, two stories)."""
+    from inspector.core.stores.demo import build_demo
+
+    return build_demo(tmp_path_factory.mktemp("demo") / "demo")
+
+
+@pytest.fixture
+def small_store(tmp_path: Path) -> Path:
+    """240 random rows over five repos; repo0 is rare (crowded out under a post-filter)."""
+    return write_tuning_store(tmp_path / "small")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import socket
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -81,3 +82,73 @@ def moto_s3(bucket: str, key: str = "testing") -> Iterator[tuple[str, Any]]:
         yield endpoint, client
     finally:
         server.stop()
+
+
+# ---- the docs engine's SQLite store, with its exact schema ----
+
+DOCS_DIM = 24
+DOCS_REPOS = ("platform-docs", "vault-agent", "billing-api", "Mixed-Case")
+DOCS_WORDS = ("rotate", "signing", "keys", "tokens", "deploy", "canary", "cache", "redis", "logs",
+         "retention", "schema", "migration", "theme", "editor", "quota", "limits")
+
+CHUNKS_SQL = """CREATE TABLE docs_chunks (
+    id INTEGER PRIMARY KEY, doc_id TEXT NOT NULL, chunk_id TEXT NOT NULL, repo TEXT NOT NULL,
+    path TEXT NOT NULL, doc_kind TEXT, heading_path TEXT, title TEXT, text TEXT NOT NULL,
+    source_kind TEXT, source_ref TEXT, ts_hint INTEGER, content_hash TEXT, updated_at TEXT)"""
+FTS_SQL = """CREATE VIRTUAL TABLE docs_fts USING fts5(text, title, heading_path, path, repo,
+    doc_kind, content='docs_chunks', content_rowid='id')"""
+EMB_SQL = """CREATE TABLE docs_embeddings (chunk_rowid INTEGER NOT NULL, model TEXT NOT NULL,
+    dim INTEGER NOT NULL, vector BLOB NOT NULL, norm REAL NOT NULL, text_hash TEXT,
+    created_at TEXT)"""
+
+
+def build_docs_db(path: Path, n: int = 240, seed: int = 3, model: str = "hash-v1",
+                  skip_every: int = 17) -> dict[str, np.ndarray]:
+    """A docs store with the engine's exact schema; vectors are NOT unit length."""
+    rng = np.random.default_rng(seed)
+    con = sqlite3.connect(path)
+    con.executescript(CHUNKS_SQL + ";" + FTS_SQL + ";" + EMB_SQL + ";")
+    vecs = rng.normal(size=(n, DOCS_DIM)) * rng.uniform(0.2, 5.0, size=(n, 1))
+    repos = []
+    for i in range(n):
+        repo = DOCS_REPOS[0] if i % 3 else DOCS_REPOS[1 + (i // 3) % 3]
+        repos.append(repo)
+        path_ = f"{repo}/docs/page{i % 23}.md"
+        words = " ".join(rng.choice(DOCS_WORDS, size=int(rng.integers(3, 12))))
+        con.execute("INSERT INTO docs_chunks VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (i + 1, f"{repo}:{path_}", f"{repo}:{path_}#{i}", repo, path_, "guide",
+                     f"Guide > Part {i % 5}", f"Page {i % 23}", words, "git", "abc123",
+                     1_700_000_000 + i, f"h{i}", "2026-01-01T00:00:00Z"))
+        if skip_every and i % skip_every == 5:
+            continue  # a chunk without an embedding
+        v = vecs[i].astype("<f4")
+        con.execute("INSERT INTO docs_embeddings VALUES (?,?,?,?,?,?,?)",
+                    (i + 1, model, DOCS_DIM, v.tobytes(), float(np.linalg.norm(v)), f"h{i}",
+                     "2026-01-01"))
+    con.execute("INSERT INTO docs_fts(rowid, text, title, heading_path, path, repo, doc_kind) "
+                "SELECT id, text, title, heading_path, path, repo, doc_kind FROM docs_chunks")
+    con.commit()
+    con.close()
+    return {"vectors": vecs.astype("<f4").astype(np.float64), "repos": np.array(repos)}
+
+
+def write_tuning_store(path: Path, n: int = 240, dim: int = 8, seed: int = 3,
+                       repos: int = 5) -> Path:
+    """n random rows over several repos; repo0 is rare (crowded out under a post-filter)."""
+    rng = np.random.default_rng(seed)
+    names = [f"repo{r}" for r in range(repos)]
+    repo = [names[0] if i % 12 == 0 else names[1 + i % (repos - 1)] for i in range(n)]
+    vecs = rng.normal(size=(n, dim)).astype(np.float32)
+    imp = [None if i % 13 == 0 else round(float(rng.uniform(0, 1)), 3) for i in range(n)]
+    words = ("keys", "tokens", "rotate", "deploy", "cache", "logs")
+    table = pa.table({
+        "id": [f"m{i:04d}" for i in range(n)],
+        "text": [f"note {i} {words[i % 6]} {words[(i * 7) % 6]} {repo[i]}" for i in range(n)],
+        "vector": pa.FixedSizeListArray.from_arrays(pa.array(vecs.ravel()), dim),
+        "importance": pa.array(imp, pa.float64()),
+        "repo": repo,
+        "path": [f"{repo[i]}/docs/{i}.md" for i in range(n)],
+    })
+    db = lancedb.connect(str(path))
+    db.create_table("memories", table)
+    return path

@@ -73,32 +73,6 @@ def launch(store: str | None, table: str | None, options: Any = None) -> int:
     return int(code)
 
 
-def parse_size(text: str) -> tuple[int, int]:
-    w, sep, h = text.lower().partition("x")
-    try:
-        size = (int(w), int(h)) if sep else None
-    except ValueError:
-        size = None
-    if size is None or not (320 <= size[0] <= 8192 and 240 <= size[1] <= 8192):
-        raise InspectorError(f"--size takes WIDTHxHEIGHT between 320x240 and 8192x8192, "
-                             f"not {text!r}.")
-    return size
-
-
-def _given_from_args(args: Any) -> dict[str, Any]:
-    """The explicitly given parameters, as `inspector query` would pass them to build_params."""
-    from inspector.core.params import freeze_map
-    from inspector.core.scope import load_scope_map
-
-    keys = ("mode", "distance", "limit", "overfetch", "cap", "fts_k", "vec_k", "blend",
-            "default_importance", "min_score", "scope", "scope_strategy", "scope_column",
-            "filter")
-    given = {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
-    if getattr(args, "scope_map", None):
-        given["scope_map"] = freeze_map(load_scope_map(args.scope_map))
-    return given
-
-
 def wait_idle(vm: Any, timeout: float = 60.0) -> None:
     """Spin the event loop until the view-model has no query or analysis in flight."""
     from PySide6.QtCore import QCoreApplication
@@ -125,36 +99,28 @@ def _quiet_qt() -> None:
     qInstallMessageHandler(handler)
 
 
-def shot(args: Any) -> int:
-    """Open the window offscreen, run the query from the arguments, and save a PNG."""
-    from inspector.cli import params_from_args
-
-    size = parse_size(args.size)
-    params_from_args(args)  # validate every option before any window exists
-    from inspector.qt.store_options import options_from_args
-
-    options = options_from_args(args)
-    if args.vector is not None:
-        raise InspectorError("inspector shot takes --text or --vector-of, not --vector.")
+def shot(uri: str | None, table: str | None, options: Any, spec: Any, size: tuple[int, int],
+         out: str) -> int:
+    """Open the window offscreen, run the query spec (an inputs.QuerySpec) on the store (the
+    demo store and its suggested query when uri is None and the spec asks nothing), save a
+    PNG. Never reads or writes the user's window settings."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     _quiet_qt()
     _application()
     from inspector.qt.window import MainWindow
 
-    win = MainWindow(restore=False)
+    win = MainWindow(restore=False, persist=False)
     vm = win.vm
-    asked = bool(args.text or args.vector_of)
-    if args.store is None and not asked:
-        vm.open_store(None, args.table, then="suggested")
+    asked = bool(spec.text or spec.vector_of)
+    if uri is None and not asked:
+        vm.open_store(None, table, then="suggested")
     else:
-        vm.restore(args.preset, _given_from_args(args), compare=False)
-        vm.text, vm.vector_of = args.text or "", args.vector_of
-        vm.expected = list(args.expect)
+        vm.restore(spec.preset, spec.given, compare=False)
+        vm.text, vm.vector_of = spec.text or "", spec.vector_of
+        vm.expected = list(spec.expect)
         win.query_bar.show_query(vm.text, vm.vector_of)
-        if args.store is not None and not asked:
-            raise InspectorError("Give a query for the store: --text TEXT or --vector-of ID.")
-        vm.embedder = getattr(args, "embedder", None)
-        vm.open_store(args.store, args.table, then="run", options=options)
+        vm.embedder = spec.embedder
+        vm.open_store(uri, table, then="run", options=options)
     win.resize(*size)
     win.show()
     wait_idle(vm)
@@ -162,7 +128,7 @@ def shot(args: Any) -> int:
         raise InspectorError(vm.error)
     win.resize(*size)
     wait_idle(vm)
-    win.export_png(args.out)
-    print(f"saved {args.out} ({size[0]}x{size[1]})")
+    win.export_png(out)
+    print(f"saved {out} ({size[0]}x{size[1]})")
     win.close()
     return 0

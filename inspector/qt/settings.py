@@ -10,9 +10,12 @@ from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QSettings
 
+from inspector.core.stores.options import OpenOptions, looks_secret, without_userinfo
+
 ORG = "memory-store-inspector"
 APP = "inspector"
 MAX_RECENT = 8
+RECENT_OPTIONS = "recent/options"  # JSON {uri: {"table", "storage", "docs_model"}}
 
 
 def settings() -> QSettings:
@@ -29,8 +32,6 @@ def recent_stores() -> list[str]:
 
 
 def add_recent(uri: str) -> list[str]:
-    from inspector.qt.store_options import without_userinfo
-
     uri = without_userinfo(uri)  # a user:password@ part never reaches the settings file
     items = [uri, *[u for u in recent_stores() if u != uri]][:MAX_RECENT]
     settings().setValue("recent", items)
@@ -68,3 +69,36 @@ def save_state(name: str, value: Any) -> None:
 
 def load_state(name: str) -> Any:
     return settings().value(name)
+
+
+# ---- Open Recent ------------------------------------------------------------------------------
+
+def _all_recent() -> dict[str, dict[str, Any]]:
+    raw = load_state(RECENT_OPTIONS)
+    try:
+        data = json.loads(str(raw)) if raw else {}
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def remember(uri: str, table: str | None, options: OpenOptions | None) -> None:
+    """Keep the non-secret way this URI was opened, for Open Recent."""
+    data = _all_recent()
+    entry = (options or OpenOptions()).remembered()
+    if table:
+        entry["table"] = table
+    data[without_userinfo(uri)] = entry
+    keep = set(recent_stores()) | {without_userinfo(uri)}
+    save_state(RECENT_OPTIONS, json.dumps({k: v for k, v in data.items() if k in keep}))
+
+
+def recalled(uri: str) -> tuple[str | None, OpenOptions]:
+    """The table and options a recent URI was last opened with."""
+    entry = _all_recent().get(uri) or {}
+    storage = entry.get("storage") if isinstance(entry.get("storage"), dict) else {}
+    opts = OpenOptions.make({str(k): str(v) for k, v in storage.items()
+                             if not looks_secret(str(k))},
+                            docs_model=entry.get("docs_model") or None)
+    table = entry.get("table")
+    return (str(table) if table else None), opts

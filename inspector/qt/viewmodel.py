@@ -12,15 +12,16 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from inspector.core.engine.inputs import build_params
+from inspector.core.engine.params import Params
+from inspector.core.engine.pipeline import derive
+from inspector.core.engine.pool import Pool, Query
+from inspector.core.engine.trace import Expectation, Trace
 from inspector.core.errors import InspectorError
-from inspector.core.inputs import build_params
-from inspector.core.params import Params
-from inspector.core.pipeline import derive
-from inspector.core.pool import Pool, Query
-from inspector.core.trace import Expectation, Trace
+from inspector.core.stores.opening import Opened
 from inspector.qt import workers
 from inspector.qt.expected_rows import ExpectedRows
-from inspector.qt.workers import Answer, Fetched, Opened, QueryRequest
+from inspector.qt.workers import Answer, Fetched, QueryRequest
 
 LIVE_KEYS = ("overfetch", "blend", "min_score")  # re-derived from the cached pool, no fetch
 PLACEMENTS = ("post", "pushdown")
@@ -181,8 +182,8 @@ class Inspector(ExpectedRows, QObject):
 
     def load_scope_map(self, path: str) -> None:
         """Use a scope map file ({scope: [prefix, ...]}) and the map strategy."""
-        from inspector.core.params import freeze_map
-        from inspector.core.scope import load_scope_map
+        from inspector.core.engine.params import freeze_map
+        from inspector.core.engine.scope import load_scope_map
 
         try:
             mapping = load_scope_map(path)

@@ -30,26 +30,30 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from inspector.core.engine.expect import attach
 from inspector.core.errors import InspectorError
-from inspector.core.expect import attach
+from inspector.core.stores.opening import Opened
 from inspector.qt import settings as cfg
 from inspector.qt import theme
-from inspector.qt.detail import DetailPane
-from inspector.qt.expected import ExpectedPanel
-from inspector.qt.funnel import DiagnosisBanner, ErrorBar, FunnelChart
-from inspector.qt.plots import BumpChart, PlotBox, ScoreScatter
-from inspector.qt.query_bar import QueryBar
-from inspector.qt.sliders import SliderPanel
-from inspector.qt.stages import StagesPanel
+from inspector.qt.pipeline.detail import DetailPane
+from inspector.qt.pipeline.expected import ExpectedPanel
+from inspector.qt.pipeline.funnel import DiagnosisBanner, ErrorBar, FunnelChart
+from inspector.qt.pipeline.plots import BumpChart, PlotBox, ScoreScatter
+from inspector.qt.pipeline.query_bar import QueryBar
+from inspector.qt.pipeline.sliders import SliderPanel
+from inspector.qt.pipeline.stages import StagesPanel
 from inspector.qt.viewmodel import Inspector
-from inspector.qt.workers import Opened
 
 SPLITTERS = ("main", "left", "plots", "side")
 
 
 class MainWindow(QMainWindow):
-    def __init__(self, vm: Inspector | None = None, restore: bool = True) -> None:
+    def __init__(self, vm: Inspector | None = None, restore: bool = True,
+                 persist: bool = True) -> None:
+        """restore: read saved settings; persist: write them (recent stores, layout, the last
+        query) as the user works. `inspector shot` does neither."""
         super().__init__()
+        self.persist = persist
         pg.setConfigOptions(antialias=True)
         self.vm = vm or Inspector(self)
         self.setWindowTitle("Memory-store inspector")
@@ -66,11 +70,11 @@ class MainWindow(QMainWindow):
         self.apply_theme(self.theme_choice)
         self._show_params()
         # issue 4 hook: tuning dock (sweeps, judgments, compare, map), Tuning menu, receipts
-        from inspector.qt.tuning_dock import install_tuning
+        from inspector.qt.tuning.tuning_dock import install_tuning
         install_tuning(self)
         # issue 5 hook: File > Open… (folders, SQLite, s3:// / db://), recent options, versions
         # dock, newer-version notice, pinned version, shape suggestion, embedder picker
-        from inspector.qt.store_features import install_store_features
+        from inspector.qt.stores.store_features import install_store_features
         self.store_features = install_store_features(self)
         docks = cfg.load_state("window/docks") if restore else None
         if docks is not None:  # after the hooks: the docks must exist to take their places
@@ -225,7 +229,7 @@ class MainWindow(QMainWindow):
         name = "demo store" if opened.demo else st.uri
         self.setWindowTitle(f"Memory-store inspector — {name} ({st.table_name})")
         self.status_label.setText(f"Opened {name}: table {st.table_name}, {st.rows:,} rows.")
-        if not opened.demo:
+        if not opened.demo and self.persist:
             self._fill_recent(cfg.add_recent(st.uri))
 
     def _trace_changed(self) -> None:
@@ -389,5 +393,6 @@ class MainWindow(QMainWindow):
         cfg.save_params(vm.preset, vm.given, vm.compare, vm.text)
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        self.save_settings()
+        if self.persist:
+            self.save_settings()
         super().closeEvent(event)

@@ -8,28 +8,18 @@ answer whose generation is no longer current, so a slow old query never overwrit
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from superqt.utils import create_worker
 
+from inspector.core.engine.params import Params
+from inspector.core.engine.pool import Pool, Query
 from inspector.core.errors import InspectorError
-from inspector.core.params import Params
-from inspector.core.pool import Pool, Query
-from inspector.core.store import Store
+from inspector.core.stores.opening import open_for_browsing
+from inspector.core.stores.store import Store
 
 MAX_OVERFETCH = 20.0  # the over-fetch slider's top: one fetch serves every slider position
-
-
-@dataclass(frozen=True)
-class Opened:
-    """A store ready to query: the Store, its sibling tables, and scope values to offer."""
-
-    store: Store
-    tables: tuple[str, ...]
-    scope_values: dict[str, list[str]] = field(default_factory=dict)
-    demo: bool = False
-    options: Any = None  # store_options.OpenOptions it was opened with (None: defaults)
 
 
 @dataclass(frozen=True)
@@ -42,7 +32,7 @@ class Lane:
 
     def probe_for(self, p: Params) -> Pool | None:
         """The probe exactly when pipeline.run would use one for these parameters."""
-        from inspector.core.pipeline import probe_applies
+        from inspector.core.engine.pipeline import probe_applies
 
         return probe_applies(self.probe, p)
 
@@ -62,33 +52,15 @@ class QueryRequest:
     embedder: str | None = None  # None: the one the store records
 
 
-def open_job(uri: str | None, table: str | None, options: Any = None) -> Opened:
-    """Open a store (the demo store, written on first use, when uri is None); options is a
-    store_options.OpenOptions (storage options, version, docs model, roles) or None."""
-    from inspector.core.demo import ensure_demo_store
-    from inspector.core.store import open_store
-
-    demo = uri is None
-    if uri is None:
-        uri = str(ensure_demo_store())
-    store = open_store(uri, table, **(options.kwargs() if options and not demo else {}))
-    tables = tuple(store.table_names())
-    values: dict[str, list[str]] = {}
-    for col in dict.fromkeys(c for c in (store.roles.repo, store.roles.scope, store.roles.agent)
-                             if c):
-        try:
-            values[col] = store.distinct(col, limit=500)
-        except Exception:  # noqa: BLE001 - scope suggestions are a convenience
-            values[col] = []
-    return Opened(store=store, tables=tables, scope_values=values, demo=demo, options=options)
+open_job = open_for_browsing
 
 
 def query_job(store: Store, req: QueryRequest) -> Fetched:
     """Build the query once, then fetch one pool per placement deep enough for every slider.
 
     Text that is a JSON array is taken as the query vector itself."""
-    from inspector.core.inputs import build_query, parse_vector
-    from inspector.core.pipeline import derive, fetch_for, fetch_probe, probe_applies
+    from inspector.core.engine.inputs import build_query, parse_vector
+    from inspector.core.engine.pipeline import derive, fetch_for, fetch_probe, probe_applies
 
     text = (req.text or "").strip()
     if text.startswith("[") and req.vector_of is None:
@@ -112,7 +84,7 @@ def query_job(store: Store, req: QueryRequest) -> Fetched:
 def expect_job(store: Store, query: Query, traces: Sequence[Any], ids: Sequence[str],
                cache: dict[int, Pool]) -> tuple[tuple[Any, ...], dict[int, Pool]]:
     """Where each expected id is dropped, per lane; the exhaustive pools are cached by lane."""
-    from inspector.core.expect import analyse, exhaustive_pool
+    from inspector.core.engine.expect import analyse, exhaustive_pool
 
     out, pools = [], dict(cache)
     for n, trace in enumerate(traces):

@@ -3,19 +3,12 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
-import conftest_tuning as ct  # noqa: E402
-
 from inspector.cli import main  # noqa: E402
-from inspector.core.demo import SCOPE_QUERY  # noqa: E402
-
-_tuning_private_dirs = ct._tuning_private_dirs
-demo_path = ct.demo_path
+from inspector.core.stores.demo import SCOPE_QUERY  # noqa: E402
 
 
 def _checks(tmp_path: Path, demo: Path, asserts: list[str], preset: str) -> Path:

@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from storekit import snapshot
 
 from inspector.cli import main
-from inspector.core.demo import SCOPE_QUERY, build_demo
+from inspector.core.stores.demo import SCOPE_QUERY, build_demo
+from tests.storekit import snapshot
 
 
 @pytest.fixture(scope="module")

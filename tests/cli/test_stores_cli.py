@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,12 +12,9 @@ import lancedb
 import numpy as np
 import pyarrow as pa
 import pytest
-from storekit import moto_s3, snapshot, vectors_column
 
 from inspector.cli import main
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
-from test_shapes_docs_sqlite import build_docs_db  # noqa: E402
+from tests.storekit import build_docs_db, moto_s3, snapshot, vectors_column
 
 
 def _run(capsys, *args: str) -> tuple[int, str, str]:

@@ -22,7 +22,7 @@ import pytest  # noqa: E402
 from PySide6.QtCore import QSettings, QThreadPool  # noqa: E402
 
 import inspector.qt  # noqa: E402,F401 - first: guards PySide6's refcount bug (qt/_refcount.py)
-from inspector.core.demo import DEMO_VERSION, build_demo  # noqa: E402
+from inspector.core.stores.demo import DEMO_VERSION, build_demo  # noqa: E402
 
 
 @pytest.fixture(scope="session")

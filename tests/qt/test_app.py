@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from PySide6.QtGui import QImage
 
-from inspector.core.inputs import build_params, build_query
-from inspector.core.pipeline import derive, run
-from inspector.core.store import open_store
+from inspector.core.engine.inputs import build_params, build_query
+from inspector.core.engine.pipeline import derive, run
+from inspector.core.stores.opening import open_store
 from inspector.qt import app as qt_app
 from inspector.qt import settings as cfg
 from inspector.qt.window import MainWindow

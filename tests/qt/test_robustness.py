@@ -12,9 +12,9 @@ import time
 from pathlib import Path
 
 from PySide6.QtCore import QElapsedTimer, QTimer
-from storekit import snapshot
 
 from inspector.qt import workers
+from tests.storekit import snapshot
 
 
 def _slow(delay: float):

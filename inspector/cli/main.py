@@ -1,0 +1,163 @@
+"""`inspector` and its commands: the parser, `query|tables|presets|demo|shot`, and `inspector
+[STORE]` for the window. `sweep|report|check` live in cli.tuning, `versions|diff-versions` in
+cli.stores; arguments become engine objects in cli.options only.
+
+Bad input exits with status 2 and one line on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+
+from inspector.cli import stores as cli_stores
+from inspector.cli import tuning as cli_tuning
+from inspector.cli.options import (
+    Parser,
+    add_query_options,
+    add_store_options,
+    open_from_args,
+    open_options,
+    params_from_args,
+    parse_size,
+    query_from_args,
+    spec_from_args,
+    storage_from_args,
+)
+from inspector.core.errors import InspectorError
+
+COMMANDS = ("query", "tables", "presets", "demo", "shot", "sweep", "report", "check",
+            "versions", "diff-versions")
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = Parser(prog="inspector", description="Inspect an agent memory store's retrieval.")
+    sub = ap.add_subparsers(dest="command", parser_class=Parser)
+    q = sub.add_parser("query", help="run the pipeline and print every stage")
+    q.add_argument("store")
+    add_query_options(q)
+    q.add_argument("--json", action="store_true", help="one JSON object instead of tables")
+    q.add_argument("--rows", type=int, default=15, help="rows shown per stage (text output)")
+    t = sub.add_parser("tables", help="tables, columns, detected roles and row counts")
+    t.add_argument("store")
+    t.add_argument("--json", action="store_true")
+    add_store_options(t, as_of=False)
+    sub.add_parser("presets", help="the named presets and their candidate depths")
+    d = sub.add_parser("demo", help="write the demo store to PATH")
+    d.add_argument("path")
+    sh = sub.add_parser("shot", help="render the window offscreen after a query and save a PNG")
+    sh.add_argument("store", nargs="?")
+    sh.add_argument("--out", required=True)
+    sh.add_argument("--size", default="1600x1000", help="window size WIDTHxHEIGHT")
+    add_query_options(sh)
+    cli_tuning.add_parsers(sub)
+    cli_stores.add_parsers(sub)
+    return ap
+
+
+def run_query(a: argparse.Namespace) -> object:
+    """Open the store, run the pipeline, analyse expected ids."""
+    from inspector.core.engine.expect import analyse, attach
+    from inspector.core.engine.pipeline import run
+
+    params = params_from_args(a)
+    store = open_from_args(a)
+    query = query_from_args(a, store, params)
+    trace = run(store, query, params)
+    if a.expect:
+        trace = attach(trace, analyse(store, query, trace, a.expect))
+    return trace
+
+
+def _cmd_query(a: argparse.Namespace) -> int:
+    from inspector.core.evidence.report import format_trace
+
+    trace = run_query(a)
+    if a.json:
+        json.dump(trace.to_json(), sys.stdout, allow_nan=False, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        print(format_trace(trace, max_rows=a.rows))
+    return 0
+
+
+def _cmd_tables(a: argparse.Namespace) -> int:
+    from inspector.core.evidence.report import format_tables
+    from inspector.core.stores.opening import describe_tables
+
+    infos = describe_tables(a.store, storage_from_args(a))
+    if a.json:
+        print(json.dumps([{"name": t.name, "rows": t.rows, "version": t.version, "dim": t.dim,
+                           "fts_indexed": t.fts_indexed, "columns": t.columns,
+                           "roles": t.roles.as_dict()} for t in infos]))
+    else:
+        print(format_tables(a.store, infos))
+    return 0
+
+
+def _cmd_demo(a: argparse.Namespace) -> int:
+    from inspector.core.stores.demo import build_demo
+
+    path = build_demo(a.path)
+    print(f"demo store written to {path}")
+    return 0
+
+
+def _cmd_presets(a: argparse.Namespace) -> int:
+    from inspector.core.evidence.report import format_presets
+
+    print(format_presets())
+    return 0
+
+
+def _cmd_shot(a: argparse.Namespace) -> int:
+    size = parse_size(a.size)
+    spec = spec_from_args(a)  # every option validated before any window exists
+    if spec.vector is not None:
+        raise InspectorError("inspector shot takes --text or --vector-of, not --vector.")
+    if a.store is not None and not (spec.text or spec.vector_of):
+        raise InspectorError("Give a query for the store: --text TEXT or --vector-of ID.")
+    options = open_options(a)
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from inspector.qt.app import shot
+
+    return shot(a.store, a.table, options, spec, size, a.out)
+
+
+def _launch(argv: Sequence[str]) -> int:
+    ap = Parser(prog="inspector", description="Open the inspector window on a store "
+                "(the demo store when none is given). Commands: " + ", ".join(COMMANDS) + ".")
+    ap.add_argument("store", nargs="?")
+    ap.add_argument("--table")
+    add_store_options(ap)
+    a = ap.parse_args(list(argv))
+    options = open_options(a)
+    from inspector.qt.app import launch
+
+    return launch(a.store, a.table, options)
+
+
+HANDLERS = {"query": _cmd_query, "tables": _cmd_tables, "presets": _cmd_presets,
+            "demo": _cmd_demo, "shot": _cmd_shot, **cli_tuning.HANDLERS, **cli_stores.HANDLERS}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if argv and argv[0] in ("-h", "--help"):
+            _parser().print_help()
+            return 0
+        if not argv or argv[0] not in COMMANDS:
+            return _launch(argv)
+        a = _parser().parse_args(argv)
+        return HANDLERS[a.command](a)
+    except InspectorError as exc:
+        print(f"inspector: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0

@@ -1,0 +1,150 @@
+"""The one place command-line arguments become engine objects: parameters, open options and a
+query request. Every command (and the window's launch and `shot`) goes through these."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+from inspector.core.engine.params import DISTANCES, FILTERS, MODES, Params
+from inspector.core.engine.presets import PRESETS
+from inspector.core.engine.scope import STRATEGIES
+from inspector.core.errors import InspectorError
+from inspector.core.stores.options import OpenOptions
+from inspector.core.stores.remote import parse_option_pairs
+
+if TYPE_CHECKING:
+    from inspector.core.engine.inputs import QuerySpec
+
+# Arguments that map one to one onto Params fields (None: not given, so a preset may fill in).
+PARAM_KEYS = ("mode", "distance", "limit", "overfetch", "cap", "fts_k", "vec_k", "blend",
+              "default_importance", "min_score", "scope", "scope_strategy", "scope_column",
+              "filter")
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, status 2
+        raise InspectorError(f"{self.prog}: {message}")
+
+
+def add_query_options(ap: argparse.ArgumentParser) -> None:
+    """Options shared by every command that runs a query; None means 'not given'."""
+    ap.add_argument("--table", help="table name (default: the only table, or 'memories')")
+    q = ap.add_argument_group("query input (text drives full-text; a vector drives vector search)")
+    q.add_argument("--text", help="query text, embedded for vector search unless --mode fts")
+    q.add_argument("--vector", help="query vector as a JSON array, or @FILE")
+    q.add_argument("--vector-of", metavar="ID", help="use a stored row's vector (query by example)")
+    q.add_argument("--embedder", help="embedder for --text (default: the one the store records)")
+    g = ap.add_argument_group("pipeline")
+    g.add_argument("--preset", choices=list(PRESETS), help="reproduce a real system's parameters")
+    g.add_argument("--mode", choices=MODES)
+    g.add_argument("--distance", choices=DISTANCES)
+    g.add_argument("--limit", type=int)
+    g.add_argument("--overfetch", type=float, help="raw pool depth = ceil(limit * F), F >= 1")
+    g.add_argument("--cap", type=int, help="largest pool depth (0 = none; default 50)")
+    g.add_argument("--fts-k", type=int, help="floor for the full-text leg's k (hybrid)")
+    g.add_argument("--vec-k", type=int, help="floor for the vector leg's k (hybrid)")
+    g.add_argument("--blend", type=float, help="importance blend weight w in [0, 1]")
+    g.add_argument("--default-importance", type=float, help="importance used when missing")
+    g.add_argument("--min-score", type=float, help="drop results whose blended score is lower")
+    s = ap.add_argument_group("scope")
+    s.add_argument("--scope", help="the caller's scope (empty or 'global' = everything)")
+    s.add_argument("--scope-strategy", choices=STRATEGIES)
+    s.add_argument("--scope-map", metavar="FILE", help="JSON {scope: [prefix, ...]}")
+    s.add_argument("--scope-column", help="column compared for --scope-strategy column")
+    s.add_argument("--filter", choices=FILTERS, help="post: after the cut; pushdown: prefilter")
+    ap.add_argument("--expect", action="append", default=[], metavar="ID",
+                    help="report where this id is dropped and what depth returns it")
+    ap.add_argument("--column", action="append", default=[], metavar="ROLE=COL",
+                    help="override a detected column role, e.g. --column importance=weight")
+    add_store_options(ap)
+
+
+def add_store_options(ap: argparse.ArgumentParser, as_of: bool = True) -> None:
+    """Where and which version: object storage options, a table version, a docs model."""
+    st = ap.add_argument_group("store location and version")
+    st.add_argument("--storage-option", action="append", default=[], metavar="KEY=VALUE",
+                    help="object storage / db:// option, e.g. aws_endpoint=http://127.0.0.1:9000 "
+                    "(also from INSPECTOR_STORAGE_OPTIONS)")
+    if as_of:
+        st.add_argument("--as-of", type=int, metavar="VERSION",
+                        help="open the table as of this version (see `inspector versions`)")
+    st.add_argument("--docs-model", metavar="MODEL",
+                    help="SQLite docs store: which docs_embeddings model to search")
+
+
+def storage_from_args(a: argparse.Namespace) -> dict[str, str] | None:
+    return parse_option_pairs(getattr(a, "storage_option", None) or []) or None
+
+
+def open_options(a: argparse.Namespace) -> OpenOptions:
+    """Everything the arguments say about how to open the store besides its URI and table."""
+    roles = parse_option_pairs(getattr(a, "column", None) or [], "--column")
+    if any(not role or not col for role, col in roles.items()):
+        raise InspectorError("--column takes ROLE=COLUMN.")
+    return OpenOptions.make(storage_from_args(a), getattr(a, "as_of", None),
+                            getattr(a, "docs_model", None), roles)
+
+
+def open_from_args(a: argparse.Namespace, version: int | None = None) -> Any:
+    """The store the arguments name, opened read-only with every store option."""
+    from inspector.core.stores.opening import open_store
+
+    opts = open_options(a)
+    if version is not None:
+        opts = opts.at(version)
+    return open_store(a.store, a.table, **opts.kwargs())
+
+
+def given_from_args(a: argparse.Namespace) -> dict[str, Any]:
+    """The explicitly given parameters (scope map file read), as build_params takes them."""
+    from inspector.core.engine.params import freeze_map
+    from inspector.core.engine.scope import load_scope_map
+
+    given = {k: getattr(a, k) for k in PARAM_KEYS if getattr(a, k, None) is not None}
+    if getattr(a, "scope_map", None):
+        given["scope_map"] = freeze_map(load_scope_map(a.scope_map))
+    return given
+
+
+def params_from_args(a: argparse.Namespace) -> Params:
+    from inspector.core.engine.inputs import build_params
+
+    return build_params(preset=a.preset, **given_from_args(a))
+
+
+def spec_from_args(a: argparse.Namespace) -> QuerySpec:
+    """What to ask, before any store is open: preset, given parameters and the query input."""
+    from inspector.core.engine.inputs import QuerySpec, build_params, parse_vector
+
+    if a.vector is not None and a.vector_of is not None:
+        raise InspectorError("Give either --vector or --vector-of, not both.")
+    given = given_from_args(a)
+    build_params(preset=a.preset, **given)  # validate before anything opens
+    return QuerySpec(preset=a.preset, given=given, text=a.text,
+                     vector=tuple(parse_vector(a.vector).tolist()) if a.vector is not None
+                     else None, vector_of=a.vector_of, embedder=a.embedder,
+                     expect=tuple(a.expect))
+
+
+def query_from_args(a: argparse.Namespace, store: Any, params: Params) -> Any:
+    """The query the options describe: --vector, --vector-of or --text (with --embedder)."""
+    from inspector.core.engine.inputs import build_query, parse_vector
+
+    if a.vector is not None and a.vector_of is not None:
+        raise InspectorError("Give either --vector or --vector-of, not both.")
+    vector = parse_vector(a.vector) if a.vector is not None else None
+    return build_query(store, params.mode, text=a.text, vector=vector, vector_of=a.vector_of,
+                       embedder=a.embedder)
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    w, sep, h = text.lower().partition("x")
+    try:
+        size = (int(w), int(h)) if sep else None
+    except ValueError:
+        size = None
+    if size is None or not (320 <= size[0] <= 8192 and 240 <= size[1] <= 8192):
+        raise InspectorError(f"--size takes WIDTHxHEIGHT between 320x240 and 8192x8192, "
+                             f"not {text!r}.")
+    return size

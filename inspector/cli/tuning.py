@@ -1,0 +1,165 @@
+"""`inspector sweep|report|check`: tuning and evidence over the same engine as `query`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from inspector.cli.options import (
+    add_query_options,
+    open_from_args,
+    params_from_args,
+    query_from_args,
+)
+from inspector.core.engine.presets import PRESETS
+from inspector.core.errors import InspectorError
+
+
+def add_parsers(sub: Any) -> None:
+    sw = sub.add_parser("sweep", help="over-fetch x blend (x min score) grid over a query set")
+    sw.add_argument("store")
+    add_query_options(sw)
+    sw.add_argument("--queries", metavar="FILE",
+                    help="query set / judgments file (JSON or CSV); else the one --text query")
+    sw.add_argument("--judgments", metavar="FILE", help="grades for the single --text query")
+    _add_grid_options(sw)
+    sw.add_argument("--json", action="store_true", help="one JSON object instead of text")
+    sw.add_argument("--out", metavar="FILE", help="also write the JSON result to FILE")
+    rp = sub.add_parser("report", help="write a receipt bundle (JSON + self-contained HTML)")
+    rp.add_argument("store")
+    add_query_options(rp)
+    rp.add_argument("--out", required=True, metavar="PATH", help="writes PATH.json, PATH.html")
+    rp.add_argument("--judgments", metavar="FILE", help="grades for this query (JSON or CSV)")
+    rp.add_argument("--against-preset", choices=list(PRESETS), help="compare side by side")
+    rp.add_argument("--against", action="append", default=[], metavar="KEY=VALUE",
+                    help="compare with these parameter changes, e.g. --against filter=pushdown")
+    rp.add_argument("--pool-depth", type=int, default=300, help="candidates kept in the bundle")
+    rp.add_argument("--no-map", action="store_true", help="skip the PCA map (no vector lookup)")
+    rp.add_argument("--no-html", action="store_true")
+    _add_grid_options(rp)
+    ck = sub.add_parser("check", help="run a checks file; exit 1 when an assertion fails")
+    ck.add_argument("checks_file")
+    ck.add_argument("--store", help="store to check (default: the file's \"store\")")
+    ck.add_argument("--table")
+    ck.add_argument("--json", action="store_true")
+
+
+def _add_grid_options(ap: argparse.ArgumentParser) -> None:
+    g = ap.add_argument_group("grid ('a,b,c' or 'start:stop:step', inclusive)")
+    g.add_argument("--grid-overfetch", default="1:10:1", metavar="SPEC")
+    g.add_argument("--grid-blend", default="0:1:0.1", metavar="SPEC")
+    g.add_argument("--grid-min-score", metavar="SPEC", help="default: the base min score")
+    g.add_argument("--k", type=int, help="metric cut-off (default: the limit)")
+
+
+def _grid(a: argparse.Namespace) -> Any:
+    from inspector.core.analysis.sweep import Grid, parse_axis
+
+    ms = parse_axis(a.grid_min_score, "min score") if a.grid_min_score else None
+    return Grid(parse_axis(a.grid_overfetch, "over-fetch"), parse_axis(a.grid_blend, "blend"), ms)
+
+
+def _store_query_params(a: argparse.Namespace, need_query: bool) -> tuple[Any, Any, Any]:
+    params = params_from_args(a)
+    store = open_from_args(a)
+    if not need_query and a.text is None and a.vector is None and a.vector_of is None:
+        return store, None, params
+    return store, query_from_args(a, store, params), params
+
+
+def _grades(path: str | None, text: str | None, scope: str | None) -> dict[str, float] | None:
+    if not path:
+        return None
+    from inspector.core.analysis.judgments import load_judgments
+
+    return load_judgments(path).grades_for(text or "", scope) or None
+
+
+def _progress(done: int, total: int, label: str) -> None:
+    if sys.stderr.isatty():
+        sys.stderr.write(f"\r[{done}/{total}] {label[:60]:<60}")
+        if done == total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def _cmd_sweep(a: argparse.Namespace) -> int:
+    from inspector.core.analysis.judgments import load_judgments
+    from inspector.core.analysis.sweep import Case, cases_from_judgments, run_sweep
+    from inspector.core.analysis.tuning_text import format_sweep
+
+    store, query, params = _store_query_params(a, need_query=False)
+    if a.queries:
+        cases = cases_from_judgments(store, load_judgments(a.queries), params.mode, a.embedder)
+    elif query is not None:
+        grades = _grades(a.judgments, a.text, params.scope) or {}
+        cases = [Case(a.text or query.source, query, None, tuple(sorted(grades.items())))]
+    else:
+        raise InspectorError("Give a query set (--queries FILE) or one query (--text ...).")
+    result = run_sweep(store, cases, params, _grid(a), k=a.k, progress=_progress)
+    data = result.to_json()
+    if a.out:
+        _write_json(a.out, data)
+    if a.json:
+        json.dump(data, sys.stdout, allow_nan=False, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        print(format_sweep(result))
+    return 0
+
+
+def _write_json(path: str, data: Any) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, allow_nan=False, ensure_ascii=False)
+    except OSError as exc:
+        raise InspectorError(f"Cannot write {path}: {exc.strerror}.") from None
+
+
+def _against(a: argparse.Namespace, params: Any) -> tuple[str, Any] | None:
+    from inspector.core.engine.inputs import params_with_changes, parse_changes
+
+    if not a.against_preset and not a.against:
+        return None
+    other = params_with_changes(params, a.against_preset, parse_changes(a.against))
+    return a.against_preset or ", ".join(a.against), other
+
+
+def _cmd_report(a: argparse.Namespace) -> int:
+    from inspector.core.evidence.bundle import save
+    from inspector.core.evidence.receipt import build_receipt
+
+    store, query, params = _store_query_params(a, need_query=True)
+    if a.pool_depth < 1:
+        raise InspectorError("--pool-depth must be at least 1.")
+    grades = _grades(a.judgments, a.text, params.scope)
+    bundle = build_receipt(store, query, params, grades=grades, against=_against(a, params),
+                           label=a.preset or "given", grid=_grid(a), pool_depth=a.pool_depth,
+                           with_map=not a.no_map)
+    paths = save(bundle, a.out, html=not a.no_html)
+    t = bundle["trace"]
+    print(f"[{t['diagnosis']['code']}] {t['diagnosis']['message']}")
+    if bundle["metrics"]:
+        print("metrics " + "  ".join(f"{k}={'-' if v is None else f'{v:.3f}'}"
+                                     for k, v in bundle["metrics"].items()))
+    for p in paths:
+        print(f"wrote {p}")
+    return 0
+
+
+def _cmd_check(a: argparse.Namespace) -> int:
+    from inspector.core.evidence.checks import format_results, load_checks, run_checks
+
+    results = run_checks(load_checks(a.checks_file), a.store, a.table)
+    if a.json:
+        print(json.dumps([r.to_json() for r in results], allow_nan=False, ensure_ascii=False))
+    else:
+        print(format_results(results))
+    return 0 if all(r.passed for r in results) else 1
+
+
+
+
+HANDLERS = {"sweep": _cmd_sweep, "report": _cmd_report, "check": _cmd_check}

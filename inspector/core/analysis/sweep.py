@@ -1,0 +1,299 @@
+"""Parameter sweeps: over-fetch x blend weight (x min score) grids from one deep fetch per query.
+
+Each query is fetched once, as deep as `expect.exhaustive_pool` goes (the whole table up to
+its cap); every grid cell is then `pipeline.derive` over that pool, which equals
+`pipeline.run` with the cell's parameters for exact (flat) search. The same pool gives the
+ground truth (`truth.truth_ids`: a prefiltered search in memory), so scoped recall needs
+no labels. With judgments, recall/precision/MRR/nDCG are computed too.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from inspector.core.analysis import metrics as M
+from inspector.core.analysis.judgments import Judgments
+from inspector.core.analysis.safe import SafeDepth, safe_depth, summarize_safe
+from inspector.core.analysis.truth import is_complete, scoped_pool, truth_ids
+from inspector.core.engine.expect import EXHAUSTIVE_MAX, HYBRID_SCAN_MAX, exhaustive_pool
+from inspector.core.engine.params import Params, pool_depth
+from inspector.core.engine.pipeline import derive
+from inspector.core.engine.pool import Pool, Query
+from inspector.core.errors import InspectorError
+from inspector.core.stores.store import Store
+
+DEFAULT_OVERFETCH = tuple(float(x) for x in range(1, 11))
+DEFAULT_BLEND = tuple(round(0.1 * i, 1) for i in range(11))
+METRIC_KEYS = ("scoped_recall", "recall", "precision", "mrr", "ndcg")
+Progress = Callable[[int, int, str], None]
+Cancelled = Callable[[], bool]
+
+
+def parse_axis(spec: str, what: str) -> tuple[float, ...]:
+    """'1,2,4' or 'start:stop:step' (inclusive) -> sorted unique floats."""
+    try:
+        if ":" in spec:
+            a, b, s = (float(x) for x in spec.split(":"))
+            if s <= 0 or b < a:
+                raise ValueError
+            n = int(np.floor((b - a) / s + 1e-9)) + 1
+            vals = [round(a + i * s, 10) for i in range(n)]
+        else:
+            vals = [float(x) for x in spec.split(",") if x.strip()]
+    except ValueError:
+        raise InspectorError(f"The {what} grid must be 'a,b,c' or 'start:stop:step', "
+                             f"not {spec!r}.") from None
+    if not vals or len(vals) > 200:
+        raise InspectorError(f"The {what} grid needs between 1 and 200 values.")
+    return tuple(sorted(set(vals)))
+
+
+@dataclass(frozen=True)
+class Grid:
+    """The swept values; min_score None means 'the base parameters' min score only'."""
+
+    overfetch: tuple[float, ...] = DEFAULT_OVERFETCH
+    blend: tuple[float, ...] = DEFAULT_BLEND
+    min_score: tuple[float, ...] | None = None
+
+    def resolved(self, base: Params) -> Grid:
+        for f in self.overfetch:
+            base.with_(overfetch=f)  # validates each value once, with the usual message
+        for w in self.blend:
+            base.with_(blend=w)
+        return Grid(self.overfetch, self.blend, self.min_score or (base.min_score,))
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        return (len(self.overfetch), len(self.blend), len(self.min_score or (0.0,)))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"overfetch": list(self.overfetch), "blend": list(self.blend),
+                "min_score": list(self.min_score or ())}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One query of a sweep: what to search, in which scope, and its judgments (if any)."""
+
+    name: str
+    query: Query
+    scope: str | None = None
+    grades: tuple[tuple[str, float], ...] = ()
+
+    def params(self, base: Params) -> Params:
+        return base if self.scope is None else base.with_(scope=self.scope)
+
+
+def cases_from_judgments(store: Store, judgments: Judgments, mode: str,
+                         embedder: str | None = None) -> list[Case]:
+    """Each query of a set: its text embedded with the store's embedder, or a row's vector."""
+    from inspector.core.engine.inputs import build_query
+
+    if not judgments.queries:
+        raise InspectorError("The query set is empty.")
+    return [Case(name=q.label, query=build_query(store, mode, text=q.text, vector_of=q.vector_of,
+                                                 embedder=embedder),
+                 scope=q.scope, grades=q.grades) for q in judgments.queries]
+
+
+@dataclass(frozen=True)
+class Best:
+    """The best value of a metric and every cell within 1e-9 of it; `pick` is the cheapest."""
+
+    metric: str
+    value: float | None
+    cells: tuple[tuple[float, float, float], ...] = ()
+    pick: tuple[float, float, float] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        if not self.cells:
+            return {"metric": self.metric, "value": None, "cells": 0, "pick": None}
+        f, w, m = zip(*self.cells, strict=True)
+        return {"metric": self.metric, "value": self.value, "cells": len(self.cells),
+                "overfetch": [min(f), max(f)], "blend": [min(w), max(w)],
+                "min_score": [min(m), max(m)],
+                "pick": dict(zip(("overfetch", "blend", "min_score"), self.pick, strict=True))}
+
+
+def best_region(values: np.ndarray, grid: Grid, metric: str, base: Params) -> Best:
+    """Cells at the best value; the pick prefers the smallest over-fetch, then the blend and
+    min score nearest the base parameters (the least change that is as good)."""
+    if values.size == 0 or np.all(np.isnan(values)):
+        return Best(metric, None)
+    top = float(np.nanmax(values))
+    idx = np.argwhere(np.nan_to_num(values, nan=-np.inf) >= top - 1e-9)
+    assert grid.min_score is not None
+    cells = tuple((grid.overfetch[i], grid.blend[j], grid.min_score[m]) for i, j, m in idx)
+    pick = min(cells, key=lambda c: (c[0], abs(c[1] - base.blend), abs(c[2] - base.min_score)))
+    return Best(metric, top, cells, pick)
+
+
+@dataclass(frozen=True)
+class QuerySweep:
+    """One query's grid: metric arrays shaped like the grid (NaN = undefined), and evidence."""
+
+    case: Case
+    params: Params
+    k: int
+    objective: str  # ndcg when judged, scoped_recall otherwise
+    values: dict[str, np.ndarray]
+    returned: np.ndarray
+    finals: np.ndarray  # pool row indices per cell, -1 padded: (nF, nW, nM, limit)
+    pool: Pool = field(repr=False)
+    truth_size: int
+    truth_complete: bool
+    best: Best
+    safe: SafeDepth
+    fetch_s: float
+
+    def final_ids(self, i: int, j: int, m: int) -> list[Any]:
+        return [self.pool.ids[r] for r in self.finals[i, j, m] if r >= 0]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.case.name, "text": self.case.query.text, "scope": self.case.scope,
+                "judged": bool(self.case.grades), "k": self.k, "objective": self.objective,
+                "truth_size": self.truth_size, "truth_complete": self.truth_complete,
+                "pool_size": self.pool.size, "best": self.best.to_json(),
+                "safe": self.safe.to_json(),
+                "values": {k: _nested(v) for k, v in self.values.items()},
+                "returned": self.returned.tolist()}
+
+
+def _nested(a: np.ndarray) -> Any:
+    return np.where(np.isnan(a), None, np.round(a, 6)).tolist()
+
+
+def sweep_pool(pool: Pool, case: Case, base: Params, grid: Grid, k: int | None = None,
+               table_rows: int | None = None, fetch_s: float = 0.0) -> QuerySweep:
+    """The whole grid for one query from its (exhaustive) pool: pure numpy, no LanceDB."""
+    p = case.params(base)
+    grid = grid.resolved(p)
+    k = k or p.limit
+    grades = dict(case.grades) if case.grades else None
+    judged = bool(grades) and any(g > 0 for g in grades.values())
+    depth = max(leg.depth for leg in (pool.vec_leg, pool.fts_leg) if leg is not None)
+    shape = grid.shape
+    keys = ["scoped_recall", *(METRIC_KEYS[1:] if grades else ())]
+    values = {key: np.full(shape, np.nan) for key in keys}
+    returned = np.zeros(shape, np.int64)
+    finals = np.full((*shape, p.limit), -1, np.int64)
+    truths: dict[tuple[int, int], list[Any]] = {}
+    sub = scoped_pool(pool)
+    for (i, j, m), _ in np.ndenumerate(returned):
+        f, w, ms = grid.overfetch[i], grid.blend[j], grid.min_score[m]  # type: ignore[index]
+        cell = p.with_(overfetch=f, blend=w, min_score=ms)
+        if (j, m) not in truths:
+            truths[(j, m)] = truth_ids(pool, cell, sub)
+        rows = derive(pool, cell).stage("final").rows
+        ids = [pool.ids[r] for r in rows]
+        finals[i, j, m, : len(rows)] = rows
+        returned[i, j, m] = len(rows)
+        got = M.all_metrics(ids, k, grades, truths[(j, m)])
+        for key in keys:
+            v = got.get(key if key == "mrr" else f"{key}@{k}")
+            values[key][i, j, m] = np.nan if v is None else v
+    objective = "ndcg" if judged else "scoped_recall"
+    truth0 = truth_ids(pool, p, sub)
+    return QuerySweep(
+        case=case, params=p, k=k, objective=objective, values=values, returned=returned,
+        finals=finals, pool=pool, truth_size=len(truth0[:k]),
+        truth_complete=is_complete(pool, table_rows or pool.size),
+        best=best_region(values[objective], grid, objective, p),
+        safe=safe_depth(pool, p, truth0, k, grid.overfetch, depth, _scan_limit(p, grid)),
+        fetch_s=fetch_s)
+
+
+def _scan_limit(p: Params, grid: Grid) -> int:
+    """Hybrid safe-depth scans go to 4x the grid's deepest pool (at most HYBRID_SCAN_MAX)."""
+    return min(HYBRID_SCAN_MAX, 4 * pool_depth(p.limit, max(grid.overfetch), 0))
+
+
+def fetch_case(store: Store, case: Case, base: Params, grid: Grid,
+               truth_depth: int = EXHAUSTIVE_MAX) -> Pool:
+    """One LanceDB retrieval per query: deep enough for the ground truth and every cell."""
+    p = case.params(base)
+    need = max(pool_depth(p.limit, max(grid.overfetch), 0), p.vec_k, p.fts_k)
+    depth = max(1, min(store.rows, max(truth_depth, need)))
+    return exhaustive_pool(store, case.query, p, depth=depth)
+
+
+def iter_sweep(store: Store, cases: Sequence[Case], base: Params, grid: Grid,
+               k: int | None = None, truth_depth: int = EXHAUSTIVE_MAX) -> Iterator[QuerySweep]:
+    """Yield one query's sweep at a time, so a caller can show progress or stop early."""
+    for case in cases:
+        t0 = time.perf_counter()
+        pool = fetch_case(store, case, base, grid, truth_depth)
+        yield sweep_pool(pool, case, base, grid, k, store.rows, time.perf_counter() - t0)
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """Every query's sweep, the means over the set, the best cell, and safe over-fetch."""
+
+    base: Params
+    grid: Grid
+    queries: tuple[QuerySweep, ...]
+    aggregate: dict[str, np.ndarray]
+    counts: dict[str, int]  # queries contributing to each aggregate metric
+    best: Best
+    cancelled: bool
+    seconds: float
+    fetch_seconds: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": "inspector-sweep", "version": 1, "base": self.base.to_json(),
+                "grid": self.grid.to_json(), "cancelled": self.cancelled,
+                "seconds": round(self.seconds, 4), "fetch_seconds": round(self.fetch_seconds, 4),
+                "aggregate": {k: _nested(v) for k, v in self.aggregate.items()},
+                "counts": dict(self.counts), "best": self.best.to_json(),
+                "safe": summarize_safe([(q.case.scope or q.params.scope, q.safe)
+                                        for q in self.queries], self.grid.overfetch),
+                "queries": [q.to_json() for q in self.queries]}
+
+
+def aggregate(sweeps: Sequence[QuerySweep], base: Params, grid: Grid,
+              cancelled: bool = False, seconds: float = 0.0) -> SweepResult:
+    """Means over queries (each metric over the queries where it is defined)."""
+    grid = grid.resolved(base)
+    agg: dict[str, np.ndarray] = {}
+    counts: dict[str, int] = {}
+    stacks = {key: [q.values[key] for q in sweeps if key in q.values] for key in METRIC_KEYS}
+    stacks["objective"] = [q.values[q.objective] for q in sweeps]
+    for key, arrs in stacks.items():
+        if arrs:
+            stack = np.stack(arrs)
+            defined = ~np.isnan(stack)
+            n = defined.sum(axis=0)
+            total = np.where(defined, stack, 0.0).sum(axis=0)
+            agg[key] = np.where(n > 0, total / np.maximum(n, 1), np.nan)
+            counts[key] = int(defined.any(axis=(1, 2, 3)).sum())
+    best = best_region(agg["objective"], grid, "objective", base) if "objective" in agg \
+        else Best("objective", None)
+    return SweepResult(base=base, grid=grid, queries=tuple(sweeps), aggregate=agg,
+                       counts=counts, best=best, cancelled=cancelled, seconds=seconds,
+                       fetch_seconds=sum(q.fetch_s for q in sweeps))
+
+
+def run_sweep(store: Store, cases: Sequence[Case], base: Params, grid: Grid,
+              k: int | None = None, progress: Progress | None = None,
+              cancelled: Cancelled | None = None,
+              truth_depth: int = EXHAUSTIVE_MAX) -> SweepResult:
+    """Sweep a query set; progress(done, total, label) after each query; a true `cancelled()`
+    stops between queries and returns what is done, flagged `cancelled`."""
+    t0 = time.perf_counter()
+    done: list[QuerySweep] = []
+    stopped = False
+    for q in iter_sweep(store, cases, base, grid, k, truth_depth):
+        done.append(q)
+        if progress is not None:
+            progress(len(done), len(cases), q.case.name)
+        if cancelled is not None and len(done) < len(cases) and cancelled():
+            stopped = True
+            break  # the generator fetches nothing more
+    return aggregate(done, base, grid, stopped, time.perf_counter() - t0)

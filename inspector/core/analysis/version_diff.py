@@ -1,0 +1,140 @@
+"""One query on two versions of a table side by side, and the write that pushed a row out of
+the results.
+
+Every version is opened with a checkout, which reads a manifest and never writes; the query
+vector is computed once and reused, so only the data differs between the two runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from inspector.core.engine.params import Params
+from inspector.core.engine.pipeline import run
+from inspector.core.engine.pool import Query
+from inspector.core.engine.trace import STAGES, Trace
+from inspector.core.errors import InspectorError
+from inspector.core.jsonio import plain
+from inspector.core.stores.store import Store
+from inspector.core.stores.versions import list_versions
+
+
+@dataclass(frozen=True)
+class RankChange:
+    id: Any
+    rank_a: int | None  # 1-based rank in the compared stage, None when absent
+    rank_b: int | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": plain(self.id), "rank_a": self.rank_a, "rank_b": self.rank_b}
+
+
+@dataclass(frozen=True)
+class VersionDiff:
+    """The same query on versions a and b: both traces, and what changed in one stage."""
+
+    version_a: int
+    version_b: int
+    a: Trace
+    b: Trace
+    stage: str
+    only_a: tuple[Any, ...]  # in a's stage, not in b's: pushed out (or deleted)
+    only_b: tuple[Any, ...]  # in b's stage, not in a's: came in
+    moved: tuple[RankChange, ...]  # in both, at different ranks
+
+    def to_json(self) -> dict[str, Any]:
+        return {"stage": self.stage, "version_a": self.version_a, "version_b": self.version_b,
+                "only_a": [plain(x) for x in self.only_a],
+                "only_b": [plain(x) for x in self.only_b],
+                "moved": [m.to_json() for m in self.moved],
+                "a": self.a.to_json(), "b": self.b.to_json()}
+
+
+def diff_traces(a: Trace, b: Trace, stage: str = "final", version_a: int = 0,
+                version_b: int = 0) -> VersionDiff:
+    """Rows only in one trace's stage, and rank changes for rows in both."""
+    if stage not in STAGES:
+        raise InspectorError(f"Unknown stage '{stage}'; choose one of {', '.join(STAGES)}.")
+    ia, ib = [plain(x) for x in a.ids(stage)], [plain(x) for x in b.ids(stage)]
+    ra = {x: r for r, x in enumerate(ia, 1)}
+    rb = {x: r for r, x in enumerate(ib, 1)}
+    moved = tuple(RankChange(x, ra[x], rb[x]) for x in ia if x in rb and ra[x] != rb[x])
+    return VersionDiff(version_a=version_a, version_b=version_b, a=a, b=b, stage=stage,
+                       only_a=tuple(x for x in ia if x not in rb),
+                       only_b=tuple(x for x in ib if x not in ra), moved=moved)
+
+
+def compare_versions(store: Store, query: Query, params: Params, version_a: int,
+                     version_b: int | None = None, stage: str = "final") -> VersionDiff:
+    """Run one query (same vector, same parameters) on two versions of the store's table.
+    version_b defaults to the newest version."""
+    sa = store.reopen(version_a) if version_a != store.version else store
+    vb = store.latest_version() if version_b is None else version_b
+    sb = store.reopen(vb) if vb != store.version else store
+    return diff_traces(run(sa, query, params), run(sb, query, params), stage,
+                       sa.version, sb.version)
+
+
+@dataclass(frozen=True)
+class PushOut:
+    """Where a row left the results: the last version holding it and the first without it."""
+
+    id: Any
+    last_with: int | None
+    first_without: int | None
+    entered: tuple[Any, ...]  # rows in first_without's results that were not in last_with's
+    checked: tuple[int, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": plain(self.id), "last_with": self.last_with,
+                "first_without": self.first_without,
+                "entered": [plain(x) for x in self.entered], "checked": list(self.checked)}
+
+
+def find_push_out(store: Store, query: Query, params: Params, row_id: Any,
+                  versions: list[int] | None = None, stage: str = "final") -> PushOut:
+    """Walk versions oldest to newest and report the first write after which row_id is no
+    longer in `stage` (it was in the version before). Each version is one pipeline run."""
+    todo = versions or [v.version for v in list_versions(store)]
+    key = str(row_id)
+    prev: tuple[int, list[Any]] | None = None
+    checked: list[int] = []
+    for v in sorted(todo):
+        s = store if v == store.version else store.reopen(v)
+        ids = [plain(x) for x in run(s, query, params).ids(stage)]
+        checked.append(v)
+        present = key in {str(x) for x in ids}
+        if prev is not None and not present and key in {str(x) for x in prev[1]}:
+            return PushOut(id=row_id, last_with=prev[0], first_without=v,
+                           entered=tuple(x for x in ids if x not in prev[1]),
+                           checked=tuple(checked))
+        prev = (v, ids)
+    return PushOut(id=row_id, last_with=None, first_without=None, entered=(),
+                   checked=tuple(checked))
+
+
+def format_diff(diff: VersionDiff, push: PushOut | None = None) -> str:
+    """Readable text for a version comparison (the CLI's `diff-versions`)."""
+    store = diff.a.pool.store
+    rows_a, rows_b = diff.a.pool.store.get("rows"), diff.b.pool.store.get("rows")
+    ra = {x: r for r, x in enumerate((plain(i) for i in diff.a.ids(diff.stage)), 1)}
+    rb = {x: r for r, x in enumerate((plain(i) for i in diff.b.ids(diff.stage)), 1)}
+    out = [f"store {store['uri']}  table {store['table']}  stage {diff.stage}",
+           f"v{diff.version_a} ({rows_a} rows): {len(ra)} results   "
+           f"v{diff.version_b} ({rows_b} rows): {len(rb)} results"]
+    out.append(f"only in v{diff.version_a} (pushed out or deleted): " + (", ".join(
+        f"{x} (#{ra[x]})" for x in diff.only_a) or "none"))
+    out.append(f"only in v{diff.version_b} (came in): " + (", ".join(
+        f"{x} (#{rb[x]})" for x in diff.only_b) or "none"))
+    out.append("moved: " + (", ".join(f"{m.id} #{m.rank_a} -> #{m.rank_b}" for m in diff.moved)
+                            or "none"))
+    if push is not None:
+        if push.first_without is None:
+            out.append(f"{push.id}: never left the {diff.stage} results in versions "
+                       f"{', '.join(map(str, push.checked))}")
+        else:
+            came = ", ".join(str(plain(x)) for x in push.entered) or "nothing new"
+            out.append(f"{push.id}: in the results at v{push.last_with}, gone at "
+                       f"v{push.first_without}; came in then: {came}")
+    return "\n".join(out)

@@ -1,0 +1,113 @@
+"""Expected rows: where an id the user expected was dropped, and what depth would return it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from inspector.core.engine.params import Params
+from inspector.core.engine.pipeline import derive
+from inspector.core.engine.pool import Pool, Query, fetch_pool
+from inspector.core.engine.trace import Expectation, Trace
+from inspector.core.stores.store import Store
+
+EXHAUSTIVE_MAX = 10_000  # deepest ranking fetched for the analysis
+HYBRID_SCAN_MAX = 2_000  # hybrid fused scores move with depth, so depths are tried one by one
+_NO_FLOOR = -1e300
+
+
+def exhaustive_pool(store: Store, query: Query, p: Params, depth: int | None = None) -> Pool:
+    """The query's ranking to the whole table (up to EXHAUSTIVE_MAX rows), same placement."""
+    e = max(1, min(store.rows, depth or EXHAUSTIVE_MAX))
+    return fetch_pool(store, query, p, vec_k=e, fts_k=e)
+
+
+def _at_depth(p: Params, depth: int) -> Params:
+    """p with its raw depth set to `depth` (never below the limit: over-fetch is at least 1)."""
+    return p.with_(overfetch=max(depth, p.limit) / p.limit, cap=0)
+
+
+def _exists(store: Store, rid: str) -> bool:
+    from inspector.core.errors import InspectorError
+
+    try:
+        store.vector_of(rid)
+    except InspectorError:
+        return False
+    return True
+
+
+def _stage_verdict(trace: Trace, i: int | None) -> tuple[str | None, str]:
+    p = trace.params
+    if i is None or not trace.raw_rank[i]:
+        return "raw", f"not among the {trace.counters['rawCandidates']} raw candidates"
+    if not trace.pool.in_scope[i]:
+        return "scoped", f"removed by the scope filter ({trace.pool.scope_rule[i]})"
+    if trace.final_rank[i]:
+        return None, f"returned at rank {int(trace.final_rank[i])}"
+    if trace.score[i] < p.min_score:
+        return "final", f"blended score {trace.score[i]:.4f} is below min score {p.min_score}"
+    return "final", f"blended rank {int(trace.rank_after[i])} is past the limit of {p.limit}"
+
+
+def _min_depth(pool: Pool, p: Params, i: int) -> tuple[int | None, str]:
+    """Smallest raw depth returning row i, all else equal; with the reason when none does."""
+    if p.mode != "hybrid":
+        leg = pool.vec_rank if p.mode == "vector" else pool.fts_rank
+        d0 = max(int(leg[i]) + 1, p.limit)
+        t = derive(pool, _at_depth(p, d0))
+        if t.final_rank[i]:
+            return d0, ""
+        if t.score[i] < p.min_score:
+            return None, f"its blended score {t.score[i]:.4f} is below min score {p.min_score} " \
+                         "at every depth"
+        return None, (f"at depth {d0}, where it first enters the pool, "
+                      f"{int(t.rank_after[i]) - 1} in-scope rows outrank it (limit {p.limit}); "
+                      "a deeper pool only adds rows")
+    last = min(pool.size, HYBRID_SCAN_MAX)
+    for d in range(p.limit, max(last, p.limit) + 1):
+        if derive(pool, _at_depth(p, d)).final_rank[i]:
+            return d, ""
+    return None, f"not returned at any depth up to {last}"
+
+
+def analyse(store: Store, query: Query, trace: Trace, ids: Sequence[str],
+            pool: Pool | None = None) -> tuple[Expectation, ...]:
+    """For each expected id: its exhaustive in-scope rank, where it was dropped, and the
+    smallest depth (and over-fetch) that would return it with every other parameter unchanged."""
+    p = trace.params
+    pool = pool or exhaustive_pool(store, query, p)
+    legs = [leg.depth for leg in (pool.vec_leg, pool.fts_leg) if leg is not None]
+    full = derive(pool, replace(p, overfetch=1.0, cap=0, min_score=_NO_FLOOR,
+                                limit=max(1, min(legs))))
+    out = []
+    for rid in ids:
+        dropped, reason = _stage_verdict(trace, trace.row_of(rid))
+        j = full.row_of(rid)
+        exh_rank = int(full.rank_after[j]) if j is not None and full.rank_after[j] else None
+        min_depth: int | None = None
+        if j is None and not _exists(store, rid):
+            reason = f"no row with id {rid!r} in table '{store.table_name}'"
+        elif j is None:
+            why = ("no full-text match for the query" if p.mode == "fts" else
+                   f"not in the first {pool.size} candidates of the "
+                   f"{'scope-filtered' if p.filter == 'pushdown' else 'global'} ranking")
+            reason += f"; {why}, so no depth returns it"
+        elif not pool.in_scope[j]:
+            reason += f"; it is out of scope ({pool.scope_rule[j]}), so no depth returns it"
+        else:
+            min_depth, why = _min_depth(pool, p, j)
+            if why:
+                reason += f"; {why}"
+            elif p.cap and min_depth > p.cap:
+                reason += f"; it needs depth {min_depth}, above the cap of {p.cap}"
+        out.append(Expectation(
+            id=str(rid), exhaustive_rank=exh_rank, dropped_at=dropped, reason=reason,
+            min_depth=min_depth,
+            min_overfetch=None if min_depth is None else min_depth / p.limit))
+    return tuple(out)
+
+
+def attach(trace: Trace, expectations: tuple[Expectation, ...]) -> Trace:
+    return replace(trace, expect=expectations)
+

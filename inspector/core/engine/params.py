@@ -1,0 +1,131 @@
+"""The pipeline's parameters, the candidate depths they imply, and JSON in and out."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
+
+from inspector.core.engine.scope import STRATEGIES, ScopeSpec, make_scope
+from inspector.core.errors import InspectorError
+
+MODES = ("vector", "fts", "hybrid")
+DISTANCES = ("l2", "cosine")
+FILTERS = ("post", "pushdown")
+
+
+@dataclass(frozen=True)
+class Params:
+    """Every knob of the retrieval pipeline. Frozen: derive a changed copy with `replace`."""
+
+    mode: str = "vector"
+    distance: str = "l2"
+    limit: int = 10
+    overfetch: float = 1.0
+    cap: int = 50
+    fts_k: int = 0
+    vec_k: int = 0
+    rrf_k: int = 60
+    scope: str | None = None
+    scope_strategy: str = "repo_prefix"
+    scope_map: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    scope_column: str | None = None
+    filter: str = "post"
+    blend: float = 0.0
+    default_importance: float = 0.7
+    min_score: float = 0.0
+
+    def __post_init__(self) -> None:
+        _check_choice("mode", self.mode, MODES)
+        _check_choice("distance", self.distance, DISTANCES)
+        _check_choice("filter", self.filter, FILTERS)
+        _check_choice("scope strategy", self.scope_strategy, STRATEGIES)
+        _check_int("limit", self.limit, 1)
+        _check_int("cap", self.cap, 0)
+        _check_int("fts_k", self.fts_k, 0)
+        _check_int("vec_k", self.vec_k, 0)
+        _check_int("rrf_k", self.rrf_k, 0)
+        if not _finite(self.overfetch) or self.overfetch < 1:
+            raise InspectorError(f"Over-fetch must be a number >= 1, not {self.overfetch!r}.")
+        if not _finite(self.blend) or not 0 <= self.blend <= 1:
+            raise InspectorError(f"Blend weight must be between 0 and 1, not {self.blend!r}.")
+        if not _finite(self.default_importance):
+            raise InspectorError("Default importance must be a finite number.")
+        if not _finite(self.min_score):
+            raise InspectorError("Min score must be a finite number.")
+
+    def scope_spec(self) -> ScopeSpec:
+        return make_scope(self.scope, self.scope_strategy, dict(self.scope_map),
+                          self.scope_column)
+
+    def with_(self, **changes: Any) -> Params:
+        return replace(self, **changes)
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["scope_map"] = {k: list(v) for k, v in self.scope_map}
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Params:
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise InspectorError(f"Unknown parameter(s): {', '.join(unknown)}.")
+        data = dict(data)
+        if isinstance(data.get("scope_map"), dict):
+            data["scope_map"] = freeze_map(data["scope_map"])
+        return cls(**data)
+
+
+def freeze_map(m: dict[str, Any]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    return tuple(sorted((str(k), tuple(v)) for k, v in m.items()))
+
+
+def _finite(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _check_choice(what: str, value: str, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise InspectorError(f"Unknown {what} '{value}'; choose one of {', '.join(choices)}.")
+
+
+def _check_int(what: str, value: Any, lowest: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < lowest:
+        raise InspectorError(f"{what} must be a whole number >= {lowest}, not {value!r}.")
+
+
+@dataclass(frozen=True)
+class Depths:
+    """Candidate depths for one run: the raw pool cut and each leg's k (1-based counts)."""
+
+    pool: int
+    vec_k: int
+    fts_k: int
+
+    def to_json(self) -> dict[str, int]:
+        return asdict(self)
+
+
+def pool_depth(limit: int, overfetch: float, cap: int) -> int:
+    """ceil(limit * F), capped (cap 0 = none). The epsilon absorbs float noise in F = D/limit."""
+    depth = max(1, math.ceil(limit * overfetch - 1e-9))
+    return min(depth, cap) if cap else depth
+
+
+def depths(p: Params) -> Depths:
+    """Depths as the real engines compute them. Without over-fetch (F = 1) a leg with a
+    configured k fetches exactly that (the docs engine before its fix); with over-fetch every
+    leg widens with the pool but never drops below its floor (the fix)."""
+    pool = pool_depth(p.limit, p.overfetch, p.cap)
+
+    def leg(floor: int) -> int:
+        k = floor if (floor and p.overfetch == 1) else max(pool, floor)
+        return min(k, p.cap) if p.cap else k
+
+    if p.mode == "vector":
+        return Depths(pool=pool, vec_k=pool, fts_k=0)
+    if p.mode == "fts":
+        return Depths(pool=pool, vec_k=0, fts_k=pool)
+    return Depths(pool=pool, vec_k=leg(p.vec_k), fts_k=leg(p.fts_k))

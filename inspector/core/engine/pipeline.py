@@ -1,0 +1,201 @@
+"""The retrieval pipeline: raw -> scoped -> blended -> final, derived from a fetched pool.
+
+`derive` is pure numpy over a pool and never touches LanceDB, so the window's sliders and the
+sweeps re-rank from one deep fetch; `run` fetches exactly the depth the parameters need and
+derives from that. For exact (flat) search both give identical results; a property test proves it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from inspector.core.engine.blend import importance_used, multiplier
+from inspector.core.engine.diagnosis import ScopeHint, diagnose
+from inspector.core.engine.params import Depths, Params, depths
+from inspector.core.engine.pool import Pool, Query, fetch_pool
+from inspector.core.engine.trace import Stage, Trace
+from inspector.core.errors import InspectorError
+from inspector.core.stores.store import Store
+
+# What may change between a pool and the parameters derived from it without a new fetch.
+_POOL_KEYS = ("mode", "distance", "filter")
+
+
+def check_compatible(pool: Pool, p: Params) -> Depths:
+    """The depths p needs, or an error if this pool cannot answer for p exactly."""
+    if (pool.mode, pool.distance, pool.placement) != (p.mode, p.distance, p.filter) \
+            or pool.scope != p.scope_spec():
+        raise InspectorError("These parameters need a new query: mode, distance, scope or "
+                             "filter placement changed since the pool was fetched.")
+    d = depths(p)
+    for leg, need in ((pool.vec_leg, d.vec_k), (pool.fts_leg, d.fts_k)):
+        if need and (leg is None or (need > leg.depth and not leg.exhausted)):
+            raise InspectorError(f"The cached pool is too shallow for depth {need}; re-run "
+                                 "the query with a larger over-fetch.")
+    return d
+
+
+def _leg_ranks(rank: np.ndarray, k: int) -> np.ndarray:
+    """1-based rank within the leg's first k rows, 0 elsewhere."""
+    inside = (rank >= 0) & (rank < k)
+    return np.where(inside, rank + 1, 0)
+
+
+def _raw_order(pool: Pool, p: Params, d: Depths, vr: np.ndarray, fr: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Raw stage row order, base score and fused score per pool row."""
+    n = pool.size
+    fused = np.full(n, np.nan)
+    if p.mode == "vector":
+        rows = pool.vec_leg.rows[: d.pool]
+        base = 1.0 / (1.0 + pool.vec_dist)
+    elif p.mode == "fts":
+        rows = pool.fts_leg.rows[: d.pool]
+        base = pool.fts_score / (1.0 + pool.fts_score)
+    else:
+        fused = (np.where(vr > 0, 1.0 / (p.rrf_k + vr), 0.0)
+                 + np.where(fr > 0, 1.0 / (p.rrf_k + fr), 0.0))
+        cand = np.flatnonzero((vr > 0) | (fr > 0))
+        rows = cand[np.lexsort((pool.id_order[cand], -fused[cand]))][: d.pool]
+        fused = np.where((vr > 0) | (fr > 0), fused, np.nan)
+        base = fused
+    return rows, base, fused
+
+
+def _positions(n: int, rows: np.ndarray) -> np.ndarray:
+    out = np.zeros(n, np.int64)
+    out[rows] = np.arange(1, len(rows) + 1)
+    return out
+
+
+def derive(pool: Pool, p: Params, probe: Pool | None = None) -> Trace:
+    """Every stage for parameters p, computed from the pool alone."""
+    d = check_compatible(pool, p)
+    n = pool.size
+    vr = _leg_ranks(pool.vec_rank, d.vec_k) if pool.vec_leg is not None else np.zeros(n, int)
+    fr = _leg_ranks(pool.fts_rank, d.fts_k) if pool.fts_leg is not None else np.zeros(n, int)
+    raw, base, fused = _raw_order(pool, p, d, vr, fr)
+    in_raw = np.zeros(n, bool)
+    in_raw[raw] = True
+    base = np.where(in_raw, base, np.nan)
+    scoped = raw[pool.in_scope[raw]]
+    imp = importance_used(pool.importance, pool.missing_importance(), p.default_importance)
+    mult = multiplier(imp, p.blend)
+    score = base * mult
+    blended = scoped[np.argsort(-score[scoped], kind="stable")]
+    keep = blended[score[blended] >= p.min_score]
+    final = keep[: p.limit]
+    scope_miss = len(raw) > 0 and (len(raw) - len(scoped)) * 2 > len(raw)
+    counters = {"rawCandidates": len(raw), "scopedCandidates": len(scoped),
+                "filteredByScope": len(raw) - len(scoped),
+                "belowMinScore": len(blended) - len(keep), "returned": len(final)}
+    stages = (Stage("raw", raw), Stage("scoped", scoped), Stage("blended", blended),
+              Stage("final", final))
+    trace = Trace(pool=pool, params=p, depths=d, vec_rank=vr, fts_rank=fr, base=base,
+                  fused=fused, importance_used=np.where(in_raw, imp, np.nan),
+                  multiplier=np.where(in_raw, mult, np.nan), score=score,
+                  raw_rank=_positions(n, raw), rank_before=_positions(n, scoped),
+                  rank_after=_positions(n, blended), final_rank=_positions(n, final),
+                  stages=stages, counters=counters,
+                  diagnosis=diagnose(counters, p, _scope_hint(probe, p) if scope_miss else None,
+                                    rows=pool.store.get("rows")), warnings=pool.warnings)
+    return trace
+
+
+_HINTS: dict[tuple[Any, ...], tuple[Pool, ScopeHint]] = {}
+
+
+def _scope_hint(probe: Pool | None, p: Params) -> ScopeHint | None:
+    """Global ranks of the first and the limit-th in-scope row in a deeper, unfiltered probe."""
+    if probe is None or probe.placement != "post":
+        return None
+    cut = probe_depth(p, int(probe.store.get("rows") or 0))
+    if p.mode == "hybrid":
+        key = (id(probe), p.limit, p.vec_k, p.fts_k, p.rrf_k, cut)
+        hit = _HINTS.get(key)
+        if hit is None or hit[0] is not probe:
+            if len(_HINTS) > 16:
+                _HINTS.clear()
+            hit = _HINTS[key] = (probe, _hybrid_hint(probe, p, cut))
+        return hit[1]
+    n = probe.size
+    dv = min(probe.vec_leg.depth, cut) if probe.vec_leg is not None else 0
+    df = min(probe.fts_leg.depth, cut) if probe.fts_leg is not None else 0
+    d = Depths(pool=max(dv, df), vec_k=dv, fts_k=df)
+    vr = _leg_ranks(probe.vec_rank, dv) if dv else np.zeros(n, int)
+    fr = _leg_ranks(probe.fts_rank, df) if df else np.zeros(n, int)
+    raw, _, _ = _raw_order(probe, p, d, vr, fr)
+    hits = np.flatnonzero(probe.in_scope[raw]) + 1
+    return ScopeHint(probe_depth=len(raw), first_rank=int(hits[0]) if len(hits) else None,
+                     page_rank=int(hits[p.limit - 1]) if len(hits) >= p.limit else None)
+
+
+def _hybrid_hint(probe: Pool, p: Params, cut: int) -> ScopeHint:
+    """Fused scores move with the legs' depth, so try each pool depth as the real engine would
+    run it, and report the first depth that brings one in-scope row, then a full page."""
+    deepest = min([cut] + [leg.depth for leg in (probe.vec_leg, probe.fts_leg) if leg is not None])
+    first = page = None
+    for depth in range(p.limit, deepest + 1):
+        d = depths(p.with_(overfetch=depth / p.limit, cap=0))
+        if max(d.vec_k, d.fts_k) > deepest:
+            break
+        vr = _leg_ranks(probe.vec_rank, d.vec_k)
+        fr = _leg_ranks(probe.fts_rank, d.fts_k)
+        raw, _, _ = _raw_order(probe, p, d, vr, fr)
+        found = int(np.count_nonzero(probe.in_scope[raw]))
+        first = depth if first is None and found else first
+        if found >= p.limit:
+            page = depth
+            break
+    return ScopeHint(probe_depth=deepest, first_rank=first, page_rank=page)
+
+
+def fetch_for(store: Store, query: Query, p: Params, max_overfetch: float | None = None,
+              max_limit: int | None = None) -> Pool:
+    """Fetch a pool deep enough for p and for any over-fetch up to max_overfetch."""
+    wide = p.with_(overfetch=max(p.overfetch, max_overfetch or p.overfetch),
+                   limit=max(p.limit, max_limit or p.limit))
+    d = depths(wide)
+    return fetch_pool(store, query, p, vec_k=d.vec_k, fts_k=d.fts_k)
+
+
+PROBE_DEPTH = 1000  # how deep a scope miss is probed for the diagnosis's depth hint
+
+
+def fetch_probe(store: Store, query: Query, p: Params, pool: Pool) -> Pool | None:
+    """The deeper, unfiltered fetch a post-filter scope miss is diagnosed from (None when the
+    placement or scope cannot miss). The window fetches it with the pool it re-ranks from."""
+    if p.filter != "post" or not p.scope_spec().active:
+        return None
+    legs = [leg.depth for leg in (pool.vec_leg, pool.fts_leg) if leg is not None]
+    k = max([min(store.rows, PROBE_DEPTH), *legs])
+    return fetch_pool(store, query, p, vec_k=k, fts_k=k)
+
+
+def probe_depth(p: Params, rows: int) -> int:
+    """How deep `run` probes for p: PROBE_DEPTH (at most the table), never above p's legs."""
+    d = depths(p)
+    return max(min(rows, PROBE_DEPTH), d.vec_k, d.fts_k)
+
+
+def probe_applies(probe: Pool | None, p: Params) -> Pool | None:
+    """The probe when `run` would use one for p (it reaches past p's pool), else None. A probe
+    fetched deeper (the window fetches one for every slider position) is read only as deep as
+    `run` would fetch, so both give the same diagnosis."""
+    if probe is None:
+        return None
+    return probe if probe_depth(p, int(probe.store.get("rows") or 0)) > depths(p).pool else None
+
+
+def run(store: Store, query: Query, p: Params) -> Trace:
+    """Fetch exactly what p needs and derive every stage. On a scope miss, probe deeper once
+    so the diagnosis can say where the in-scope rows sit and which over-fetch would reach them."""
+    pool = fetch_for(store, query, p)
+    trace = derive(pool, p)
+    if trace.diagnosis.code in ("scope_starvation", "scope_dominated"):
+        probe = probe_applies(fetch_probe(store, query, p, pool), p)
+        if probe is not None:
+            trace = derive(pool, p, probe=probe)
+    return trace

@@ -1,0 +1,279 @@
+"""Fetch a candidate pool from LanceDB: each leg's ranking to a given depth, rows merged by id.
+
+A pool is fetched once per query; every smaller over-fetch, blend weight or min score is then
+derived from it in memory (see `pipeline.derive`). Legs are put in a canonical order (distance
+ascending or score descending, ties by LanceDB row id), which is the order LanceDB's own flat
+search returns, so a shallow fetch is a prefix of a deep one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from inspector.core.engine import scope as scopes
+from inspector.core.engine.params import Params
+from inspector.core.errors import InspectorError
+from inspector.core.stores.fts import fts_table
+from inspector.core.stores.store import Store
+
+
+@dataclass(frozen=True)
+class Query:
+    """What is searched for: a text, a vector, or both (hybrid needs text and a vector)."""
+
+    text: str | None = None
+    vector: np.ndarray | None = field(default=None, compare=False)
+    source: str = "text"  # text | vector | example:<id>
+
+    def to_json(self) -> dict[str, Any]:
+        vec = None if self.vector is None else [float(x) for x in self.vector]
+        return {"text": self.text, "source": self.source, "vector": vec}
+
+
+@dataclass(frozen=True)
+class Leg:
+    """One leg's ranking: positions into the pool's rows, and its distance or score."""
+
+    rows: np.ndarray  # int indices into Pool rows, in rank order
+    values: np.ndarray  # _distance (vector) or BM25 _score (fts), float64
+    depth: int  # requested k
+    exhausted: bool  # fewer rows came back than requested: deeper asks return the same
+
+
+@dataclass(frozen=True)
+class Pool:
+    """Candidates with their attributes and their rank in each leg. Plain data, no LanceDB."""
+
+    store: dict[str, Any]
+    roles: dict[str, str | None]
+    query: Query
+    mode: str
+    distance: str
+    placement: str
+    scope: scopes.ScopeSpec
+    pushdown_sql: str
+    pushdown_note: str
+    ids: np.ndarray  # object array of ids as stored
+    id_order: np.ndarray  # position of each id in ascending id order (RRF tie-break)
+    columns: dict[str, list[Any]]  # every attribute column, per row
+    importance: np.ndarray  # float64 as stored (NaN where missing, or a stored NaN)
+    in_scope: np.ndarray  # bool, the post-filter's verdict
+    scope_rule: list[str]
+    pushdown_match: np.ndarray  # bool, the pushed-down predicate's verdict (exact compare)
+    vec_rank: np.ndarray  # int64 0-based rank in the vector leg, -1 if absent
+    vec_dist: np.ndarray  # float64 _distance, NaN if absent
+    fts_rank: np.ndarray
+    fts_score: np.ndarray
+    vec_leg: Leg | None
+    fts_leg: Leg | None
+    warnings: tuple[str, ...] = ()
+    # bool per row: NULL or not a number, so the default applies; None = wherever NaN
+    importance_missing: np.ndarray | None = None
+
+    def missing_importance(self) -> np.ndarray:
+        if self.importance_missing is None:
+            return np.isnan(self.importance)
+        return self.importance_missing
+
+    @property
+    def size(self) -> int:
+        return len(self.ids)
+
+
+def _select(store: Store, spec: scopes.ScopeSpec) -> list[str]:
+    cols = store.roles.attribute_columns()
+    for c in scopes.scope_columns(store.roles, spec):
+        if c not in cols:
+            cols.append(c)
+    return cols
+
+
+def _vector_leg(store: Store, vec: np.ndarray, k: int, distance: str, cols: list[str],
+                where: Any) -> pa.Table:
+    q = (store.table.search(vec, vector_column_name=store.roles.vector)
+         .distance_type(distance).select([*cols, "_distance"]).with_row_id(True).limit(k))
+    if where is not None:
+        q = q.where(where, prefilter=True)
+    return q.to_arrow()
+
+
+def _fts_leg(store: Store, text: str, k: int, cols: list[str], where: Any) -> pa.Table:
+    tbl, _ = fts_table(store)
+    q = tbl.search(text, query_type="fts", fts_columns=store.roles.text)
+    q = q.select([*cols, "_score"]).with_row_id(True).limit(k)
+    if where is not None:
+        q = q.where(where, prefilter=True)
+    return q.to_arrow()
+
+
+def _canonical(tbl: pa.Table, value_col: str, ascending: bool) -> pa.Table:
+    vals = tbl.column(value_col).to_numpy(zero_copy_only=False).astype(np.float64)
+    rowid = tbl.column("_rowid").to_numpy(zero_copy_only=False)
+    order = np.lexsort((rowid, vals if ascending else -vals))
+    return tbl.take(pa.array(order)) if len(order) else tbl
+
+
+TIE_FETCH_MAX = 20_000  # deepest refetch spent on completing a tie at the cut
+
+
+def _leg_at(fetch: Any, k: int, value_col: str, ascending: bool,
+            margin: int = 1) -> tuple[pa.Table, bool]:
+    """The top k in canonical order, and whether the leg ran out of rows.
+
+    At a tie straddling the cut LanceDB keeps an arbitrary subset of the tied rows (BM25
+    ties are common). Fetching past the tie and keeping the lowest row ids makes every
+    depth a prefix of every deeper one, so a cached deep pool equals a fresh shallow fetch.
+    """
+    want = k + max(1, margin)
+    while True:
+        got = _canonical(fetch(want), value_col, ascending)
+        if got.num_rows < want:
+            return got.slice(0, k), got.num_rows <= k
+        vals = got.column(value_col).to_numpy(zero_copy_only=False)
+        if vals[-1] != vals[k - 1] or want >= TIE_FETCH_MAX:
+            return got.slice(0, k), False
+        want = min(want * 2, TIE_FETCH_MAX)
+
+
+def _as_importance(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """Importance as floats, and which rows have none (NULL or not a number: the default
+    applies). A stored NaN stays NaN: `importance ?? 0.7` keeps it, so the real formula
+    gives that row a NaN score, which no min score keeps."""
+    out = np.full(len(values), np.nan)
+    missing = np.ones(len(values), bool)
+    for i, v in enumerate(values):
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            out[i] = float(v)
+            missing[i] = False
+    return out, missing
+
+
+def fetch_pool(store: Store, query: Query, params: Params, vec_k: int, fts_k: int) -> Pool:
+    """Run each needed leg at its depth (one LanceDB search per leg) and merge rows by id."""
+    spec = params.scope_spec()
+    push = scopes.pushdown(spec, store.roles)
+    where = push.expr if params.filter == "pushdown" else None
+    cols = _select(store, spec)
+    absent = [c for c in cols if c not in store.schema.names]
+    if absent:
+        raise InspectorError(f"Scope column '{absent[0]}' is not in table '{store.table_name}'; "
+                             f"columns: {', '.join(store.schema.names)}.")
+    jobs: dict[str, Callable[[], tuple[pa.Table, bool]]] = {}
+    if params.mode in ("vector", "hybrid"):
+        vec = _checked_vector(store, query, params.distance)
+        jobs["vec"] = lambda: _leg_at(
+            lambda k: _vector_leg(store, vec, k, params.distance, cols, where), vec_k,
+            "_distance", ascending=True)
+    if params.mode in ("fts", "hybrid"):
+        if not query.text or not query.text.strip():
+            raise InspectorError("Full-text and hybrid search need query text (--text).")
+        text = query.text
+        fts_table(store)  # build a private index first, outside the thread pool
+        jobs["fts"] = lambda: _leg_at(
+            lambda k: _fts_leg(store, text, k, cols, where), fts_k, "_score", ascending=False,
+            margin=fts_k // 2)  # BM25 ties are common: a margin usually covers one at once
+    try:
+        if len(jobs) > 1:  # LanceDB releases the GIL: legs run side by side, as its hybrid does
+            with ThreadPoolExecutor(max_workers=len(jobs)) as ex:
+                futures = {name: ex.submit(job) for name, job in jobs.items()}
+                done = {name: f.result() for name, f in futures.items()}
+        else:
+            done = {name: job() for name, job in jobs.items()}
+    except InspectorError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a failing search is reported, never a traceback
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+        raise InspectorError(f"LanceDB could not search table '{store.table_name}' at version "
+                             f"{store.version}: {first}") from exc
+    legs = {name: r[0] for name, r in done.items()}
+    exhausted = {name: r[1] for name, r in done.items()}
+    return _merge(store, query, params, spec, push, cols, legs, exhausted, vec_k, fts_k)
+
+
+def _checked_vector(store: Store, query: Query, distance: str) -> np.ndarray:
+    if query.vector is None:
+        raise InspectorError("Vector and hybrid search need a query vector or text to embed.")
+    vec = np.asarray(query.vector, np.float32).ravel()
+    if vec.shape[0] != store.dim:
+        raise InspectorError(f"The query vector has {vec.shape[0]} dimensions but the "
+                             f"store's vectors have {store.dim}.")
+    if not np.all(np.isfinite(vec)):
+        raise InspectorError("The query vector contains NaN or infinite values.")
+    if distance == "cosine" and not np.any(vec):
+        raise InspectorError("The query vector is all zeros, and cosine distance is undefined "
+                             "for it; check the query text or the vector.")
+    return vec
+
+
+def _merge(store: Store, query: Query, params: Params, spec: scopes.ScopeSpec,
+           push: scopes.Pushdown, cols: list[str], legs: dict[str, pa.Table],
+           exhausted: dict[str, bool], vec_k: int, fts_k: int) -> Pool:
+    id_col = store.roles.id
+    index: dict[Any, int] = {}
+    columns: dict[str, list[Any]] = {c: [] for c in cols}
+    leg_rows: dict[str, list[int]] = {}
+    duplicates = 0
+    for name, tbl in legs.items():
+        data = {c: tbl.column(c).to_pylist() for c in cols}
+        rows: list[int] = []
+        seen: set[Any] = set()
+        for i, rid in enumerate(data[id_col]):
+            if rid in seen:
+                duplicates += 1
+                rows.append(-1)
+                continue
+            seen.add(rid)
+            if rid not in index:
+                index[rid] = len(index)
+                for c in cols:
+                    columns[c].append(data[c][i])
+            rows.append(index[rid])
+        leg_rows[name] = rows
+    n = len(index)
+    ids = np.empty(n, dtype=object)
+    ids[:] = columns[id_col]
+    rank = {"vec": np.full(n, -1, np.int64), "fts": np.full(n, -1, np.int64)}
+    value = {"vec": np.full(n, np.nan), "fts": np.full(n, np.nan)}
+    built: dict[str, Leg] = {}
+    for name, tbl in legs.items():
+        vals = tbl.column("_distance" if name == "vec" else "_score").to_numpy(
+            zero_copy_only=False).astype(np.float64)
+        rows = np.asarray(leg_rows[name], np.int64)
+        keep = rows >= 0
+        rows, vals = rows[keep], vals[keep]
+        rank[name][rows] = np.arange(len(rows))
+        value[name][rows] = vals
+        depth = vec_k if name == "vec" else fts_k
+        built[name] = Leg(rows=rows, values=vals, depth=depth, exhausted=exhausted[name])
+    in_scope, rule = scopes.evaluate(spec, store.roles, columns, n)
+    pcol = push.column
+    push_match = np.array([push.matches(v) for v in columns.get(pcol, [None] * n)]
+                          if pcol else [True] * n, dtype=bool)
+    warnings = [f"{duplicates} duplicate ids were merged; ranks use each id's first hit."] \
+        if duplicates else []
+    importance, missing = _as_importance(columns.get(store.roles.importance or "", [None] * n))
+    nan_imp = int(np.sum(np.isnan(importance) & ~missing))
+    if nan_imp:
+        warnings.append(f"{nan_imp} candidates have a NaN importance: the blend formula gives "
+                        "them a NaN score, so no min score keeps them (as in the real systems).")
+    numeric = all(isinstance(x, int) for x in columns[id_col])
+    keys = np.array(columns[id_col] if numeric else [str(x) for x in columns[id_col]],
+                    dtype=np.int64 if numeric and n else object)
+    order = np.argsort(keys, kind="stable")
+    id_order = np.empty(n, np.int64)
+    id_order[order] = np.arange(n)
+    return Pool(store=store.info(), roles=store.roles.as_dict(), query=query, mode=params.mode,
+                distance=params.distance, placement=params.filter, scope=spec,
+                pushdown_sql=push.sql, pushdown_note=push.note, ids=ids, id_order=id_order,
+                columns=columns,
+                importance=importance, importance_missing=missing,
+                in_scope=np.asarray(in_scope, bool), scope_rule=rule,
+                pushdown_match=push_match, vec_rank=rank["vec"], vec_dist=value["vec"],
+                fts_rank=rank["fts"], fts_score=value["fts"], vec_leg=built.get("vec"),
+                fts_leg=built.get("fts"), warnings=tuple(warnings))

@@ -1,0 +1,351 @@
+"""Scope rules as the public engines apply them: the post-filter and the pushed-down predicate.
+
+Post-filter rules compare lower-cased values; pushed-down predicates compare exactly, as the
+real engine does. Predicates are built as LanceDB expressions, never by pasting strings, so no
+scope name can change a predicate's structure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from inspector.core.errors import InspectorError
+from inspector.core.stores.roles import Roles
+
+STRATEGIES = ("repo_prefix", "path_prefix", "map", "column", "column_global", "agent_scope",
+              "none")
+COLUMN_STRATEGIES = ("column", "column_global", "agent_scope")  # exact compares, no lower-casing
+
+
+def normalize_scope(scope: str | None) -> str:
+    """Lower-case, strip, and drop one leading `iso:` or `scope:`."""
+    s = (scope or "").strip().lower()
+    for prefix in ("iso:", "scope:"):
+        if s.startswith(prefix):
+            return s[len(prefix):]
+    return s
+
+
+def scope_key(normalized: str) -> str:
+    """The part before the first `/` or `:`."""
+    cut = [i for i in (normalized.find("/"), normalized.find(":")) if i >= 0]
+    return normalized[: min(cut)] if cut else normalized
+
+
+def is_global(scope: str | None) -> bool:
+    return normalize_scope(scope) in ("", "global")
+
+
+def load_scope_map(path: str | Path) -> dict[str, tuple[str, ...]]:
+    """Read a scope map file: a JSON object {scope: [prefix, ...]}."""
+    from inspector.core.jsonio import read_json
+
+    return parse_scope_map(read_json(path, "Scope map file"), str(path))
+
+
+def parse_scope_map(data: Any, source: str = "scope map") -> dict[str, tuple[str, ...]]:
+    if not isinstance(data, dict):
+        raise InspectorError(f"The {source} must be a JSON object of scope -> list of prefixes.")
+    out: dict[str, tuple[str, ...]] = {}
+    for k, v in data.items():
+        if isinstance(v, str):
+            v = [v]
+        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+            raise InspectorError(f"In the {source}, scope '{k}' must map to a list of strings.")
+        out[str(k)] = tuple(v)
+    return out
+
+
+@dataclass(frozen=True)
+class ScopeSpec:
+    """Which scope a query runs in and how rows are matched to it."""
+
+    scope: str | None = None
+    strategy: str = "repo_prefix"
+    scope_map: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    column: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.strategy not in STRATEGIES:
+            raise InspectorError(f"Unknown scope strategy '{self.strategy}'; "
+                                 f"choose one of {', '.join(STRATEGIES)}.")
+
+    @property
+    def active(self) -> bool:
+        """False when every row matches (no scope, `global`, or strategy `none`)."""
+        if self.strategy == "none" or self.scope is None:
+            return False
+        if self.strategy in COLUMN_STRATEGIES:
+            return True
+        return not is_global(self.scope)
+
+    def map_entries(self) -> tuple[str, ...] | None:
+        """The map's prefixes for this scope: tried as given, normalised, then by key."""
+        table = dict(self.scope_map)
+        norm = normalize_scope(self.scope)
+        for k in (self.scope or "", norm, scope_key(norm)):
+            if k in table:
+                return table[k]
+        lowered = {key.lower(): v for key, v in table.items()}
+        return lowered.get(norm)
+
+
+def make_scope(scope: str | None, strategy: str = "repo_prefix",
+               scope_map: Mapping[str, Sequence[str]] | None = None,
+               column: str | None = None) -> ScopeSpec:
+    frozen = tuple(sorted((k, tuple(v)) for k, v in (scope_map or {}).items()))
+    spec = ScopeSpec(scope=scope, strategy=strategy, scope_map=frozen, column=column)
+    if spec.active and strategy == "map" and not scope_map:
+        raise InspectorError("Scope strategy 'map' needs a scope map (--scope-map FILE).")
+    return spec
+
+
+def _needs(roles: Roles, spec: ScopeSpec) -> dict[str, str]:
+    """Columns the post-filter reads, by role; an error if the table lacks them."""
+    if not spec.active:
+        return {}
+    if spec.strategy in ("column", "column_global"):
+        col = spec.column or roles.scope or roles.agent
+        if col is None:
+            raise InspectorError(f"Scope strategy '{spec.strategy}' needs a scope column "
+                                 "(--scope-column).")
+        return {"column": col}
+    if spec.strategy == "agent_scope":
+        return _agent_scope_columns(roles, spec)
+    need = {"repo": roles.repo, "path": roles.path}
+    if spec.strategy == "path_prefix":
+        need.pop("repo")
+    missing = [r for r, c in need.items() if c is None]
+    if len(missing) == len(need):
+        raise InspectorError(f"Scope strategy '{spec.strategy}' needs a "
+                             f"{' or '.join(missing)} column; this table has none.")
+    return {r: c for r, c in need.items() if c is not None}
+
+
+def scope_columns(roles: Roles, spec: ScopeSpec) -> list[str]:
+    return list(dict.fromkeys(_needs(roles, spec).values()))
+
+
+def _low(v: Any) -> str:
+    return "" if v is None else str(v).lower()
+
+
+def evaluate(spec: ScopeSpec, roles: Roles,
+             values: Mapping[str, Sequence[Any]], n: int) -> tuple[list[bool], list[str]]:
+    """The post-filter: for each of n rows, whether it is in scope and the rule that decided."""
+    if not spec.active:
+        why = "no scope" if spec.scope is None or spec.strategy == "none" else "global scope"
+        return [True] * n, [why] * n
+    cols = _needs(roles, spec)
+    get = {role: values.get(col, [None] * n) for role, col in cols.items()}
+    if spec.strategy == "column":
+        want = spec.scope
+        return _decide(n, lambda i: (get["column"][i] == want,
+                                     f"{cols['column']} == {want!r}"
+                                     if get["column"][i] == want else
+                                     f"{cols['column']} {get['column'][i]!r} != {want!r}"))
+    if spec.strategy in ("column_global", "agent_scope"):
+        return _evaluate_agent_scope(spec, cols, get, n)
+    norm = normalize_scope(spec.scope)
+    repos = get.get("repo", [None] * n)
+    paths = get.get("path", [None] * n)
+    if spec.strategy == "repo_prefix":
+        key = scope_key(norm)
+        return _decide(n, lambda i: _repo_prefix(key, _low(repos[i]), _low(paths[i])))
+    if spec.strategy == "path_prefix":
+        return _decide(n, lambda i: _path_prefix(norm, _low(paths[i])))
+    entries = spec.map_entries()
+    if entries is None:
+        return [False] * n, [f"scope {spec.scope!r} not in the scope map"] * n
+    if not entries:
+        return [False] * n, [f"scope {spec.scope!r} maps to no entries"] * n
+    low_entries = [e.lower() for e in entries]
+    return _decide(n, lambda i: _map_rule(low_entries, _low(repos[i]), _low(paths[i])))
+
+
+def _decide(n: int, rule: Any) -> tuple[list[bool], list[str]]:
+    ok, why = [], []
+    for i in range(n):
+        a, b = rule(i)
+        ok.append(bool(a))
+        why.append(b)
+    return ok, why
+
+
+def _repo_prefix(key: str, repo: str, path: str) -> tuple[bool, str]:
+    if repo == key:
+        return True, f"repo == {key!r}"
+    if path.startswith(key + "/"):
+        return True, f"path starts with {key + '/'!r}"
+    return False, f"repo {repo!r} != {key!r}"
+
+
+def _path_prefix(p: str, path: str) -> tuple[bool, str]:
+    if path == p:
+        return True, f"path == {p!r}"
+    if path.startswith(p + "/"):
+        return True, f"path starts with {p + '/'!r}"
+    if f"/{p}/" in path:
+        return True, f"path contains {'/' + p + '/'!r}"
+    return False, f"path {path!r} not under {p!r}"
+
+
+def _map_rule(entries: list[str], repo: str, path: str) -> tuple[bool, str]:
+    for e in entries:
+        if repo == e:
+            return True, f"map: repo == {e!r}"
+        if path.startswith(e + "/"):
+            return True, f"map: path starts with {e + '/'!r}"
+    return False, f"map: repo {repo!r} not in {entries!r}"
+
+
+@dataclass(frozen=True)
+class Pushdown:
+    """A predicate LanceDB applies before its top-k cut, or the reason there is none."""
+
+    expr: Any | None
+    sql: str
+    note: str
+    column: str | None = None
+    values: tuple[Any, ...] = ()
+    empty_is_global: bool = False  # '' and NULL in `column` also match (column_global)
+
+    def matches(self, value: Any) -> bool:
+        """Python mirror of the predicate (exact, case-sensitive) for one row's value."""
+        if self.empty_is_global and (value is None or value == ""):
+            return True
+        return self.expr is None or value in self.values
+
+
+def pushdown(spec: ScopeSpec, roles: Roles) -> Pushdown:
+    """The prefilter the real engine pushes down for this scope (exact comparison)."""
+    from lancedb.expr import col, lit
+
+    if not spec.active:
+        return Pushdown(None, "", "no scope: nothing to push down")
+    if spec.strategy in ("column_global", "agent_scope"):
+        return _agent_scope_pushdown(spec, roles)
+    if spec.strategy == "column":
+        column = _needs(roles, spec)["column"]
+        values: tuple[Any, ...] = (spec.scope,)
+        note = f"{column} equals the scope exactly"
+    elif spec.strategy == "repo_prefix":
+        if roles.repo is None:
+            return Pushdown(None, "", "no repo column: post-filter only")
+        column, values = roles.repo, (scope_key(normalize_scope(spec.scope)),)
+        note = "repo allowlist from the scope key (exact, case-sensitive)"
+    elif spec.strategy == "map":
+        entries = spec.map_entries() or ()
+        repos = tuple(e for e in entries if "/" not in e)
+        if roles.repo is None or not repos:
+            return Pushdown(None, "", "no repo-style map entries: post-filter only")
+        column, values = roles.repo, repos
+        note = "map entries without '/' as a repo allowlist (exact, case-sensitive)"
+    else:
+        return Pushdown(None, "", f"strategy {spec.strategy} has no pushdown: post-filter only")
+    expr = col(column).isin([lit(v) for v in values])
+    return Pushdown(expr, expr.to_sql(), note, column, values)
+
+
+# --- column_global and agent_scope: the OpenClaw memory plugin's rules --------------------------
+#
+# column_global: `column == scope`, or the row's column is '' or NULL (a global row, visible in
+# every scope). agent_scope: the scope is "AGENT" or "AGENT/SCOPE"; the agent column must equal
+# AGENT and, when given, the scope column follows column_global. Without an agent column (older
+# tables) the whole scope string is the SCOPE. Both compare exactly, as the plugin's SQL does.
+
+
+def split_agent_scope(scope: str | None, has_agent: bool) -> tuple[str | None, str | None]:
+    """(agent, sub-scope) from "AGENT", "AGENT/SCOPE", or "SCOPE" when there is no agent column."""
+    s = scope or ""
+    if not has_agent:
+        return None, s
+    agent, sep, sub = s.partition("/")
+    return agent, (sub if sep else None)
+
+
+def _agent_scope_columns(roles: Roles, spec: ScopeSpec) -> dict[str, str]:
+    agent, sub = split_agent_scope(spec.scope, roles.agent is not None)
+    scope_col = spec.column or roles.scope
+    if roles.agent is None and scope_col is None:
+        raise InspectorError("Scope strategy 'agent_scope' needs an agent or scope column; "
+                             "this table has neither.")
+    out: dict[str, str] = {}
+    if agent is not None and roles.agent is not None:
+        out["agent"] = roles.agent
+    if sub is not None:
+        if scope_col is None:
+            raise InspectorError(f"Scope {spec.scope!r} names a memory scope but this table has "
+                                 "no scope column; give just the agent id.")
+        out["column"] = scope_col
+    return out
+
+
+def _global_rule(column: str, want: str, value: Any) -> tuple[bool, str]:
+    if value == want:
+        return True, f"{column} == {want!r}"
+    if value is None:
+        return True, f"{column} is NULL: global"
+    if value == "":
+        return True, f"{column} is '': global"
+    return False, f"{column} {value!r} != {want!r} and not global"
+
+
+def _evaluate_agent_scope(spec: ScopeSpec, cols: dict[str, str],
+                          get: dict[str, Sequence[Any]], n: int
+                          ) -> tuple[list[bool], list[str]]:
+    if spec.strategy == "column_global":
+        agent, sub = None, spec.scope or ""
+    else:
+        agent, sub = split_agent_scope(spec.scope, "agent" in cols)
+
+    def rule(i: int) -> tuple[bool, str]:
+        why: list[str] = []
+        if "agent" in cols:
+            a = get["agent"][i]
+            if a != agent:
+                return False, f"{cols['agent']} {a!r} != {agent!r}"
+            why.append(f"{cols['agent']} == {agent!r}")
+        if "column" in cols and sub is not None:
+            ok, text = _global_rule(cols["column"], sub, get["column"][i])
+            if not ok:
+                return False, text
+            why.append(text)
+        return True, " and ".join(why)
+
+    return _decide(n, rule)
+
+
+def _agent_scope_pushdown(spec: ScopeSpec, roles: Roles) -> Pushdown:
+    """`agent = A AND (scope = S OR scope = '' OR scope IS NULL)`, built as an expression.
+
+    LanceDB's expression builder has no IS NULL; `concat(scope) = ''` is true exactly when the
+    value is '' or NULL (concat skips NULLs), so it spells the two global cases in one term.
+    """
+    from lancedb.expr import col, func, lit
+
+    cols = _needs(roles, spec)
+    if spec.strategy == "column_global":
+        agent, sub = None, spec.scope or ""
+    else:
+        agent, sub = split_agent_scope(spec.scope, "agent" in cols)
+    parts: list[Any] = []
+    notes: list[str] = []
+    if "agent" in cols:
+        parts.append(col(cols["agent"]) == lit(agent or ""))
+        notes.append(f"{cols['agent']} equals the agent exactly")
+    if "column" in cols and sub is not None:
+        c = cols["column"]
+        parts.append((col(c) == lit(sub)) | (func("concat", col(c)) == lit("")))
+        notes.append(f"{c} equals the scope exactly, or is '' or NULL (global)")
+    expr = parts[0]
+    for p in parts[1:]:
+        expr = expr & p
+    # the Python mirror can read one column: the scope column when there is one; with both
+    # columns the post-filter applies the same exact rule, so in_scope is the full verdict
+    if "column" in cols and sub is not None:
+        return Pushdown(expr, expr.to_sql(), "; ".join(notes), cols["column"], (sub,), True)
+    return Pushdown(expr, expr.to_sql(), "; ".join(notes), cols["agent"], (agent,))

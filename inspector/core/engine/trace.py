@@ -1,0 +1,147 @@
+"""What one pipeline run produced, stage by stage, as plain data; JSON out through one function."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from inspector.core.engine.params import Depths, Params
+from inspector.core.engine.pool import Pool
+from inspector.core.jsonio import plain
+
+STAGES = ("raw", "scoped", "blended", "final")
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    rows: np.ndarray  # pool row indices, in this stage's order
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    code: str  # query_or_index | scope_starvation | scope_dominated | ok
+    message: str
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """Where an expected id ends up, and the smallest pool depth that would return it."""
+
+    id: str
+    exhaustive_rank: int | None
+    dropped_at: str | None  # raw | scoped | final | None when returned
+    reason: str
+    min_depth: int | None
+    min_overfetch: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "exhaustive_rank": self.exhaustive_rank,
+                "dropped_at": self.dropped_at, "reason": self.reason,
+                "min_depth": self.min_depth, "min_overfetch": self.min_overfetch}
+
+
+@dataclass(frozen=True)
+class Trace:
+    """Per-row arrays are indexed like the pool; NaN or 0 where a row is not in that stage."""
+
+    pool: Pool
+    params: Params
+    depths: Depths
+    vec_rank: np.ndarray  # 1-based rank in the vector leg within its k, 0 if absent
+    fts_rank: np.ndarray
+    base: np.ndarray
+    fused: np.ndarray
+    importance_used: np.ndarray
+    multiplier: np.ndarray
+    score: np.ndarray
+    raw_rank: np.ndarray  # 1-based positions per stage, 0 if absent
+    rank_before: np.ndarray  # position in the scoped stage (ordered by base score)
+    rank_after: np.ndarray  # position in the blended stage
+    final_rank: np.ndarray
+    stages: tuple[Stage, ...]
+    counters: dict[str, int]
+    diagnosis: Diagnosis
+    warnings: tuple[str, ...] = ()
+    expect: tuple[Expectation, ...] = field(default=())
+
+    def stage(self, name: str) -> Stage:
+        return self.stages[STAGES.index(name)]
+
+    def ids(self, name: str) -> list[Any]:
+        return [self.pool.ids[i] for i in self.stage(name).rows]
+
+    def outcomes(self) -> np.ndarray:
+        """What happened to each pool row: returned, below_min_score, past_limit,
+        out_of_scope, or not_fetched (outside the raw pool at these depths)."""
+        out = np.full(self.pool.size, "not_fetched", dtype=object)
+        raw = self.stage("raw").rows
+        out[raw] = np.where(self.pool.in_scope[raw], "past_limit", "out_of_scope")
+        blended = self.stage("blended").rows
+        low = blended[~(self.score[blended] >= self.params.min_score)]
+        out[low] = "below_min_score"
+        out[self.stage("final").rows] = "returned"
+        return out
+
+    def row_of(self, row_id: Any) -> int | None:
+        hits = np.flatnonzero(self.pool.ids == row_id)
+        return int(hits[0]) if len(hits) else None
+
+    def candidate(self, i: int, rank: int | None = None) -> dict[str, Any]:
+        """Every fact about pool row i, as JSON-ready values."""
+        p = self.pool
+        vec = bool(self.vec_rank[i])
+        return {
+            "id": plain(p.ids[i]), "rank": rank,
+            "raw_rank": _rank(self.raw_rank[i]), "vec_rank": _rank(self.vec_rank[i]),
+            "fts_rank": _rank(self.fts_rank[i]),
+            "distance": _num(p.vec_dist[i]) if vec else None,
+            "vector_score": _num(1.0 / (1.0 + p.vec_dist[i])) if vec else None,
+            "fts_score": _num(p.fts_score[i]) if self.fts_rank[i] else None,
+            "fused_score": _num(self.fused[i]), "base_score": _num(self.base[i]),
+            "importance": plain(p.columns[p.roles["importance"]][i])
+            if p.roles.get("importance") else None,
+            "importance_used": _num(self.importance_used[i]),
+            "multiplier": _num(self.multiplier[i]), "score": _num(self.score[i]),
+            "in_scope": bool(p.in_scope[i]), "scope_rule": p.scope_rule[i],
+            "pushdown_match": bool(p.pushdown_match[i]),
+            "rank_before": _rank(self.rank_before[i]), "rank_after": _rank(self.rank_after[i]),
+            "final_rank": _rank(self.final_rank[i]),
+            "columns": {c: plain(v[i]) for c, v in p.columns.items()},
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        p = self.pool
+        params = self.params.to_json()
+        params.update({"depths": self.depths.to_json(), "pushdown_sql": p.pushdown_sql or None,
+                       "pushdown_note": p.pushdown_note})
+        return {
+            "schema": SCHEMA_VERSION,
+            "store": dict(p.store),
+            "roles": dict(p.roles),
+            "query": p.query.to_json(),
+            "params": params,
+            "stages": [{"name": s.name, "count": len(s),
+                        "candidates": [self.candidate(int(i), r + 1)
+                                       for r, i in enumerate(s.rows)]} for s in self.stages],
+            "counters": dict(self.counters),
+            "diagnosis": {"code": self.diagnosis.code, "message": self.diagnosis.message},
+            "warnings": list(self.warnings),
+            "expect": [e.to_json() for e in self.expect],
+        }
+
+
+def _rank(r: Any) -> int | None:
+    return int(r) if r else None
+
+
+def _num(x: Any) -> float | None:
+    x = float(x)
+    return x if math.isfinite(x) else None

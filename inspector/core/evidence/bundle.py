@@ -1,0 +1,192 @@
+"""Receipts: one JSON bundle (plus a self-contained HTML page) that reopens without the store.
+
+The bundle holds the candidate pool, so `load(path)` gives back a Pool that `derive` re-ranks
+exactly as the original did: every float is written with Python's round-tripping repr, and
+NaN (a row absent from a leg, or without importance) is written as null.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from inspector.core.engine.params import Params
+from inspector.core.engine.pool import Leg, Pool, Query
+from inspector.core.engine.scope import ScopeSpec
+from inspector.core.engine.trace import Trace
+from inspector.core.errors import InspectorError
+from inspector.core.jsonio import plain, read_json
+
+FORMAT = "inspector-bundle"
+VERSION = 1
+
+
+def _floats(a: np.ndarray) -> list[float | None]:
+    return [None if not math.isfinite(x) else float(x) for x in np.asarray(a, np.float64)]
+
+
+def _unfloats(xs: list[Any]) -> np.ndarray:
+    return np.asarray([np.nan if x is None else float(x) for x in xs], np.float64)
+
+
+def _leg_json(leg: Leg | None) -> dict[str, Any] | None:
+    if leg is None:
+        return None
+    return {"rows": leg.rows.tolist(), "values": _floats(leg.values), "depth": leg.depth,
+            "exhausted": leg.exhausted}
+
+
+def _leg_from(d: dict[str, Any] | None) -> Leg | None:
+    if d is None:
+        return None
+    return Leg(rows=np.asarray(d["rows"], np.int64), values=_unfloats(d["values"]),
+               depth=int(d["depth"]), exhausted=bool(d["exhausted"]))
+
+
+def _array_json(a: np.ndarray) -> dict[str, Any]:
+    if a.dtype == object:
+        data: list[Any] = [plain(x) for x in a]
+    elif a.dtype.kind == "f":
+        data = _floats(a)
+    else:
+        data = a.tolist()
+    return {"dtype": str(a.dtype), "data": data}
+
+
+def _array_from(d: dict[str, Any]) -> np.ndarray:
+    if d["dtype"] == "object":
+        out = np.empty(len(d["data"]), dtype=object)
+        out[:] = d["data"]
+        return out
+    if np.dtype(d["dtype"]).kind == "f":
+        return _unfloats(d["data"]).astype(d["dtype"])
+    return np.asarray(d["data"], dtype=d["dtype"])
+
+
+def pool_to_json(pool: Pool) -> dict[str, Any]:
+    """Every field of a Pool as JSON-ready values; arrays keep their dtype, so fields added
+    to Pool later round-trip too."""
+    out: dict[str, Any] = {}
+    for f in fields(pool):
+        v = getattr(pool, f.name)
+        if isinstance(v, np.ndarray):
+            out[f.name] = _array_json(v)
+        elif isinstance(v, Leg) or f.name in ("vec_leg", "fts_leg"):
+            out[f.name] = _leg_json(v)
+        elif isinstance(v, Query):
+            out[f.name] = v.to_json()
+        elif isinstance(v, ScopeSpec):
+            out[f.name] = {"scope": v.scope, "strategy": v.strategy, "column": v.column,
+                           "scope_map": {k: list(m) for k, m in v.scope_map}}
+        elif f.name == "columns":
+            out[f.name] = {c: [plain(x) for x in vals] for c, vals in v.items()}
+        elif isinstance(v, tuple):
+            out[f.name] = list(v)
+        else:
+            out[f.name] = v
+    return out
+
+
+def pool_from_json(d: dict[str, Any]) -> Pool:
+    """The inverse of pool_to_json."""
+    values: dict[str, Any] = {}
+    for f in fields(Pool):
+        if f.name not in d:
+            continue  # a field newer than the bundle keeps its default
+        v = d[f.name]
+        if f.name in ("vec_leg", "fts_leg"):
+            values[f.name] = _leg_from(v)
+        elif f.name == "query":
+            vec = None if v.get("vector") is None else np.asarray(v["vector"], np.float32)
+            values[f.name] = Query(text=v.get("text"), vector=vec, source=v.get("source", "text"))
+        elif f.name == "scope":
+            values[f.name] = ScopeSpec(
+                scope=v["scope"], strategy=v["strategy"], column=v.get("column"),
+                scope_map=tuple(sorted((k, tuple(m)) for k, m in v.get("scope_map", {}).items())))
+        elif isinstance(v, dict) and set(v) == {"dtype", "data"}:
+            values[f.name] = _array_from(v)
+        elif f.name == "warnings":
+            values[f.name] = tuple(v)
+        else:
+            values[f.name] = v
+    return Pool(**values)
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Optional parts of a receipt, each already JSON-ready (None = not computed)."""
+
+    metrics: dict[str, Any] | None = None
+    truth: list[Any] | None = None
+    safe: dict[str, Any] | None = None
+    sweep: dict[str, Any] | None = None
+    comparison: dict[str, Any] | None = None
+    pool_map: dict[str, Any] | None = None
+    judgments: dict[str, float] | None = None
+
+
+def make_bundle(trace: Trace, pool: Pool | None = None,
+                evidence: Evidence | None = None) -> dict[str, Any]:
+    """The receipt for one query: the trace's own JSON (store, version, parameters, counters,
+    every stage, diagnosis), the evidence, and the (deep) pool it was derived from."""
+    ev = evidence or Evidence()
+    t = trace.to_json()
+    return {
+        "format": FORMAT, "version": VERSION,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "store": t["store"], "query": t["query"], "params": trace.params.to_json(),
+        "trace": t, "metrics": ev.metrics, "truth": ev.truth, "judgments": ev.judgments,
+        "safe": ev.safe, "sweep": ev.sweep, "comparison": ev.comparison, "map": ev.pool_map,
+        "pool": pool_to_json(pool if pool is not None else trace.pool),
+    }
+
+
+def save(bundle: dict[str, Any], path: str | Path, html: bool = True) -> list[Path]:
+    """Write BUNDLE.json (and BUNDLE.html next to it); returns the paths written."""
+    from inspector.core.evidence.html import render_html
+
+    p = Path(path)
+    base = p.with_suffix("") if p.suffix.lower() in (".json", ".html") else p
+    out = [base.with_suffix(".json")]
+    text = json.dumps(bundle, allow_nan=False, ensure_ascii=False)
+    try:
+        base.parent.mkdir(parents=True, exist_ok=True)
+        out[0].write_text(text, encoding="utf-8")
+        if html:
+            out.append(base.with_suffix(".html"))
+            out[1].write_text(render_html(bundle, text), encoding="utf-8")
+    except OSError as exc:
+        raise InspectorError(f"Cannot write the bundle to {base}: {exc.strerror}.") from None
+    return out
+
+
+class Loaded(NamedTuple):
+    """What a reopened bundle gives back: the pool, the parameters, and the whole document."""
+
+    pool: Pool
+    params: Params
+    data: dict[str, Any]
+
+
+def load(path: str | Path) -> Loaded:
+    """Reopen a bundle offline; `derive(loaded.pool, p)` re-ranks without the store."""
+    p = Path(path)
+    if p.suffix.lower() == ".html":
+        p = p.with_suffix(".json")
+    data = read_json(p, "Bundle")
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise InspectorError(f"{p} is not an inspector bundle.")
+    if data.get("version") != VERSION:
+        raise InspectorError(f"Bundle {p} has version {data.get('version')}; this inspector "
+                             f"reads version {VERSION}.")
+    try:
+        pool = pool_from_json(data["pool"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InspectorError(f"Bundle {p} has a damaged candidate pool ({exc}).") from None
+    return Loaded(pool=pool, params=Params.from_json(data["params"]), data=data)

@@ -1,0 +1,259 @@
+"""Assertions for CI: the checks a person runs in the window, guarding a real configuration.
+
+A checks file (JSON) lists queries with parameters and assertions such as
+"scopedCandidates > 0", "recall@5 >= 0.8", "scoped_recall@10 == 1", "diagnosis != scope_starvation",
+"id X in top 3" or {"id": "X", "top": 3}. Malformed files raise InspectorError (exit 2);
+failed assertions are reported one per line with the reason (exit 1).
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from inspector.core.analysis.judgments import Judgments, load_judgments
+from inspector.core.analysis.metrics import metric, parse_metric
+from inspector.core.engine.params import Params, freeze_map
+from inspector.core.engine.scope import load_scope_map
+from inspector.core.engine.trace import Trace
+from inspector.core.errors import InspectorError
+from inspector.core.jsonio import read_json
+
+FORMAT = "inspector-checks"
+COUNTERS = ("rawCandidates", "scopedCandidates", "filteredByScope", "belowMinScore", "returned")
+OPS: dict[str, Callable[[Any, Any], bool]] = {
+    ">=": operator.ge, "<=": operator.le, "==": operator.eq, "!=": operator.ne,
+    ">": operator.gt, "<": operator.lt}
+_CMP = re.compile(r"^\s*([A-Za-z_]+(?:@\d+)?)\s*(>=|<=|==|!=|>|<)\s*(\S+)\s*$")
+_TOP = re.compile(r"^\s*id\s+(.+?)\s+(not\s+)?in\s+top\s+(\d+)\s*$", re.I)
+
+
+@dataclass(frozen=True)
+class Assertion:
+    """kind: counter | metric | diagnosis | id. For id: target is the id, value is k."""
+
+    text: str
+    kind: str
+    target: str
+    op: str
+    value: Any
+    k: int | None = None
+
+
+def parse_assertion(item: Any, where: str, default_k: int) -> Assertion:
+    """One assertion from its string or object form; a clear error otherwise."""
+    if isinstance(item, dict) and "id" in item:
+        top, neg = item.get("top"), item.get("not_in_top")
+        k = top if top is not None else neg
+        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+            raise InspectorError(f"{where}: an id assertion needs \"top\": K (a whole number).")
+        op = "in" if top is not None else "not in"
+        return Assertion(f"id {item['id']} {op} top {k}", "id", str(item["id"]), op, k)
+    if not isinstance(item, str):
+        raise InspectorError(f"{where}: an assertion must be a string or an id object.")
+    m = _TOP.match(item)
+    if m:
+        return Assertion(item.strip(), "id", m.group(1).strip(), "not in" if m.group(2) else "in",
+                         int(m.group(3)))
+    m = _CMP.match(item)
+    if not m:
+        raise InspectorError(f"{where}: cannot read assertion {item!r}; write e.g. "
+                             "'scopedCandidates > 0', 'recall@5 >= 0.8' or 'id X in top 3'.")
+    lhs, op, rhs = m.groups()
+    if lhs == "diagnosis":
+        if op not in ("==", "!="):
+            raise InspectorError(f"{where}: diagnosis can only be compared with == or !=.")
+        return Assertion(item.strip(), "diagnosis", lhs, op, rhs)
+    try:
+        num = float(rhs)
+    except ValueError:
+        raise InspectorError(f"{where}: {rhs!r} in {item!r} is not a number.") from None
+    if lhs in COUNTERS:
+        return Assertion(item.strip(), "counter", lhs, op, num)
+    name, k = parse_metric(lhs, default_k)
+    return Assertion(item.strip(), "metric", name, op, num, k)
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    """One query under one parameter set, and what must hold for it."""
+
+    name: str
+    text: str | None
+    params: Params
+    asserts: tuple[Assertion, ...]
+    vector_of: str | None = None
+    embedder: str | None = None
+    grades: dict[str, float] | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class ChecksFile:
+    store: str | None
+    table: str | None
+    checks: tuple[CheckSpec, ...]
+
+
+def _params(entry: dict[str, Any], defaults: dict[str, Any], base: Path, where: str) -> Params:
+    from inspector.core.engine.inputs import build_params
+
+    given = {**{k: v for k, v in defaults.items() if k != "preset"},
+             **entry.get("params", {})}
+    for key in ("scope",):
+        if key in entry:
+            given[key] = entry[key]
+    if isinstance(given.get("scope_map"), str):
+        given["scope_map"] = freeze_map(load_scope_map(base / given["scope_map"]))
+    elif isinstance(given.get("scope_map"), dict):
+        given["scope_map"] = freeze_map(given["scope_map"])
+    try:
+        return build_params(preset=entry.get("preset", defaults.get("preset")), **given)
+    except TypeError as exc:
+        raise InspectorError(f"{where}: unknown parameter ({exc}).") from None
+
+
+def _grades(entry: dict[str, Any], judged: Judgments | None, p: Params,
+            where: str) -> dict[str, float] | None:
+    inline = entry.get("relevant")
+    if inline is not None:
+        j = Judgments.from_json([{"query": entry.get("text") or "?", "judgments": inline}], where)
+        return j.queries[0].grade_map()
+    if judged is not None and entry.get("text"):
+        got = judged.grades_for(entry["text"], p.scope)
+        return got or None
+    return None
+
+
+def parse_checks(data: Any, base: Path, source: str) -> ChecksFile:
+    """Validate a whole checks document before anything runs."""
+    if not isinstance(data, dict) or not isinstance(data.get("checks"), list):
+        raise InspectorError(f"{source} must be a JSON object with a \"checks\" list.")
+    judged = load_judgments(base / data["judgments"]) if data.get("judgments") else None
+    defaults = data.get("defaults", {})
+    if not isinstance(defaults, dict):
+        raise InspectorError(f"{source}: \"defaults\" must be an object of parameters.")
+    specs = []
+    for n, entry in enumerate(data["checks"], 1):
+        where = f"{source}, check {n}"
+        if not isinstance(entry, dict):
+            raise InspectorError(f"{where}: each check must be an object.")
+        if not entry.get("text") and not entry.get("vector_of"):
+            raise InspectorError(f"{where}: give the query as \"text\" or \"vector_of\".")
+        p = _params(entry, defaults, base, where)
+        raw = entry.get("assert", [])
+        if not isinstance(raw, list) or not raw:
+            raise InspectorError(f"{where}: \"assert\" must be a non-empty list.")
+        asserts = tuple(parse_assertion(a, where, p.limit) for a in raw)
+        grades = _grades(entry, judged, p, where)
+        for a in asserts:
+            if a.kind == "metric" and a.target != "scoped_recall" and not grades:
+                raise InspectorError(f"{where}: '{a.text}' needs judgments for this query "
+                                     "(\"relevant\" or a judgments file).")
+        specs.append(CheckSpec(name=str(entry.get("name") or f"check {n}"),
+                               text=entry.get("text"), params=p, asserts=asserts,
+                               vector_of=entry.get("vector_of"), embedder=entry.get("embedder"),
+                               grades=grades))
+    store = data.get("store")
+    if store and not str(store).startswith(("s3://", "gs://", "az://", "db://")):
+        store = str((base / store).resolve()) if not Path(store).is_absolute() else store
+    return ChecksFile(store=store, table=data.get("table"), checks=tuple(specs))
+
+
+def load_checks(path: str | Path) -> ChecksFile:
+    p = Path(path)
+    return parse_checks(read_json(p, "Checks file"), p.resolve().parent, str(p))
+
+
+@dataclass(frozen=True)
+class Outcome:
+    assertion: str
+    passed: bool
+    actual: Any
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    name: str
+    passed: bool
+    outcomes: tuple[Outcome, ...]
+    diagnosis: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "passed": self.passed, "diagnosis": self.diagnosis,
+                "assertions": [{"assert": o.assertion, "passed": o.passed, "actual": o.actual,
+                                "why": o.why} for o in self.outcomes]}
+
+
+def evaluate(a: Assertion, trace: Trace, grades: dict[str, float] | None,
+             truth: list[Any] | None, explain: Callable[[str], str]) -> Outcome:
+    """Judge one assertion against a trace; failures carry a one-line reason."""
+    ids = trace.ids("final")
+    if a.kind == "id":
+        rank = next((r for r, x in enumerate(ids, 1) if str(x) == a.target), None)
+        inside = rank is not None and rank <= a.value
+        ok = inside if a.op == "in" else not inside
+        why = "" if ok else (f"returned at rank {rank}" if rank else explain(a.target))
+        return Outcome(a.text, ok, rank, why)
+    if a.kind == "diagnosis":
+        got = trace.diagnosis.code
+        ok = OPS[a.op](got, a.value)
+        return Outcome(a.text, ok, got, "" if ok else trace.diagnosis.message)
+    if a.kind == "counter":
+        got = trace.counters[a.target]
+    else:
+        got = metric(a.target, ids, a.k or trace.params.limit, grades, truth)
+    if got is None:
+        return Outcome(a.text, False, None, "undefined: nothing relevant to measure against")
+    ok = OPS[a.op](got, a.value)
+    return Outcome(a.text, ok, got, "" if ok else f"got {got:g}; {trace.diagnosis.message}")
+
+
+def run_checks(checks: ChecksFile, store_uri: str | None = None,
+               table: str | None = None) -> list[CheckResult]:
+    """Run every check against the store (the argument wins over the file's)."""
+    from inspector.core.analysis.truth import truth_ids
+    from inspector.core.engine.expect import analyse, exhaustive_pool
+    from inspector.core.engine.inputs import build_query
+    from inspector.core.engine.pipeline import run
+    from inspector.core.stores.opening import open_store
+
+    uri = store_uri or checks.store
+    if not uri:
+        raise InspectorError("No store to check: give --store or a \"store\" in the checks file.")
+    store = open_store(uri, table or checks.table)
+    results = []
+    for c in checks.checks:
+        q = build_query(store, c.params.mode, text=c.text, vector_of=c.vector_of,
+                        embedder=c.embedder)
+        trace = run(store, q, c.params)
+        truth = None
+        if any(a.kind == "metric" and a.target == "scoped_recall" for a in c.asserts):
+            truth = truth_ids(exhaustive_pool(store, q, c.params), c.params)
+
+        def explain(rid: str, q: Any = q, trace: Trace = trace) -> str:
+            e = analyse(store, q, trace, [rid])[0]
+            depth = f"; min depth {e.min_depth} (over-fetch {e.min_overfetch:g})" \
+                if e.min_depth else ""
+            return f"not returned: {e.reason}{depth}"
+
+        outs = tuple(evaluate(a, trace, c.grades, truth, explain) for a in c.asserts)
+        results.append(CheckResult(c.name, all(o.passed for o in outs), outs,
+                                   trace.diagnosis.code))
+    return results
+
+
+def format_results(results: list[CheckResult]) -> str:
+    lines = []
+    for r in results:
+        lines.append(f"{'PASS' if r.passed else 'FAIL'}  {r.name}")
+        for o in r.outcomes:
+            if not o.passed:
+                lines.append(f"      {o.assertion}: {o.why}")
+    failed = sum(1 for r in results if not r.passed)
+    lines.append(f"{len(results)} checks, {failed} failed")
+    return "\n".join(lines)

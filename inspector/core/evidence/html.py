@@ -1,0 +1,155 @@
+"""The receipt as one self-contained HTML page: tables, inline SVG plots, and the bundle JSON.
+
+No external assets (no scripts, fonts or style sheets are fetched); everything a reviewer
+needs is in the page, and the full bundle is embedded in a <script type="application/json">.
+"""
+
+from __future__ import annotations
+
+import json
+from html import escape
+from typing import Any
+
+from inspector.core.evidence import svg
+
+_CSS = """body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1100px;color:#111}
+table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 7px;
+text-align:left;vertical-align:top}th{background:#f4f4f5}.out{color:#999}.num{text-align:right}
+.diag{padding:8px 12px;border-left:4px solid #2563eb;background:#eff6ff}
+.bad{border-color:#dc2626;background:#fef2f2}h2{margin-top:28px;border-bottom:1px solid #eee}
+code{background:#f4f4f5;padding:1px 4px}"""
+
+
+def _e(v: Any) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return escape(str(v))
+
+
+def _kv(d: dict[str, Any]) -> str:
+    return "<table>" + "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>"
+                               for k, v in d.items()) + "</table>"
+
+
+def _stage_table(stage: dict[str, Any], text_col: str | None) -> str:
+    head = ("<tr><th>#</th><th>id</th><th>distance</th><th>fused</th><th>base</th>"
+            "<th>importance</th><th>multiplier</th><th>score</th><th>scope</th><th>text</th></tr>")
+    rows = []
+    for c in stage["candidates"]:
+        cls = "" if c["in_scope"] else ' class="out"'
+        text = c["columns"].get(text_col) if text_col else None
+        rows.append(f"<tr{cls}><td>{c['rank']}</td><td><code>{_e(c['id'])}</code></td>"
+                    f"<td class=num>{_e(c['distance'])}</td><td class=num>{_e(c['fused_score'])}"
+                    f"</td><td class=num>{_e(c['base_score'])}</td>"
+                    f"<td class=num>{_e(c['importance_used'])}</td>"
+                    f"<td class=num>{_e(c['multiplier'])}</td><td class=num>{_e(c['score'])}</td>"
+                    f"<td>{'in' if c['in_scope'] else 'OUT'}</td><td>{_e(text)}</td></tr>")
+    return f"<table>{head}{''.join(rows)}</table>"
+
+
+def _header(b: dict[str, Any]) -> str:
+    st, q, t = b["store"], b["query"], b["trace"]
+    d = t["diagnosis"]
+    cls = "diag" if d["code"] == "ok" else "diag bad"
+    counters = t["counters"]
+    return (f"<h1>Retrieval receipt</h1><p>Created {_e(b.get('created'))}</p>"
+            + _kv({"store": st.get("uri"), "table": st.get("table"),
+                   "table version": st.get("version"), "rows": st.get("rows"),
+                   "query": q.get("text") or "(vector)", "query source": q.get("source")})
+            + "<h2>Parameters</h2>" + _kv(t["params"])
+            + "<h2>Counters and diagnosis</h2>"
+            + svg.bars([(k, float(v)) for k, v in counters.items()], "counters")
+            + f'<p class="{cls}"><b>{_e(d["code"])}</b>: {_e(d["message"])}</p>')
+
+
+def _metrics(b: dict[str, Any]) -> str:
+    out = []
+    if b.get("metrics"):
+        out.append("<h2>Metrics</h2>" + _kv(b["metrics"]))
+    safe = b.get("safe")
+    if safe:
+        marks = [(safe["overfetch"], f"safe {safe['overfetch']:g}")] if safe.get("overfetch") \
+            else []
+        pts = [(c["overfetch"], c["recall"]) for c in safe["curve"]]
+        out.append("<h2>Scoped recall against over-fetch</h2>"
+                   + svg.line_chart([("scoped recall (no cap)", pts)], "over-fetch factor",
+                                    "scoped recall", marks=marks)
+                   + _kv({"minimum safe over-fetch": safe.get("overfetch"),
+                          "depth": safe.get("depth"), "within cap": safe.get("within_cap"),
+                          "note": safe.get("reason") or None}))
+    return "".join(out)
+
+
+def _sweep(b: dict[str, Any]) -> str:
+    s = b.get("sweep")
+    if not s:
+        return ""
+    grid = s["grid"]
+    agg = s["aggregate"].get("objective")
+    if agg is None:
+        return ""
+    matrix = [[row[0] for row in per_f] for per_f in agg]  # first min score
+    best = s["best"].get("pick")
+    cell = None
+    if best:
+        cell = (grid["overfetch"].index(best["overfetch"]), grid["blend"].index(best["blend"]))
+    return ("<h2>Sweep: over-fetch × blend weight</h2>"
+            + svg.heatmap(matrix, grid["overfetch"], grid["blend"], "over-fetch",
+                          "blend weight", "mean objective (min score "
+                          f"{grid['min_score'][0]:g})", cell)
+            + _kv({"best value": s["best"].get("value"), "pick": json.dumps(best),
+                   "cells at best": s["best"].get("cells"), "queries": len(s["queries"])}))
+
+
+def _comparison(b: dict[str, Any]) -> str:
+    c = b.get("comparison")
+    if not c:
+        return ""
+    a, bb = c["a"], c["b"]
+    rows = "".join(
+        f"<tr{'' if r['in_scope'] else ' class=out'}><td>{_e(r['rank_a'])}</td>"
+        f"<td>{_e(r['rank_b'])}</td><td>{_e(r['shift'])}</td><td>{_e(r['side'])}</td>"
+        f"<td><code>{_e(r['id'])}</code></td><td>{_e(r['text'])}</td></tr>" for r in c["rows"])
+    return (f"<h2>Side by side: {_e(a['label'])} vs {_e(bb['label'])}</h2>"
+            + _kv({"Jaccard": c["jaccard"], f"RBO (p={c['rbo_p']:g}, {c['rbo_form']})": c["rbo"],
+                   f"Kendall's tau ({c['kendall_variant']})": c["kendall_tau"],
+                   "shared": c["shared"],
+                   f"starved in scope ({a['label']})": a["starved"],
+                   f"starved in scope ({bb['label']})": bb["starved"],
+                   f"scoped recall ({a['label']})": a["scoped_recall"],
+                   f"scoped recall ({bb['label']})": bb["scoped_recall"]})
+            + f"<table><tr><th>{_e(a['label'])}</th><th>{_e(bb['label'])}</th><th>shift</th>"
+            f"<th>side</th><th>id</th><th>text</th></tr>{rows}</table>")
+
+
+def _map(b: dict[str, Any]) -> str:
+    m = b.get("map")
+    if not m:
+        return ""
+    kinds = ["returned" if f else ("in cut" if s else "in cut, out of scope") if r
+             else "in scope" if s else "out of scope"
+             for f, r, s in zip(m["final"], m["raw_rank"], m["in_scope"], strict=True)]
+    q = tuple(m["query"]) if m.get("query") else None
+    ex = m["explained"]
+    return ("<h2>Candidate pool map (PCA)</h2>"
+            + svg.scatter(m["x"], m["y"], kinds, q, m.get("cut_radius"),
+                          f"{len(m['x'])} candidates; axes explain {ex[0]:.0%} and {ex[1]:.0%}")
+            + f"<p>Dashed circle: the top-{m['cut_depth']} cut, drawn through the farthest "
+            "candidate inside it (the projection distorts distances, so it is a guide).</p>")
+
+
+def render_html(bundle: dict[str, Any], json_text: str | None = None) -> str:
+    """The whole page for a bundle (json_text: the bundle's JSON, to embed as is)."""
+    text_col = bundle["pool"]["roles"].get("text")
+    stages = "".join(f"<details{' open' if s['name'] == 'final' else ''}><summary>"
+                     f"{_e(s['name'])} ({s['count']})</summary>{_stage_table(s, text_col)}"
+                     "</details>" for s in bundle["trace"]["stages"])
+    payload = (json_text or json.dumps(bundle, allow_nan=False)).replace("</", "<\\/")
+    return ("<!doctype html><html lang=en><head><meta charset=utf-8>"
+            f"<title>Retrieval receipt</title><style>{_CSS}</style></head><body>"
+            + _header(bundle) + _metrics(bundle) + _sweep(bundle) + _comparison(bundle)
+            + _map(bundle) + "<h2>Every stage</h2>" + stages
+            + '<script type="application/json" id="bundle">' + payload + "</script>"
+            + "</body></html>")

@@ -1,0 +1,49 @@
+"""Build the evidence for one query in one place, so the window and `inspector report` agree.
+
+One exhaustive retrieval gives the truth, the sweep and the safe over-fetch; the bundle keeps
+a trimmed copy of it (deep enough for the parameters and pool_depth), from which the trace
+is derived; a comparison runs the other parameter set for real; the map reads vectors by id.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inspector.core.analysis.compare import compare
+from inspector.core.analysis.metrics import all_metrics
+from inspector.core.analysis.poolmap import pool_map
+from inspector.core.analysis.sweep import Case, Grid, aggregate, fetch_case, sweep_pool
+from inspector.core.analysis.truth import trim_pool, truth_ids
+from inspector.core.engine.params import Params, depths
+from inspector.core.engine.pipeline import derive
+from inspector.core.engine.pool import Query
+from inspector.core.evidence.bundle import Evidence, make_bundle
+from inspector.core.stores.store import Store
+
+DEFAULT_POOL_DEPTH = 300
+
+
+def build_receipt(store: Store, query: Query, p: Params,
+                  grades: dict[str, float] | None = None,
+                  against: tuple[str, Params] | None = None, label: str = "A",
+                  grid: Grid | None = None, pool_depth: int = DEFAULT_POOL_DEPTH,
+                  with_map: bool = True) -> dict[str, Any]:
+    """The whole receipt for query under p, as a bundle dict ready for `bundle.save`."""
+    grid = grid or Grid()
+    case = Case(name=query.text or query.source, query=query,
+                grades=tuple(sorted((grades or {}).items())))
+    exhaustive = fetch_case(store, case, p, grid)
+    qs = sweep_pool(exhaustive, case, p, grid, table_rows=store.rows)
+    d = depths(p)
+    deep = trim_pool(exhaustive, max(pool_depth, d.pool, d.vec_k, d.fts_k))
+    trace = derive(deep, p, probe=deep)
+    truth = truth_ids(exhaustive, p)
+    metrics = all_metrics(trace.ids("final"), p.limit, grades or None, truth)
+    comparison = None
+    if against is not None:
+        comparison = compare(store, query, p, against[1], labels=(label, against[0])).to_json()
+    mapped = pool_map(store, trace).to_json() if with_map and query.vector is not None else None
+    ev = Evidence(metrics=metrics, truth=list(truth), safe=qs.safe.to_json(),
+                  sweep=aggregate([qs], p, grid).to_json(), comparison=comparison,
+                  pool_map=mapped, judgments=dict(grades) if grades else None)
+    return make_bundle(trace, deep, ev)

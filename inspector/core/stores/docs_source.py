@@ -1,0 +1,105 @@
+"""The docs engine's SQLite file as a source: recognise it, read it without writing, and find
+its chunks table, FTS5 table and embedding models."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from inspector.core.errors import InspectorError
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+CHUNKS = "docs_chunks"
+EMBEDDINGS = "docs_embeddings"
+SOURCE_ROWID = "source_rowid"
+_FTS5 = re.compile(r"using\s+fts5\s*\(", re.I)
+_CONTENT = re.compile(r"content\s*=\s*['\"]?docs_chunks['\"]?\s*[,)]", re.I)
+_CONTENT_ROWID = re.compile(r"content_rowid\s*=\s*['\"]?(\w+)", re.I)
+
+
+def is_sqlite_file(path: Path) -> bool:
+    """True for a regular file that starts with SQLite's 16-byte header."""
+    try:
+        if not path.is_file():
+            return False
+        with path.open("rb") as fh:
+            return fh.read(16) == SQLITE_MAGIC
+    except OSError:
+        return False
+
+
+def connect_ro(path: str | Path) -> sqlite3.Connection:
+    """A read-only connection. `immutable=1` (no locks, no side files) unless a -wal file says
+    a writer may be active; then `mode=ro` alone, so committed WAL pages are seen."""
+    p = Path(path).resolve()
+    wal = Path(str(p) + "-wal").exists()
+    uri = p.as_uri() + ("?mode=ro" if wal else "?mode=ro&immutable=1")
+    try:
+        con = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.Error as exc:
+        raise InspectorError(f"Cannot read the SQLite file {p}: {exc}.") from exc
+    return con
+
+
+@dataclass(frozen=True)
+class DocsSource:
+    """What the source file holds: its FTS5 table and the embedding models present."""
+
+    path: str
+    fts_table: str | None
+    fts_rowid_column: str  # the docs_chunks column the FTS5 rowid refers to
+    models: dict[str, int] = field(default_factory=dict)  # model -> number of embeddings
+    dims: dict[str, int] = field(default_factory=dict)  # model -> dim
+    stamp: tuple[Any, ...] = ()  # (size, mtime_ns) of the file and of its -wal, if any
+
+
+def source_stamp(path: Path) -> tuple[Any, ...]:
+    out: list[Any] = []
+    for p in (path, Path(str(path) + "-wal")):
+        try:
+            st = p.stat()
+            out += [st.st_size, st.st_mtime_ns]
+        except FileNotFoundError:
+            out += [None, None]
+    return tuple(out)
+
+
+def inspect_source(con: sqlite3.Connection, path: str) -> DocsSource:
+    """Find the chunks table, the FTS5 table over it, and the embedding models."""
+    tables = {name: (sql or "") for name, sql in
+              con.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'")}
+    if CHUNKS not in tables:
+        raise InspectorError(f"{path} is a SQLite file but not a docs store: it has no "
+                             f"{CHUNKS} table (tables: {', '.join(sorted(tables)) or 'none'}).")
+    fts5 = [n for n, sql in sorted(tables.items()) if _FTS5.search(sql)]
+    # prefer the FTS5 table whose external content is docs_chunks
+    over = [n for n in fts5 if _CONTENT.search(tables[n])]
+    fts = (over or fts5 or [None])[0]
+    rowid_col = "rowid"
+    if fts is not None and (m := _CONTENT_ROWID.search(tables[fts])):
+        rowid_col = m.group(1)
+    models: dict[str, int] = {}
+    dims: dict[str, int] = {}
+    if EMBEDDINGS in tables:
+        for model, dim, n in con.execute(f"SELECT model, dim, count(*) FROM {EMBEDDINGS} "
+                                         "GROUP BY model, dim ORDER BY count(*) DESC"):
+            if model not in models:
+                models[str(model)], dims[str(model)] = int(n), int(dim)
+    return DocsSource(path=path, fts_table=fts, fts_rowid_column=rowid_col, models=models,
+                      dims=dims, stamp=source_stamp(Path(path)))
+
+
+def choose_model(src: DocsSource, model: str | None) -> str:
+    if not src.models:
+        raise InspectorError(f"{src.path} holds no embeddings ({EMBEDDINGS} is missing or "
+                             "empty), so it cannot be searched by vector.")
+    if model is None:
+        return next(iter(src.models))  # the most common model
+    if model not in src.models:
+        raise InspectorError(f"{src.path} has no embeddings from model '{model}'; models: "
+                             f"{', '.join(src.models)}.")
+    return model

@@ -1,0 +1,326 @@
+"""Open a LanceDB memory store strictly read-only and describe it.
+
+`lancedb.connect` creates a missing directory, so every local path is checked before
+connecting; nothing in this module creates, writes, indexes or compacts a user's store.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import lancedb
+import numpy as np
+import pyarrow as pa
+
+from inspector.core.errors import InspectorError
+from inspector.core.stores.roles import Roles, detect_roles
+
+META_KEY = b"inspector"  # schema metadata written by `inspector demo`: embedder, suggested queries
+_REMOTE_SCHEMES = ("s3://", "gs://", "az://", "abfs://", "db://", "memory://")
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    """What `inspector tables` prints for one table."""
+
+    name: str
+    rows: int
+    version: int
+    columns: dict[str, str]
+    roles: Roles
+    dim: int | None
+    fts_indexed: bool
+
+
+@dataclass
+class Store:
+    """An opened table plus what the inspector knows about it. Holds no data rows."""
+
+    uri: str
+    table_name: str
+    table: Any  # lancedb Table, checked out at `version` when pinned
+    roles: Roles
+    version: int
+    rows: int
+    dim: int
+    meta: dict[str, Any] = field(default_factory=dict)
+    storage_options: dict[str, str] | None = None
+    role_overrides: dict[str, str] | None = None
+    db: Any = field(default=None, repr=False, compare=False)  # the connection, for reopening
+
+    @cached_property
+    def schema(self) -> pa.Schema:
+        """The pinned version's schema, read once (each read is a round trip into LanceDB)."""
+        return self.table.schema
+
+    @property
+    def embedder(self) -> dict[str, Any] | None:
+        return self.meta.get("embedder")
+
+    @property
+    def suggested_queries(self) -> list[dict[str, Any]]:
+        return list(self.meta.get("suggested_queries", []))
+
+    def fts_index_column(self) -> str | None:
+        """The text column if the user's own table already carries a full-text index on it."""
+        return self._fts_index_column
+
+    @cached_property
+    def _fts_index_column(self) -> str | None:
+        # read once: the store is pinned at a version, and each read is a LanceDB round trip
+        try:
+            indices = self.table.list_indices()
+        except Exception:  # noqa: BLE001 - an unreadable index list means "no usable index"
+            return None
+        for idx in indices:
+            if getattr(idx, "index_type", "") == "FTS" and self.roles.text in idx.columns:
+                return self.roles.text
+        return None
+
+    def latest_version(self) -> int:
+        """The table's newest version, read fresh (one manifest read); the store stays pinned."""
+        if self.db is None:
+            return self.version
+        try:
+            return int(self.db.open_table(self.table_name).version)
+        except Exception as exc:  # noqa: BLE001 - a vanished table is a user-facing condition
+            raise InspectorError(f"Cannot check {self.uri} for a newer version of table "
+                                 f"'{self.table_name}': {_first_line(exc)}.") from exc
+
+    def table_names(self) -> list[str]:
+        """Every table beside this one, over the same connection and options."""
+        if self.db is None:
+            return [self.table_name]
+        return list_table_names(self.db, self.uri, self.storage_options)
+
+    def has_newer(self) -> bool:
+        """True when someone wrote to the table after this store was pinned."""
+        return self.latest_version() > self.version
+
+    def reopen(self, version: int | None = None) -> Store:
+        """The same table pinned at `version` (default: the latest), roles re-detected."""
+        return open_lance(self.uri, self.table_name, roles=self.role_overrides, version=version,
+                          storage_options=self.storage_options)
+
+    def info(self) -> dict[str, Any]:
+        return {"uri": self.uri, "table": self.table_name, "version": self.version,
+                "rows": self.rows}
+
+    def vector_of(self, row_id: str) -> np.ndarray:
+        """The stored vector of one row (query by example)."""
+        where = _eq_predicate(self.roles.id, row_id, self.schema.field(self.roles.id).type)
+        got = (self.table.search().where(where).select([self.roles.vector]).limit(2).to_arrow())
+        if got.num_rows == 0:
+            raise InspectorError(f"No row with {self.roles.id} = {row_id!r} in table "
+                                 f"'{self.table_name}'.")
+        return np.asarray(got.column(0)[0].values.to_numpy(zero_copy_only=False), np.float32)
+
+    def distinct(self, column: str, limit: int = 10_000) -> list[str]:
+        """Distinct non-null values of a column, streamed in batches (never the whole table)."""
+        seen: set[str] = set()
+        reader = self.table.search().select([column]).limit(None).to_batches(65_536)
+        for batch in reader:
+            for v in batch.column(0).to_pylist():
+                if v is not None:
+                    seen.add(str(v))
+            if len(seen) >= limit:
+                break
+        return sorted(seen)
+
+
+def _eq_predicate(column: str, value: str, dtype: pa.DataType) -> Any:
+    from lancedb.expr import col, lit
+
+    if pa.types.is_integer(dtype):
+        try:
+            return col(column) == lit(int(value))
+        except ValueError as exc:
+            raise InspectorError(f"Row id {value!r} is not an integer like the {column} column.") \
+                from exc
+    return col(column) == lit(str(value))
+
+
+def is_remote(uri: str) -> bool:
+    return uri.startswith(_REMOTE_SCHEMES)
+
+
+def local_path(uri: str) -> Path:
+    return Path(uri[len("file://"):] if uri.startswith("file://") else uri).expanduser()
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return (text.splitlines()[0] if text else type(exc).__name__)[:200].rstrip(".")
+
+
+def connect(uri: str, storage_options: dict[str, str] | None = None) -> Any:
+    """Connect without ever creating anything: local paths must exist and be folders.
+
+    Remote URIs get the environment's storage options under the given ones; db:// URIs are
+    LanceDB Cloud (API key from LANCEDB_API_KEY, region and host_override from the options).
+    """
+    from inspector.core.stores import remote
+
+    if uri.startswith(remote.CLOUD_SCHEME):
+        target = remote.cloud_target(uri, storage_options)
+        try:
+            return lancedb.connect(uri, **target.connect_kwargs())
+        except Exception as exc:  # noqa: BLE001
+            raise InspectorError(remote.explain(uri, exc, storage_options)) from exc
+    if is_remote(uri):
+        opts = remote.storage_options(storage_options)
+        try:
+            return lancedb.connect(uri, storage_options=opts or None)
+        except Exception as exc:  # noqa: BLE001
+            raise InspectorError(remote.explain(uri, exc, opts)) from exc
+    if not is_remote(uri):
+        path = local_path(uri)
+        if not path.exists():
+            raise InspectorError(f"No store at {path}: the folder does not exist.")
+        if not path.is_dir():
+            raise InspectorError(f"{path} is a file, not a LanceDB store folder.")
+        if not os.access(path, os.R_OK | os.X_OK):
+            raise InspectorError(f"{path} cannot be read (permission denied).")
+        uri = str(path)
+    try:
+        return lancedb.connect(uri, storage_options=storage_options)
+    except Exception as exc:  # noqa: BLE001 - connection errors are user-facing
+        raise InspectorError(f"Cannot open {uri}: {exc}") from exc
+
+
+def list_table_names(db: Any, uri: str = "",
+                     storage_options: dict[str, str] | None = None) -> list[str]:
+    try:
+        return _list_table_names(db)
+    except Exception as exc:  # noqa: BLE001 - remote listing fails for user-facing reasons
+        if not is_remote(uri):
+            raise
+        from inspector.core.stores import remote
+
+        raise InspectorError(remote.explain(uri, exc, storage_options)) from exc
+
+
+def _list_table_names(db: Any) -> list[str]:
+    names: list[str] = []
+    token = None
+    while True:
+        resp = db.list_tables(page_token=token) if token else db.list_tables()
+        names.extend(resp.tables)
+        token = getattr(resp, "page_token", None)
+        if not token:
+            return names
+
+
+def _no_tables_message(uri: str) -> str:
+    if is_remote(uri):
+        return f"{uri} holds no LanceDB tables."
+    entries = sorted(p.name for p in local_path(uri).iterdir())
+    if not entries:
+        return f"{uri} is an empty folder, not a LanceDB store."
+    shown = ", ".join(entries[:8]) + (", ..." if len(entries) > 8 else "")
+    return f"{uri} holds no LanceDB tables (found: {shown})."
+
+
+def choose_table(uri: str, names: list[str], table: str | None) -> str:
+    if not names:
+        raise InspectorError(_no_tables_message(uri))
+    if table is not None:
+        if table not in names:
+            raise InspectorError(f"Table '{table}' not found in {uri}; tables: {', '.join(names)}.")
+        return table
+    if len(names) == 1:
+        return names[0]
+    if "memories" in names:
+        return "memories"
+    raise InspectorError(f"{uri} has several tables ({', '.join(names)}); pick one with --table.")
+
+
+def read_meta(schema: pa.Schema) -> dict[str, Any]:
+    raw = (schema.metadata or {}).get(META_KEY)
+    if not raw:
+        return {}
+    try:
+        meta = json.loads(raw)
+    except ValueError:
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
+def open_lance(uri: str, table: str | None = None, roles: dict[str, str] | None = None,
+               version: int | None = None,
+               storage_options: dict[str, str] | None = None) -> Store:
+    """Open one LanceDB table read-only, pinned at `version` (default: the latest now)."""
+    db = connect(uri, storage_options)
+    name = choose_table(uri, list_table_names(db, uri, storage_options), table)
+    try:
+        tbl = db.open_table(name)
+    except Exception as exc:  # noqa: BLE001
+        raise InspectorError(f"Cannot open table '{name}' in {uri}: {_first_line(exc)}.") \
+            from exc
+    _pin(tbl, name, version)
+    detected = detect_roles(tbl.schema, roles)
+    if detected.vector is None:
+        raise InspectorError(f"Table '{name}' has no vector column (a fixed-size list of floats); "
+                             f"columns: {', '.join(tbl.schema.names)}.")
+    if detected.id is None:
+        raise InspectorError(f"Table '{name}' has no id column; name one with --column id=COLUMN.")
+    dim = tbl.schema.field(detected.vector).type.list_size
+    return Store(uri=uri, table_name=name, table=tbl, roles=detected, version=int(tbl.version),
+                 rows=int(tbl.count_rows()), dim=int(dim), meta=read_meta(tbl.schema),
+                 storage_options=dict(storage_options) if storage_options else None,
+                 role_overrides=dict(roles) if roles else None, db=db)
+
+
+def _pin(tbl: Any, name: str, version: int | None) -> None:
+    """Check the table out at `version`, or at its current version so later writes by others
+    do not change what the inspector sees. Checkout only reads a manifest; it never writes."""
+    if version is None:
+        tbl.checkout(int(tbl.version))
+        return
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise InspectorError(f"A table version is a whole number, not {version!r}.")
+    known = [int(v["version"]) for v in tbl.list_versions()]
+    if version not in known:
+        shown = _ranges(known)
+        raise InspectorError(f"Table '{name}' has no version {version}; its versions are "
+                             f"{shown}.")
+    tbl.checkout(version)
+
+
+def _ranges(nums: list[int]) -> str:
+    """[1, 2, 3, 5] -> '1-3, 5' (at most 8 runs shown)."""
+    runs: list[tuple[int, int]] = []
+    for n in sorted(nums):
+        if runs and n == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], n)
+        else:
+            runs.append((n, n))
+    parts = [f"{a}-{b}" if b > a else str(a) for a, b in runs]
+    return ", ".join(parts[:8]) + (", ..." if len(parts) > 8 else "") if parts else "none"
+
+
+def describe_lance(uri: str, storage_options: dict[str, str] | None = None) -> list[TableInfo]:
+    """Every table of a LanceDB store with its columns, detected roles and size."""
+    db = connect(uri, storage_options)
+    names = list_table_names(db, uri, storage_options)
+    if not names:
+        raise InspectorError(_no_tables_message(uri))
+    out = []
+    for name in names:
+        tbl = db.open_table(name)
+        roles = detect_roles(tbl.schema) if _vector_count(tbl.schema) < 2 else Roles()
+        dim = (tbl.schema.field(roles.vector).type.list_size if roles.vector else None)
+        fts = any(getattr(i, "index_type", "") == "FTS" for i in tbl.list_indices())
+        out.append(TableInfo(name=name, rows=int(tbl.count_rows()), version=int(tbl.version),
+                             columns={f.name: str(f.type) for f in tbl.schema}, roles=roles,
+                             dim=dim, fts_indexed=fts))
+    return out
+
+
+def _vector_count(schema: pa.Schema) -> int:
+    return sum(1 for f in schema if pa.types.is_fixed_size_list(f.type))

@@ -1,0 +1,180 @@
+"""The counters as a funnel, the engine's diagnosis as a banner, and the error bar."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QFont, QPainter, QPaintEvent
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
+
+from inspector.core.engine.trace import Trace
+from inspector.qt.theme import LIGHT, Tokens
+
+DIAGNOSIS_TITLES = {
+    "ok": "Looks fine",
+    "scope_starvation": "Scope starvation: the scope filter left nothing",
+    "scope_dominated": "Scope dominated: out-of-scope rows crowd the candidate pool",
+    "query_or_index": "No candidates: a query or index problem",
+}
+LANE_NAMES = {"post": "post-filter", "pushdown": "pushdown"}
+
+
+class FunnelChart(QWidget):
+    """rawCandidates -> scopedCandidates -> above min score -> returned, one funnel per lane,
+    with filteredByScope and belowMinScore written beside the step that removes them."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("funnel")
+        self.lanes: list[tuple[str, dict[str, int]]] = []
+        self.tokens = LIGHT
+        self.setMinimumSize(220, 150)
+        self.setToolTip("The engine's counters. filteredByScope = rawCandidates − "
+                        "scopedCandidates; belowMinScore rows fail the min score; the rest "
+                        "past the limit are cut.")
+
+    def set_traces(self, traces: list[tuple[str, Trace]]) -> None:
+        self.lanes = [(name, dict(t.counters)) for name, t in traces]
+        self.update()
+
+    def paintEvent(self, _event: QPaintEvent) -> None:
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        tk = self.tokens
+        p.fillRect(self.rect(), QColor(tk.background))
+        if not self.lanes:
+            p.setPen(QColor(tk.muted))
+            p.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "Counters appear after a query")
+            return
+        w = self.width() / len(self.lanes)
+        for n, (name, c) in enumerate(self.lanes):
+            self._paint_lane(p, QRectF(n * w + 6, 4, w - 12, self.height() - 8), name, c,
+                             len(self.lanes) > 1)
+        p.end()
+
+    def _paint_lane(self, p: QPainter, box: QRectF, name: str, c: dict[str, int],
+                    titled: bool) -> None:
+        tk = self.tokens
+        kept = c["scopedCandidates"] - c["belowMinScore"]
+        wide = box.width() >= 170  # the engine's counter names when they fit
+        steps = [("rawCandidates" if wide else "raw", c["rawCandidates"], tk.out, ""),
+                 ("scopedCandidates" if wide else "scoped", c["scopedCandidates"], tk.scoped,
+                  f"−{c['filteredByScope']} {'filteredByScope' if wide else 'by scope'}"),
+                 ("above min score" if wide else "≥ min score", kept, tk.scoped,
+                  f"−{c['belowMinScore']} {'belowMinScore' if wide else 'below min'}"),
+                 ("returned", c["returned"], tk.returned,
+                  f"−{kept - c['returned']} past limit")]
+        top = box.top()
+        bold = QFont(self.font())
+        bold.setBold(True)
+        if titled:
+            p.setFont(bold)
+            p.setPen(QColor(tk.text))
+            p.drawText(QRectF(box.left(), top, box.width(), 16), Qt.AlignmentFlag.AlignCenter,
+                       LANE_NAMES.get(name, name))
+            top += 18
+        row_h = (box.bottom() - top) / len(steps)
+        biggest = max(1, c["rawCandidates"])
+        line = self.fontMetrics().height()
+        for k, (label, value, colour, removed) in enumerate(steps):
+            y = top + k * row_h
+            p.setFont(bold)
+            p.setPen(QColor(tk.text))
+            p.drawText(QRectF(box.left(), y, box.width(), line),
+                       Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                       f"{label}  {value}")
+            bar_h = max(6.0, min(row_h - 2 * line - 2, 16.0))
+            bw = max(3.0, box.width() * value / biggest)
+            if value:
+                p.setPen(Qt.PenStyle.NoPen)
+                p.setBrush(QColor(colour))
+                p.drawRoundedRect(QRectF(box.left() + (box.width() - bw) / 2, y + line + 1, bw,
+                                         bar_h), 3, 3)
+            if removed and not removed.startswith("−0 "):
+                p.setFont(self.font())
+                p.setPen(QColor(tk.cut))
+                p.drawText(QRectF(box.left(), y + line + bar_h + 1, box.width(), line),
+                           Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignVCenter,
+                           removed)
+
+
+class DiagnosisBanner(QFrame):
+    """The engine's diagnosis in words: what happened and what to do about it."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("banner")
+        self.title = QLabel("", objectName="bannerTitle")
+        self.message = QLabel("", objectName="bannerMessage")
+        self.message.setWordWrap(True)
+        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(10, 6, 10, 6)
+        lay.setSpacing(2)
+        lay.addWidget(self.title)
+        lay.addWidget(self.message)
+        self.tokens = LIGHT
+        self.codes: list[str] = []
+        self.hide()
+
+    def set_traces(self, traces: list[tuple[str, Trace]]) -> None:
+        if not traces:
+            self.hide()
+            return
+        self.codes = [t.diagnosis.code for _, t in traces]
+        worst = next((c for c in ("query_or_index", "scope_starvation", "scope_dominated")
+                      if c in self.codes), "ok")
+        if len(traces) == 1:
+            self.title.setText(DIAGNOSIS_TITLES.get(worst, worst))
+            lines = [traces[0][1].diagnosis.message]
+        else:
+            self.title.setText("Diagnosis, post-filter vs pushdown")
+            lines = [f"{LANE_NAMES.get(n, n)} — {DIAGNOSIS_TITLES.get(t.diagnosis.code, '')}: "
+                     f"{t.diagnosis.message}" for n, t in traces]
+        for _, t in traces:
+            lines.extend(f"⚠ {w}" for w in t.warnings)
+        self.message.setText("\n".join(lines))
+        self._colour(worst)
+        self.show()
+
+    def _colour(self, code: str) -> None:
+        tk = self.tokens
+        bg = {"ok": tk.ok_bg, "query_or_index": tk.bad_bg}.get(code, tk.warn_bg)
+        sheet = (f"QFrame#banner {{ background: {bg}; }} "
+                 f"QFrame#banner QLabel {{ color: {tk.text}; }}")
+        if sheet != self.styleSheet():  # restyling repaints the whole window: only on change
+            self.setStyleSheet(sheet)
+
+
+class ErrorBar(QFrame):
+    """One clear sentence when something the user did cannot work; the window carries on."""
+
+    dismissed = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("errorBar")
+        self.label = QLabel("", objectName="errorText")
+        self.label.setWordWrap(True)
+        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        close = QToolButton(text="✕")
+        close.setAutoRaise(True)
+        close.setToolTip("Dismiss")
+        close.clicked.connect(self._dismiss)
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(10, 4, 4, 4)
+        lay.addWidget(self.label, 1)
+        lay.addWidget(close)
+        self.set_tokens(LIGHT)
+        self.hide()
+
+    def show_error(self, message: str) -> None:
+        self.label.setText(message)
+        self.show()
+
+    def _dismiss(self) -> None:
+        self.hide()
+        self.dismissed.emit()
+
+    def set_tokens(self, tk: Tokens) -> None:
+        self.setStyleSheet(f"QFrame#errorBar {{ background: {tk.error_bg}; }} "
+                           f"QFrame#errorBar QLabel {{ color: {tk.text}; }}")

@@ -1,0 +1,118 @@
+"""Query-bar helpers for real stores: scope suggestions for every scope rule (including the
+OpenClaw rules column_global and agent_scope), and the embedder picker.
+
+The picker never embeds anything itself: it only sets the view-model's embedder name, which
+the query worker passes to inputs.build_query like `inspector query --embedder`.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QComboBox, QWidget
+
+from inspector.core.engine.params import Params
+from inspector.core.stores.embed import is_hosted
+from inspector.core.stores.openai_embed import KEY_VARS, KNOWN_MODELS
+from inspector.core.stores.roles import Roles
+
+MAX_PAIRS = 400  # AGENT/SCOPE suggestions offered at most (agents x scopes can be large)
+
+
+def scope_suggestions(p: Params, roles: Roles | None,
+                      values: dict[str, list[str]]) -> tuple[list[str], str, str]:
+    """(values to offer, placeholder, which columns the scope is compared with)."""
+    if p.scope_strategy == "map":
+        return [k for k, _ in p.scope_map], "a scope map key", "scope map"
+    if roles is None or p.scope_strategy == "none":
+        return [], "no scope", ""
+    if p.scope_strategy in ("column", "column_global"):
+        col = p.scope_column or roles.scope or roles.agent
+        rule = f"{col} = SCOPE" + (" (or '' / NULL: global)"
+                                   if p.scope_strategy == "column_global" else "")
+        return values.get(col or "", []), f"{col or 'column'} value", rule if col else ""
+    if p.scope_strategy == "agent_scope":
+        return _agent_scope(p, roles, values)
+    return values.get(roles.repo or "", []), "no scope", \
+        f"{roles.repo} / {roles.path}" if roles.repo or roles.path else ""
+
+
+def _agent_scope(p: Params, roles: Roles,
+                 values: dict[str, list[str]]) -> tuple[list[str], str, str]:
+    agent, sub = roles.agent, p.scope_column or roles.scope
+    agents = values.get(agent or "", [])
+    scopes = [s for s in values.get(sub or "", []) if s]
+    if agent and sub:
+        pairs = [f"{a}/{s}" for a in agents for s in scopes][:MAX_PAIRS]
+        return [*agents, *pairs], "AGENT or AGENT/SCOPE", \
+            f"{agent} = AGENT and {sub} = SCOPE (or '' / NULL: global)"
+    if agent:
+        return agents, "AGENT", f"{agent} = AGENT"
+    return scopes, "SCOPE", f"{sub} = SCOPE (or '' / NULL: global)"
+
+
+def api_key_set(environ: Any = None) -> bool:
+    env = os.environ if environ is None else environ
+    return any(env.get(k, "").strip() for k in KEY_VARS)
+
+
+def no_key_message(name: str) -> str:
+    return (f"Embedding with {name} needs an API key in OPENAI_API_KEY (or "
+            "INSPECTOR_EMBED_API_KEY) set before the inspector starts; until then, right-click "
+            "a row and choose Use as query to search by example.")
+
+
+class EmbedderPicker(QComboBox):
+    """Which embedder turns query text into a vector; editable for any openai:MODEL."""
+
+    embedder_picked = Signal(object)  # name, or None for the store's own
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent, objectName="embedder", editable=True)
+        self.setToolTip("Embedder for the query text. 'store's own' uses the one the store "
+                        "records; hosted models (openai:MODEL) read the key from "
+                        "OPENAI_API_KEY or INSPECTOR_EMBED_API_KEY, never from settings. "
+                        "Query by example (right-click a row) needs no embedder.")
+        self.setMinimumContentsLength(16)
+        self.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        self.activated.connect(lambda _: self._picked())
+        self.lineEdit().editingFinished.connect(self._picked)
+        self._shown: str | None = None
+        self.fill(None, None)
+
+    def fill(self, dim: int | None, recorded: str | None) -> None:
+        """Offer the store's own embedder, the local ones and hosted models for its dimension."""
+        self.blockSignals(True)
+        self.clear()
+        own = f"store's own ({recorded})" if recorded else "store's own (none recorded)"
+        self.addItem(own, None)
+        self.addItem("hash-v1", "hash-v1")
+        self.addItem("minilm", "minilm")
+        for model, d in KNOWN_MODELS.items():
+            if dim is None or d == dim:
+                self.addItem(f"openai:{model}", f"openai:{model}")
+        self.setCurrentIndex(0)
+        self.blockSignals(False)
+        self._shown = None
+
+    def current_name(self) -> str | None:
+        text = self.currentText().strip()
+        idx = self.findText(text)
+        if idx >= 0:
+            return self.itemData(idx)
+        return text or None
+
+    def _picked(self) -> None:
+        name = self.current_name()
+        if name != self._shown:
+            self._shown = name
+            self.embedder_picked.emit(name)
+
+    @staticmethod
+    def missing_key(name: str | None) -> str | None:
+        """The one-sentence reason a hosted embedder cannot work yet, else None."""
+        if name and is_hosted(name) and not api_key_set():
+            return no_key_message(name)
+        return None

@@ -1,0 +1,311 @@
+"""One pipeline stage as a table model. The model reads the trace's numpy arrays directly for the
+visible cells only, so a slider tick costs one model reset, not a thousand dicts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QColor, QFont, QPainter, QPixmap
+
+from inspector.core.engine.trace import Trace
+from inspector.qt.theme import LIGHT
+
+TITLES = {"raw": "Raw candidates", "scoped": "Scoped candidates",
+          "blended": "Importance-blended", "final": "Final results"}
+COLUMNS = {
+    "raw": ("#", "text", "base", "scope"),
+    "scoped": ("#", "text", "base", "imp"),
+    "blended": ("#", "Δ", "text", "×imp", "score"),
+    "final": ("#", "text", "score"),
+}
+WIDTHS = {"#": 42, "Δ": 40, "id": 78, "base": 62, "scope": 104, "imp": 40, "×imp": 48,
+          "score": 60}
+NARROW_SCOPE = 48  # when every row is in scope the column only says "✓ in"
+BASE_NAME = {"vector": "vector", "fts": "bm25", "hybrid": "fused"}
+Index = QModelIndex | QPersistentModelIndex
+
+
+def fates_of(trace: Trace, rows: np.ndarray) -> list[str]:
+    """fate_of for many rows at once (numpy), computed once per trace, not per cell."""
+    below_from = len(trace.stage("blended")) - trace.counters["belowMinScore"]
+    out = np.where(trace.rank_after[rows] - 1 >= below_from, "below_min", "past_limit")
+    out = np.where(trace.final_rank[rows] > 0, "returned", out)
+    out = np.where(trace.pool.in_scope[rows], out, "out_of_scope")
+    out = np.where(trace.raw_rank[rows] > 0, out, "absent")
+    return out.tolist()
+
+
+def fate_of(trace: Trace, i: int) -> str:
+    """What became of pool row i: returned | below_min | past_limit | out_of_scope | absent.
+
+    Read from the trace's own stages: blended rows are sorted by score, so the rows below the
+    min score are its last `belowMinScore` rows."""
+    if not trace.raw_rank[i]:
+        return "absent"
+    if not trace.pool.in_scope[i]:
+        return "out_of_scope"
+    if trace.final_rank[i]:
+        return "returned"
+    below_from = len(trace.stage("blended")) - trace.counters["belowMinScore"]
+    return "below_min" if trace.rank_after[i] - 1 >= below_from else "past_limit"
+
+
+_LEFT = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+_FATE_CODES = {"returned": 0, "below_min": 1, "past_limit": 2, "out_of_scope": 3, "absent": 4}
+_DOTS: dict[str, QPixmap] = {}
+
+
+def _dot(colour: str) -> QPixmap:
+    """A small filled circle, made once per colour."""
+    if colour not in _DOTS:
+        pm = QPixmap(10, 10)
+        pm.fill(Qt.GlobalColor.transparent)
+        p = QPainter(pm)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        p.setPen(Qt.PenStyle.NoPen)
+        p.setBrush(QColor(colour))
+        p.drawEllipse(1, 1, 8, 8)
+        p.end()
+        _DOTS[colour] = pm
+    return _DOTS[colour]
+
+
+def _num(x: float, digits: int = 4) -> str:
+    return "–" if not np.isfinite(x) else f"{x:.{digits}f}"
+
+
+class StageModel(QAbstractTableModel):
+    """Rows of one stage, in the stage's order; every cell is read from the trace on demand."""
+
+    def __init__(self, stage: str, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.stage = stage
+        self.columns = COLUMNS[stage]
+        self.trace: Trace | None = None
+        self.rows = np.zeros(0, np.int64)
+        self.expected: frozenset[Any] = frozenset()
+        self.marks: dict[str, str] = {}  # id -> judgment mark (set by judgments_panel)
+        self.tokens = LIGHT
+        self._fates: list[str] = []
+        self._cells = np.zeros((0, 0))
+        self._italic = QFont()
+        self._italic.setItalic(True)
+
+    def set_trace(self, trace: Trace | None, expected: frozenset[Any]) -> None:
+        """Show a new trace. When the old rows are a prefix of the new ones or the other way
+        round (a blend tick keeps the raw and scoped stages; an over-fetch tick grows or
+        shrinks them at the end), rows are inserted or removed at the end and only the cells
+        that changed are repainted; anything else resets the model."""
+        rows = trace.stage(self.stage).rows if trace is not None else np.zeros(0, np.int64)
+        fates = fates_of(trace, rows) if trace is not None else []
+        content = self._content(trace, rows, fates)
+        n_old, n_new = len(self.rows), len(rows)
+        k = min(n_old, n_new)
+        prefix = (self.trace is not None and trace is not None and expected == self.expected
+                  and trace.pool is self.trace.pool and np.array_equal(rows[:k], self.rows[:k])
+                  and trace.params.mode == self.trace.params.mode)
+        if not prefix:
+            self.beginResetModel()
+        elif n_new > n_old:
+            self.beginInsertRows(QModelIndex(), n_old, n_new - 1)
+        elif n_new < n_old:
+            self.beginRemoveRows(QModelIndex(), n_new, n_old - 1)
+        old = self._cells
+        self.trace, self.expected, self.rows, self._fates, self._cells = \
+            trace, expected, rows, fates, content
+        if not prefix:
+            self.endResetModel()
+            return
+        if n_new > n_old:
+            self.endInsertRows()
+        elif n_new < n_old:
+            self.endRemoveRows()
+        changed = (np.flatnonzero(np.any(old[:, :k] != content[:, :k], axis=0))
+                   if k and content.size and old.size else [])
+        last = len(self.columns) - 1
+        if len(changed) > 16:
+            self.dataChanged.emit(self.index(int(changed[0]), 0),
+                                  self.index(int(changed[-1]), last))
+            return
+        # cell by cell: a view repaints its whole viewport for any multi-cell range, while a
+        # single cell off screen costs nothing
+        for r in changed:
+            for c in range(last + 1):
+                idx = self.index(int(r), c)
+                self.dataChanged.emit(idx, idx)
+
+    def _content(self, trace: Trace | None, rows: np.ndarray, fates: list[str]) -> np.ndarray:
+        """Everything a cell shows that can change between ticks, one column per row."""
+        if trace is None or not len(rows):
+            return np.zeros((0, 0))
+        parts = [np.array([_FATE_CODES[f] for f in fates], np.float64)]
+        arrays = {"base": trace.base, "imp": trace.importance_used, "×imp": trace.multiplier,
+                  "score": trace.score, "Δ": trace.rank_before - trace.rank_after}
+        parts += [arrays[c][rows].astype(np.float64) for c in self.columns if c in arrays]
+        return np.vstack(parts)
+
+    def row_id(self, r: int) -> Any:
+        return self.trace.pool.ids[int(self.rows[r])] if self.trace is not None else None
+
+    def row_for_id(self, row_id: Any) -> int:
+        """Table row showing this id, or -1."""
+        if self.trace is None or row_id is None or not len(self.rows):
+            return -1
+        hits = np.flatnonzero(self.trace.pool.ids[self.rows] == row_id)
+        return int(hits[0]) if len(hits) else -1
+
+    # ---- Qt model API ----------------------------------------------------------------------
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.columns)
+
+    def headerData(self, section: int, orientation: Qt.Orientation,
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation != Qt.Orientation.Horizontal:
+            return None
+        name = self.columns[section]
+        if role == Qt.ItemDataRole.DisplayRole:
+            if name == "base" and self.trace is not None:
+                return BASE_NAME[self.trace.params.mode]
+            return name
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return _HEADER_TIPS.get(name)
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        handler = _ROLE_HANDLERS.get(role)  # most roles a view asks for are not ours: cheap no
+        if handler is None or self.trace is None or not index.isValid():
+            return None
+        r = index.row()
+        return handler(self, r, int(self.rows[r]), self.columns[index.column()])
+
+    # ---- cell contents ----
+    def fate(self, r: int, i: int) -> str:
+        return self._fates[r]
+
+    def _display(self, r: int, i: int, name: str) -> Any:
+        t = self.trace
+        if name == "#":
+            return str(r + 1)
+        if name == "id":
+            mark = "★ " if str(t.pool.ids[i]) in self.expected else ""
+            return mark + str(t.pool.ids[i])
+        if name == "text":
+            col = t.pool.roles.get("text")
+            mark = "★ " if str(t.pool.ids[i]) in self.expected else ""
+            mark += self.marks.get(str(t.pool.ids[i]), "")
+            return mark + (" ".join(str(t.pool.columns[col][i]).split()) if col else
+                           str(t.pool.ids[i]))
+        if name == "base":
+            return _num(t.base[i])
+        if name == "imp":
+            return _num(t.importance_used[i], 2)
+        if name == "×imp":
+            return _num(t.multiplier[i], 3)
+        if name == "score":
+            return _num(t.score[i])
+        if name == "scope":
+            return self._scope_cell(i)
+        if name == "Δ":
+            delta = int(t.rank_before[i]) - int(t.rank_after[i])
+            return f"▲{delta}" if delta > 0 else f"▼{-delta}" if delta < 0 else "·"
+        return None
+
+    def _scope_cell(self, i: int) -> str:
+        p = self.trace.pool
+        disagree = bool(p.pushdown_sql) and bool(p.pushdown_match[i]) != bool(p.in_scope[i])
+        mark = "⚠ " if disagree else ""
+        return mark + ("✓ in" if p.in_scope[i] else f"✗ {p.scope_rule[i]}")
+
+    def _tooltip(self, r: int, i: int, name: str) -> Any:
+        t, p = self.trace, self.trace.pool
+        if name == "scope":
+            tip = f"Scope rule: {p.scope_rule[i]}"
+            if p.pushdown_sql and bool(p.pushdown_match[i]) != bool(p.in_scope[i]):
+                tip += ("\nThe pushed-down predicate (exact, case-sensitive) disagrees: "
+                        f"{p.pushdown_sql} is {'true' if p.pushdown_match[i] else 'false'}.")
+            return tip
+        if name in ("text", "id"):
+            return f"id {t.pool.ids[i]}\n{self._display(r, i, 'text')}"
+        if name == "#":
+            return _FATE_TEXT[self.fate(r, i)].format(rank=int(t.final_rank[i]),
+                                                      limit=t.params.limit,
+                                                      min=t.params.min_score)
+        if name == "Δ":
+            return (f"Rank before blending {int(t.rank_before[i])}, after "
+                    f"{int(t.rank_after[i])}.")
+        return None
+
+    def _foreground(self, r: int, i: int, name: str) -> Any:
+        tk = self.tokens
+        fate = self.fate(r, i)
+        if name == "scope" and fate == "out_of_scope":
+            return QColor(tk.cut)
+        if name == "Δ":
+            d = int(self.trace.rank_before[i]) - int(self.trace.rank_after[i])
+            return QColor(tk.returned if d > 0 else tk.cut if d < 0 else tk.muted)
+        if fate == "out_of_scope" or (self.stage == "blended"
+                                      and fate in ("below_min", "past_limit")):
+            return QColor(tk.muted)
+        return None
+
+    def _background(self, r: int, i: int, name: str) -> Any:
+        if str(self.trace.pool.ids[i]) in self.expected:
+            c = QColor(self.tokens.expected)
+            c.setAlpha(60)
+            return c
+        return None
+
+    def _decoration(self, r: int, i: int, name: str) -> Any:
+        if name != "#":
+            return None
+        tk = self.tokens
+        colour = {"returned": tk.returned, "below_min": tk.cut, "past_limit": tk.scoped,
+                  "out_of_scope": tk.out, "absent": tk.out}[self.fate(r, i)]
+        return _dot(colour)
+
+    def _font(self, r: int, i: int, name: str) -> Any:
+        fate = self.fate(r, i)
+        if fate == "out_of_scope" or (self.stage == "blended" and fate == "below_min"):
+            return self._italic
+        return None
+
+    def _align(self, r: int, i: int, name: str) -> Any:
+        return _LEFT if name in ("text", "id", "scope") else _RIGHT
+
+
+_FATE_TEXT = {
+    "returned": "Returned at rank {rank}.",
+    "below_min": "Cut: blended score below min score {min}.",
+    "past_limit": "Cut: ranked past the limit of {limit}.",
+    "out_of_scope": "Out of scope: removed by the scope filter.",
+    "absent": "Not among the raw candidates.",
+}
+_HEADER_TIPS = {
+    "#": "Position in this stage. The dot says where the row ends up: green returned, red "
+         "below min score, blue past the limit, grey out of scope.",
+    "text": "The row's text (★ marks a row you expect to be returned); hover for its id.",
+    "base": "Score before importance: 1/(1+distance) for vector search, reciprocal-rank fusion "
+            "for hybrid.",
+    "scope": "Whether the scope filter keeps the row; hover for the rule. ⚠ marks rows where the "
+             "pushed-down predicate disagrees with the post-filter.",
+    "imp": "Importance used (missing values take the default importance).",
+    "×imp": "Importance multiplier (1 - w) + w * importance.",
+    "score": "Blended score = base score x importance multiplier.",
+    "Δ": "Rank change from blending: ▲ moved up, ▼ moved down.",
+}
+_ROLE_HANDLERS: dict[int, Callable[..., Any]] = {
+    Qt.ItemDataRole.DisplayRole: StageModel._display,
+    Qt.ItemDataRole.ToolTipRole: StageModel._tooltip,
+    Qt.ItemDataRole.ForegroundRole: StageModel._foreground,
+    Qt.ItemDataRole.BackgroundRole: StageModel._background,
+    Qt.ItemDataRole.DecorationRole: StageModel._decoration,
+    Qt.ItemDataRole.FontRole: StageModel._font,
+    Qt.ItemDataRole.TextAlignmentRole: StageModel._align,
+}

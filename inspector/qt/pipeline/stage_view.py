@@ -1,0 +1,133 @@
+"""One stage's panel: its title with the row count, a line on what happened there, and the
+table; keeps the selection in step with the other stages without echoing picks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QLabel,
+    QMenu,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from inspector.core.engine.trace import Trace
+from inspector.qt.pipeline.stage_table import NARROW_SCOPE, TITLES, WIDTHS, StageModel
+from inspector.qt.theme import Tokens
+
+
+class StageView(QWidget):
+    """A stage's title (with its count), a one-line note, and its table."""
+
+    row_picked = Signal(object)  # id
+    row_action = Signal(str, object)  # action name, id
+    menu_opening = Signal(object, object)  # QMenu, id: other panels may add actions
+
+    def __init__(self, stage: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.stage = stage
+        self.model = StageModel(stage, self)
+        self.title = QLabel(TITLES[stage], objectName="stageTitle")
+        self.note = QLabel("", objectName="stageNote")
+        self.note.setWordWrap(True)
+        # two lines, always: the tables of a lane line up, and a new note never relayouts
+        self.note.setFixedHeight(2 * self.note.fontMetrics().lineSpacing() + 2)
+        self.note.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.table = QTableView(self)
+        self.table.setObjectName(f"stage_{stage}")
+        self.table.setModel(self.model)
+        self._setup_table()
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(2)
+        lay.addWidget(self.title)
+        lay.addWidget(self.note)
+        lay.addWidget(self.table, 1)
+        self._syncing = False
+        self.table.selectionModel().currentRowChanged.connect(self._current_changed)
+
+    def _setup_table(self) -> None:
+        t = self.table
+        t.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        t.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        t.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        t.setWordWrap(False)
+        t.setShowGrid(False)
+        t.setAlternatingRowColors(True)
+        t.verticalHeader().hide()
+        t.verticalHeader().setDefaultSectionSize(22)
+        t.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        t.customContextMenuRequested.connect(self._menu)
+        h = t.horizontalHeader()
+        h.setHighlightSections(False)
+        h.setMinimumSectionSize(24)
+        for n, name in enumerate(self.model.columns):
+            if name == "text":
+                h.setSectionResizeMode(n, QHeaderView.ResizeMode.Stretch)
+            else:
+                h.setSectionResizeMode(n, QHeaderView.ResizeMode.Interactive)
+                t.setColumnWidth(n, WIDTHS[name])
+
+    def set_trace(self, trace: Trace | None, expected: frozenset[Any], selected: Any,
+                  note: str) -> None:
+        self.model.set_trace(trace, expected)
+        if "scope" in self.model.columns and trace is not None:
+            col = self.model.columns.index("scope")
+            want = WIDTHS["scope"] if trace.pool.scope.active else NARROW_SCOPE
+            if self.table.columnWidth(col) != want:
+                self.table.setColumnWidth(col, want)
+        n = len(self.model.rows)
+        arrow = "" if self.stage == "raw" else "▸ "
+        self.title.setText(f"{arrow}{TITLES[self.stage]}  ({n})")
+        self.note.setText(note)
+        self.show_selected(selected, scroll=False)
+
+    def set_tokens(self, tokens: Tokens) -> None:
+        self.model.tokens = tokens
+        self.model.layoutChanged.emit()
+
+    def show_selected(self, row_id: Any, scroll: bool = True) -> None:
+        """Select the row with this id (if this stage holds it) without echoing a pick."""
+        r = self.model.row_for_id(row_id)
+        self._syncing = True
+        try:
+            sm = self.table.selectionModel()
+            if r < 0:
+                if sm.hasSelection() or sm.currentIndex().isValid():
+                    sm.clearSelection()
+                    sm.setCurrentIndex(QModelIndex(), sm.SelectionFlag.NoUpdate)
+            else:
+                idx = self.model.index(r, 0)
+                if sm.currentIndex().row() == r and sm.isRowSelected(r):
+                    return  # already showing it: re-selecting would repaint the table
+                sm.setCurrentIndex(idx, sm.SelectionFlag.ClearAndSelect | sm.SelectionFlag.Rows)
+                if scroll:
+                    self.table.scrollTo(idx, QAbstractItemView.ScrollHint.EnsureVisible)
+        finally:
+            self._syncing = False
+
+    def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if not self._syncing and current.isValid():
+            self.row_picked.emit(self.model.row_id(current.row()))
+
+    def _menu(self, pos: Any) -> None:
+        idx = self.table.indexAt(pos)
+        if not idx.isValid():
+            return
+        rid = self.model.row_id(idx.row())
+        menu = QMenu(self)
+        expected = str(rid) in self.model.expected
+        for name, label in (("use_as_query", "Use as query (search with this row's vector)"),
+                            ("expect", "Unmark as expected" if expected else "Mark as expected"),
+                            ("copy_id", "Copy id"), ("copy_text", "Copy text")):
+            act = QAction(label, menu)
+            act.triggered.connect(lambda _=False, n=name: self.row_action.emit(n, rid))
+            menu.addAction(act)
+        self.menu_opening.emit(menu, rid)
+        menu.exec(self.table.viewport().mapToGlobal(pos))

@@ -1,0 +1,138 @@
+"""The pipeline laid out left to right: raw -> scoped -> blended -> final, one row of tables
+per filter placement (two rows when post-filter and pushdown are compared side by side)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
+
+from inspector.core.engine.params import pool_depth
+from inspector.core.engine.trace import STAGES, Trace
+from inspector.qt.pipeline.stage_view import StageView
+from inspector.qt.theme import LIGHT, Tokens
+from inspector.qt.viewmodel import Inspector
+
+LANE_TITLES = {"post": "Post-filter: scope applied after the global cut",
+               "pushdown": "Pushdown: scope applied inside the search"}
+
+
+def stage_notes(t: Trace) -> dict[str, str]:
+    """One line per stage saying what happened there, from the trace's own numbers."""
+    p, d, c = t.params, t.depths, t.counters
+    capped = p.cap and pool_depth(p.limit, p.overfetch, 0) > p.cap
+    raw = f"depth {d.pool} = limit {p.limit} × over-fetch {p.overfetch:g}"
+    raw += f", capped at {p.cap}" if capped else ""
+    if p.mode == "hybrid":
+        raw += f"; legs vec k {d.vec_k}, fts k {d.fts_k}"
+    if p.filter == "pushdown":
+        raw += (f"; pushed down: {t.pool.pushdown_sql}" if t.pool.pushdown_sql
+                else f"; {t.pool.pushdown_note}")
+    spec = t.pool.scope
+    if spec.active:
+        scoped = f"{c['filteredByScope']} removed by scope {spec.scope!r} ({spec.strategy})"
+    else:
+        scoped = "no scope: every candidate kept"
+    rows = t.stage("scoped").rows
+    moved = int(np.count_nonzero(t.rank_before[rows] != t.rank_after[rows]))
+    blended = (f"w = {p.blend:.2f}: order unchanged" if moved == 0 else
+               f"w = {p.blend:.2f}: {moved} rows change rank")
+    past = len(t.stage("blended")) - c["belowMinScore"] - c["returned"]
+    final = f"{c['belowMinScore']} below min score {p.min_score:g} · {past} past limit {p.limit}"
+    return {"raw": raw, "scoped": scoped, "blended": blended, "final": final}
+
+
+class LaneView(QWidget):
+    """Four stage tables for one filter placement."""
+
+    def __init__(self, lane: int, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.lane = lane
+        self.header = QLabel("", objectName="sectionTitle")
+        self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        self.splitter.setObjectName(f"lane_{lane}")
+        self.splitter.setChildrenCollapsible(False)
+        self.views = {s: StageView(s, self) for s in STAGES}
+        for s in STAGES:
+            self.splitter.addWidget(self.views[s])
+            self.views[s].setMinimumWidth(160)
+        self.splitter.setSizes([370, 230, 320, 230])
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(2)
+        lay.addWidget(self.header)
+        lay.addWidget(self.splitter, 1)
+
+
+class StagesPanel(QWidget):
+    """Every lane's stages; keeps the selected row highlighted in all of them."""
+
+    def __init__(self, vm: Inspector, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.vm = vm
+        self.tokens: Tokens = LIGHT
+        self.lanes: list[LaneView] = []
+        self._layout = QVBoxLayout(self)
+        self._layout.setContentsMargins(0, 0, 0, 0)
+        self._layout.setSpacing(8)
+        vm.trace_changed.connect(self.refresh)
+        vm.selection_changed.connect(self._show_selected)
+
+    def view(self, stage: str, lane: int = 0) -> StageView:
+        return self.lanes[lane].views[stage]
+
+    def _ensure_lanes(self, n: int) -> None:
+        while len(self.lanes) < n:
+            lane = LaneView(len(self.lanes), self)
+            for view in lane.views.values():
+                view.set_tokens(self.tokens)
+                view.row_picked.connect(lambda rid, k=lane.lane: self.vm.select(rid, k))
+                view.row_action.connect(self._row_action)
+            self.lanes.append(lane)
+            self._layout.addWidget(lane, 1)
+        for k, lane in enumerate(self.lanes):
+            lane.setVisible(k < n)
+
+    def refresh(self) -> None:
+        vm = self.vm
+        n = max(1, len(vm.traces))
+        self._ensure_lanes(n)
+        expected = frozenset(vm.expected)
+        for k in range(n):
+            lane = self.lanes[k]
+            trace = vm.traces[k] if k < len(vm.traces) else None
+            placement = vm.placements[k] if k < len(vm.placements) else "post"
+            lane.header.setVisible(len(vm.traces) > 1)
+            focus = " (plots follow this lane)" if k == vm.focus_lane else ""
+            lane.header.setText(LANE_TITLES[placement] + focus)
+            notes = stage_notes(trace) if trace is not None else {}
+            for s, view in lane.views.items():
+                view.set_trace(trace, expected, vm.selected, notes.get(s, ""))
+
+    def _show_selected(self, row_id: Any) -> None:
+        for lane in self.lanes:
+            for view in lane.views.values():
+                view.show_selected(row_id)
+
+    def _row_action(self, action: str, row_id: Any) -> None:
+        vm = self.vm
+        if action == "use_as_query":
+            vm.use_as_query(row_id)
+        elif action == "expect":
+            vm.toggle_expected(row_id)
+        elif action == "copy_id":
+            QGuiApplication.clipboard().setText(str(row_id))
+        elif action == "copy_text" and vm.trace is not None:
+            i = vm.trace.row_of(row_id)
+            col = vm.trace.pool.roles.get("text")
+            if i is not None and col:
+                QGuiApplication.clipboard().setText(str(vm.trace.pool.columns[col][i]))
+
+    def set_tokens(self, tokens: Tokens) -> None:
+        self.tokens = tokens
+        for lane in self.lanes:
+            for view in lane.views.values():
+                view.set_tokens(tokens)

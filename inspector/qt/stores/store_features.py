@@ -1,0 +1,278 @@
+"""Real-store features of the main window, installed by one call in its constructor:
+File > Open… (folders, SQLite docs files, s3:// and db:// URIs with storage options, known
+default locations), Open Recent with non-secret options, the pinned version in the status bar,
+the versions dock, the newer-version notice, the shape/preset suggestion and the embedder picker.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QDockWidget, QHBoxLayout, QLabel, QMenu
+
+from inspector.core.stores.opening import Opened
+from inspector.core.stores.options import OpenOptions
+from inspector.qt import theme, workers
+from inspector.qt.pipeline.query_extras import EmbedderPicker
+from inspector.qt.settings import recalled, remember
+from inspector.qt.stores.open_dialog import OpenDialog
+from inspector.qt.stores.store_jobs import Newer, ShapeInfo, shape_job
+from inspector.qt.stores.store_watch import NoticeBar, StoreWatch
+from inspector.qt.stores.versions_view import VersionsPanel
+
+
+def install_store_features(win: Any) -> StoreFeatures:
+    return StoreFeatures(win)
+
+
+def options_of(opened: Opened) -> OpenOptions:
+    """How the open store was opened (or, when opened without options, what it carries)."""
+    if opened.options is not None:
+        return opened.options
+    st = opened.store
+    return OpenOptions.make(st.storage_options, None, getattr(st, "model", None),
+                            st.role_overrides)
+
+
+class StoreFeatures(QObject):
+    def __init__(self, win: Any) -> None:
+        super().__init__(win)
+        self.win, self.vm = win, win.vm
+        self.dialog: OpenDialog | None = None
+        self._pending: OpenDialog | None = None
+        self._dismissed: tuple[int, bool] | None = None
+        self._shape_gen = 0
+        self._jobs: set[Any] = set()
+        self._build()
+        self._menus()
+        vm = self.vm
+        vm.store_opened.connect(self._opened)
+        vm.error_raised.connect(self._failed)
+        vm.selection_changed.connect(lambda _r: self.versions.update_push_button())
+        self.watch = StoreWatch(lambda: vm.store, win)
+        self.watch.newer_found.connect(self._newer)
+
+    # ---- construction ----
+    def _build(self) -> None:
+        win = self.win
+        self.newer_notice = NoticeBar("newerNotice", win)
+        self.newer_notice.dismissed.connect(self._newer_dismissed)
+        self.shape_notice = NoticeBar("shapeNotice", win)
+        lay = win.centralWidget().layout()
+        at = lay.indexOf(win.error_bar) + 1
+        lay.insertWidget(at, self.newer_notice)
+        lay.insertWidget(at + 1, self.shape_notice)
+        self.pinned_label = QLabel("", objectName="pinnedVersion")
+        win.statusBar().addPermanentWidget(self.pinned_label)
+        self.versions = VersionsPanel(self.vm, self.open_version, win)
+        self.dock = QDockWidget("Versions", win, objectName="versionsDock")
+        self.dock.setWidget(self.versions)
+        win.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.dock)
+        self.dock.hide()
+        self.dock.setMinimumWidth(360)
+        self._dock_sized = False
+        self.dock.visibilityChanged.connect(self._dock_shown)
+        self.embedder = EmbedderPicker(win.query_bar)
+        self.embedder.embedder_picked.connect(self._embedder_picked)
+        qb = win.query_bar
+        for row in qb.findChildren(QHBoxLayout):  # the query row: text, example chip, Run
+            if row.indexOf(qb.run_button) >= 0:
+                row.insertWidget(row.indexOf(qb.run_button), self.embedder)
+                break
+
+    def _dock_shown(self, on: bool) -> None:
+        if not on:
+            return
+        if not self._dock_sized:  # a first showing wide enough for times and row texts
+            self._dock_sized = True
+            self.win.resizeDocks([self.dock], [480], Qt.Orientation.Horizontal)
+        self.versions.refresh()
+
+    def _menus(self) -> None:
+        win = self.win
+        for act in win.actions():  # File > Open… replaces the folder-only chooser
+            if QKeySequence("Ctrl+O") in act.shortcuts():
+                act.triggered.disconnect()
+                act.triggered.connect(self.open_dialog)
+                act.setText("&Open…")
+                act.setStatusTip("Open a LanceDB folder, a SQLite docs file, or an s3:// or "
+                                 "db:// store")
+        file_menu: QMenu = win.recent_menu.parentWidget()
+        self.reload_action = QAction("Re&load latest version", win)
+        self.reload_action.setShortcut(QKeySequence("Ctrl+Shift+R"))
+        self.reload_action.setStatusTip("Reopen the store at its newest version and run the "
+                                        "query again")
+        self.reload_action.triggered.connect(self.reload)
+        win.addAction(self.reload_action)
+        file_menu.insertAction(win.recent_menu.menuAction(), self.reload_action)
+        file_menu.insertAction(self.reload_action, win.recent_menu.menuAction())
+        win.recent_menu.aboutToShow.connect(self._fill_recent)
+        view = next((a.menu() for a in win.menuBar().actions() if a.text() == "&View"), None)
+        toggle = self.dock.toggleViewAction()
+        toggle.setText("&Versions")
+        toggle.setShortcut(QKeySequence("Ctrl+Shift+V"))
+        if view is not None:
+            view.insertAction(view.actions()[0] if view.actions() else None, toggle)
+
+    # ---- opening ----
+    def open_dialog(self) -> OpenDialog:
+        opened = self.vm.opened
+        start = opened.store.uri if opened is not None and not opened.demo else ""
+        dlg = OpenDialog(self.win, start=start)
+        if opened is not None and not opened.demo:
+            dlg.recall(None, options_of(opened))  # this session's options, secrets included
+        dlg.open_requested.connect(lambda uri, table, opts: self._from_dialog(dlg, uri, table,
+                                                                              opts))
+        dlg.finished.connect(lambda _r: self._dialog_closed(dlg))
+        self.dialog = dlg
+        dlg.open()
+        return dlg
+
+    def _dialog_closed(self, dlg: OpenDialog) -> None:
+        self.dialog = None
+        if self._pending is dlg:  # cancelled while opening: the window still reports the end
+            self._pending = None
+
+    def _from_dialog(self, dlg: OpenDialog, uri: str, table: str | None,
+                     options: OpenOptions) -> None:
+        self._pending = dlg
+        self.open(uri, table, options)
+
+    def open(self, uri: str, table: str | None, options: OpenOptions) -> None:
+        vm = self.vm
+        vm.open_store(uri, table, then="run" if vm.has_query() else None, options=options)
+
+    def open_recent(self, uri: str) -> None:
+        table, options = recalled(uri)
+        self.open(uri, table, options)
+
+    def _fill_recent(self) -> None:
+        """Recent stores open with the options they were last opened with (none secret)."""
+        from inspector.qt import settings as cfg
+
+        menu = self.win.recent_menu
+        menu.clear()
+        for uri in cfg.recent_stores():
+            act = menu.addAction(uri)
+            act.triggered.connect(lambda _=False, u=uri: self.open_recent(u))
+
+    def reload(self) -> None:
+        if self.vm.opened is not None:
+            self.open_version(None)
+
+    def open_version(self, version: int | None) -> None:
+        """Reopen the open table at `version` (None: the latest) and run the query again."""
+        opened = self.vm.opened
+        if opened is None:
+            return
+        st = opened.store
+        self.open(st.uri, st.table_name, options_of(opened).at(version))
+
+    def _failed(self, message: str) -> None:
+        if self._pending is not None and not self.vm.busy:
+            self._pending.show_error(message)
+            self._pending = None
+
+    # ---- a store was opened ----
+    def _opened(self, opened: Opened) -> None:
+        if self._pending is not None:
+            self._pending.accept()
+            self._pending = None
+        st = opened.store
+        if not opened.demo and self.win.persist:
+            remember(st.uri, st.table_name, options_of(opened))
+        self.newer_notice.hide()
+        self.shape_notice.hide()
+        self._dismissed = None
+        self._show_pinned(opened)
+        self.versions.store_changed()
+        if (st.embedder or {}).get("name") != self._recorded or st.dim != self._dim:
+            self._recorded, self._dim = (st.embedder or {}).get("name"), st.dim
+            self.embedder.fill(st.dim, self._recorded)
+            self.vm.embedder = None
+        self._shape_gen += 1
+        job = workers.start(shape_job, self._shape_gen, st, on_answer=self._shaped)
+        self._jobs.add(job)
+        job.finished.connect(lambda: self._jobs.discard(job))
+
+    _recorded: str | None = None
+    _dim: int | None = None
+
+    def _show_pinned(self, opened: Opened) -> None:
+        st = opened.store
+        if getattr(st, "source", None) is not None:
+            text, tip = "SQLite file", "A SQLite docs store has no versions; its working copy " \
+                "is rebuilt when the file changes."
+        elif options_of(opened).version is not None:
+            text, tip = f"v{st.version} (as of)", "Opened as of this version: answers come " \
+                "from it until you open the latest (File > Reload latest version)."
+        else:
+            text, tip = f"v{st.version} pinned", "Answers come from this version; writes " \
+                "after it are not seen until you reload (File > Reload latest version)."
+        self.pinned_label.setText(text)
+        self.pinned_label.setToolTip(tip)
+        if getattr(st, "source", None) is None:
+            self.win.setWindowTitle(f"{self.win.windowTitle()} @ v{st.version}")
+
+    def _shaped(self, ans: workers.Answer) -> None:
+        if ans.generation != self._shape_gen or ans.error:
+            return
+        shape: ShapeInfo = ans.value
+        notes = "".join(f"<br>· {escape(n)}" for n in shape.notes)
+        tk = theme.tokens_for(self.win.theme_choice)
+        if shape.preset and shape.preset != self.vm.preset:
+            self.shape_notice.show_notice(
+                f"This looks like the <b>{escape(shape.title)}</b>'s table: preset "
+                f"<b>{shape.preset}</b> reproduces its ranking.{notes}",
+                ((f"Use {shape.preset}", lambda p=shape.preset: self.use_preset(p)),),
+                tokens=tk)
+        elif shape.notes:
+            self.shape_notice.show_notice(f"<b>{escape(shape.title)}</b>{notes}", tokens=tk)
+
+    def use_preset(self, preset: str) -> None:
+        self.shape_notice.hide()
+        self.vm.set_preset(preset)
+
+    # ---- a newer version ----
+    def _newer(self, newer: Newer) -> None:
+        key = (newer.latest, newer.file)
+        if key == self._dismissed or (key == self._shown_newer and self.newer_notice.isVisible()):
+            return  # dismissed, or already said: the buttons are not rebuilt every poll
+        self._shown_newer = key
+        opened = self.vm.opened
+        tk = theme.tokens_for(self.win.theme_choice)
+        if newer.file:
+            html = ("The SQLite file changed since it was opened; answers still come from the "
+                    "copy made then.")
+            label = "Reload"
+        elif opened is not None and options_of(opened).version is not None:
+            html = (f"Answering as of <b>v{newer.pinned}</b>; the latest version is "
+                    f"<b>v{newer.latest}</b>.")
+            label = "Open latest"
+        else:
+            html = (f"A newer version <b>v{newer.latest}</b> is available; answers stay on "
+                    f"v{newer.pinned} until you reload.")
+            label = "Reload"
+        self.newer_notice.show_notice(html, ((label, self.reload),), kind="warn", tokens=tk)
+        if self.versions.isVisible():
+            self.versions.refresh()
+
+    _shown_newer: tuple[int, bool] | None = None
+
+    def _newer_dismissed(self) -> None:
+        last = self.watch.last
+        self._dismissed = (last.latest, last.file) if last is not None else None
+
+    # ---- embedder ----
+    def _embedder_picked(self, name: str | None) -> None:
+        vm = self.vm
+        vm.embedder = name
+        missing = self.embedder.missing_key(name)
+        if missing and vm.vector_of is None and vm.params.mode != "fts":
+            self.win.error_bar.show_error(missing)
+            self.win.status_label.setText(missing)
+            return
+        vm.run()

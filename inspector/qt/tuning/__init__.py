@@ -1,0 +1,1 @@
+"""The tuning dock: sweep heatmap, judgments, compare, pool map and receipts."""

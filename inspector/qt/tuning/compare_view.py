@@ -1,0 +1,197 @@
+"""The Compare tab: two parameter sets (or presets) on the window's query, side by side.
+
+Both lists are aligned row by row with their rank shift; rows only one side returned are
+tinted; Jaccard, RBO, Kendall's tau, scoped recall and the in-scope rows a post-filter
+starved all come from `core.compare` (run in a worker, since it queries the store)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import (
+    QComboBox,
+    QGridLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from inspector.core.analysis.compare import Comparison
+from inspector.core.engine.params import Params
+from inspector.core.engine.presets import PRESETS
+from inspector.core.errors import InspectorError
+from inspector.qt import workers
+from inspector.qt.theme import LIGHT, Tokens
+from inspector.qt.tuning.tuning_jobs import compare_job, side_params
+from inspector.qt.viewmodel import Inspector
+from inspector.qt.workers import Answer
+
+CURRENT = ""  # the side combo's "the window's parameters" entry
+COLUMNS = ("rank A", "rank B", "shift", "only in", "scope", "id", "text")
+
+
+def _num(v: float | None, digits: int = 3) -> str:
+    return "undefined" if v is None else f"{v:.{digits}f}"
+
+
+class CompareView(QWidget):
+    """Pick side A and side B, press Compare; the result is kept until the next one."""
+
+    compared = Signal(object)  # Comparison
+
+    def __init__(self, vm: Inspector, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.vm = vm
+        self.tokens: Tokens = LIGHT
+        self.result: Comparison | None = None
+        self._generation = 0
+        self.sides: list[tuple[QComboBox, QLineEdit]] = []
+        form = QGridLayout()
+        for n, (name, preset) in enumerate((("A", "docs-before-fix"),
+                                            ("B", "docs-pushdown"))):
+            combo = QComboBox(self, objectName=f"compareSide{name}")
+            combo.addItem("the window's parameters", CURRENT)
+            for key, p in PRESETS.items():
+                combo.addItem(f"{key}: {p.title}", key)
+            combo.setCurrentIndex(max(0, combo.findData(preset)))
+            edit = QLineEdit(self, objectName=f"compareChanges{name}")
+            edit.setPlaceholderText("changes, e.g. overfetch=3, filter=pushdown")
+            edit.setToolTip("KEY=VALUE changes on top of this side (as `inspector report "
+                            "--against`); a preset keeps the window's limit and scope.")
+            form.addWidget(QLabel(f"Side {name}"), n, 0)
+            form.addWidget(combo, n, 1)
+            form.addWidget(edit, n, 2)
+            self.sides.append((combo, edit))
+        self.run_button = QPushButton("Compare", self, objectName="compareRun")
+        form.addWidget(self.run_button, 0, 3, 2, 1)
+        form.setColumnStretch(2, 1)
+        self.summary = QLabel("Compare two parameter sets on the window's query: both result "
+                              "lists aligned, rank shifts, agreement, and the in-scope rows a "
+                              "post-filter starves.", objectName="compareSummary")
+        self.summary.setWordWrap(True)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.table = QTableWidget(0, len(COLUMNS), self, objectName="compareTable")
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.verticalHeader().hide()
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
+        h = self.table.horizontalHeader()
+        h.setSectionResizeMode(len(COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
+        for c, w in enumerate((60, 60, 56, 64, 56, 150)):
+            self.table.setColumnWidth(c, w)
+        self.table.currentCellChanged.connect(self._picked)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(6, 4, 6, 4)
+        lay.addLayout(form)
+        lay.addWidget(self.summary)
+        lay.addWidget(self.table, 1)
+        self.run_button.clicked.connect(self.run)
+
+    def set_tokens(self, tk: Tokens) -> None:
+        self.tokens = tk
+        if self.result is not None:
+            self.show_result(self.result)
+
+    def side(self, n: int) -> tuple[str, Params]:
+        """Label and parameters of side n (0 = A)."""
+        combo, edit = self.sides[n]
+        preset = combo.currentData() or None
+        label = preset or "window"
+        if edit.text().strip():
+            label += f" ({edit.text().strip()})"
+        return label, side_params(self.vm.params, preset, edit.text())
+
+    def run(self) -> None:
+        vm = self.vm
+        if vm.store is None:
+            vm.fail("Compare runs both sides against the store; open a store first "
+                     "(a receipt holds one pool only).")
+            return
+        if vm.query is None:
+            vm.fail("Run a query first: Compare uses the window's query.")
+            return
+        try:
+            (la, a), (lb, b) = self.side(0), self.side(1)
+        except InspectorError as exc:
+            vm.fail(str(exc))
+            return
+        self._generation += 1
+        self.run_button.setEnabled(False)
+        self.summary.setText("Comparing…")
+        workers.start(compare_job, self._generation, vm.store, vm.query, a, b, (la, lb),
+                      on_answer=self._answered)
+
+    @property
+    def running(self) -> bool:
+        return not self.run_button.isEnabled()
+
+    def _answered(self, ans: Answer) -> None:
+        if ans.generation != self._generation:
+            return
+        self.run_button.setEnabled(True)
+        if ans.error:
+            self.summary.setText(ans.error)
+            self.vm.fail(ans.error)
+            return
+        self.show_result(ans.value)
+        self.compared.emit(ans.value)
+
+    def show_result(self, c: Comparison) -> None:
+        self.result = c
+        self.summary.setText(self.describe(c))
+        tk = self.tokens
+        tint = {"a": QColor(tk.cut), "b": QColor(tk.returned)}
+        for colour in tint.values():
+            colour.setAlpha(45)
+        self.table.setRowCount(len(c.rows))
+        for r, row in enumerate(c.rows):
+            shift = row.shift
+            cells = (str(row.rank_a or "–"), str(row.rank_b or "–"),
+                     "·" if shift == 0 else ("–" if shift is None else
+                                             (f"▲{shift}" if shift > 0 else f"▼{-shift}")),
+                     {"both": "", "a": "A", "b": "B"}[row.side],
+                     "–" if row.in_scope is None else ("in" if row.in_scope else "out"),
+                     str(row.id), " ".join((row.text or "").split()))
+            for col, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                if col < 5:
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
+                if row.side in tint:
+                    item.setBackground(QBrush(tint[row.side]))
+                if col == 2 and shift:
+                    item.setForeground(QBrush(QColor(tk.returned if shift > 0 else tk.cut)))
+                self.table.setItem(r, col, item)
+
+    @staticmethod
+    def describe(c: Comparison) -> str:
+        """The comparison's numbers in two lines of plain words."""
+        la, lb = c.labels
+        only_a = sum(1 for r in c.rows if r.side == "a")
+        only_b = sum(1 for r in c.rows if r.side == "b")
+        tau = "undefined (fewer than 2 shared)" if c.kendall_tau is None \
+            else f"{c.kendall_tau:.3f}"
+        lines = [f"A = {la}: {len(c.ids[0])} results · B = {lb}: {len(c.ids[1])} results · "
+                 f"{c.shared} shared, {only_a} only in A, {only_b} only in B.",
+                 f"Jaccard {c.jaccard:.3f} · RBO (p = {c.rbo_p:g}) {c.rbo:.3f} · Kendall's tau "
+                 f"{tau}."]
+        for n, side in enumerate(("A", "B")):
+            starved = c.starved[n]
+            words = (f"{starved} in-scope rows starved by the post-filter"
+                     if starved is not None else "pushdown: no post-filter starvation")
+            lines.append(f"{side}: scoped recall {_num(c.recall[n])}, {words} "
+                         f"(raw {c.counters[n]['rawCandidates']}, scoped "
+                         f"{c.counters[n]['scopedCandidates']}).")
+        return "\n".join(lines)
+
+    def _picked(self, row: int, *_: Any) -> None:
+        if self.result is not None and 0 <= row < len(self.result.rows):
+            rid = self.result.rows[row].id
+            if self.vm.trace is not None and self.vm.trace.row_of(rid) is not None:
+                self.vm.select(rid)

@@ -1,0 +1,248 @@
+"""Sweep plots: a metric heatmap over over-fetch x blend weight, the recall-vs-over-fetch
+curve with the minimum safe over-fetch marked, and that factor's spread over a query set.
+
+Every item is created once and updated in place (setImage / setData); the values drawn are
+the core sweep's own arrays, never recomputed here."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, Qt, Signal
+
+from inspector.qt.pipeline.plots import _style
+from inspector.qt.theme import LIGHT, Tokens
+
+MAX_LABELS = 240  # cell value labels above this many cells would be unreadable
+
+
+def _ignore(ev: Any) -> None:
+    ev.ignore()
+
+
+class CellImage(pg.ImageItem):
+    """The heatmap image; a left click reports the cell under the pointer."""
+
+    def __init__(self, on_click: Any) -> None:
+        super().__init__(axisOrder="col-major")
+        self._on_click = on_click
+
+    def mouseClickEvent(self, ev: Any) -> None:
+        if ev.button() == Qt.MouseButton.LeftButton and self.image is not None:
+            i, j = int(np.floor(ev.pos().x())), int(np.floor(ev.pos().y()))
+            if 0 <= i < self.image.shape[0] and 0 <= j < self.image.shape[1]:
+                ev.accept()
+                self._on_click(i, j)
+
+
+class Heatmap(pg.PlotWidget):
+    """values[i, j] at over-fetch i (x) and blend j (y); the best region outlined, the
+    window's current parameters marked with a cross. Click a cell to apply it."""
+
+    cell_clicked = Signal(int, int)  # over-fetch index, blend index
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("sweepHeatmap")
+        self.tokens = LIGHT
+        self.values = np.zeros((0, 0))
+        self.axes: tuple[tuple[float, ...], tuple[float, ...]] = ((), ())
+        plot = self.getPlotItem()
+        plot.setMenuEnabled(False)
+        plot.hideButtons()
+        plot.setMouseEnabled(x=False, y=False)
+        plot.setLabel("bottom", "over-fetch factor F")
+        plot.setLabel("left", "blend weight w")
+        self.cmap = pg.colormap.get("viridis")
+        self.image = CellImage(self.cell_clicked.emit)
+        self.image.setColorMap(self.cmap)
+        plot.addItem(self.image)
+        self.bar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=self.cmap, interactive=False,
+                                   width=14)
+        self.bar.setImageItem(self.image, insert_in=plot)
+        self.best = pg.ScatterPlotItem(symbol="s", brush=None, pxMode=False, size=0.92)
+        self.current = pg.ScatterPlotItem(symbol="+", size=18)
+        self.cap_line = pg.InfiniteLine(angle=90, movable=False)
+        for item in (self.best, self.current, self.cap_line):
+            item.mouseClickEvent = _ignore  # clicks pass through the overlays to the cells
+            plot.addItem(item)
+        self.labels: list[pg.TextItem] = []
+        self.setToolTip("Each cell is the sweep's metric at that over-fetch and blend weight "
+                        "(the colour bar gives the scale; blank = undefined).\nOutlined: the "
+                        "best region. Cross: the window's current parameters.\nClick a cell to "
+                        "move the sliders there; the stages re-rank at once.")
+        self.set_tokens(self.tokens)
+
+    def set_tokens(self, tk: Tokens) -> None:
+        self.tokens = tk
+        _style(self, tk)
+        self.best.setPen(pg.mkPen(tk.accent, width=1.5))
+        self.cap_line.setPen(pg.mkPen(tk.cut, width=2, style=Qt.PenStyle.DashLine))
+        self.current.setPen(pg.mkPen("#ffffff", width=2))
+        self.current.setBrush(pg.mkBrush("#ffffff"))
+
+    def set_values(self, values: np.ndarray, overfetch: Sequence[float],
+                   blend: Sequence[float], best: Sequence[tuple[int, int]],
+                   levels: tuple[float, float] = (0.0, 1.0)) -> None:
+        """Show a (len(overfetch), len(blend)) array; NaN cells stay blank."""
+        self.values = np.asarray(values, np.float64)
+        self.axes = (tuple(overfetch), tuple(blend))
+        nf, nw = self.values.shape
+        self.image.setImage(self.values, autoLevels=False)  # NaN cells are drawn transparent
+        self.image.setRect(0, 0, nf, nw)
+        self.bar.setLevels(levels)
+        plot = self.getPlotItem()
+        plot.setRange(xRange=(0, nf), yRange=(0, nw), padding=0.02)
+        step_f = max(1, int(np.ceil(nf / 14)))
+        plot.getAxis("bottom").setTicks([[(i + 0.5, f"{f:g}") for i, f in enumerate(overfetch)
+                                          if i % step_f == 0], []])
+        step_w = max(1, int(np.ceil(nw / 12)))
+        plot.getAxis("left").setTicks([[(j + 0.5, f"{w:g}") for j, w in enumerate(blend)
+                                        if j % step_w == 0], []])
+        self.best.setData([i + 0.5 for i, _ in best], [j + 0.5 for _, j in best])
+        self._label_cells(nf, nw)
+
+    def resizeEvent(self, ev: Any) -> None:
+        super().resizeEvent(ev)
+        values = getattr(self, "values", None)  # resized once before __init__ ends
+        if values is not None and values.size:
+            self._label_cells(*values.shape)
+
+    def _label_cells(self, nf: int, nw: int) -> None:
+        """Value labels when cells are big enough to hold them (hover-free reading)."""
+        rect = self.getPlotItem().getViewBox().sceneBoundingRect()
+        roomy = rect.height() / max(nw, 1) >= 15 and rect.width() / max(nf, 1) >= 30
+        n = nf * nw if nf * nw <= MAX_LABELS and roomy else 0
+        plot = self.getPlotItem()
+        while len(self.labels) < n:
+            item = pg.TextItem("", anchor=(0.5, 0.5))
+            plot.addItem(item)
+            self.labels.append(item)
+        for k, item in enumerate(self.labels):
+            item.setVisible(k < n)
+            if k < n:
+                i, j = divmod(k, nw)
+                v = self.values[i, j]
+                item.setText("" if np.isnan(v) else f"{v:.2f}".rstrip("0").rstrip(".")
+                             if v not in (0.0, 1.0) else f"{v:g}")
+                item.setColor("#111111" if not np.isnan(v) and v > 0.6 else "#f4f4f4")
+                item.setPos(i + 0.5, j + 0.5)
+
+    def mark_current(self, overfetch: float, blend: float) -> None:
+        """A cross at the window's parameters (between cells when they are off the grid)."""
+        fs, ws = self.axes
+        if not fs or not ws:
+            self.current.setData([], [])
+            return
+        x = float(np.interp(overfetch, fs, np.arange(len(fs)))) + 0.5
+        y = float(np.interp(blend, ws, np.arange(len(ws)))) + 0.5
+        self.current.setData([x], [y])
+
+    def mark_cap(self, cap: int, limit: int) -> str:
+        """A dashed line at the first over-fetch the cap holds: cells right of it all fetch
+        the same `cap` rows, which is why they look alike."""
+        fs = self.axes[0]
+        held = [i for i, f in enumerate(fs) if cap and np.ceil(limit * f - 1e-9) >= cap]
+        self.cap_line.setVisible(bool(held))
+        if not held:
+            return ""
+        self.cap_line.setValue(held[0])
+        return (f"Dashed red line: the cap of {cap} holds every F ≥ {fs[held[0]]:g} at {cap} "
+                "rows, so those columns are alike (tick 'ignore cap' to see past it).")
+
+    def cell_center(self, i: int, j: int) -> QPointF:
+        """Widget coordinates of a cell's centre (for tests and keyboard users)."""
+        vb = self.getPlotItem().getViewBox()
+        return self.mapFromScene(vb.mapViewToScene(QPointF(i + 0.5, j + 0.5)))
+
+
+class SafeCurve(pg.PlotWidget):
+    """Scoped recall against over-fetch for one query (the core's cap-free curve), with the
+    minimum safe over-fetch and the configured cap drawn as vertical lines."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("safeCurve")
+        plot = self.getPlotItem()
+        plot.setMenuEnabled(False)
+        plot.hideButtons()
+        plot.setLabel("bottom", "over-fetch factor F (no cap)")
+        plot.setLabel("left", "scoped recall")
+        plot.setYRange(-0.03, 1.05, padding=0)
+        self.curve = pg.PlotDataItem(symbol="o", symbolSize=6)
+        self.safe = pg.InfiniteLine(angle=90, movable=False,
+                                    label="safe F = {value:g}",
+                                    labelOpts={"position": 0.12, "anchors": [(0, 1), (0, 1)]})
+        self.cap = pg.InfiniteLine(angle=90, movable=False, label="cap",
+                                   labelOpts={"position": 0.9})
+        for item in (self.curve, self.safe, self.cap):
+            plot.addItem(item)
+        self.setToolTip("Scoped recall of this query at each over-fetch, with no cap, at the "
+                        "base blend weight and min score.\nThe solid line is the smallest "
+                        "factor reaching full recall (the minimum safe over-fetch); the dashed "
+                        "line is the cap the parameters hold the pool to.")
+        self.set_tokens(LIGHT)
+
+    def set_tokens(self, tk: Tokens) -> None:
+        _style(self, tk)
+        self.curve.setPen(pg.mkPen(tk.scoped, width=2))
+        self.curve.setSymbolBrush(pg.mkBrush(tk.scoped))
+        self.curve.setSymbolPen(pg.mkPen(tk.scoped))
+        self.safe.setPen(pg.mkPen(tk.returned, width=2))
+        self.safe.label.setColor(tk.returned)
+        self.cap.setPen(pg.mkPen(tk.cut, width=1.5, style=Qt.PenStyle.DashLine))
+        self.cap.label.setColor(tk.cut)
+
+    def set_curve(self, curve: Sequence[tuple[float, float | None]], safe: float | None,
+                  cap_factor: float | None) -> None:
+        xs = np.array([f for f, _ in curve], np.float64)
+        ys = np.array([np.nan if r is None else r for _, r in curve], np.float64)
+        self.curve.setData(xs, ys, connect="finite")
+        self.safe.setVisible(safe is not None)
+        if safe is not None:
+            self.safe.setValue(safe)
+        self.cap.setVisible(cap_factor is not None)
+        if cap_factor is not None:
+            self.cap.setValue(cap_factor)
+            self.cap.label.setFormat(f"cap (F {cap_factor:g})")
+        lo = min([*xs.tolist(), *(v for v in (safe, cap_factor) if v is not None)], default=1)
+        hi = max([*xs.tolist(), *(v for v in (safe, cap_factor) if v is not None)], default=2)
+        self.getPlotItem().setXRange(lo - 0.3, hi + 0.3, padding=0)
+
+
+class SafeShare(pg.PlotWidget):
+    """Over a query set: the share of queries at full scoped recall for each grid over-fetch
+    (summarize_safe's share_full_at) and each query's own safe factor as a tick."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("safeShare")
+        plot = self.getPlotItem()
+        plot.setMenuEnabled(False)
+        plot.hideButtons()
+        plot.setLabel("bottom", "over-fetch factor F (no cap)")
+        plot.setLabel("left", "share at full recall")
+        plot.setYRange(-0.03, 1.05, padding=0)
+        self.share = pg.PlotDataItem(stepMode=None, symbol="s", symbolSize=5)
+        self.ticks = pg.ScatterPlotItem(symbol="|", size=14)
+        plot.addItem(self.share)
+        plot.addItem(self.ticks)
+        self.setToolTip("Share of the set's queries whose scoped recall is 1 at each over-fetch "
+                        "(no cap); ticks along the bottom are each query's minimum safe "
+                        "over-fetch.")
+        self.set_tokens(LIGHT)
+
+    def set_tokens(self, tk: Tokens) -> None:
+        _style(self, tk)
+        self.share.setPen(pg.mkPen(tk.returned, width=2))
+        self.share.setSymbolBrush(pg.mkBrush(tk.returned))
+        self.ticks.setPen(pg.mkPen(tk.accent, width=2))
+
+    def set_summary(self, summary: dict[str, Any], factors: Sequence[float]) -> None:
+        pts = [(s["overfetch"], s["share"]) for s in summary.get("share_full_at", [])
+               if s["share"] is not None]
+        self.share.setData([x for x, _ in pts], [y for _, y in pts])
+        self.ticks.setData(list(factors), [0.0] * len(factors))

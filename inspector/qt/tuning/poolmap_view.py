@@ -1,0 +1,237 @@
+"""The Map tab: the candidate pool and the query in 2-D (core.poolmap's PCA), in-scope against
+out-of-scope, filled inside the top-N cut and hollow beyond it, with the cut drawn as a ring.
+
+Vectors are read from the store in a worker, after the trace settles (a slider drag makes one
+request, not fifty), and only while the tab is visible; stale answers are dropped."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import QGraphicsEllipseItem, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+
+from inspector.core.analysis.poolmap import PoolMap
+from inspector.qt import workers
+from inspector.qt.pipeline.plots import _style
+from inspector.qt.theme import LIGHT, Tokens
+from inspector.qt.tuning.tuning_jobs import map_job
+from inspector.qt.viewmodel import Inspector
+from inspector.qt.workers import Answer
+
+GROUPS = ("beyond_out", "beyond_in", "cut_out", "cut_in", "returned")
+
+
+def groups_of(m: PoolMap) -> dict[str, np.ndarray]:
+    """Point indices per drawing group, read from the map's own flags."""
+    inside = m.raw_rank > 0
+    return {"beyond_out": np.flatnonzero(~inside & ~m.in_scope),
+            "beyond_in": np.flatnonzero(~inside & m.in_scope),
+            "cut_out": np.flatnonzero(inside & ~m.in_scope),
+            "cut_in": np.flatnonzero(inside & m.in_scope & ~m.final),
+            "returned": np.flatnonzero(m.final)}
+
+
+class PoolMapPlot(pg.PlotWidget):
+    point_clicked = Signal(object)  # row id
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("poolMap")
+        plot = self.getPlotItem()
+        plot.setMenuEnabled(False)
+        self.texts: dict[Any, str] = {}
+        self.groups = {g: pg.ScatterPlotItem(size=9, hoverable=True, tip=self._tip)
+                       for g in GROUPS}
+        self.ring = QGraphicsEllipseItem()
+        self.query = pg.ScatterPlotItem(symbol="star", size=22)
+        plot.addItem(self.ring)
+        for item in (*self.groups.values(), self.query):
+            plot.addItem(item)
+            if item is not self.query:
+                item.sigClicked.connect(self._clicked)
+        self.setToolTip("The candidate pool projected on its first two principal components, "
+                        "with the query (star).\nFilled: inside the top-N cut (raw "
+                        "candidates); hollow: fetched deeper, beyond the cut. Blue in scope, "
+                        "grey out of scope, green returned.\nThe dashed ring passes through "
+                        "the farthest row inside the cut (a 2-D projection: distances are "
+                        "only approximate, and the axes are scaled to fill the view).")
+        self.set_tokens(LIGHT)
+
+    def set_tokens(self, tk: Tokens) -> None:
+        _style(self, tk)
+        out, scoped = pg.mkColor(tk.out), pg.mkColor(tk.scoped)
+        styles = {"beyond_out": (pg.mkPen(out, width=1.2), None, 7),
+                  "beyond_in": (pg.mkPen(scoped, width=1.6), None, 9),
+                  "cut_out": (pg.mkPen(out), pg.mkBrush(out), 8),
+                  "cut_in": (pg.mkPen(scoped), pg.mkBrush(scoped), 10),
+                  "returned": (pg.mkPen(tk.text, width=1), pg.mkBrush(tk.returned), 12)}
+        for g, (pen, brush, size) in styles.items():
+            self.groups[g].setPen(pen)
+            self.groups[g].setBrush(brush if brush is not None else pg.mkBrush(0, 0, 0, 0))
+            self.groups[g].setSize(size)
+        self.query.setPen(pg.mkPen(tk.text))
+        self.query.setBrush(pg.mkBrush(tk.accent))
+        self.ring.setPen(pg.mkPen(tk.cut, width=1.5, style=Qt.PenStyle.DashLine,
+                                  cosmetic=True))
+
+    def _tip(self, x: float, y: float, data: Any) -> str:
+        return f"{data}\n{self.texts.get(data, '')[:160]}"
+
+    def _clicked(self, _item: Any, points: Any, *_: Any) -> None:
+        if len(points):
+            self.point_clicked.emit(points[0].data())
+
+    def set_map(self, m: PoolMap | None, texts: dict[Any, str]) -> None:
+        self.texts = texts
+        if m is None:
+            for item in (*self.groups.values(), self.query):
+                item.setData([], [])
+            self.ring.setVisible(False)
+            return
+        ids = np.empty(len(m.ids), dtype=object)
+        ids[:] = m.ids
+        for g, idx in groups_of(m).items():
+            self.groups[g].setData(m.xy[idx, 0], m.xy[idx, 1], data=ids[idx])
+        if m.query_xy is not None:
+            self.query.setData([m.query_xy[0]], [m.query_xy[1]])
+        r = m.cut_radius
+        self.ring.setVisible(r is not None and m.query_xy is not None)
+        if r is not None and m.query_xy is not None:
+            self.ring.setRect(m.query_xy[0] - r, m.query_xy[1] - r, 2 * r, 2 * r)
+        plot = self.getPlotItem()
+        plot.setLabel("bottom", f"PC1 ({m.explained[0]:.0%} of variance)")
+        plot.setLabel("left", f"PC2 ({m.explained[1]:.0%})")
+        plot.autoRange()
+
+
+class PoolMapView(QWidget):
+    """The map under a title and colour key; refreshed from the worker as traces change."""
+
+    map_ready = Signal(object)  # PoolMap
+
+    def __init__(self, vm: Inspector, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.vm = vm
+        self.tokens: Tokens = LIGHT
+        self.map: PoolMap | None = None
+        self.offline: dict[str, Any] | None = None  # a reopened receipt's stored map
+        self._generation = 0
+        self._wanted: Any = None
+        self.header = QLabel("", objectName="plotKey")
+        self.header.setWordWrap(True)
+        self.header.setAlignment(Qt.AlignmentFlag.AlignTop)
+        self.note = QLabel("", objectName="mapNote")
+        self.note.setWordWrap(True)
+        self.note.setAlignment(Qt.AlignmentFlag.AlignTop)
+        self.plot = PoolMapPlot(self)
+        side = QVBoxLayout()
+        side.addWidget(self.header)
+        side.addWidget(self.note)
+        side.addStretch(1)
+        holder = QWidget(self)
+        holder.setLayout(side)
+        holder.setFixedWidth(300)
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(6, 4, 6, 4)
+        lay.addWidget(self.plot, 1)
+        lay.addWidget(holder)
+        self._timer = QTimer(self, singleShot=True, interval=200)
+        self._timer.timeout.connect(self.refresh)
+        vm.trace_changed.connect(lambda: self._timer.start())
+        self.plot.point_clicked.connect(self._clicked)
+        self.set_tokens(LIGHT)
+
+    def set_tokens(self, tk: Tokens) -> None:
+        self.tokens = tk
+        self.plot.set_tokens(tk)
+        items = [(tk.returned, "returned"), (tk.scoped, "in scope, inside the cut"),
+                 (tk.out, "out of scope, inside the cut"),
+                 (tk.scoped, "hollow ○: fetched deeper, beyond the top-N cut"),
+                 (tk.accent, "★ the query"), (tk.cut, "dashed ring: the top-N cut")]
+        self.header.setText("<b>Candidate pool and query (PCA)</b><br>" + "<br>".join(
+            f"<span style='color:{c}'>●</span>&nbsp;{t}" for c, t in items))
+
+    def showEvent(self, event: Any) -> None:
+        super().showEvent(event)
+        self._timer.start(0)
+
+    def refresh(self) -> None:
+        """Ask for a map of the current trace (when visible and not already shown)."""
+        vm, t = self.vm, self.vm.trace
+        if self.offline is not None:
+            return
+        if t is None or vm.store is None:
+            self.note.setText("Run a query to map its candidate pool.")
+            self.plot.set_map(None, {})
+            return
+        if t.pool.query.vector is None:
+            self.note.setText("A full-text query has no vector, so there is nothing to map.")
+            self.plot.set_map(None, {})
+            return
+        want = (id(t.pool), t.params)
+        if not self.isVisible() or want == self._wanted:
+            return
+        self._wanted = want
+        self._generation += 1
+        self.note.setText("Reading vectors…")
+        workers.start(map_job, self._generation, vm.store, t, on_answer=self._answered)
+
+    def _texts(self) -> dict[Any, str]:
+        t = self.vm.trace
+        col = t.pool.roles.get("text") if t is not None else None
+        if t is None or not col:
+            return {}
+        return {t.pool.ids[i]: str(t.pool.columns[col][i]) for i in range(t.pool.size)}
+
+    def _answered(self, ans: Answer) -> None:
+        if ans.generation != self._generation:
+            return
+        if ans.error:
+            self._wanted = None
+            self.note.setText(ans.error)
+            self.plot.set_map(None, {})
+            return
+        self.show_map(ans.value)
+
+    def show_map(self, m: PoolMap, note: str = "") -> None:
+        self.map = m
+        self.plot.set_map(m, self._texts())
+        inside = int((m.raw_rank > 0).sum())
+        starved = int(((m.raw_rank == 0) & m.in_scope).sum())
+        self.note.setText(note or (
+            f"{len(m.ids)} pool rows mapped: {inside} inside the top-{m.cut_depth} cut, "
+            f"{int(m.final.sum())} returned.\n"
+            + (f"{starved} in-scope rows lie beyond the cut: raise the over-fetch (or push "
+               "the scope down) to reach them." if starved else
+               "No in-scope row of the mapped pool lies beyond the cut.")
+            + f"\nAxes hold {m.explained[0] + m.explained[1]:.0%} of the variance; "
+            "click a point to select its row."))
+        self.map_ready.emit(m)
+
+    def show_offline(self, data: dict[str, Any] | None) -> None:
+        """A receipt's stored map (its parameters at export), or none; None data re-enables
+        live maps."""
+        self.offline = data
+        self._wanted = None
+        if data is None:
+            self.refresh()
+            return
+        if not data:
+            self.note.setText("This receipt holds no map, and maps read vectors from the store.")
+            self.plot.set_map(None, {})
+            return
+        m = PoolMap(ids=tuple(data["ids"]), xy=np.column_stack([data["x"], data["y"]]),
+                    query_xy=None if data["query"] is None else tuple(data["query"]),
+                    in_scope=np.asarray(data["in_scope"], bool),
+                    raw_rank=np.asarray(data["raw_rank"], np.int64),
+                    final=np.asarray(data["final"], bool), cut_depth=int(data["cut_depth"]),
+                    cut_radius=data["cut_radius"], explained=tuple(data["explained"]))
+        self.show_map(m, "The map stored in the receipt, for its parameters at export (maps "
+                         "read vectors from the store, so the sliders do not move it).")
+
+    def _clicked(self, row_id: Any) -> None:
+        if self.vm.trace is not None and self.vm.trace.row_of(row_id) is not None:
+            self.vm.select(row_id)

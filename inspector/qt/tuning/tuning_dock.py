@@ -1,0 +1,176 @@
+"""Tuning and evidence in the window: one dock (Sweep, Judgments, Compare, Map tabs), the
+Tuning menu, File > Export/Open receipt, judgment marks in the stage tables, and receipt
+(offline) mode. `install_tuning(window)` is the window's only hook into all of it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QEvent, Qt, QTimer
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QDockWidget, QLabel, QMenu, QTabWidget, QVBoxLayout, QWidget
+
+from inspector.qt import theme
+from inspector.qt.tuning.compare_view import CompareView
+from inspector.qt.tuning.judgments_panel import JudgmentsPanel
+from inspector.qt.tuning.poolmap_view import PoolMapView
+from inspector.qt.tuning.receipts import OFFLINE_NOTE, Receipts
+from inspector.qt.tuning.sweep_tab import SweepPanel
+
+TABS = ("sweep", "judgments", "compare", "map")
+SHORT_WINDOW = 900  # below this height the dock opens floating, over the window
+
+
+class TuningDock(QDockWidget):
+    """The dock and its four panels; follows the window's theme."""
+
+    def __init__(self, window: Any) -> None:
+        super().__init__("Tuning and evidence", window)
+        self.setObjectName("tuningDock")
+        self.window_ = window
+        vm = window.vm
+        self.sweep = SweepPanel(vm, self)
+        self.judgments = JudgmentsPanel(vm, self)
+        self.compare = CompareView(vm, self)
+        self.map = PoolMapView(vm, self)
+        self.sweep.grades = self.judgments.grade_pairs
+        self.offline_note = QLabel(OFFLINE_NOTE, objectName="offlineNote")
+        self.offline_note.setWordWrap(True)
+        self.offline_note.hide()
+        self.tabs = QTabWidget(self, objectName="tuningTabs")
+        for w, name in ((self.sweep, "Sweep"), (self.judgments, "Judgments"),
+                        (self.compare, "Compare"), (self.map, "Map")):
+            self.tabs.addTab(w, name)
+        body = QWidget(self)
+        lay = QVBoxLayout(body)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(2)
+        lay.addWidget(self.offline_note)
+        lay.addWidget(self.tabs, 1)
+        self.setWidget(body)
+
+    def show_tab(self, name: str) -> None:
+        was_hidden = not self.isVisible()
+        self.show()
+        self.raise_()
+        self.tabs.setCurrentIndex(TABS.index(name))
+        win = self.window_
+        if was_hidden and not self.isFloating():
+            if win.height() < SHORT_WINDOW:  # docked, the heatmap would be a sliver
+                self.setFloating(True)
+                self.resize(min(win.width(), 1280), 460)
+                self.move(win.geometry().left(), win.geometry().bottom() - 460)
+            else:
+                win.resizeDocks([self], [int(win.height() * 0.42)], Qt.Orientation.Vertical)
+
+    def apply_tokens(self) -> None:
+        tk = theme.tokens_for(self.window_.theme_choice)
+        for panel in (self.sweep, self.compare, self.map):
+            panel.set_tokens(tk)
+        self.offline_note.setStyleSheet(f"background:{tk.warn_bg}; padding:4px 8px;")
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:  # View > Theme or the system scheme
+            QTimer.singleShot(0, self.apply_tokens)
+
+    def set_offline(self, on: bool) -> None:
+        self.offline_note.setVisible(on)
+        for button, why in ((self.sweep.run_button, "Sweeps fetch from the store"),
+                            (self.compare.run_button, "Comparisons query the store")):
+            button.setEnabled(not on)
+            button.setToolTip(f"{why}; open a store to use this." if on else "")
+        self.map.show_offline((self.window_.tuning_receipts.loaded.data.get("map") or {})
+                               if on else None)
+
+
+class StageMarks:
+    """Keeps every stage table's judgment marks and context-menu entries in step."""
+
+    def __init__(self, window: Any, panel: JudgmentsPanel) -> None:
+        self.window, self.panel = window, panel
+        self._hooked: set[int] = set()
+        self._marks: dict[str, str] = {}
+        window.vm.trace_changed.connect(self.update)
+        panel.judgments_changed.connect(self.update)
+        window.vm.query_changed.connect(self.update)
+
+    def update(self) -> None:
+        marks = self.panel.marks()
+        changed = marks != self._marks
+        self._marks = marks
+        for lane in self.window.stages.lanes:
+            for view in lane.views.values():
+                if id(view) not in self._hooked:
+                    self._hooked.add(id(view))
+                    view.menu_opening.connect(self.panel.add_menu_actions)
+                if changed or view.model.marks != marks:
+                    view.model.marks = marks
+                    view.model.layoutChanged.emit()
+
+
+def _menus(window: Any, dock: TuningDock, receipts: Receipts) -> None:
+    def action(text: str, slot: Any, keys: tuple[str, ...] = (), tip: str = "") -> QAction:
+        act = QAction(text, window)
+        if keys:
+            act.setShortcuts([QKeySequence(k) for k in keys])
+        act.setStatusTip(tip)
+        act.setToolTip(tip)
+        act.triggered.connect(slot)
+        window.addAction(act)
+        return act
+
+    file_menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&File")
+    quit_act = file_menu.actions()[-1]
+    for act in (action("Export &receipt…", receipts.choose_export, (),
+                       "Write the receipt bundle (JSON + self-contained HTML) for this query"),
+                action("Open rece&ipt…", receipts.choose_open, (),
+                       "Reopen a receipt offline: its stages, re-ranked from its pool")):
+        file_menu.insertAction(quit_act, act)
+    file_menu.insertSeparator(quit_act)
+    help_act = next((a for a in window.menuBar().actions() if a.text() == "&Help"), None)
+    menu = QMenu("&Tuning", window)
+    if help_act is not None:
+        window.menuBar().insertMenu(help_act, menu)
+    else:
+        window.menuBar().addMenu(menu)
+    toggle = dock.toggleViewAction()
+    toggle.setText("Tuning &panel")
+    toggle.setShortcut(QKeySequence("Ctrl+T"))
+    window.addAction(toggle)
+    menu.addAction(toggle)
+    menu.addAction(action("Run &sweep", lambda: (dock.show_tab("sweep"), dock.sweep.run()),
+                          ("Ctrl+Shift+W",), "Sweep over-fetch x blend for this query"))
+    menu.addAction(action("&Compare side by side", lambda: dock.show_tab("compare")))
+    menu.addAction(action("Pool &map", lambda: dock.show_tab("map")))
+    judge = menu.addMenu("&Judge selected row")
+    for g in (1, 2, 3):
+        judge.addAction(action(f"Relevant, grade {g}",
+                               lambda _=False, g=g: dock.judgments.mark_selected(g),
+                               (f"Ctrl+{g}",)))
+    judge.addAction(action("Not relevant", lambda: dock.judgments.mark_selected(0),
+                           ("Ctrl+0",)))
+    judge.addAction(action("Clear judgment", lambda: dock.judgments.mark_selected(None)))
+    menu.addAction(action("&Judgments…", lambda: dock.show_tab("judgments")))
+
+
+def install_tuning(window: Any) -> TuningDock:
+    """Add the tuning dock, its menus and receipts to a MainWindow (called once, at the end
+    of its constructor)."""
+    dock = TuningDock(window)
+    dock.setObjectName("tuningDock")  # saveState/restoreState find docks by name
+    window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
+    dock.hide()
+    receipts = Receipts(window, dock)
+    window.tuning_dock, window.tuning_receipts = dock, receipts
+    window.tuning_marks = StageMarks(window, dock.judgments)
+    receipts.offline_changed.connect(dock.set_offline)
+    receipts.offline_changed.connect(lambda on: on and dock.show_tab("sweep"))
+    dock.judgments.judgments_loaded.connect(
+        lambda name: dock.sweep.set_query_set(dock.judgments.judgments, name))
+    dock.sweep.cell_applied.connect(
+        lambda f, w, m: window.status_label.setText(
+            f"Applied the sweep cell F {f:g}, w {w:g}, min score {m:g}."))
+    _menus(window, dock, receipts)
+    dock.apply_tokens()
+    return dock

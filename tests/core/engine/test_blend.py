@@ -1,0 +1,118 @@
+"""Importance blending as the proposal defines it, on real LanceDB tables."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from inspector.core.engine.params import Params
+from inspector.core.engine.pipeline import run
+from inspector.core.engine.pool import Query
+from inspector.core.stores.opening import open_store
+
+
+def _line_store(make_store, importance, distances_sq):
+    """Rows at chosen squared L2 distances from the origin query, one per importance value."""
+    n = len(importance)
+    vec = np.zeros((n, 2), np.float32)
+    vec[:, 0] = np.sqrt(np.asarray(distances_sq, np.float64)).astype(np.float32)
+    return make_store({"id": [f"r{i}" for i in range(n)], "text": ["t"] * n, "vector": vec,
+                       "importance": pa.array(importance, pa.float64())})
+
+
+ORIGIN = Query(vector=np.zeros(2, np.float32), source="vector")
+
+
+def _scores(trace):
+    return {trace.pool.ids[i]: trace.score[i] for i in trace.stage("final").rows}
+
+
+def test_l2_distance_is_squared_as_lancedb_defines_it(make_store):
+    path = make_store({"id": ["a"], "text": ["t"], "vector": np.array([[3.0, 4.0]], np.float32)})
+    t = run(open_store(str(path)), ORIGIN, Params(limit=1))
+    c = t.candidate(int(t.stage("final").rows[0]))
+    assert c["distance"] == 25.0
+    assert c["vector_score"] == 1 / 26
+
+
+@pytest.mark.parametrize("importance,multiplier", [
+    (0.0, 0.5), (0.7, 0.85), (1.0, 1.0), (None, 0.85), (1.5, 1.0), (-0.3, 0.5)])
+def test_blend_multiplier_cases_from_the_proposal(make_store, importance, multiplier):
+    path = _line_store(make_store, [importance], [1.0])
+    t = run(open_store(str(path)), ORIGIN, Params(limit=1, blend=0.5))
+    i = int(t.stage("final").rows[0])
+    assert t.multiplier[i] == pytest.approx(multiplier, abs=1e-15)
+    assert t.score[i] == pytest.approx(0.5 * multiplier, abs=1e-15)  # vector score 1/(1+1)
+
+
+def test_blend_formula_is_exact_for_any_weight(make_store):
+    imps = [0.0, 0.2, 0.45, 0.7, 0.9, 1.0, None]
+    path = _line_store(make_store, imps, [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7])
+    store = open_store(str(path))
+    for w in (0.0, 0.3, 0.5, 1.0):
+        t = run(store, ORIGIN, Params(limit=10, blend=w))
+        for i in t.stage("final").rows:
+            d = float(t.pool.vec_dist[i])
+            imp = t.pool.importance[i]
+            imp = 0.7 if math.isnan(imp) else min(1.0, max(0.0, imp))
+            assert t.score[i] == (1 / (1 + d)) * ((1 - w) + w * imp)
+
+
+def test_high_importance_row_outranks_a_closer_low_importance_row(make_store):
+    path = _line_store(make_store, [0.1, 1.0], [0.50, 0.55])  # r0 closer, r1 important
+    store = open_store(str(path))
+    before = run(store, ORIGIN, Params(limit=2, blend=0.0))
+    after = run(store, ORIGIN, Params(limit=2, blend=0.5))
+    assert before.ids("final") == ["r0", "r1"]
+    assert after.ids("final") == ["r1", "r0"]
+    assert after.rank_before[after.row_of("r1")] == 2
+    assert after.rank_after[after.row_of("r1")] == 1
+
+
+def test_min_score_applies_to_the_blended_score(make_store):
+    # vector score 1/(1+0.5) = 0.667 for both; blended 0.667*0.5 = 0.333 and 0.667*1.0
+    path = _line_store(make_store, [0.0, 1.0], [0.5, 0.5])
+    t = run(open_store(str(path)), ORIGIN, Params(limit=5, blend=0.5, min_score=0.5))
+    assert t.ids("final") == ["r1"]
+    assert t.counters["belowMinScore"] == 1
+    unblended = run(open_store(str(path)), ORIGIN, Params(limit=5, blend=0.0, min_score=0.5))
+    assert len(unblended.ids("final")) == 2
+
+
+def test_limit_is_applied_after_the_resort_and_results_are_descending(make_store):
+    rng = np.random.default_rng(3)
+    n = 40
+    path = _line_store(make_store, list(rng.uniform(0, 1, n)), list(rng.uniform(0.1, 2.0, n)))
+    t = run(open_store(str(path)), ORIGIN, Params(limit=5, overfetch=3, blend=0.5))
+    final = t.stage("final").rows
+    assert len(final) == 5
+    scores = t.score[final]
+    assert np.all(np.diff(scores) <= 0)
+    # the final five are the five best blended scores of the whole 15-row pool
+    pool_scores = np.sort(t.score[t.stage("raw").rows])[::-1]
+    assert list(scores) == list(pool_scores[:5])
+    assert t.counters == {"rawCandidates": 15, "scopedCandidates": 15, "filteredByScope": 0,
+                          "belowMinScore": 0, "returned": 5}
+
+
+def test_each_row_has_one_outcome_that_matches_the_counters(make_store):
+    path = _line_store(make_store, [0.0, 1.0, 0.5, 0.9, float("nan")],
+                       [0.1, 0.2, 0.3, 3.0, 0.4])
+    store = open_store(str(path))
+    t = run(store, ORIGIN, Params(limit=2, overfetch=2, blend=0.5, min_score=0.3))
+    out = dict(zip(t.pool.ids, t.outcomes(), strict=True))
+    assert out == {"r1": "returned", "r2": "returned", "r0": "past_limit",
+                   "r4": "below_min_score"}
+    assert list(t.outcomes()).count("below_min_score") == t.counters["belowMinScore"]
+
+
+def test_iso_score_lines_blend_back_to_their_level():
+    from inspector.core.engine.blend import iso_base, multiplier
+
+    used = np.linspace(0, 1, 11)
+    for w in (0.0, 0.3, 0.5, 1.0):
+        base = iso_base(0.4, w, used[1:])
+        assert np.allclose(base * multiplier(used[1:], w), 0.4)

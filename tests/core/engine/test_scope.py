@@ -1,0 +1,137 @@
+"""Scope rules as the public engine applies them, and pushdown that cannot be subverted."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from inspector.core.engine.params import Params
+from inspector.core.engine.pipeline import run
+from inspector.core.engine.pool import Query
+from inspector.core.engine.scope import evaluate, make_scope, normalize_scope, pushdown, scope_key
+from inspector.core.stores.opening import open_store
+from inspector.core.stores.roles import Roles
+
+ROLES = Roles(id="id", text="text", vector="vector", repo="repo", path="path", scope="scope")
+ROWS = {
+    "repo": ["vault", "Vault", "platform", "platform", "ops", None],
+    "path": ["vault/a.md", "Vault/b.md", "platform/vault/c.md", "vault/d.md", "ops/vault",
+             "misc/e.md"],
+}
+
+
+def _eval(scope, strategy="repo_prefix", scope_map=None):
+    ok, why = evaluate(make_scope(scope, strategy, scope_map), ROLES, ROWS, 6)
+    return ok, why
+
+
+def test_scope_is_normalised_like_the_engine():
+    assert normalize_scope("  ISO:Vault/sub ") == "vault/sub"
+    assert normalize_scope("scope:Vault") == "vault"
+    assert normalize_scope("iso:scope:x") == "scope:x"  # only one leading prefix is removed
+    assert scope_key("vault/sub") == "vault"
+    assert scope_key("agent:main") == "agent"
+    assert scope_key("plain") == "plain"
+
+
+def test_repo_prefix_matches_repo_or_path_case_insensitively():
+    ok, why = _eval("iso:VAULT/anything")
+    assert ok == [True, True, False, True, False, False]
+    assert why[0] == "repo == 'vault'"
+    assert why[3] == "path starts with 'vault/'"
+    assert "!=" in why[2]
+
+
+def test_global_and_empty_scope_match_everything():
+    for scope in ("global", "GLOBAL", "", "iso:global"):
+        ok, why = _eval(scope)
+        assert all(ok)
+        assert why[0] == "global scope"
+    ok, why = _eval(None)
+    assert all(ok) and why[0] == "no scope"
+
+
+def test_path_prefix_rules():
+    ok, why = _eval("vault", "path_prefix")
+    # path == p, startswith p/, or contains /p/
+    assert ok == [True, True, True, True, False, False]
+    assert why[2] == "path contains '/vault/'"
+    ok, _ = _eval("ops/vault", "path_prefix")
+    assert ok == [False, False, False, False, True, False]
+
+
+def test_map_strategy_entries_empty_entries_and_unknown_scope():
+    smap = {"team-a": ["vault", "platform/vault"], "nobody": []}
+    ok, why = _eval("team-a", "map", smap)
+    assert ok == [True, True, True, True, False, False]
+    assert why[2] == "map: path starts with 'platform/vault/'"
+    ok, why = _eval("nobody", "map", smap)
+    assert ok == [False] * 6 and "maps to no entries" in why[0]
+    ok, why = _eval("stranger", "map", smap)
+    assert ok == [False] * 6 and "not in the scope map" in why[0]
+
+
+def test_none_strategy_keeps_everything():
+    ok, _ = _eval("vault", "none")
+    assert all(ok)
+
+
+def test_column_strategy_compares_exactly():
+    ok, why = evaluate(make_scope("Vault", "column", column="repo"), ROLES, ROWS, 6)
+    assert ok == [False, True, False, False, False, False]
+    assert why[1] == "repo == 'Vault'"
+
+
+def test_pushdown_only_pushes_repo_style_map_entries():
+    spec = make_scope("team-a", "map", {"team-a": ["vault", "platform/vault", "Ops"]})
+    push = pushdown(spec, ROLES)
+    assert push.values == ("vault", "Ops")
+    assert push.sql == "repo IN ('vault', 'Ops')"
+    path_only = pushdown(make_scope("t", "map", {"t": ["a/b"]}), ROLES)
+    assert path_only.expr is None and "post-filter only" in path_only.note
+    assert pushdown(make_scope("vault", "path_prefix"), ROLES).expr is None
+
+
+def test_pushdown_and_post_filter_disagree_on_mixed_case_and_the_trace_shows_it(make_store):
+    n = 4
+    path = make_store({"id": ["a", "b", "c", "d"], "text": ["t"] * n,
+                       "vector": np.eye(n, dtype=np.float32),
+                       "repo": ["MyRepo", "myrepo", "other", "MyRepo"],
+                       "path": ["MyRepo/x", "myrepo/y", "other/z", "MyRepo/w"]})
+    store = open_store(str(path))
+    q = Query(vector=np.zeros(n, np.float32), source="vector")
+    post = run(store, q, Params(limit=4, scope="MyRepo"))
+    assert sorted(post.ids("scoped")) == ["a", "b", "d"]  # post-filter lower-cases
+    # rows the post-filter keeps but the exact pushdown predicate would not
+    mismatch = [post.pool.ids[i] for i in post.stage("scoped").rows
+                if not post.pool.pushdown_match[i]]
+    assert sorted(mismatch) == ["a", "d"]
+    push = run(store, q, Params(limit=4, scope="MyRepo", filter="pushdown"))
+    assert push.pool.pushdown_sql == "repo IN ('myrepo')"
+    assert push.ids("final") == ["b"]
+
+
+VALUES = st.text(st.characters(codec="utf-8", exclude_characters="\x00"), max_size=12)
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(scope=VALUES, others=st.lists(VALUES, min_size=1, max_size=6))
+def test_no_scope_string_changes_the_pushed_down_predicate(make_store, scope, others):
+    values = [scope, *others, "' OR '1'='1", "x%", "_", "a\\b", 'q"q']
+    n = len(values) * 2
+    rng = np.random.default_rng(len(values))
+    path = make_store({"id": [f"r{i}" for i in range(n)], "text": ["t"] * n,
+                       "vector": rng.normal(size=(n, 3)).astype(np.float32),
+                       "scope": pa.array([values[i % len(values)] for i in range(n)])})
+    store = open_store(str(path))
+    q = Query(vector=np.zeros(3, np.float32), source="vector")
+    p = Params(limit=n, cap=0, scope=scope, scope_strategy="column", scope_column="scope",
+               filter="pushdown")
+    t = run(store, q, p)
+    want = sorted(f"r{i}" for i in range(n) if values[i % len(values)] == scope)
+    assert sorted(t.ids("raw")) == want
+    push = pushdown(p.scope_spec(), store.roles)
+    assert (push.column, push.values) == ("scope", (scope,))

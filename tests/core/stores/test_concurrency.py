@@ -1,0 +1,99 @@
+"""A second process writes to the store while the inspector has it open."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+from inspector.core.engine.params import Params
+from inspector.core.engine.pipeline import run
+from inspector.core.engine.pool import Query
+from inspector.core.errors import InspectorError
+from inspector.core.stores.opening import open_store
+
+_WRITER = textwrap.dedent("""
+    import sys, time, lancedb, numpy as np, pyarrow as pa
+    path, action, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    tbl = lancedb.connect(path).open_table("memories")
+    dim = tbl.schema.field("vector").type.list_size
+    rng = np.random.default_rng(99)
+    for r in range(rounds):
+        if action in ("add", "mixed"):
+            vec = rng.normal(size=(20, dim)).astype(np.float32) * 0.01  # very close to 0
+            tbl.add(pa.table({"id": [f"new{r}-{i}" for i in range(20)], "text": ["new"] * 20,
+                "vector": pa.FixedSizeListArray.from_arrays(pa.array(vec.ravel()), dim),
+                "importance": pa.array([1.0] * 20, pa.float64()), "category": ["fact"] * 20,
+                "repo": ["repo1"] * 20, "path": ["repo1/new"] * 20}))
+        if action in ("delete", "mixed"):
+            tbl.delete(f"id = 'm{r:04d}'")
+        if action == "overwrite":
+            tbl.update(where="true", values={"importance": 0.0})
+        time.sleep(0.01)
+""")
+
+
+def _write(path, action, rounds=3):
+    subprocess.run([sys.executable, "-c", _WRITER, str(path), action, str(rounds)],
+                   check=True, timeout=120)
+
+
+ORIGIN = Query(vector=np.zeros(8, np.float32), text="note keys", source="vector")
+
+
+@pytest.mark.parametrize("action", ["add", "delete", "overwrite", "mixed"])
+def test_answers_stay_on_the_pinned_version_until_a_refresh(random_store, action):
+    path = random_store(n=200)
+    store = open_store(str(path))
+    p = Params(limit=10, blend=0.5, scope="repo1")
+    before = run(store, ORIGIN, p)
+    _write(path, action)
+    after = run(store, ORIGIN, p)
+    assert after.ids("final") == before.ids("final")
+    assert [float(x) for x in after.score[after.stage("final").rows]] == \
+        [float(x) for x in before.score[before.stage("final").rows]]
+    assert store.has_newer()
+    fresh = store.reopen()
+    assert fresh.version > store.version
+    moved = run(fresh, ORIGIN, p)
+    if action in ("add", "mixed"):
+        assert all(i.startswith("new") for i in moved.ids("final"))
+        assert fresh.rows > store.rows
+    if action == "overwrite":
+        assert all(moved.multiplier[i] == 0.5 for i in moved.stage("final").rows)
+
+
+def test_queries_keep_working_while_a_writer_runs(random_store):
+    path = random_store(n=300)
+    store = open_store(str(path))
+    p = Params(mode="hybrid", limit=10, overfetch=3, scope="repo2")
+    want = run(store, ORIGIN, p).ids("final")
+    writer = subprocess.Popen([sys.executable, "-c", _WRITER, str(path), "mixed", "40"])
+    try:
+        deadline = time.monotonic() + 60
+        runs = 0
+        while writer.poll() is None and time.monotonic() < deadline:
+            assert run(store, ORIGIN, p).ids("final") == want
+            runs += 1
+        assert runs >= 1
+    finally:
+        writer.wait(timeout=60)
+    assert writer.returncode == 0
+    assert store.reopen().rows == 300 + 40 * 20 - 40
+
+
+def test_a_store_deleted_while_open_gives_a_clear_error(random_store):
+    import shutil
+
+    path = random_store(n=100)
+    store = open_store(str(path))
+    shutil.rmtree(path)
+    with pytest.raises(InspectorError, match="LanceDB could not search table 'memories'"):
+        run(store, Query(vector=np.ones(8, np.float32), text="x"), Params(limit=5))
+    with pytest.raises(InspectorError, match="does not exist"):
+        store.reopen()
+    assert not path.exists()

@@ -1,0 +1,283 @@
+"""The window as a person uses it: selection, marks, errors, busy state, query by example,
+expected rows, presets, drop, shortcuts and export."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import lancedb
+import numpy as np
+import pyarrow as pa
+import pytest
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+from PySide6.QtGui import QDropEvent, QImage, QKeySequence
+from PySide6.QtWidgets import QApplication
+
+from inspector.core.engine.expect import analyse
+from inspector.core.engine.inputs import build_params, build_query
+from inspector.core.engine.pipeline import run
+from inspector.core.engine.trace import STAGES
+from inspector.core.stores.store import META_KEY
+from inspector.qt.pipeline.stage_table import fate_of
+from inspector.qt.workers import Answer
+
+
+def test_selecting_a_row_highlights_it_in_every_stage(window, qtbot) -> None:
+    vm = window.vm
+    slide(window, "overfetch", 5.0)
+    final = window.stages.view("final")
+    assert final.model.rowCount() > 1
+    target = final.model.row_id(1)
+    rect = final.table.visualRect(final.model.index(1, 1))
+    qtbot.mouseClick(final.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert vm.selected == target
+    for stage in STAGES:
+        view = window.stages.view(stage)
+        rows = view.table.selectionModel().selectedRows()
+        assert [view.model.row_id(i.row()) for i in rows] == [target], stage
+    assert str(target) in window.detail.title.text()
+    assert window.detail.waterfall.steps, "the waterfall explains the score"
+    assert len(window.scatter.selected.data) == 1
+
+
+def test_out_of_scope_rows_carry_the_rule_that_excluded_them(window) -> None:
+    raw = window.stages.view("raw").model
+    col = raw.columns.index("scope")
+    trace = window.vm.trace
+    for r in range(raw.rowCount()):
+        i = int(raw.rows[r])
+        cell = raw.data(raw.index(r, col))
+        assert not trace.pool.in_scope[i]
+        assert cell == f"✗ {trace.pool.scope_rule[i]}"
+        assert "vault-agent" in cell
+
+
+def test_rows_cut_by_min_score_or_limit_look_different(window) -> None:
+    slide(window, "overfetch", 20.0)
+    blended_rows = window.vm.trace.stage("blended").rows
+    third = float(window.vm.trace.score[blended_rows[2]])
+    slide(window, "min_score", round(third, 4) - 0.0001)
+    trace = window.vm.trace
+    assert trace.counters["belowMinScore"] > 0
+    blended = window.stages.view("blended").model
+    fates = {fate_of(trace, int(i)) for i in blended.rows}
+    assert {"returned", "below_min"} <= fates
+    for r in range(blended.rowCount()):
+        fate = fate_of(trace, int(blended.rows[r]))
+        colour = blended.data(blended.index(r, blended.columns.index("text")),
+                              Qt.ItemDataRole.ForegroundRole)
+        assert (colour is not None) == (fate != "returned")
+
+
+def test_bad_folder_leaves_a_working_window_with_one_sentence(window, ready, tmp_path) -> None:
+    vm = window.vm
+    before = vm.trace
+    vm.open_store(str(tmp_path / "nope"))
+    ready(vm)
+    assert window.error_bar.isVisible()
+    message = window.error_bar.label.text()
+    assert message.startswith("No store at") and message.count("\n") == 0
+    assert vm.trace is before, "the last good result stays on screen"
+    slide(window, "overfetch", 3.0)  # still live
+    assert vm.trace.counters["scopedCandidates"] > 0
+
+
+def _odd_store(path: Path, dim: int) -> str:
+    """A small store of dim-dimensional vectors, with no repo or scope columns."""
+    rng = np.random.default_rng(1)
+    vec = rng.normal(size=(20, dim)).astype(np.float32)
+    meta = {"embedder": {"name": "hash-v1", "dim": 256}}
+    schema = pa.schema([pa.field("id", pa.utf8()), pa.field("text", pa.utf8()),
+                        pa.field("vector", pa.list_(pa.float32(), dim))],
+                       metadata={META_KEY: json.dumps(meta).encode()})
+    table = pa.table({"id": [f"r{i}" for i in range(20)], "text": ["x"] * 20,
+                      "vector": pa.FixedSizeListArray.from_arrays(pa.array(vec.ravel()), dim)},
+                     schema=schema)
+    lancedb.connect(str(path)).create_table("memories", table)
+    return str(path)
+
+
+def test_wrong_dimension_is_one_sentence_and_the_window_survives(window, ready,
+                                                                 tmp_path) -> None:
+    vm = window.vm
+    vm.open_store(_odd_store(tmp_path / "odd", 8))
+    ready(vm)
+    assert vm.store.dim == 8 and vm.error is None
+    vm.set_param("mode", "vector")
+    ready(vm)
+    window.query_bar.text.setText("[0.1, 0.2, 0.3]")
+    window.query_bar.text.returnPressed.emit()
+    ready(vm)
+    assert window.error_bar.isVisible()
+    assert window.error_bar.label.text() == ("The query vector has 3 dimensions but the "
+                                             "store's vectors have 8.")
+    vm.set_query("", "r3")  # query by example still works on this store
+    ready(vm)
+    assert vm.error is None and not window.error_bar.isVisible()
+    assert str(window.stages.view("raw").model.row_id(0)) == "r3"
+
+
+def test_derive_error_from_a_too_shallow_pool_is_shown_not_raised(window, ready) -> None:
+    vm = window.vm
+    vm.set_preset("memory-plugin")  # cap 0: the pool holds exactly limit x 20
+    vm.set_param("scope", None)
+    ready(vm)
+    assert vm.trace.pool.size == 200
+    good = vm.trace
+    vm.set_param("overfetch", 40.0)
+    assert "too shallow" in window.error_bar.label.text()
+    assert vm.trace is good
+    vm.set_param("overfetch", 2.0)
+    assert vm.error is None and not window.error_bar.isVisible()
+
+
+def test_query_runs_off_the_gui_thread_with_a_visible_busy_state(window, ready) -> None:
+    vm = window.vm
+    vm.set_query("vault agent rotate transit keys")
+    assert vm.busy and window.busy_bar.isVisibleTo(window)
+    assert window.query_bar.run_button.text() == "Running…"
+    ready(vm)
+    assert not window.busy_bar.isVisibleTo(window)
+
+
+def test_a_newer_query_supersedes_an_older_one(window, ready) -> None:
+    vm = window.vm
+    vm.set_query("rotate signing keys")
+    vm.set_query("editor theme preference")
+    ready(vm)
+    assert vm.query.text == "editor theme preference"
+    stale = Answer(generation=vm._generation - 1, value=None)
+    vm._fetched(stale)  # an old answer arriving late is ignored
+    assert vm.query.text == "editor theme preference"
+    p = vm.params
+    want = run(vm.store, build_query(vm.store, p.mode, text=vm.text), p)
+    shown = window.stages.view("raw").model
+    assert [shown.row_id(r) for r in range(shown.rowCount())] == want.ids("raw")
+
+
+def test_use_as_query_searches_with_the_rows_vector(window, ready) -> None:
+    vm = window.vm
+    raw = window.stages.view("raw")
+    rid = raw.model.row_id(3)
+    raw.row_action.emit("use_as_query", rid)
+    ready(vm)
+    assert vm.query.source == f"example:{rid}"
+    assert window.query_bar.example.isVisible()
+    p = vm.params
+    want = run(vm.store, build_query(vm.store, p.mode, text=vm.text, vector_of=str(rid)), p)
+    assert vm.trace.ids("raw") == want.ids("raw")
+    window.query_bar.example.click()
+    ready(vm)
+    assert vm.vector_of is None and vm.query.source.startswith("text")
+
+
+def test_expected_row_shows_where_it_drops_and_the_overfetch_that_returns_it(window,
+                                                                              qtbot) -> None:
+    vm = window.vm
+    first_in_scope = vm.lanes[0].pool.ids[np.flatnonzero(vm.lanes[0].pool.in_scope)[0]]
+    window.expected.entry.setText(str(first_in_scope))
+    window.expected.entry.returnPressed.emit()
+    qtbot.waitUntil(lambda: bool(vm.expectations) and not vm.expect_busy, timeout=30_000)
+    got = vm.expectations[0][0]
+    p = vm.params
+    query = build_query(vm.store, p.mode, text=vm.text)
+    want = analyse(vm.store, query, run(vm.store, query, p), [str(first_in_scope)])[0]
+    assert got == want
+    assert got.dropped_at == "raw" and got.min_overfetch is not None
+    assert "Set over-fetch" in window.expected.body.text()
+    window.expected._link(f"overfetch:{got.min_overfetch}")
+    assert vm.trace.final_rank[vm.trace.row_of(first_in_scope)] > 0
+    assert "★" in window.stages.view("final").model.data(
+        window.stages.view("final").model.index(
+            window.stages.view("final").model.row_for_id(first_in_scope), 1))
+
+
+def test_preset_picker_sets_every_parameter(window, ready) -> None:
+    bar = window.query_bar
+    bar.preset.setCurrentIndex(bar.preset.findData("other-plugin"))
+    bar.preset.activated.emit(bar.preset.currentIndex())
+    ready(window.vm)
+    assert window.vm.params == build_params(preset="other-plugin", limit=10,
+                                            scope="vault-agent")
+    assert window.sliders.sliders["overfetch"].value() == pytest.approx(10.0)
+    assert window.sliders.sliders["blend"].value() == pytest.approx(0.3)
+    assert bar.mode.currentData() == "vector"
+
+
+def test_dropping_a_folder_opens_it(window, ready, demo_path) -> None:
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(demo_path)])
+    event = QDropEvent(QPointF(50, 50), Qt.DropAction.CopyAction, mime,
+                       Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier)
+    window.dropEvent(event)
+    ready(window.vm)
+    assert window.vm.store.uri == demo_path and not window.vm.opened.demo
+    assert demo_path in [a.text() for a in window.recent_menu.actions()]
+
+
+def test_keyboard_shortcuts_are_bound(window, qtbot) -> None:
+    bound = {s.toString() for a in window.actions() for s in a.shortcuts()}
+    for keys in ("Ctrl+O", "Ctrl+L", "Ctrl+R", "F5", "Ctrl+E", "Ctrl+Shift+S"):
+        assert QKeySequence(keys).toString() in bound
+    window.activateWindow()
+    window.stages.view("raw").table.setFocus()
+    qtbot.keyClick(window, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier)
+    assert QApplication.focusWidget() is window.query_bar.text
+
+
+def test_export_trace_json_and_png(window, tmp_path) -> None:
+    out = tmp_path / "trace.json"
+    window.export_json(str(out))
+    assert json.loads(out.read_text()) == json.loads(json.dumps(window.vm.trace.to_json()))
+    png = tmp_path / "view.png"
+    window.export_png(str(png))
+    img = QImage(str(png))
+    assert (img.width(), img.height()) == (window.width(), window.height())
+
+
+def test_tooltips_explain_each_parameter(window) -> None:
+    bar = window.query_bar
+    for w in (bar.preset, bar.mode, bar.scope, bar.rule, bar.filter, bar.limit, bar.text,
+              *window.sliders.sliders.values()):
+        assert len(w.toolTip()) > 20
+
+
+def slide(win, key: str, value: float) -> None:
+    """Move a slider as a user would, then apply the (coalesced) move at once."""
+    win.sliders.sliders[key].setValue(value)
+    win.sliders.flush()
+
+
+def test_scope_map_offers_its_scopes_and_filters_by_them(window, ready, tmp_path) -> None:
+    path = tmp_path / "scopes.json"
+    path.write_text(json.dumps({"keys-team": ["vault-agent", "auth-gateway"]}))
+    vm = window.vm
+    vm.load_scope_map(str(path))
+    vm.set_param("scope", "keys-team")
+    ready(vm)
+    bar = window.query_bar
+    assert [bar.scope.itemText(i) for i in range(bar.scope.count())] == ["keys-team"]
+    assert bar.rule.currentData() == "map"
+    slide(window, "overfetch", 5.0)
+    assert len(vm.trace.stage("scoped")) > 0
+    repos = vm.trace.pool.columns["repo"]
+    assert {repos[int(i)] for i in vm.trace.stage("scoped").rows} <= {"vault-agent",
+                                                                     "auth-gateway"}
+    vm.load_scope_map(str(tmp_path / "missing.json"))
+    assert "does not exist" in window.error_bar.label.text()
+
+
+def test_a_failed_query_clears_stale_rows_and_sliders_do_not_hide_its_error(window,
+                                                                            ready) -> None:
+    vm = window.vm
+    vm.set_preset("other-plugin")  # scope column 'scope', which the demo table lacks
+    ready(vm)
+    assert vm.error is not None and "scope" in vm.error
+    message = vm.error
+    assert vm.traces == () and window.stages.view("raw").model.rowCount() == 0
+    slide(window, "blend", 0.6)  # a tick on no pool must not replace the real reason
+    assert window.error_bar.label.text() == message
+    vm.set_param("scope", None)
+    ready(vm)
+    assert vm.error is None and vm.trace is not None

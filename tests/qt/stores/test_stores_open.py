@@ -1,0 +1,184 @@
+"""File > Open… as a person uses it: a SQLite docs store through the dialog with a docs preset,
+one-sentence errors that keep the dialog open, the default OpenClaw location with its preset
+suggested, agent_scope suggestions, and hosted embedders without a key."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import lancedb
+import numpy as np
+import pyarrow as pa
+import pytest
+from PySide6.QtCore import Qt
+
+from inspector.core.engine.inputs import build_params, build_query
+from inspector.core.engine.pipeline import run
+from inspector.core.stores.opening import open_store
+from tests.storekit import vectors_column
+
+LEFT = Qt.MouseButton.LeftButton
+DIM = 12
+WORDS = ("rotate", "signing", "keys", "tokens", "deploy", "canary", "cache", "redis", "quota")
+REPOS = ("platform-docs", "vault-agent", "billing-api")
+
+
+def build_docs_sqlite(path: Path, n: int = 90) -> Path:
+    """The docs engine's schema: docs_chunks, an FTS5 table over it, docs_embeddings."""
+    rng = np.random.default_rng(5)
+    con = sqlite3.connect(path)
+    con.executescript("""
+        CREATE TABLE docs_chunks (id INTEGER PRIMARY KEY, doc_id TEXT NOT NULL,
+            chunk_id TEXT NOT NULL, repo TEXT NOT NULL, path TEXT NOT NULL, doc_kind TEXT,
+            heading_path TEXT, title TEXT, text TEXT NOT NULL, source_kind TEXT,
+            source_ref TEXT, ts_hint INTEGER, content_hash TEXT, updated_at TEXT);
+        CREATE VIRTUAL TABLE docs_fts USING fts5(text, title, heading_path, path, repo,
+            doc_kind, content='docs_chunks', content_rowid='id');
+        CREATE TABLE docs_embeddings (chunk_rowid INTEGER NOT NULL, model TEXT NOT NULL,
+            dim INTEGER NOT NULL, vector BLOB NOT NULL, norm REAL NOT NULL, text_hash TEXT,
+            created_at TEXT);""")
+    for i in range(n):
+        repo = REPOS[0] if i % 3 else REPOS[1 + (i // 3) % 2]
+        p = f"{repo}/docs/page{i % 7}.md"
+        words = " ".join(rng.choice(WORDS, size=int(rng.integers(3, 8))))
+        con.execute("INSERT INTO docs_chunks VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (i + 1, f"{repo}:{p}", f"{repo}:{p}#{i}", repo, p, "guide", "Guide",
+                     f"Page {i}", words, "git", "abc", 1_700_000_000 + i, f"h{i}", "2026"))
+        v = rng.normal(size=DIM).astype("<f4")
+        con.execute("INSERT INTO docs_embeddings VALUES (?,?,?,?,?,?,?)",
+                    (i + 1, "hash-v1", DIM, v.tobytes(), float(np.linalg.norm(v)), f"h{i}", "x"))
+    con.execute("INSERT INTO docs_fts(rowid, text, title, heading_path, path, repo, doc_kind) "
+                "SELECT id, text, title, heading_path, path, repo, doc_kind FROM docs_chunks")
+    con.commit()
+    con.close()
+    return path
+
+
+def _open_through_dialog(win, qtbot, location: str, table: str = ""):
+    dlg = win.store_features.open_dialog()
+    dlg.location.setText(location)
+    dlg.table.setText(table)
+    return dlg
+
+
+def test_sqlite_docs_store_opens_through_the_dialog_and_runs_a_docs_preset(window, qtbot, ready,
+                                                                         tmp_path):
+    db = build_docs_sqlite(tmp_path / "docs.sqlite")
+    before = db.read_bytes()
+    vm, feats = window.vm, window.store_features
+    dlg = _open_through_dialog(window, qtbot, str(db))
+    assert dlg.docs_model.isEnabled() and not dlg.options_box.isEnabled()
+    assert not dlg.version.isEnabled(), "a SQLite docs store has no versions"
+    qtbot.mouseClick(dlg.open_button, LEFT)
+    qtbot.waitUntil(lambda: not dlg.isVisible(), timeout=30_000)
+    ready(vm)
+    assert vm.store.uri == str(db) and vm.error is None
+    assert [window.query_bar.table.itemText(i) for i in range(window.query_bar.table.count())] \
+        == ["docs_chunks"], "tables come from Store.table_names(), which knows SQLite"
+    assert feats.pinned_label.text() == "SQLite file"
+    qtbot.waitUntil(feats.shape_notice.isVisible, timeout=10_000)
+    assert "Docs engine (SQLite)" in feats.shape_notice.label.text()
+
+    vm.restore("docs-pushdown", {"limit": 8, "scope": "vault-agent"}, False)
+    vm.set_query("rotate signing keys")
+    ready(vm)
+    assert vm.error is None
+    store = open_store(str(db))
+    params = build_params(preset="docs-pushdown", limit=8, scope="vault-agent")
+    want = run(store, build_query(store, params.mode, text="rotate signing keys"), params)
+    for stage in ("raw", "scoped", "blended", "final"):
+        assert vm.trace.ids(stage) == want.ids(stage), stage
+    assert vm.trace.ids("final") and db.read_bytes() == before
+
+
+def test_an_open_error_is_one_sentence_and_the_dialog_stays_open(window, qtbot, ready, tmp_path):
+    vm = window.vm
+    uri_before = vm.store.uri
+    dlg = _open_through_dialog(window, qtbot, str(tmp_path / "nowhere"))
+    qtbot.mouseClick(dlg.open_button, LEFT)
+    qtbot.waitUntil(dlg.error.isVisible, timeout=10_000)
+    assert dlg.isVisible() and dlg.open_button.isEnabled()
+    assert dlg.error.text() == f"No store at {tmp_path / 'nowhere'}: the folder does not exist."
+    assert window.error_bar.isVisible() and vm.store.uri == uri_before
+    assert not (tmp_path / "nowhere").exists(), "opening never creates a folder"
+    dlg.add_option("", "orphan")
+    dlg.location.setText("s3://bucket/prefix")
+    dlg.request_open()
+    assert dlg.error.text() == "Storage option row 1 has a value but no name."
+
+
+def _openclaw(folder: Path) -> Path:
+    folder.mkdir(parents=True)
+    n = 12
+    vecs = np.random.default_rng(1).normal(size=(n, 8)).astype(np.float32)
+    lancedb.connect(str(folder)).create_table("memories", pa.table({
+        "id": [f"u{i}" for i in range(n)], "text": [f"fact {i}" for i in range(n)],
+        "vector": vectors_column(vecs), "importance": [0.7] * n,
+        "category": ["fact"] * n, "createdAt": [1.7e12 + i for i in range(n)],
+        "agentId": ["main" if i % 2 else "helper" for i in range(n)],
+        "scope": ["" if i % 3 == 0 else ("proj" if i % 3 == 1 else None) for i in range(n)]}))
+    return folder
+
+
+def test_default_openclaw_location_is_offered_and_its_preset_suggested(window, qtbot, ready,
+                                                                       tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    folder = _openclaw(tmp_path / "home" / ".openclaw" / "memory" / "lancedb")
+    feats, vm = window.store_features, window.vm
+    dlg = feats.open_dialog()
+    assert dlg.known_list.count() == 1
+    item = dlg.known_list.item(0)
+    assert "OpenClaw" in item.text() and "preset openclaw" in item.text()
+    dlg._known_picked(item)
+    assert (dlg.location.text(), dlg.table.text()) == (str(folder), "memories")
+    dlg.request_open()
+    qtbot.waitUntil(lambda: not dlg.isVisible(), timeout=20_000)
+    ready(vm)
+    qtbot.waitUntil(feats.shape_notice.isVisible, timeout=10_000)
+    assert "preset <b>openclaw</b>" in feats.shape_notice.label.text()
+    qtbot.mouseClick(feats.shape_notice.button(0), LEFT)
+    ready(vm)
+    assert vm.preset == "openclaw" and vm.params.scope_strategy == "agent_scope"
+    assert not feats.shape_notice.isVisible()
+    scope = window.query_bar.scope
+    offered = [scope.itemText(i) for i in range(scope.count())]
+    assert offered == ["helper", "main", "helper/proj", "main/proj"]
+    assert scope.lineEdit().placeholderText() == "AGENT or AGENT/SCOPE"
+    assert "agentId = AGENT and scope = SCOPE" in scope.toolTip()
+
+
+def test_hosted_embedder_without_a_key_says_so_and_query_by_example_still_works(
+        window, qtbot, ready, monkeypatch):
+    for var in ("OPENAI_API_KEY", "INSPECTOR_EMBED_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    vm, picker = window.vm, window.store_features.embedder
+    assert picker.itemText(0).startswith("store's own") and picker.findText("hash-v1") >= 0
+    before = vm.trace.ids("raw")
+    picker.setEditText("openai:text-embedding-3-small")
+    picker.lineEdit().editingFinished.emit()
+    assert vm.embedder == "openai:text-embedding-3-small"
+    msg = window.error_bar.label.text()
+    assert "OPENAI_API_KEY" in msg and "Use as query" in msg and msg.count(".") == 1
+    assert vm.trace.ids("raw") == before, "nothing was re-run without a key"
+    vm.use_as_query(before[3])
+    ready(vm)
+    assert vm.error is None and vm.query.source == f"example:{before[3]}" and vm.trace.ids("raw")
+    picker.setCurrentIndex(0)
+    picker.activated.emit(0)
+    ready(vm)
+    assert vm.embedder is None and vm.error is None
+
+
+@pytest.mark.parametrize("key,kept", [("aws_endpoint", True), ("region", True),
+                                      ("allow_http", True), ("aws_access_key_id", False),
+                                      ("aws_secret_access_key", False), ("api_key", False),
+                                      ("aws_session_token", False), ("client_secret", False)])
+def test_only_non_secret_options_are_remembered(key, kept):
+    from inspector.core.stores.options import OpenOptions
+
+    opts = OpenOptions.make({key: "v"}, version=3, docs_model="m")
+    mem = opts.remembered()
+    assert (key in mem["storage"]) == kept and "version" not in mem
+    url = OpenOptions.make({"aws_endpoint": "http://user:pw@host:9000"}).remembered()
+    assert url["storage"]["aws_endpoint"] == "http://host:9000"
