@@ -19,22 +19,28 @@ from inspector.core.engine.trace import Stage, Trace
 from inspector.core.errors import InspectorError
 from inspector.core.stores.store import Store
 
-# What may change between a pool and the parameters derived from it without a new fetch.
-_POOL_KEYS = ("mode", "distance", "filter")
+
+def cannot_answer(pool: Pool, p: Params) -> str | None:
+    """The one rule: None when this pool answers p exactly as a fresh `run` would (same
+    fetched ranking, deep enough), else the reason a new query is needed."""
+    if (pool.mode, pool.distance, pool.placement) != (p.mode, p.distance, p.filter):
+        return "mode, distance or filter placement changed since the pool was fetched"
+    if pool.scope != p.scope_spec():
+        return "the scope changed since the pool was fetched"
+    d = depths(p)
+    for leg, need in ((pool.vec_leg, d.vec_k), (pool.fts_leg, d.fts_k)):
+        if need and (leg is None or (need > leg.depth and not leg.exhausted)):
+            have = leg.depth if leg is not None else 0
+            return f"depth {need} is deeper than the cached pool ({have})"
+    return None
 
 
 def check_compatible(pool: Pool, p: Params) -> Depths:
     """The depths p needs, or an error if this pool cannot answer for p exactly."""
-    if (pool.mode, pool.distance, pool.placement) != (p.mode, p.distance, p.filter) \
-            or pool.scope != p.scope_spec():
-        raise InspectorError("These parameters need a new query: mode, distance, scope or "
-                             "filter placement changed since the pool was fetched.")
-    d = depths(p)
-    for leg, need in ((pool.vec_leg, d.vec_k), (pool.fts_leg, d.fts_k)):
-        if need and (leg is None or (need > leg.depth and not leg.exhausted)):
-            raise InspectorError(f"The cached pool is too shallow for depth {need}; re-run "
-                                 "the query with a larger over-fetch.")
-    return d
+    reason = cannot_answer(pool, p)
+    if reason is not None:
+        raise InspectorError(f"These parameters need a new query: {reason}.")
+    return depths(p)
 
 
 def _leg_ranks(rank: np.ndarray, k: int) -> np.ndarray:
@@ -70,8 +76,10 @@ def _positions(n: int, rows: np.ndarray) -> np.ndarray:
     return out
 
 
-def derive(pool: Pool, p: Params, probe: Pool | None = None) -> Trace:
-    """Every stage for parameters p, computed from the pool alone."""
+def derive(pool: Pool, p: Params, probe: Pool | None = None,
+           hints: dict[Any, ScopeHint] | None = None) -> Trace:
+    """Every stage for parameters p, computed from the pool alone. `hints` is a caller-owned
+    cache for a hybrid scope miss's depth hint (a LiveSession keeps one per lane)."""
     d = check_compatible(pool, p)
     n = pool.size
     vr = _leg_ranks(pool.vec_rank, d.vec_k) if pool.vec_leg is not None else np.zeros(n, int)
@@ -99,27 +107,26 @@ def derive(pool: Pool, p: Params, probe: Pool | None = None) -> Trace:
                   raw_rank=_positions(n, raw), rank_before=_positions(n, scoped),
                   rank_after=_positions(n, blended), final_rank=_positions(n, final),
                   stages=stages, counters=counters,
-                  diagnosis=diagnose(counters, p, _scope_hint(probe, p) if scope_miss else None,
-                                    rows=pool.store.get("rows")), warnings=pool.warnings)
+                  diagnosis=diagnose(counters, p,
+                                     _scope_hint(probe, p, hints) if scope_miss else None,
+                                     rows=pool.store.get("rows")), warnings=pool.warnings)
     return trace
 
 
-_HINTS: dict[tuple[Any, ...], tuple[Pool, ScopeHint]] = {}
-
-
-def _scope_hint(probe: Pool | None, p: Params) -> ScopeHint | None:
+def _scope_hint(probe: Pool | None, p: Params,
+                hints: dict[Any, ScopeHint] | None = None) -> ScopeHint | None:
     """Global ranks of the first and the limit-th in-scope row in a deeper, unfiltered probe."""
     if probe is None or probe.placement != "post":
         return None
     cut = probe_depth(p, int(probe.store.get("rows") or 0))
     if p.mode == "hybrid":
-        key = (id(probe), p.limit, p.vec_k, p.fts_k, p.rrf_k, cut)
-        hit = _HINTS.get(key)
-        if hit is None or hit[0] is not probe:
-            if len(_HINTS) > 16:
-                _HINTS.clear()
-            hit = _HINTS[key] = (probe, _hybrid_hint(probe, p, cut))
-        return hit[1]
+        # scanning depths costs ~ms per depth: cache per probe and the knobs the scan reads
+        key = (p.with_(overfetch=1.0, blend=0.0, min_score=0.0), cut)
+        if hints is None:
+            return _hybrid_hint(probe, p, cut)
+        if key not in hints:
+            hints[key] = _hybrid_hint(probe, p, cut)
+        return hints[key]
     n = probe.size
     dv = min(probe.vec_leg.depth, cut) if probe.vec_leg is not None else 0
     df = min(probe.fts_leg.depth, cut) if probe.fts_leg is not None else 0

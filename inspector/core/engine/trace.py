@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -14,6 +15,17 @@ from inspector.core.jsonio import plain
 
 STAGES = ("raw", "scoped", "blended", "final")
 SCHEMA_VERSION = 1
+
+# What became of a pool row, in pipeline order; the one vocabulary of tables, plots, the
+# detail pane, CLI text and receipts.
+OUTCOMES = ("returned", "past_limit", "below_min_score", "out_of_scope", "not_fetched")
+OUTCOME_LABELS = {
+    "returned": "returned",
+    "past_limit": "past the limit",
+    "below_min_score": "below min score",
+    "out_of_scope": "out of scope",
+    "not_fetched": "not fetched",
+}
 
 
 @dataclass(frozen=True)
@@ -78,9 +90,8 @@ class Trace:
     def ids(self, name: str) -> list[Any]:
         return [self.pool.ids[i] for i in self.stage(name).rows]
 
-    def outcomes(self) -> np.ndarray:
-        """What happened to each pool row: returned, below_min_score, past_limit,
-        out_of_scope, or not_fetched (outside the raw pool at these depths)."""
+    @cached_property
+    def _outcomes(self) -> np.ndarray:
         out = np.full(self.pool.size, "not_fetched", dtype=object)
         raw = self.stage("raw").rows
         out[raw] = np.where(self.pool.in_scope[raw], "past_limit", "out_of_scope")
@@ -88,7 +99,22 @@ class Trace:
         low = blended[~(self.score[blended] >= self.params.min_score)]
         out[low] = "below_min_score"
         out[self.stage("final").rows] = "returned"
+        out.flags.writeable = False
         return out
+
+    def outcomes(self) -> np.ndarray:
+        """What became of each pool row, one of OUTCOMES (not_fetched: outside the raw pool at
+        these depths). Computed once per trace; read-only."""
+        return self._outcomes
+
+    def outcome(self, i: int) -> str:
+        return str(self._outcomes[i])
+
+    def outcome_groups(self) -> dict[str, np.ndarray]:
+        """Raw-stage pool rows grouped by outcome (every outcome present, maybe empty)."""
+        raw = self.stage("raw").rows
+        got = self._outcomes[raw]
+        return {k: raw[got == k] for k in OUTCOMES if k != "not_fetched"}
 
     def row_of(self, row_id: Any) -> int | None:
         hits = np.flatnonzero(self.pool.ids == row_id)

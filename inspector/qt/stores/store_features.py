@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QDockWidget, QHBoxLayout, QLabel, QMenu
 
 from inspector.core.stores.opening import Opened
 from inspector.core.stores.options import OpenOptions
-from inspector.qt import theme, workers
+from inspector.qt import theme
 from inspector.qt.pipeline.query_extras import EmbedderPicker
 from inspector.qt.settings import recalled, remember
 from inspector.qt.stores.open_dialog import OpenDialog
@@ -44,15 +44,14 @@ class StoreFeatures(QObject):
         self.dialog: OpenDialog | None = None
         self._pending: OpenDialog | None = None
         self._dismissed: tuple[int, bool] | None = None
-        self._shape_gen = 0
-        self._jobs: set[Any] = set()
         self._build()
         self._menus()
         vm = self.vm
         vm.store_opened.connect(self._opened)
         vm.error_raised.connect(self._failed)
         vm.selection_changed.connect(lambda _r: self.versions.update_push_button())
-        self.watch = StoreWatch(lambda: vm.store, win)
+        self.watch = StoreWatch(lambda: vm.store, win, vm.jobs)
+        self.watch.poll_failed.connect(self._poll_failed)
         self.watch.newer_found.connect(self._newer)
 
     # ---- construction ----
@@ -193,10 +192,7 @@ class StoreFeatures(QObject):
             self._recorded, self._dim = (st.embedder or {}).get("name"), st.dim
             self.embedder.fill(st.dim, self._recorded)
             self.vm.embedder = None
-        self._shape_gen += 1
-        job = workers.start(shape_job, self._shape_gen, st, on_answer=self._shaped)
-        self._jobs.add(job)
-        job.finished.connect(lambda: self._jobs.discard(job))
+        self.vm.jobs.start("shape", shape_job, st, on_done=self._shaped)
 
     _recorded: str | None = None
     _dim: int | None = None
@@ -217,10 +213,7 @@ class StoreFeatures(QObject):
         if getattr(st, "source", None) is None:
             self.win.setWindowTitle(f"{self.win.windowTitle()} @ v{st.version}")
 
-    def _shaped(self, ans: workers.Answer) -> None:
-        if ans.generation != self._shape_gen or ans.error:
-            return
-        shape: ShapeInfo = ans.value
+    def _shaped(self, shape: ShapeInfo) -> None:
         notes = "".join(f"<br>· {escape(n)}" for n in shape.notes)
         tk = theme.tokens_for(self.win.theme_choice)
         if shape.preset and shape.preset != self.vm.preset:
@@ -261,6 +254,14 @@ class StoreFeatures(QObject):
             self.versions.refresh()
 
     _shown_newer: tuple[int, bool] | None = None
+
+    def _poll_failed(self, message: str) -> None:
+        """Say a failed version check in the status bar, once per distinct failure."""
+        if message != self._last_poll_error:
+            self._last_poll_error = message
+            self.win.status_label.setText(f"Could not check for a newer version: {message}")
+
+    _last_poll_error: str | None = None
 
     def _newer_dismissed(self) -> None:
         last = self.watch.last

@@ -4,12 +4,11 @@ parameters to the main sliders, the best region, and the minimum safe over-fetch
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -30,24 +29,17 @@ from PySide6.QtWidgets import (
 from inspector.core.analysis.judgments import Judgments
 from inspector.core.analysis.safe import summarize_safe
 from inspector.core.analysis.sweep import Grid, QuerySweep, SweepResult, best_region, parse_axis
+from inspector.core.engine.live import MAX_OVERFETCH
 from inspector.core.errors import InspectorError
-from inspector.qt import workers
 from inspector.qt.theme import Tokens
 from inspector.qt.tuning.heatmap import Heatmap, SafeCurve, SafeShare
 from inspector.qt.tuning.tuning_jobs import SweepRequest, sweep_job
 from inspector.qt.viewmodel import Inspector
-from inspector.qt.workers import MAX_OVERFETCH, Answer
 
 METRIC_NAMES = {"objective": "objective (nDCG if judged, else scoped recall)",
                 "scoped_recall": "scoped recall@k", "recall": "recall@k",
                 "precision": "precision@k", "mrr": "MRR", "ndcg": "nDCG@k"}
 ALL = -1  # the query combo's "mean over the set" entry
-
-
-class _Progress(QObject):
-    """Lives on the GUI thread; the worker's emits arrive queued."""
-
-    progressed = Signal(int, int, int, str)  # generation, done, total, query name
 
 
 def _fmt(v: float | None) -> str:
@@ -66,12 +58,7 @@ class SweepPanel(QWidget):
         self.result: SweepResult | None = None
         self.query_set: Judgments | None = None
         self.query_set_name = ""
-        self.job: Any = None
         self.grades: Callable[[], tuple[tuple[str, float], ...]] = tuple  # the query's marks
-        self._generation = 0
-        self._cancel = threading.Event()
-        self._progress = _Progress(self)
-        self._progress.progressed.connect(self._progressed)
         self._build()
         vm.params_changed.connect(lambda _p: self._mark_current())
 
@@ -224,9 +211,6 @@ class SweepPanel(QWidget):
         except InspectorError as exc:
             self.vm.fail(str(exc))
             return
-        self._generation += 1
-        self._cancel = threading.Event()
-        gen, emit, cancel = self._generation, self._progress.progressed.emit, self._cancel
         total = len(req.query_set.queries) if req.query_set is not None else 1
         self.progress.setRange(0, total)
         self.progress.setValue(0)
@@ -234,37 +218,38 @@ class SweepPanel(QWidget):
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.summary.setText("Sweeping…")
-        self.job = workers.start(sweep_job, gen, self.vm.store, req,
-                                 lambda d, t, n: emit(gen, d, t, n), cancel.is_set,
-                                 on_answer=self._finished)
+        self.vm.jobs.start("sweep", sweep_job, self.vm.store, req, on_done=self._finished,
+                           on_error=self._failed, on_yield=self._progressed)
 
     def cancel(self) -> None:
         """Stop after the query in progress; what is done is kept and shown."""
-        self._cancel.set()
+        self.vm.jobs.stop("sweep")
         self.cancel_button.setEnabled(False)
         self.summary.setText("Cancelling after the current query…")
 
     @property
     def running(self) -> bool:
-        return not self.run_button.isEnabled()
+        return self.vm.jobs.busy("sweep")
 
-    def _progressed(self, gen: int, done: int, total: int, name: str) -> None:
-        if gen == self._generation:
-            self.progress.setValue(done)
-            self.summary.setText(f"Swept {done} of {total}: {name}")
+    def _progressed(self, step: tuple[int, int, str]) -> None:
+        done, total, name = step
+        self.progress.setValue(done)
+        self.summary.setText(f"Swept {done} of {total}: {name}")
 
-    def _finished(self, ans: Answer) -> None:
-        if ans.generation != self._generation:
-            return
+    def _stopped(self) -> None:
         self.run_button.setEnabled(True)
         self.cancel_button.setEnabled(False)
         self.progress.hide()
-        if ans.error:
-            self.summary.setText(ans.error)
-            self.vm.fail(ans.error)
-            return
-        self.show_result(ans.value)
-        self.sweep_finished.emit(ans.value)
+
+    def _failed(self, message: str) -> None:
+        self._stopped()
+        self.summary.setText(message)
+        self.vm.fail(message)
+
+    def _finished(self, result: SweepResult) -> None:
+        self._stopped()
+        self.show_result(result)
+        self.sweep_finished.emit(result)
 
     # ---- showing ----
     def show_result(self, result: SweepResult) -> None:

@@ -20,7 +20,6 @@ from inspector.core.engine.pipeline import run
 from inspector.core.engine.trace import STAGES
 from inspector.core.stores.store import META_KEY
 from inspector.qt.pipeline.stage_table import fate_of
-from inspector.qt.workers import Answer
 
 
 def test_selecting_a_row_highlights_it_in_every_stage(window, qtbot) -> None:
@@ -141,14 +140,28 @@ def test_query_runs_off_the_gui_thread_with_a_visible_busy_state(window, ready) 
     assert not window.busy_bar.isVisibleTo(window)
 
 
-def test_a_newer_query_supersedes_an_older_one(window, ready) -> None:
-    vm = window.vm
+def test_a_newer_query_supersedes_an_older_one(window, monkeypatch) -> None:
+    """The first query is slow and answers last: its late answer is dropped, and it was
+    asked to stop."""
+    import time
+
+    from inspector.qt import viewmodel
+
+    vm, real, stopped = window.vm, viewmodel.query_job, []
+
+    def job(store, req, cancelled=None):
+        if req.text == "rotate signing keys":
+            time.sleep(0.8)
+            stopped.append(cancelled())
+        return real(store, req)
+
+    monkeypatch.setattr(viewmodel, "query_job", job)
     vm.set_query("rotate signing keys")
     vm.set_query("editor theme preference")
-    ready(vm)
-    assert vm.query.text == "editor theme preference"
-    stale = Answer(generation=vm._generation - 1, value=None)
-    vm._fetched(stale)  # an old answer arriving late is ignored
+    vm.jobs.wait_idle()
+    time.sleep(1.0)  # the slow first job ends now, after the second answered
+    vm.jobs.wait_idle()
+    assert stopped == [True]
     assert vm.query.text == "editor theme preference"
     p = vm.params
     want = run(vm.store, build_query(vm.store, p.mode, text=vm.text), p)
