@@ -290,9 +290,8 @@ class Inspector(QObject):
         answer them exactly (pure numpy, ~0.1 ms), else through a background re-query. Until
         that answer arrives no trace is shown, so no stale or inexact answer is on screen."""
         s = self.session
-        if s is None:
-            if self.store is not None and self.has_query() and not self.jobs.busy("query"):
-                self.run()
+        if s is None:  # nothing fetched yet, or the last query failed: ask again (latest wins)
+            self.run()
             return
         if not s.answers(self.params, self.placements):
             self.traces = ()

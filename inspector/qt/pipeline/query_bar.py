@@ -129,7 +129,7 @@ class QueryBar(QWidget):
         top.addWidget(self.roles, 1)
         top.addWidget(self.suggested)
         grid.addLayout(top, 0, 0)
-        q = QHBoxLayout()
+        self._query_row = q = QHBoxLayout()
         q.addWidget(self.text, 1)
         q.addWidget(self.example)
         q.addWidget(self.run_button)
@@ -241,6 +241,10 @@ class QueryBar(QWidget):
             self.scope.setEditText(p.scope or "")
         self.scope.blockSignals(False)
         self._shown_scope = p.scope
+
+    def add_widget(self, widget: QWidget) -> None:
+        """A control in the query row, just before Run (the window's add_query_widget)."""
+        self._query_row.insertWidget(self._query_row.indexOf(self.run_button), widget)
 
     def show_query(self, text: str, vector_of: str | None) -> None:
         if self.text.text() != text:

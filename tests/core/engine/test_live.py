@@ -101,3 +101,26 @@ def test_a_pool_without_its_store_says_it_cannot_refetch(store) -> None:
     assert offline.traces(p.with_(blend=0.5))[0].counters["rawCandidates"] == 10
     with pytest.raises(InspectorError, match="without its store"):
         offline.refetched(p.with_(scope="repo2"))
+
+
+def test_outcomes_follow_the_stages(store) -> None:
+    """Every pool row's outcome, checked against the stages independently of the trace."""
+    p = Params(mode="vector", limit=1, scope="repo0", blend=0.5, overfetch=200.0, cap=0)
+    session = LiveSession.fetch(store, _query(store, "vector"), p)
+    p = p.with_(overfetch=100.0)  # half the cached pool: the rest is not fetched
+    (t,) = session.traces(p)
+    cut = float(t.score[t.stage("blended").rows[2]])  # keep the top two of the scoped rows
+    p = p.with_(min_score=cut - 1e-12)
+    (t,) = session.traces(p)
+    final = set(t.stage("final").rows.tolist())
+    blended = set(t.stage("blended").rows.tolist())
+    raw = set(t.stage("raw").rows.tolist())
+    seen = set()
+    for i in range(t.pool.size):
+        want = ("returned" if i in final else
+                "below_min_score" if i in blended and not t.score[i] >= p.min_score else
+                "past_limit" if i in blended else
+                "out_of_scope" if i in raw else "not_fetched")
+        assert t.outcome(i) == want
+        seen.add(want)
+    assert seen == {"returned", "past_limit", "below_min_score", "out_of_scope", "not_fetched"}

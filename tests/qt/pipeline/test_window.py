@@ -19,7 +19,7 @@ from inspector.core.engine.inputs import build_params, build_query
 from inspector.core.engine.pipeline import run
 from inspector.core.engine.trace import STAGES
 from inspector.core.stores.store import META_KEY
-from inspector.qt.pipeline.stage_table import fate_of
+from tests.qt.qtkit import assert_matches_engine
 
 
 def test_selecting_a_row_highlights_it_in_every_stage(window, qtbot) -> None:
@@ -60,10 +60,10 @@ def test_rows_cut_by_min_score_or_limit_look_different(window) -> None:
     trace = window.vm.trace
     assert trace.counters["belowMinScore"] > 0
     blended = window.stages.view("blended").model
-    fates = {fate_of(trace, int(i)) for i in blended.rows}
-    assert {"returned", "below_min"} <= fates
+    fates = {trace.outcome(int(i)) for i in blended.rows}
+    assert {"returned", "below_min_score"} <= fates
     for r in range(blended.rowCount()):
-        fate = fate_of(trace, int(blended.rows[r]))
+        fate = trace.outcome(int(blended.rows[r]))
         colour = blended.data(blended.index(r, blended.columns.index("text")),
                               Qt.ItemDataRole.ForegroundRole)
         assert (colour is not None) == (fate != "returned")
@@ -117,18 +117,19 @@ def test_wrong_dimension_is_one_sentence_and_the_window_survives(window, ready,
     assert str(window.stages.view("raw").model.row_id(0)) == "r3"
 
 
-def test_derive_error_from_a_too_shallow_pool_is_shown_not_raised(window, ready) -> None:
+def test_a_depth_past_the_cached_pool_is_requeried_not_derived(window) -> None:
+    """The pool holds limit x 20 rows; over-fetch 40 needs more: the window shows nothing
+    stale meanwhile, re-queries in the background, then shows exactly the engine's answer."""
     vm = window.vm
-    vm.set_preset("memory-plugin")  # cap 0: the pool holds exactly limit x 20
+    vm.set_preset("memory-plugin")  # cap 0
     vm.set_param("scope", None)
-    ready(vm)
+    vm.jobs.wait_idle()
     assert vm.trace.pool.size == 200
-    good = vm.trace
     vm.set_param("overfetch", 40.0)
-    assert "too shallow" in window.error_bar.label.text()
-    assert vm.trace is good
-    vm.set_param("overfetch", 2.0)
-    assert vm.error is None and not window.error_bar.isVisible()
+    assert vm.trace is None and vm.busy  # no derived answer from a too-shallow pool
+    vm.jobs.wait_idle()
+    assert vm.trace.pool.size == 400 and vm.error is None
+    assert_matches_engine(window)
 
 
 def test_query_runs_off_the_gui_thread_with_a_visible_busy_state(window, ready) -> None:
@@ -188,7 +189,8 @@ def test_use_as_query_searches_with_the_rows_vector(window, ready) -> None:
 def test_expected_row_shows_where_it_drops_and_the_overfetch_that_returns_it(window,
                                                                               qtbot) -> None:
     vm = window.vm
-    first_in_scope = vm.lanes[0].pool.ids[np.flatnonzero(vm.lanes[0].pool.in_scope)[0]]
+    pool = vm.session.lanes[0].pool
+    first_in_scope = pool.ids[np.flatnonzero(pool.in_scope)[0]]
     window.expected.entry.setText(str(first_in_scope))
     window.expected.entry.returnPressed.emit()
     qtbot.waitUntil(lambda: bool(vm.expectations) and not vm.expect_busy, timeout=30_000)

@@ -101,7 +101,7 @@ def test_expected_rows_in_an_offline_receipt_say_why_not(qtbot, window) -> None:
     from inspector.qt.tuning import receipts
 
     vm = window.vm
-    pool = vm.lanes[0].pool
+    pool = vm.session.lanes[0].pool
     receipts.enter_offline(vm, Loaded(pool=pool, params=vm.params, data={}))
     assert vm.store is None
     vm.toggle_expected(vm.trace.ids("raw")[0])
