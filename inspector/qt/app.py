@@ -51,7 +51,7 @@ def _wait_for_pool() -> None:
 
 
 def launch(store: str | None, table: str | None, options: Any = None) -> int:
-    """The window on STORE (or the demo store); options: store_options.OpenOptions."""
+    """The window on STORE (or the demo store); options: core.stores.options.OpenOptions."""
     if not has_display():
         print(NO_DISPLAY, file=sys.stderr)
         return 2

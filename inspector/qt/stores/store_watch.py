@@ -37,7 +37,7 @@ class NoticeBar(QFrame):
         close.setAutoRaise(True)
         close.setToolTip("Dismiss")
         close.clicked.connect(self._dismiss)
-        self._close = close
+        self.close_button = close
         self._lay.addWidget(close)
         self._kind = "info"
         self.set_tokens(LIGHT)

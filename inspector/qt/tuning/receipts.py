@@ -1,5 +1,5 @@
 """Receipts in the window: File > Export receipt… writes the bundle (JSON + HTML) through
-core.receipt / core.bundle; File > Open receipt… reopens one offline.
+core.evidence.receipt and core.evidence.bundle; File > Open receipt… reopens one offline.
 
 Offline, the window shows the receipt's stages from its bundled pool and the sliders keep
 re-ranking that pool (`pipeline.derive`, as always); anything that needs LanceDB (a new query,

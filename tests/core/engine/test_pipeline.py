@@ -70,15 +70,24 @@ def test_fts_and_hybrid_without_text_or_text_column_are_clear_errors(random_stor
         run(store, Query(vector=np.zeros(store.dim, np.float32)), Params(mode="hybrid"))
 
 
-@pytest.mark.parametrize("limit", [1, 2, 3, 5, 10, 17, 40])
+# Candidate depths worked out by hand from REFERENCE.md for each limit: the memory plugin's
+# min(limit * 3, 50), the other plugin's min(limit * 10, 200), the docs engine's legs of 20
+# before its fix and its scoped pool min(50, max(limit * 5, fts_k, vec_k)) after it.
+DEPTHS = {  # limit: (importance-blend, memory-plugin, other-plugin, docs fixed)
+    1: (3, 1, 10, 20), 2: (6, 2, 20, 20), 3: (9, 3, 30, 20), 5: (15, 5, 50, 25),
+    10: (30, 10, 100, 50), 17: (50, 17, 170, 50), 40: (50, 40, 200, 50),
+}
+
+
+@pytest.mark.parametrize("limit", sorted(DEPTHS))
 def test_presets_reproduce_the_real_candidate_depths(limit):
+    blend_pool, plain, other, fixed = DEPTHS[limit]
     scoped = {"scope": "vault"}
-    assert depths(get_preset("importance-blend").params(limit)).pool == min(limit * 3, 50)
-    assert depths(get_preset("memory-plugin").params(limit)).pool == limit
-    assert depths(get_preset("other-plugin").params(limit)).pool == min(limit * 10, 200)
+    assert depths(get_preset("importance-blend").params(limit)).pool == blend_pool
+    assert depths(get_preset("memory-plugin").params(limit)).pool == plain
+    assert depths(get_preset("other-plugin").params(limit)).pool == other
     before = depths(get_preset("docs-before-fix").params(limit, **scoped))
-    assert (before.pool, before.fts_k, before.vec_k) == (min(limit, 50), 20, 20)
-    fixed = min(50, max(limit * 5, 20, 20))
+    assert (before.fts_k, before.vec_k) == (20, 20) and before.pool == min(limit, 50)
     for name in ("docs-overfetch", "docs-pushdown"):
         d = depths(get_preset(name).params(limit, **scoped))
         assert (d.pool, d.fts_k, d.vec_k) == (fixed, fixed, fixed)

@@ -201,7 +201,7 @@ def test_expected_row_shows_where_it_drops_and_the_overfetch_that_returns_it(win
     assert got == want
     assert got.dropped_at == "raw" and got.min_overfetch is not None
     assert "Set over-fetch" in window.expected.body.text()
-    window.expected._link(f"overfetch:{got.min_overfetch}")
+    window.expected.body.linkActivated.emit(f"overfetch:{got.min_overfetch}")
     assert vm.trace.final_rank[vm.trace.row_of(first_in_scope)] > 0
     assert "★" in window.stages.view("final").model.data(
         window.stages.view("final").model.index(
@@ -242,9 +242,12 @@ def test_keyboard_shortcuts_are_bound(window, qtbot) -> None:
 
 
 def test_export_trace_json_and_png(window, tmp_path) -> None:
+    """The exported JSON is what `inspector query --json` prints for the same parameters."""
+    vm = window.vm
     out = tmp_path / "trace.json"
     window.export_json(str(out))
-    assert json.loads(out.read_text()) == json.loads(json.dumps(window.vm.trace.to_json()))
+    fresh = run(vm.store, build_query(vm.store, vm.params.mode, text=vm.text), vm.params)
+    assert json.loads(out.read_text()) == json.loads(json.dumps(fresh.to_json()))
     png = tmp_path / "view.png"
     window.export_png(str(png))
     img = QImage(str(png))
@@ -252,10 +255,14 @@ def test_export_trace_json_and_png(window, tmp_path) -> None:
 
 
 def test_tooltips_explain_each_parameter(window) -> None:
-    bar = window.query_bar
-    for w in (bar.preset, bar.mode, bar.scope, bar.rule, bar.filter, bar.limit, bar.text,
-              *window.sliders.sliders.values()):
-        assert len(w.toolTip()) > 20
+    """Each control's tooltip says what its parameter does, in the engine's own terms."""
+    bar, sliders = window.query_bar, window.sliders.sliders
+    says = {bar.preset: "real system", bar.mode: "reciprocal rank", bar.scope: "scope",
+            bar.rule: "repo_prefix", bar.filter: "top-k cut", bar.limit: "results",
+            bar.text: "Embedded", sliders["overfetch"]: "ceil(limit × F)",
+            sliders["blend"]: "(1 − w) + w × importance", sliders["min_score"]: "dropped"}
+    for widget, words in says.items():
+        assert words in widget.toolTip(), (widget.objectName(), widget.toolTip())
 
 
 def slide(win, key: str, value: float) -> None:
