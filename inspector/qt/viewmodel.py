@@ -123,6 +123,13 @@ class Inspector(QObject):
             return None
         return self.traces[min(self.focus_lane, len(self.traces) - 1)]
 
+    def question(self) -> tuple[Any, ...]:
+        """What the current answers are about: the store version and the query input. Panels
+        that keep a result (sweep, compare) compare it to say when theirs is stale."""
+        st = self.store
+        where = (st.uri, st.table_name, st.version) if st is not None else None
+        return where, self.text, self.vector_of
+
     def has_query(self) -> bool:
         return bool(self.text.strip()) or self.vector_of is not None
 
@@ -200,6 +207,12 @@ class Inspector(QObject):
         if self._rebuild_params():
             self.rederive()
 
+    def set_params(self, changes: dict[str, Any]) -> None:
+        """Change several parameters at once (a diagnosis fix), then re-derive or re-query."""
+        self.given.update(changes)
+        if self._rebuild_params():
+            self.rederive()
+
     def load_scope_map(self, path: str) -> None:
         """Use a scope map file ({scope: [prefix, ...]}) and the map strategy."""
         from inspector.core.engine.params import freeze_map
@@ -256,6 +269,10 @@ class Inspector(QObject):
             return
         req = QueryRequest(params=self.params, placements=self.placements,
                            text=self.text, vector_of=self.vector_of, embedder=self.embedder)
+        if self.expectations:  # verdicts about the previous fetch must not outlive it
+            self.expectations = ()
+            self.jobs.cancel("expect")
+            self.expectations_changed.emit()
         self.jobs.start("query", query_job, self.store, req, on_done=self._fetched,
                         on_error=self._query_failed)
 

@@ -264,6 +264,7 @@ class MainWindow(QMainWindow):
         qb.table_picked.connect(lambda t: vm.open_store(vm.store.uri if vm.store else None, t))
         qb.suggested_picked.connect(vm.load_suggested)
         self.sliders.value_changed.connect(vm.set_param)
+        self.banner.fix_applied.connect(vm.set_params)
         self.scatter.point_clicked.connect(vm.select)
         self.bump.point_clicked.connect(vm.select)
         self.error_bar.dismissed.connect(vm.clear_error)

@@ -43,6 +43,12 @@ def check_compatible(pool: Pool, p: Params) -> Depths:
     return depths(p)
 
 
+def scope_miss(counters: dict[str, int]) -> bool:
+    """More than half the raw candidates out of scope: worth a deeper probe for the hint."""
+    raw = counters["rawCandidates"]
+    return raw > 0 and counters["filteredByScope"] * 2 > raw
+
+
 def _leg_ranks(rank: np.ndarray, k: int) -> np.ndarray:
     """1-based rank within the leg's first k rows, 0 elsewhere."""
     inside = (rank >= 0) & (rank < k)
@@ -95,7 +101,7 @@ def derive(pool: Pool, p: Params, probe: Pool | None = None,
     blended = scoped[np.argsort(-score[scoped], kind="stable")]
     keep = blended[score[blended] >= p.min_score]
     final = keep[: p.limit]
-    scope_miss = len(raw) > 0 and (len(raw) - len(scoped)) * 2 > len(raw)
+    page = blended[: p.limit]  # the page a min score of 0 would return
     counters = {"rawCandidates": len(raw), "scopedCandidates": len(scoped),
                 "filteredByScope": len(raw) - len(scoped),
                 "belowMinScore": len(blended) - len(keep), "returned": len(final)}
@@ -108,8 +114,11 @@ def derive(pool: Pool, p: Params, probe: Pool | None = None,
                   rank_after=_positions(n, blended), final_rank=_positions(n, final),
                   stages=stages, counters=counters,
                   diagnosis=diagnose(counters, p,
-                                     _scope_hint(probe, p, hints) if scope_miss else None,
-                                     rows=pool.store.get("rows")), warnings=pool.warnings)
+                                     _scope_hint(probe, p, hints) if scope_miss(counters)
+                                     else None,
+                                     rows=pool.store.get("rows"),
+                                     page_score=float(score[page[-1]]) if len(page) else None),
+                  warnings=pool.warnings)
     return trace
 
 
@@ -201,7 +210,7 @@ def run(store: Store, query: Query, p: Params) -> Trace:
     so the diagnosis can say where the in-scope rows sit and which over-fetch would reach them."""
     pool = fetch_for(store, query, p)
     trace = derive(pool, p)
-    if trace.diagnosis.code in ("scope_starvation", "scope_dominated"):
+    if scope_miss(trace.counters):
         probe = probe_applies(fetch_probe(store, query, p, pool), p)
         if probe is not None:
             trace = derive(pool, p, probe=probe)

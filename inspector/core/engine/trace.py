@@ -38,9 +38,25 @@ class Stage:
 
 
 @dataclass(frozen=True)
+class Fix:
+    """A change of parameters that addresses a diagnosis, e.g. "Apply over-fetch 2.5"."""
+
+    label: str
+    changes: tuple[tuple[str, Any], ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"label": self.label, "changes": dict(self.changes)}
+
+
+@dataclass(frozen=True)
 class Diagnosis:
-    code: str  # query_or_index | scope_starvation | scope_dominated | ok
+    code: str  # query_or_index | scope_starvation | scope_dominated | min_score_cut | ok
     message: str
+    fixes: tuple[Fix, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message,
+                "fixes": [f.to_json() for f in self.fixes]}
 
 
 @dataclass(frozen=True)
@@ -158,7 +174,7 @@ class Trace:
                         "candidates": [self.candidate(int(i), r + 1)
                                        for r, i in enumerate(s.rows)]} for s in self.stages],
             "counters": dict(self.counters),
-            "diagnosis": {"code": self.diagnosis.code, "message": self.diagnosis.message},
+            "diagnosis": self.diagnosis.to_json(),
             "warnings": list(self.warnings),
             "expect": [e.to_json() for e in self.expect],
         }

@@ -62,6 +62,9 @@ def format_trace(trace: Trace, max_rows: int = 15) -> str:
     out.append("")
     out.append("counters " + "  ".join(f"{k}={v}" for k, v in trace.counters.items()))
     out.append(f"diagnosis [{trace.diagnosis.code}] {trace.diagnosis.message}")
+    for fix in trace.diagnosis.fixes:
+        options = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in fix.changes)
+        out.append(f"  fix: {fix.label} ({options})")
     for w in trace.warnings:
         out.append(f"warning {w}")
     for e in trace.expect:

@@ -73,6 +73,13 @@ class CompareView(QWidget):
                               "lists aligned, rank shifts, agreement, and the in-scope rows a "
                               "post-filter starves.", objectName="compareSummary")
         self.summary.setWordWrap(True)
+        self.stale_note = QLabel("These results are for an earlier query or store version; "
+                                 "run again for the current one.", objectName="staleNote")
+        self.stale_note.setWordWrap(True)
+        self.stale_note.hide()
+        self._asked: tuple[object, ...] = ()
+        vm.query_changed.connect(self._question_changed)
+        vm.store_opened.connect(lambda _o: self._question_changed())
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.table = QTableWidget(0, len(COLUMNS), self, objectName="compareTable")
         self.table.setHorizontalHeaderLabels(COLUMNS)
@@ -87,6 +94,7 @@ class CompareView(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(6, 4, 6, 4)
         lay.addLayout(form)
+        lay.addWidget(self.stale_note)
         lay.addWidget(self.summary)
         lay.addWidget(self.table, 1)
         self.run_button.clicked.connect(self.run)
@@ -121,6 +129,7 @@ class CompareView(QWidget):
             return
         self.run_button.setEnabled(False)
         self.summary.setText("Comparing…")
+        self._asked = vm.question()
         vm.jobs.start("compare", compare_job, vm.store, vm.query, a, b, (la, lb),
                       on_done=self._answered, on_error=self._failed)
 
@@ -138,8 +147,15 @@ class CompareView(QWidget):
         self.show_result(c)
         self.compared.emit(c)
 
+    def _question_changed(self) -> None:
+        """A result about an earlier query or store version says so instead of passing as
+        current."""
+        stale = self.result is not None and self._asked != self.vm.question()
+        self.stale_note.setVisible(stale)
+
     def show_result(self, c: Comparison) -> None:
         self.result = c
+        self._question_changed()
         self.summary.setText(self.describe(c))
         tk = self.tokens
         tint = {"a": QColor(tk.cut), "b": QColor(tk.returned)}

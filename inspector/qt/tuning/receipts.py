@@ -108,6 +108,8 @@ class Receipts(QObject):
             name = Path(self.path or "receipt").name
             w.setWindowTitle(f"Memory-store inspector — receipt {name} (offline)")
             st = data.get("store") or {}
+            w.query_bar.show_offline(name, f"A receipt of {st.get('uri')} ({st.get('table')}, "
+                                           f"version {st.get('version')}), opened offline")
             w.status_label.setText(f"Opened receipt {name}: {st.get('uri')} "
                                    f"({st.get('table')}, version {st.get('version')}), "
                                    f"created {data.get('created')}. Offline: the sliders "

@@ -99,6 +99,13 @@ class SweepPanel(QWidget):
         self.summary = QLabel("Run a sweep to see how recall changes with over-fetch and blend "
                               "weight for this query.", self, objectName="sweepSummary")
         self.summary.setWordWrap(True)
+        self.stale_note = QLabel("These results are for an earlier query or store version; "
+                                 "run again for the current one.", objectName="staleNote")
+        self.stale_note.setWordWrap(True)
+        self.stale_note.hide()
+        self._asked: tuple[object, ...] = ()
+        self.vm.query_changed.connect(self._question_changed)
+        self.vm.store_opened.connect(lambda _o: self._question_changed())
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.heatmap = Heatmap(self)
         self.curve = SafeCurve(self)
@@ -142,6 +149,7 @@ class SweepPanel(QWidget):
         grid.addWidget(self.share_title, 0, 1)
         grid.addWidget(self.share, 1, 1)
         grid.addWidget(self.summary, 2, 0, 1, 2)
+        grid.addWidget(self.stale_note, 3, 0, 1, 2)
         self.body = QSplitter(Qt.Orientation.Horizontal, self)
         self.body.setChildrenCollapsible(False)
         for w in (self.heatmap, right, self.table):
@@ -218,6 +226,7 @@ class SweepPanel(QWidget):
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.summary.setText("Sweeping…")
+        self._asked = self.vm.question()
         self.vm.jobs.start("sweep", sweep_job, self.vm.store, req, on_done=self._finished,
                            on_error=self._failed, on_yield=self._progressed)
 
@@ -252,8 +261,15 @@ class SweepPanel(QWidget):
         self.sweep_finished.emit(result)
 
     # ---- showing ----
+    def _question_changed(self) -> None:
+        """A result about an earlier query or store version says so instead of passing as
+        current."""
+        stale = self.result is not None and self._asked != self.vm.question()
+        self.stale_note.setVisible(stale)
+
     def show_result(self, result: SweepResult) -> None:
         self.result = result
+        self._question_changed()
         for combo in (self.metric, self.query_pick, self.slice):
             combo.blockSignals(True)
             combo.clear()

@@ -138,7 +138,7 @@ def test_a_too_shallow_pool_or_changed_query_needs_a_new_fetch(random_store):
     store = open_store(str(random_store(n=100)))
     q = _query(store)
     pool = fetch_for(store, q, Params(limit=5, overfetch=2))
-    with pytest.raises(InspectorError, match="too shallow"):
+    with pytest.raises(InspectorError, match="deeper than the cached pool"):
         derive(pool, Params(limit=5, overfetch=4))
     with pytest.raises(InspectorError, match="need a new query"):
         derive(pool, Params(limit=5, scope="repo1"))
