@@ -145,6 +145,8 @@ def test_every_command_leaves_the_store_byte_identical(capsys, random_store, tmp
     assert snapshot(path) == before
     cache = Path(os.environ["INSPECTOR_CACHE_DIR"])
     assert any(cache.rglob("*.lance"))  # the full-text index went to the app's cache
+    settings = Path(os.environ["XDG_CONFIG_HOME"])  # redirected by tests/conftest.py
+    assert not [p for p in settings.rglob("*") if p.is_file()]  # `shot` saved no settings
 
 
 def test_presets_and_tables_commands(capsys, demo_path):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -119,6 +120,20 @@ class Store:
             raise InspectorError(f"No row with {self.roles.id} = {row_id!r} in table "
                                  f"'{self.table_name}'.")
         return np.asarray(got.column(0)[0].values.to_numpy(zero_copy_only=False), np.float32)
+
+    def missing_ids(self, ids: Iterable[Any]) -> list[str]:
+        """The given ids that match no row (compared as text), in the order given. Reads the
+        id column once, in batches, never the whole table at a time."""
+        want = list(dict.fromkeys(str(i) for i in ids))
+        if not want:
+            return []
+        left = set(want)
+        reader = self.table.search().select([self.roles.id]).limit(None).to_batches(65_536)
+        for batch in reader:
+            left.difference_update(str(v) for v in batch.column(0).to_pylist())
+            if not left:
+                break
+        return [i for i in want if i in left]
 
     def distinct(self, column: str, limit: int = 10_000) -> list[str]:
         """Distinct non-null values of a column, streamed in batches (never the whole table)."""
