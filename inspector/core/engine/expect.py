@@ -105,11 +105,11 @@ def analyse(store: Store, query: Query, trace: Trace, ids: Sequence[str],
                 reason += f"; {why}"
             elif p.cap and min_depth > p.cap:
                 reason += f"; it needs depth {min_depth}, above the cap of {p.cap}"
-            tie = None if min_depth is None else tied_at_cut(
-                derive(pool, _at_depth(p, min_depth)), j)
+            at = min_depth or _entry_depth(pool, p, j)
+            tie = None if at is None else tied_at_cut(derive(pool, _at_depth(p, at)), j)
             if tie is not None:  # the tie order, not the depth, decides: say so
-                reason += f"; at depth {min_depth} {_tie_text(tie)}"
-                if tie.arbitrary:
+                reason += f"; at depth {at} {_tie_text(tie)}"
+                if tie.arbitrary and min_depth is not None:
                     reason += ", so no depth is certain"
                     min_depth = None
         out.append(Expectation(
@@ -117,6 +117,13 @@ def analyse(store: Store, query: Query, trace: Trace, ids: Sequence[str],
             min_depth=min_depth,
             min_overfetch=None if min_depth is None else min_depth / p.limit))
     return tuple(out)
+
+
+def _entry_depth(pool: Pool, p: Params, i: int) -> int | None:
+    """The depth at which row i enters a vector or full-text pool (hybrid: none)."""
+    if p.mode == "hybrid":
+        return None
+    return max(int((pool.vec_rank if p.mode == "vector" else pool.fts_rank)[i]) + 1, p.limit)
 
 
 def tied_at_cut(trace: Trace, i: int) -> TieGroup | None:

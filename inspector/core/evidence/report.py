@@ -85,7 +85,8 @@ def _tie_lines(groups: tuple[TieGroup, ...], rule: str) -> list[str]:
     if not groups:
         return []
     cut = [g for g in groups if g.at_cut]
-    out = [f"ties   {len(groups)} groups of equal scores ({len(cut)} at a cut); rule {rule}: "
+    out = [f"ties   {len(groups)} group{'s' * (len(groups) != 1)} of equal scores "
+           f"({len(cut)} at a cut); rule {rule}: "
            f"{RULE_TEXT[rule]}"]
     for g in cut:
         ids = ", ".join(str(x) for x in g.ids[:4]) + (", ..." if len(g.ids) > 4 else "")

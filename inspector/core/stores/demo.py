@@ -110,10 +110,10 @@ _PLATFORM_TAILS = ("in staging first", "for partner integrations", "after the au
                    "per the compliance checklist", "once the pager is quiet",
                    "for internal callers too", "and record the change", "in the release window")
 _VAULT_KEYS = (
-    "vault agent can rotate keys for tokens it issues on request",
-    "rotate the transit keys held by vault agent and re-wrap tokens",
-    "vault agent renews tokens; key rotation is done with the rotate endpoint",
-    "configure vault agent templates to pick up rotated keys for tokens",
+    "vault agent can rotate keys for tokens it issues on request from the operator console",
+    "rotate the transit keys held by vault agent and re-wrap tokens stored in the secrets engine",
+    "vault agent renews tokens; key rotation is done with the rotate endpoint of transit",
+    "configure vault agent templates to pick up rotated keys for tokens after each render",
     "vault agent caches service tokens until their lease runs out",
     "the vault agent sidecar signs requests with a short lived key",
     "vault agent auto auth exchanges the service account for a token",
@@ -204,14 +204,16 @@ def _special_texts() -> dict[str, list[str]]:
     return out
 
 
-_STOP = frozenset("a an and are as at be but by for if in into is it no not of on or such that "
-                  "the their then there these they this to was will with".split())
+# Words of the story texts that LanceDB's full-text index drops (measured with lancedb 0.40):
+# they do not count towards a text's length.
+_STOP = frozenset("a after all and are both by can do for how i in is it of on out re so the "
+                  "their then to too until up which with you".split())
 
 
 def _signatures(text: str) -> set[tuple[Any, ...]]:
     """What a text's BM25 score for the scoped-miss query depends on: the count of each query
     term (by its first three letters, coarser than a stemmer) and the text's length, counted
-    with and without English stop words (whichever the index uses)."""
+    with and without the stop words the index drops."""
     words = [w[:3] for w in _WORD.findall(text.lower()) if w not in _STOP]
     query = {w[:3] for w in _WORD.findall(SCOPE_QUERY.lower()) if w not in _STOP}
     terms = tuple(sorted(Counter(w for w in words if w in query).items()))
