@@ -37,7 +37,8 @@ def _words(rng: random.Random, n: int = 400) -> list[str]:
 
 
 def _write(path: Path, vecs: np.ndarray, seed: int) -> tuple[Path, list[str]]:
-    """A table of len(vecs) rows, texts of 4-30 words from 400, shuffled string ids, FTS index."""
+    """A table of len(vecs) rows, texts of 4-30 words from 400, shuffled string ids, a repo
+    (r1 or r2) and a full-text index."""
     rng = random.Random(seed)
     words = _words(rng)
     n = len(vecs)
@@ -46,7 +47,8 @@ def _write(path: Path, vecs: np.ndarray, seed: int) -> tuple[Path, list[str]]:
     import pyarrow as pa
 
     tbl = lancedb.connect(str(path)).create_table(
-        "memories", pa.table({"id": ids, "text": texts, "vector": vectors_column(vecs)}))
+        "memories", pa.table({"id": ids, "text": texts, "vector": vectors_column(vecs),
+                              "repo": [rng.choice(("r1", "r2")) for _ in range(n)]}))
     tbl.create_index("text", config=FTS())
     return path, words
 
@@ -127,3 +129,60 @@ def test_the_id_rule_differs_from_lancedb_where_fused_scores_tie(tmp_path, rule)
             continue
         differs += t.ids("final") != _native(store.table, vec, text, 10)[0]
     assert (differs > 0) == (rule == "id")
+
+
+def test_pushdown_hybrid_equals_lancedb_native_hybrid_with_a_prefilter(tmp_path):
+    """A scope pushed down filters both legs inside LanceDB, as its hybrid `.where()` does."""
+    rng = np.random.default_rng(17)
+    path, words = _write(tmp_path / "scoped", rng.normal(size=(1500, 8)).astype(np.float32), 17)
+    tbl = lancedb.connect(str(path)).open_table("memories")
+    store = open_store(str(path))
+    r = random.Random(171)
+    compared = 0
+    for _ in range(12):
+        text = " ".join(r.choice(words) for _ in range(4))
+        vec = np.asarray([r.gauss(0, 1) for _ in range(8)], np.float32)
+        for k in (5, 10, 30):
+            p = Params(mode="hybrid", limit=k, cap=0, scope="r1", scope_strategy="column",
+                       scope_column="repo", filter="pushdown")
+            t = run(store, Query(text=text, vector=vec), p)
+            theirs = (tbl.search(text, query_type="fts").where("repo = 'r1'", prefilter=True)
+                      .limit(k).to_arrow()["id"].to_pylist())
+            if theirs != [t.pool.ids[i] for i in t.pool.fts_leg.rows[:k]]:
+                continue
+            compared += 1
+            got = (tbl.search(query_type="hybrid").vector(vec).text(text)
+                   .where("repo = 'r1'", prefilter=True).rerank(RRFReranker()).limit(k)
+                   .to_arrow())
+            assert t.ids("final") == got["id"].to_pylist()
+            assert [float(t.fused[i]) for i in t.stage("final").rows] == \
+                got["_relevance_score"].to_pylist()
+    assert compared >= 18
+
+
+def test_the_query_command_prints_lancedbs_native_hybrid_order(tmp_path, capsys):
+    import json
+
+    from inspector.cli import main
+
+    rng = np.random.default_rng(18)
+    path, words = _write(tmp_path / "cli", rng.normal(size=(800, 8)).astype(np.float32), 18)
+    tbl = lancedb.connect(str(path)).open_table("memories")
+    store = open_store(str(path))
+    r = random.Random(181)
+    checked = 0
+    for _ in range(6):
+        text = " ".join(r.choice(words) for _ in range(4))
+        vec = [round(r.gauss(0, 1), 3) for _ in range(8)]
+        pool = fetch_for(store, Query(text=text, vector=np.asarray(vec, np.float32)),
+                         Params(mode="hybrid"))
+        if not _fts_agrees(tbl, text, 10, pool):
+            continue  # LanceDB ordered equal BM25 scores its own way
+        assert main(["query", str(path), "--mode", "hybrid", "--text", text,
+                     "--vector", json.dumps(vec), "--json"]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        checked += 1
+        want, _ = _native(tbl, np.asarray(vec, np.float32), text, 10)
+        assert [c["id"] for c in doc["stages"][3]["candidates"]] == want
+        assert doc["params"]["tie_rule"] == "lancedb"
+    assert checked >= 3
