@@ -87,17 +87,20 @@ def resort(pool: Pool, p: Params, rows: np.ndarray, score: np.ndarray) -> np.nda
 
 def _runs(values: np.ndarray, n: int, cut: int) -> list[tuple[int, int, int]]:
     """Runs of equal values among the first n of `values` (sorted; entries past n are rows
-    known to lie beyond the stage): (start, end inside the stage, end)."""
-    out = []
-    s = 0
-    while s < n:
-        e = s + 1
-        while e < len(values) and values[e] == values[s]:
-            e += 1
-        if min(e, n) - s >= 2 or s < cut < e:
-            out.append((s, min(e, n), e))
-        s = e
-    return out
+    known to lie beyond the stage): (start, end inside the stage, end), for runs of two or
+    more inside the stage or that straddle the cut. Vectorised: the window calls it per tick."""
+    v = np.asarray(values, np.float64)
+    if n == 0 or not len(v):
+        return []
+    new = np.ones(len(v), bool)
+    new[1:] = v[1:] != v[:-1]  # NaN never equals itself: NaNs never tie
+    starts = np.flatnonzero(new)
+    ends = np.append(starts[1:], len(v))
+    starts, ends = starts[starts < n], ends[starts < n]
+    inside = np.minimum(ends, n)
+    keep = (inside - starts >= 2) | ((starts < cut) & (cut < ends))
+    return list(zip(starts[keep].tolist(), inside[keep].tolist(), ends[keep].tolist(),
+                    strict=True))
 
 
 def _leg_values(leg: Leg, c: int) -> np.ndarray:
