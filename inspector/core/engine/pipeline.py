@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from inspector.core.engine import ties
 from inspector.core.engine.blend import importance_used, multiplier
 from inspector.core.engine.diagnosis import ScopeHint, diagnose
 from inspector.core.engine.params import Depths, Params, depths
@@ -67,11 +68,8 @@ def _raw_order(pool: Pool, p: Params, d: Depths, vr: np.ndarray, fr: np.ndarray
         rows = pool.fts_leg.rows[: d.pool]
         base = pool.fts_score / (1.0 + pool.fts_score)
     else:
-        fused = (np.where(vr > 0, 1.0 / (p.rrf_k + vr), 0.0)
-                 + np.where(fr > 0, 1.0 / (p.rrf_k + fr), 0.0))
-        cand = np.flatnonzero((vr > 0) | (fr > 0))
-        rows = cand[np.lexsort((pool.id_order[cand], -fused[cand]))][: d.pool]
-        fused = np.where((vr > 0) | (fr > 0), fused, np.nan)
+        order, fused = ties.fuse(pool, p, vr, fr)  # the system's tie rule (Params.tie_rule)
+        rows = order[: d.pool]
         base = fused
     return rows, base, fused
 
@@ -98,7 +96,7 @@ def derive(pool: Pool, p: Params, probe: Pool | None = None,
     imp = importance_used(pool.importance, pool.missing_importance(), p.default_importance)
     mult = multiplier(imp, p.blend)
     score = base * mult
-    blended = scoped[np.argsort(-score[scoped], kind="stable")]
+    blended = ties.resort(pool, p, scoped, score)
     keep = blended[score[blended] >= p.min_score]
     final = keep[: p.limit]
     page = blended[: p.limit]  # the page a min score of 0 would return

@@ -11,6 +11,7 @@ import numpy as np
 
 from inspector.core.engine.params import Depths, Params
 from inspector.core.engine.pool import Pool
+from inspector.core.engine.ties import TieGroup, find_ties, marks
 from inspector.core.jsonio import plain
 
 STAGES = ("raw", "scoped", "blended", "final")
@@ -132,6 +133,17 @@ class Trace:
         got = self._outcomes[raw]
         return {k: raw[got == k] for k in OUTCOMES if k != "not_fetched"}
 
+    def ties(self) -> tuple[TieGroup, ...]:
+        """Every group of rows whose scores are equal at the system's precision, per stage
+        (hybrid legs `vec`/`fts`, `raw`, `blended`), each saying whether it straddles a cut."""
+        kept = len(self.stage("blended")) - self.counters["belowMinScore"]
+        return find_ties(self.pool, self.params, self.depths, self.vec_rank, self.fts_rank,
+                         self.score, self.stage("blended").rows, kept)
+
+    def tie_marks(self, stage: str) -> dict[int, TieGroup]:
+        """Pool row -> tie group for the rows a stage shows (scoped: raw's, final: blended's)."""
+        return marks(self.ties(), stage)
+
     def row_of(self, row_id: Any) -> int | None:
         hits = np.flatnonzero(self.pool.ids == row_id)
         return int(hits[0]) if len(hits) else None
@@ -177,6 +189,7 @@ class Trace:
             "diagnosis": self.diagnosis.to_json(),
             "warnings": list(self.warnings),
             "expect": [e.to_json() for e in self.expect],
+            "ties": [g.to_json() for g in self.ties()],
         }
 
 

@@ -27,10 +27,11 @@ def _stages(trace):
                      for i in s.rows] for s in trace.stages}
 
 
-def test_hybrid_fusion_matches_reciprocal_rank_fusion_computed_independently(random_store):
+def test_hybrid_fusion_with_the_id_rule_matches_rrf_computed_independently(random_store):
+    """The docs engine's fusion: float64 RRF, ties by id ascending (tie_rule "id")."""
     store = open_store(str(random_store(n=200)))
     q = _query(store, "tokens repo1")
-    p = Params(mode="hybrid", limit=10, fts_k=20, vec_k=20, cap=50)
+    p = Params(mode="hybrid", limit=10, fts_k=20, vec_k=20, cap=50, tie_rule="id")
     t = run(store, q, p)
     vec = store.table.search(q.vector).limit(20).to_arrow()["id"].to_pylist()
     from inspector.core.stores.fts import fts_table
