@@ -14,6 +14,8 @@ from tests.qt.qtkit import assert_matches_engine
 def sweep(window, qtbot, timeout: int = 60_000):
     dock = window.tuning_dock
     dock.show_tab("sweep")
+    dock.setFloating(True)  # room for the heatmap's value labels, whatever the window's layout
+    dock.resize(1400, 720)
     dock.sweep.run()
     qtbot.waitUntil(lambda: not dock.sweep.running, timeout=timeout)
     assert dock.sweep.result is not None, window.error_bar.label.text()
