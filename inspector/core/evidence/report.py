@@ -86,4 +86,5 @@ def format_tables(uri: str, infos: list[TableInfo]) -> str:
         roles = {r: c for r, c in t.roles.as_dict().items() if c}
         out.append("  roles   " + ", ".join(f"{r}={c}" for r, c in roles.items()))
         out.append("  columns " + ", ".join(f"{c}: {ty}" for c, ty in t.columns.items()))
+        out.extend(f"  index   {i.describe()}" for i in t.vector_indexes)
     return "\n".join(out)
