@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from inspector.core.engine.index_rule import index_json
 from inspector.core.engine.presets import PRESETS
 from inspector.core.engine.trace import Trace
 from inspector.core.stores.store import TableInfo
@@ -62,6 +63,7 @@ def format_trace(trace: Trace, max_rows: int = 15) -> str:
     out.append("")
     out.append("counters " + "  ".join(f"{k}={v}" for k, v in trace.counters.items()))
     out.append(f"diagnosis [{trace.diagnosis.code}] {trace.diagnosis.message}")
+    out.extend(_index_lines(trace))
     for w in trace.warnings:
         out.append(f"warning {w}")
     for e in trace.expect:
@@ -71,10 +73,30 @@ def format_trace(trace: Trace, max_rows: int = 15) -> str:
     return "\n".join(out)
 
 
+def _index_lines(trace: Trace) -> list[str]:
+    """The vector index in use and, with the facet, what the exact search says."""
+    info = index_json(trace.pool.index, trace.params, trace.depths.vec_k)
+    if info is None:
+        return []
+    if not info["used"]:
+        return [f"index {info['type']} not used: {info['not_used_because']}"]
+    knobs = "  ".join(f"{k}={info[k]}" for k in ("min_nprobes", "max_nprobes", "refine_factor",
+                                                 "ef") if info[k] is not None)
+    out = [f"index {info['type']} on {info['column']} ({info['metric']}): {knobs}"]
+    f = trace.index_facet
+    if f is not None:
+        recall = "-" if f.recall is None else f"{f.recall:.0%}"
+        out.append(f"exact search at depth {f.depth}: lostToIndex={len(f.lost)}  ANN recall@"
+                   f"{trace.params.limit}={recall}  the exact pipeline returns "
+                   + (", ".join(str(x) for x in f.exact_final) or "nothing"))
+    return out
+
+
 def format_presets() -> str:
     lines = []
     for p in PRESETS.values():
-        lines.append(f"{p.name:<18} {p.title}\n{'':<18} depth: {p.depth_rule}")
+        lines.append(f"{p.name:<18} {p.title}\n{'':<18} depth: {p.depth_rule}\n"
+                     f"{'':<18} index knobs: {p.index_knobs}")
     return "\n".join(lines)
 
 
