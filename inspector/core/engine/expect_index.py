@@ -12,7 +12,7 @@ from inspector.core.engine.params import Params
 from inspector.core.engine.pipeline import derive, run
 from inspector.core.engine.pool import Query
 from inspector.core.engine.trace import Trace
-from inspector.core.stores.indexes import IndexInfo
+from inspector.core.stores.ann.indexes import IndexInfo
 from inspector.core.stores.store import Store
 
 NPROBES_LADDER = (24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 1024)

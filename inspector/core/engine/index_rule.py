@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from inspector.core.engine.params import Params
-from inspector.core.stores.indexes import DEFAULT_NPROBES, IndexInfo
+from inspector.core.stores.ann.indexes import DEFAULT_NPROBES, IndexInfo
 
 
 def used_index(index: IndexInfo | None, p: Params) -> IndexInfo | None:

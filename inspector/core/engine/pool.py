@@ -20,8 +20,8 @@ from inspector.core.engine import scope as scopes
 from inspector.core.engine.index_rule import apply_knobs, prefix_exact
 from inspector.core.engine.params import Params
 from inspector.core.errors import InspectorError
+from inspector.core.stores.ann.indexes import IndexInfo
 from inspector.core.stores.fts import fts_table
-from inspector.core.stores.indexes import IndexInfo
 from inspector.core.stores.store import Store
 
 

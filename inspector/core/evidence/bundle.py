@@ -22,7 +22,7 @@ from inspector.core.engine.scope import ScopeSpec
 from inspector.core.engine.trace import Trace
 from inspector.core.errors import InspectorError
 from inspector.core.jsonio import plain, read_json
-from inspector.core.stores.indexes import IndexInfo
+from inspector.core.stores.ann.indexes import IndexInfo
 
 FORMAT = "inspector-bundle"
 VERSION = 1

@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 
 from inspector.core.errors import InspectorError
-from inspector.core.stores.demo_indexed import build_indexed
+from inspector.core.stores.ann.demo import build_indexed
 from inspector.core.stores.embed import HashEmbedder
 from inspector.core.stores.store import META_KEY
 
@@ -156,7 +156,7 @@ def build_demo(path: str | Path, overwrite: bool = False) -> Path:
     rows = _rows()
     vectors = HashEmbedder(dim=DIM).embed([r["text"] for r in rows])
     meta = {"embedder": {"name": "hash-v1", "dim": DIM}, "demo": True,
-            "suggested_queries": suggested_queries() + build_indexed(target)}
+            "suggested_queries": suggested_queries() + build_indexed(target, META_KEY)}
     schema = pa.schema([
         pa.field("id", pa.utf8()), pa.field("text", pa.utf8()),
         pa.field("vector", pa.list_(pa.float32(), DIM)),

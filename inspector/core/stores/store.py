@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from inspector.core.errors import InspectorError
-from inspector.core.stores.indexes import IndexInfo, index_on, vector_indexes
+from inspector.core.stores.ann.indexes import IndexInfo, index_on, vector_indexes
 from inspector.core.stores.roles import Roles, detect_roles
 
 META_KEY = b"inspector"  # schema metadata written by `inspector demo`: embedder, suggested queries

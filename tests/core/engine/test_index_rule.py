@@ -18,7 +18,7 @@ import pytest
 from inspector.core.engine.index_rule import prefix_exact, used_index
 from inspector.core.engine.params import Params
 from inspector.core.engine.pool import Query, fetch_pool
-from inspector.core.stores.indexes import IndexInfo
+from inspector.core.stores.ann.indexes import IndexInfo
 from inspector.core.stores.opening import open_store
 from tests import indexkit
 from tests.storekit import snapshot

@@ -12,15 +12,16 @@ from inspector.core.engine import index_facet
 from inspector.core.engine.expect import analyse
 from inspector.core.engine.inputs import build_params, build_query
 from inspector.core.engine.pipeline import run
-from inspector.core.stores import demo_indexed
+from inspector.core.stores.ann import demo as demo_indexed
 from inspector.core.stores.opening import open_store
+from inspector.core.stores.store import META_KEY
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list, float]:
     path = tmp_path_factory.mktemp("demo_indexed")
     t0 = time.perf_counter()
-    stories = demo_indexed.build_indexed(path)
+    stories = demo_indexed.build_indexed(path, META_KEY)
     return path, stories, time.perf_counter() - t0
 
 

@@ -19,7 +19,6 @@ import numpy as np
 import pyarrow as pa
 
 from inspector.core.stores.embed import HashEmbedder
-from inspector.core.stores.store import META_KEY
 
 TABLE = "memories_indexed"
 DIM = 64
@@ -91,11 +90,12 @@ def find_story(tbl: Any, embed: HashEmbedder) -> dict[str, Any] | None:
     return None
 
 
-def build_indexed(target: str | Path) -> list[dict[str, Any]]:
+def build_indexed(target: str | Path, meta_key: bytes) -> list[dict[str, Any]]:
     """Write `memories_indexed` into the demo folder, train its IVF_PQ index, and return the
     suggested query its story makes (none if no question loses a row; see find_story). The
     story is read off the trained index, so it goes into the main table's metadata, which is
-    written after this."""
+    written after this. `meta_key` is the schema metadata key the store reads (store.META_KEY,
+    passed in: the store module depends on this package, not the other way)."""
     import lancedb
     from lancedb.index import IvfPq
 
@@ -105,7 +105,7 @@ def build_indexed(target: str | Path) -> list[dict[str, Any]]:
     cols: dict[str, Any] = {k: [r[k] for r in rows] for k in rows[0]}
     cols["vector"] = pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), DIM)
     meta = {"embedder": {"name": embed.name, "dim": DIM}, "demo": True}
-    data = pa.table(cols).replace_schema_metadata({META_KEY: json.dumps(meta).encode()})
+    data = pa.table(cols).replace_schema_metadata({meta_key: json.dumps(meta).encode()})
     Path(target).mkdir(parents=True, exist_ok=True)
     tbl = lancedb.connect(str(target)).create_table(TABLE, data, mode="overwrite")
     tbl.create_index("vector", config=IvfPq(num_partitions=32, num_sub_vectors=8,
