@@ -1,11 +1,13 @@
 """When a vector index is in play, and whether a deep fetch answers a shallower depth exactly.
 
 Established by property tests on real LanceDB 0.40 tables (tests/core/engine/test_index_rule.py):
-LanceDB sorts every vector search by (_distance, _rowid), and an IVF search without refinement
-scores the same partitions at every depth (minimum = maximum nprobes = 20 by default, also under
-a prefilter), so its top k is a prefix of its top K. A refine factor re-ranks k * R candidates,
-so deeper fetches refine more rows; HNSW's default ef (1.5 * k) grows with k, so the graph walk
-changes with depth. Those re-query per depth.
+LanceDB sorts every vector search by (_distance, _rowid) and, by default, probes minimum =
+maximum = 20 IVF partitions at every depth (also under a prefilter), so an IVF_PQ search without
+refinement returns the same top k as the first k of a deeper one, with or without a pushed-down
+scope and for any fixed nprobes. A refine factor re-ranks k * R candidates (deeper fetches refine
+more rows); a maximum nprobes above the minimum lets a deeper k under a selective prefilter
+search more partitions; HNSW's walk depends on k (default ef = 1.5 * k, and counterexamples
+remain with a fixed ef). Those re-query per depth instead of deriving from a cached pool.
 """
 
 from __future__ import annotations
