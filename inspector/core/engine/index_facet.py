@@ -53,10 +53,12 @@ def facet_from(trace: Trace, exact: Pool) -> tuple[IndexFacet, Trace]:
 def _knob_hint(trace: Trace) -> str:
     p = trace.params
     index = trace.pool.index
+    refine = (f"raise --refine-factor (now {p.refine_factor})" if p.refine_factor
+              else "add --refine-factor")
     if index is not None and index.is_hnsw:
-        return "raise --ef, add --refine-factor, or use --exact"
+        return f"raise --ef, {refine}, or use --exact"
     lo, _ = effective_nprobes(p)
-    return f"raise --nprobes (now {lo}), add --refine-factor, or use --exact"
+    return f"raise --nprobes (now {lo}), {refine}, or use --exact"
 
 
 def _diagnosis(trace: Trace, facet: IndexFacet, exact_trace: Trace) -> Diagnosis | None:
@@ -77,7 +79,8 @@ def _diagnosis(trace: Trace, facet: IndexFacet, exact_trace: Trace) -> Diagnosis
         return Diagnosis("index_recall", (
             f"The {kind} index lost {len(facet.lost_final)} row(s) the exact search returns "
             f"with the same scope, blend and min score ({shown}{more}); ANN recall at "
-            f"{p.limit} is {facet.recall:.0%}. To get them back, {_knob_hint(trace)}; "
+            f"{p.limit} is {'-' if facet.recall is None else f'{facet.recall:.0%}'}. "
+            f"To get them back, {_knob_hint(trace)}; "
             "--expect ID names the smallest fix for a row."))
     return None
 
