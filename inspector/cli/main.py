@@ -60,13 +60,14 @@ def _parser() -> argparse.ArgumentParser:
 
 def run_query(a: argparse.Namespace) -> object:
     """Open the store, run the pipeline, analyse expected ids."""
+    from inspector.core.engine import index_facet
     from inspector.core.engine.expect import analyse, attach
     from inspector.core.engine.pipeline import run
 
     params = params_from_args(a)
     store = open_from_args(a)
     query = query_from_args(a, store, params)
-    trace = run(store, query, params)
+    trace = index_facet.attach(store, query, run(store, query, params))
     if a.expect:
         trace = attach(trace, analyse(store, query, trace, a.expect))
     return trace
@@ -92,7 +93,9 @@ def _cmd_tables(a: argparse.Namespace) -> int:
     if a.json:
         print(json.dumps([{"name": t.name, "rows": t.rows, "version": t.version, "dim": t.dim,
                            "fts_indexed": t.fts_indexed, "columns": t.columns,
-                           "roles": t.roles.as_dict()} for t in infos]))
+                           "roles": t.roles.as_dict(),
+                           "vector_indexes": [i.to_json() for i in t.vector_indexes]}
+                          for t in infos]))
     else:
         print(format_tables(a.store, infos))
     return 0

@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 # Arguments that map one to one onto Params fields (None: not given, so a preset may fill in).
 PARAM_KEYS = ("mode", "distance", "limit", "overfetch", "cap", "fts_k", "vec_k", "blend",
               "default_importance", "min_score", "scope", "scope_strategy", "scope_column",
-              "filter", "tie_rule")
+              "filter", "tie_rule", "nprobes", "min_nprobes", "max_nprobes", "refine_factor",
+              "ef", "exact")
 
 
 class Parser(argparse.ArgumentParser):
@@ -50,6 +51,7 @@ def add_query_options(ap: argparse.ArgumentParser) -> None:
     g.add_argument("--tie-rule", choices=TIE_RULES,
                    help="how equal scores are ordered: lancedb (LanceDB's own order, its "
                         "native hybrid) or id (ties by id ascending, the docs engine)")
+    _add_ann_options(ap)
     s = ap.add_argument_group("scope")
     s.add_argument("--scope", help="the caller's scope (empty or 'global' = everything)")
     s.add_argument("--scope-strategy", choices=STRATEGIES)
@@ -61,6 +63,19 @@ def add_query_options(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--column", action="append", default=[], metavar="ROLE=COL",
                     help="override a detected column role, e.g. --column importance=weight")
     add_store_options(ap)
+
+
+def _add_ann_options(ap: argparse.ArgumentParser) -> None:
+    x = ap.add_argument_group("vector index (default: LanceDB's own search, as the real "
+                              "systems run it; no preset passes these)")
+    x.add_argument("--nprobes", type=int, help="IVF partitions searched (minimum = maximum)")
+    x.add_argument("--min-nprobes", type=int, help="IVF partitions always searched")
+    x.add_argument("--max-nprobes", type=int,
+                   help="IVF partitions searched when a filter leaves fewer than k (0 = all)")
+    x.add_argument("--refine-factor", type=int, help="re-rank k * R candidates with full vectors")
+    x.add_argument("--ef", type=int, help="HNSW candidates considered (LanceDB: 1.5 * k)")
+    x.add_argument("--exact", action="store_true", default=None,
+                   help="bypass the vector index: exact flat search")
 
 
 def add_store_options(ap: argparse.ArgumentParser, as_of: bool = True) -> None:

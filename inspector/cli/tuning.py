@@ -25,6 +25,9 @@ def add_parsers(sub: Any) -> None:
                     help="query set / judgments file (JSON or CSV); else the one --text query")
     sw.add_argument("--judgments", metavar="FILE", help="grades for the single --text query")
     _add_grid_options(sw)
+    sw.add_argument("--grid-nprobes", metavar="N,N,...",
+                    help="indexed table: scoped recall against nprobes x over-fetch, measured "
+                    "against the exact search (e.g. 5,10,20,40)")
     sw.add_argument("--json", action="store_true", help="one JSON object instead of text")
     sw.add_argument("--out", metavar="FILE", help="also write the JSON result to FILE")
     rp = sub.add_parser("report", help="write a receipt bundle (JSON + self-contained HTML)")
@@ -109,6 +112,8 @@ def _cmd_sweep(a: argparse.Namespace) -> int:
     else:
         raise InspectorError("Give a query set (--queries FILE) or one query (--text ...).")
     warn_unknown_ids(store, [rid for c in cases for rid, _ in c.grades])
+    if a.grid_nprobes:
+        return _nprobes_sweep(a, store, cases, params)
     result = run_sweep(store, cases, params, _grid(a), k=a.k, progress=_progress)
     data = result.to_json()
     if a.out:
@@ -118,6 +123,22 @@ def _cmd_sweep(a: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         print(format_sweep(result))
+    return 0
+
+
+def _nprobes_sweep(a: argparse.Namespace, store: Any, cases: Any, params: Any) -> int:
+    """`sweep --grid-nprobes`: recall against nprobes x over-fetch on an indexed table."""
+    from inspector.core.analysis.index_sweep import format_nprobes, nprobes_sweep, parse_nprobes
+
+    result = nprobes_sweep(store, cases, params, _grid(a), parse_nprobes(a.grid_nprobes), a.k)
+    data = result.to_json()
+    if a.out:
+        _write_json(a.out, data)
+    if a.json:
+        json.dump(data, sys.stdout, allow_nan=False, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        print(format_nprobes(result))
     return 0
 
 

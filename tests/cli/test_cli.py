@@ -155,9 +155,10 @@ def test_presets_and_tables_commands(capsys, demo_path):
     code, out, _ = _run(capsys, "presets")
     assert code == 0 and "min(limit*3, 50)" in out and "docs-pushdown" in out
     code, out, _ = _run(capsys, "tables", str(demo_path), "--json")
-    (t,) = json.loads(out)
+    t, ix = json.loads(out)
     assert t["name"] == "memories" and t["rows"] == 3024 and t["roles"]["importance"] == \
         "importance"
+    assert t["vector_indexes"] == [] and ix["vector_indexes"][0]["type"] == "IVF_PQ"
 
 
 def test_demo_command_and_python_dash_m(tmp_path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from inspector.core.engine import expect_index as ix
 from inspector.core.engine.params import Params
 from inspector.core.engine.pipeline import derive
 from inspector.core.engine.pool import Pool, Query, fetch_pool
@@ -79,8 +80,9 @@ def analyse(store: Store, query: Query, trace: Trace, ids: Sequence[str],
     p = trace.params
     pool = pool or exhaustive_pool(store, query, p)
     legs = [leg.depth for leg in (pool.vec_leg, pool.fts_leg) if leg is not None]
-    full = derive(pool, replace(p, overfetch=1.0, cap=0, min_score=_NO_FLOOR,
-                                limit=max(1, min(legs))))
+    unbounded = replace(p, overfetch=1.0, cap=0, min_score=_NO_FLOOR, limit=max(1, min(legs)))
+    full = derive(pool, unbounded)
+    view = ix.exact_view(store, query, trace, EXHAUSTIVE_MAX, unbounded)  # None when flat
     out = []
     for rid in ids:
         dropped, reason = _stage_verdict(trace, trace.row_of(rid))
@@ -112,10 +114,17 @@ def analyse(store: Store, query: Query, trace: Trace, ids: Sequence[str],
                 if tie.arbitrary and min_depth is not None:
                     reason += ", so no depth is certain"
                     min_depth = None
+        fix = None
+        if view is not None:  # ranks and verdicts from the exact search, not the index's
+            exh_rank = ix.exact_rank(view, rid)
+            lost = ix.lost_to_index(view, trace, rid)
+            if lost is not None:
+                fix = ix.smallest_fix(store, query, p, view.index, rid)
+                dropped, reason = "index", f"{lost}; {fix}"
         out.append(Expectation(
             id=str(rid), exhaustive_rank=exh_rank, dropped_at=dropped, reason=reason,
             min_depth=min_depth,
-            min_overfetch=None if min_depth is None else min_depth / p.limit))
+            min_overfetch=None if min_depth is None else min_depth / p.limit, index_fix=fix))
     return tuple(out)
 
 

@@ -14,6 +14,7 @@ DISTANCES = ("l2", "cosine")
 FILTERS = ("post", "pushdown")
 # How tied scores are ordered (see ties.py): LanceDB's own order, or ties by id ascending.
 TIE_RULES = ("lancedb", "id")
+ANN_KNOBS = ("nprobes", "min_nprobes", "max_nprobes", "refine_factor", "ef")
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,13 @@ class Params:
     default_importance: float = 0.7
     min_score: float = 0.0
     tie_rule: str = "lancedb"
+    # ANN search knobs (None: LanceDB's default, as the real systems pass none); exact = flat
+    nprobes: int | None = None
+    min_nprobes: int | None = None
+    max_nprobes: int | None = None
+    refine_factor: int | None = None
+    ef: int | None = None
+    exact: bool = False
 
     def __post_init__(self) -> None:
         _check_choice("mode", self.mode, MODES)
@@ -49,6 +57,11 @@ class Params:
         _check_int("fts_k", self.fts_k, 0)
         _check_int("vec_k", self.vec_k, 0)
         _check_int("rrf_k", self.rrf_k, 0)
+        for knob in ANN_KNOBS:
+            if getattr(self, knob) is not None:
+                _check_int(knob, getattr(self, knob), 0 if knob == "max_nprobes" else 1)
+        if not isinstance(self.exact, bool):
+            raise InspectorError(f"exact must be true or false, not {self.exact!r}.")
         if not _finite(self.overfetch) or self.overfetch < 1:
             raise InspectorError(f"Over-fetch must be a number >= 1, not {self.overfetch!r}.")
         if not _finite(self.blend) or not 0 <= self.blend <= 1:

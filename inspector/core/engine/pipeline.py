@@ -14,6 +14,7 @@ import numpy as np
 from inspector.core.engine import ties
 from inspector.core.engine.blend import importance_used, multiplier
 from inspector.core.engine.diagnosis import ScopeHint, diagnose
+from inspector.core.engine.index_rule import prefix_exact
 from inspector.core.engine.params import Depths, Params, depths
 from inspector.core.engine.pool import Pool, Query, fetch_pool
 from inspector.core.engine.trace import Stage, Trace
@@ -203,9 +204,20 @@ def probe_applies(probe: Pool | None, p: Params) -> Pool | None:
     return probe if probe_depth(p, int(probe.store.get("rows") or 0)) > depths(p).pool else None
 
 
+def one_search_probe(store: Store, p: Params) -> bool:
+    """True when a post-filtered vector query should fetch its diagnosis probe's depth at once:
+    its shallower pool is an exact prefix of that search (flat, or an index whose prefix rule
+    holds), and a flat search costs the same at depth 50 or 1,000."""
+    return (p.filter == "post" and p.mode == "vector" and p.scope_spec().active
+            and prefix_exact(getattr(store, "vector_index", None), p))
+
+
 def run(store: Store, query: Query, p: Params) -> Trace:
     """Fetch exactly what p needs and derive every stage. On a scope miss, probe deeper once
     so the diagnosis can say where the in-scope rows sit and which over-fetch would reach them."""
+    if one_search_probe(store, p):  # the pool and the probe from one deep, exact search
+        pool = fetch_pool(store, query, p, vec_k=probe_depth(p, store.rows), fts_k=0)
+        return derive(pool, p, probe=probe_applies(pool, p))
     pool = fetch_for(store, query, p)
     trace = derive(pool, p)
     if scope_miss(trace.counters):

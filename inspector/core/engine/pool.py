@@ -19,8 +19,10 @@ import numpy as np
 import pyarrow as pa
 
 from inspector.core.engine import scope as scopes
+from inspector.core.engine.index_rule import apply_knobs, prefix_exact
 from inspector.core.engine.params import Params
 from inspector.core.errors import InspectorError
+from inspector.core.stores.ann.indexes import IndexInfo
 from inspector.core.stores.fts import fts_table
 from inspector.core.stores.store import Store
 
@@ -80,6 +82,7 @@ class Pool:
     fts_ties: str = "arbitrary"
     # bool per row: NULL or not a number, so the default applies; None = wherever NaN
     importance_missing: np.ndarray | None = None
+    index: IndexInfo | None = None  # the table's vector index (None: flat table)
 
     def missing_importance(self) -> np.ndarray:
         if self.importance_missing is None:
@@ -99,10 +102,11 @@ def _select(store: Store, spec: scopes.ScopeSpec) -> list[str]:
     return cols
 
 
-def _vector_leg(store: Store, vec: np.ndarray, k: int, distance: str, cols: list[str],
+def _vector_leg(store: Store, vec: np.ndarray, k: int, p: Params, cols: list[str],
                 where: Any) -> pa.Table:
     q = (store.table.search(vec, vector_column_name=store.roles.vector)
-         .distance_type(distance).select([*cols, "_distance"]).with_row_id(True).limit(k))
+         .distance_type(p.distance).select([*cols, "_distance"]).with_row_id(True).limit(k))
+    q = apply_knobs(q, p)
     if where is not None:
         q = q.where(where, prefilter=True)
     return q.to_arrow()
@@ -127,14 +131,27 @@ def _canonical(tbl: pa.Table, value_col: str, ascending: bool) -> pa.Table:
 TIE_FETCH_MAX = 20_000  # deepest refetch spent on completing a tie at the cut
 
 
+def _vector_leg_at(fetch: Any, k: int, prefix: bool) -> tuple[pa.Table, bool, float]:
+    """The vector top k, whether the leg ran out, and the distance of the first row past k
+    (NaN if unknown), from ONE search. LanceDB orders vector results by (_distance, _rowid),
+    so ties at the cut need no completion: where a deeper search's prefix is exact, one extra
+    row tells exhaustion and what lies past the cut; where it is not (HNSW, refine), exactly
+    k are fetched so the answer is LanceDB's own at k."""
+    got = _canonical(fetch(k + 1 if prefix else k), "_distance", ascending=True)
+    vals = got.column("_distance").to_numpy(zero_copy_only=False)
+    after = float(vals[k]) if prefix and len(vals) > k else float("nan")
+    return got.slice(0, k), got.num_rows < k + (1 if prefix else 0), after
+
+
 def _leg_at(fetch: Any, k: int, value_col: str, ascending: bool,
             margin: int = 1) -> tuple[pa.Table, bool, float]:
     """The top k in canonical order, whether the leg ran out of rows, and the value of the
     first row past k (NaN if none), which tells whether a tie straddles the cut.
 
-    At a tie straddling the cut LanceDB keeps an arbitrary subset of the tied rows (BM25
-    ties are common). Fetching past the tie and keeping the lowest row ids makes every
-    depth a prefix of every deeper one, so a cached deep pool equals a fresh shallow fetch.
+    At a tie straddling the cut LanceDB's full-text search keeps an arbitrary subset of the
+    tied rows (BM25 ties are common). Fetching past the tie and keeping the lowest row ids
+    makes every depth a prefix of every deeper one, so a cached deep pool equals a fresh
+    shallow fetch.
     """
     want = k + max(1, margin)
     while True:
@@ -175,9 +192,9 @@ def fetch_pool(store: Store, query: Query, params: Params, vec_k: int, fts_k: in
     fts_ties = "arbitrary"
     if params.mode in ("vector", "hybrid"):
         vec = _checked_vector(store, query, params.distance)
-        jobs["vec"] = lambda: _leg_at(
-            lambda k: _vector_leg(store, vec, k, params.distance, cols, where), vec_k,
-            "_distance", ascending=True)
+        prefix = prefix_exact(getattr(store, "vector_index", None), params)
+        jobs["vec"] = lambda: _vector_leg_at(
+            lambda k: _vector_leg(store, vec, k, params, cols, where), vec_k, prefix)
     if params.mode in ("fts", "hybrid"):
         if not query.text or not query.text.strip():
             raise InspectorError("Full-text and hybrid search need query text (--text).")
@@ -293,4 +310,5 @@ def _merge(store: Store, query: Query, params: Params, spec: scopes.ScopeSpec,
                 in_scope=np.asarray(in_scope, bool), scope_rule=rule,
                 pushdown_match=push_match, vec_rank=rank["vec"], vec_dist=value["vec"],
                 fts_rank=rank["fts"], fts_score=value["fts"], vec_leg=built.get("vec"),
-                fts_leg=built.get("fts"), warnings=tuple(warnings))
+                fts_leg=built.get("fts"), warnings=tuple(warnings),
+                index=getattr(store, "vector_index", None))

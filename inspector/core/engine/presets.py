@@ -25,6 +25,8 @@ class Preset:
     depth_rule: str
     build: Callable[[int, bool], dict[str, Any]]
     ties: str = ""  # how the system orders equal scores (Params.tie_rule applies it)
+    # what the real system passes to a vector index: none of them pass knobs
+    index_knobs: str = "none: LanceDB's default search (nprobes 20, no refine, ef 1.5 * k)"
 
     def params(self, limit: int = 10, scope: str | None = None, **overrides: Any) -> Params:
         """The preset's parameters for this limit and scope; explicit overrides win."""
@@ -80,6 +82,7 @@ _STABLE = ("; the re-sort by blended score is assumed stable (a JavaScript sort 
 _DOCS_TIES = ("id: RRF float64 score, ties by id ascending, as the engine's fusion does "
               "(REFERENCE.md 1A); legs of a SQLite docs file: FTS5 bm25 ties by rowid, vector "
               "ties by chunk rowid (the engine's own cosine tie order is not documented)")
+_DOCS_KNOBS = "none: its SQLite vector leg is brute force (exact); on LanceDB, the default search"
 
 PRESETS: dict[str, Preset] = {p.name: p for p in (
     Preset("memory-plugin", "Memory plugin today: vector only, importance ignored",
@@ -89,13 +92,16 @@ PRESETS: dict[str, Preset] = {p.name: p for p in (
            "min(limit*3, 50)", _importance_blend, _LANCEDB_VEC + _STABLE),
     Preset("docs-before-fix", "Docs search before the fix: hybrid, scope filtered after the cut",
            "legs fts_k = vec_k = 20, fused list cut to limit, then post-filter",
-           lambda n, s: _docs(n, s, overfetch=False, pushdown=False), _DOCS_TIES),
+           lambda n, s: _docs(n, s, overfetch=False, pushdown=False), _DOCS_TIES,
+           _DOCS_KNOBS),
     Preset("docs-overfetch", "Docs search with the over-fetch fix",
            "min(50, max(limit*5, fts_k, vec_k)) when scoped",
-           lambda n, s: _docs(n, s, overfetch=True, pushdown=False), _DOCS_TIES),
+           lambda n, s: _docs(n, s, overfetch=True, pushdown=False), _DOCS_TIES,
+           _DOCS_KNOBS),
     Preset("docs-pushdown", "Docs search with scope pushdown (post-filter kept as defence)",
            "repo allowlist as a prefilter; over-fetch as in docs-overfetch",
-           lambda n, s: _docs(n, s, overfetch=True, pushdown=True), _DOCS_TIES),
+           lambda n, s: _docs(n, s, overfetch=True, pushdown=True), _DOCS_TIES,
+           _DOCS_KNOBS),
     Preset("other-plugin", "The other public plugin: cosine, 0.7 + 0.3 * importance",
            "min(limit*10, 200)", _other_plugin,
            "lancedb, but unknown: the plugin's tie order is not published; the inspector "

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from inspector.core.engine.index_rule import index_json
 from inspector.core.engine.params import Depths, Params
 from inspector.core.engine.pool import Pool
 from inspector.core.engine.ties import TieGroup, find_ties, marks
@@ -66,15 +67,38 @@ class Expectation:
 
     id: str
     exhaustive_rank: int | None
-    dropped_at: str | None  # raw | scoped | final | None when returned
+    dropped_at: str | None  # raw | scoped | final | index | None when returned
     reason: str
     min_depth: int | None
     min_overfetch: float | None
+    index_fix: str | None = None  # on an indexed table: the smallest knob that returns it
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "exhaustive_rank": self.exhaustive_rank,
-                "dropped_at": self.dropped_at, "reason": self.reason,
-                "min_depth": self.min_depth, "min_overfetch": self.min_overfetch}
+        out = {"id": self.id, "exhaustive_rank": self.exhaustive_rank,
+               "dropped_at": self.dropped_at, "reason": self.reason,
+               "min_depth": self.min_depth, "min_overfetch": self.min_overfetch}
+        return out | ({"index_fix": self.index_fix} if self.index_fix else {})
+
+
+@dataclass(frozen=True)
+class IndexFacet:
+    """The exact (flat) search beside the approximate one at the same depth and filter."""
+
+    index_type: str
+    depth: int  # the vector leg's depth both rankings were cut at
+    exact_rank: np.ndarray  # per pool row: 1-based rank in the exact top `depth`, 0 beyond
+    exact_ids: tuple[Any, ...]  # the exact top `depth`, in order
+    lost: tuple[Any, ...]  # exact top `depth` rows the index did not return, in exact order
+    recall: float | None  # ANN recall at the limit: |exact top L & approx top L| / |exact top L|
+    exact_final: tuple[Any, ...]  # what the exact pipeline returns (same scope, blend, limit)
+    lost_final: tuple[Any, ...]  # returned by the exact pipeline, not by the approximate one
+
+    def to_json(self) -> dict[str, Any]:
+        return {"index_type": self.index_type, "depth": self.depth,
+                "lostToIndex": len(self.lost), "ann_recall": self.recall,
+                "lost": [plain(x) for x in self.lost],
+                "exact_final": [plain(x) for x in self.exact_final],
+                "lost_final": [plain(x) for x in self.lost_final]}
 
 
 @dataclass(frozen=True)
@@ -100,6 +124,7 @@ class Trace:
     diagnosis: Diagnosis
     warnings: tuple[str, ...] = ()
     expect: tuple[Expectation, ...] = field(default=())
+    index_facet: IndexFacet | None = None  # set by index_facet.attach on an indexed table
 
     def stage(self, name: str) -> Stage:
         return self.stages[STAGES.index(name)]
@@ -168,6 +193,7 @@ class Trace:
             "pushdown_match": bool(p.pushdown_match[i]),
             "rank_before": _rank(self.rank_before[i]), "rank_after": _rank(self.rank_after[i]),
             "final_rank": _rank(self.final_rank[i]),
+            "exact_rank": _rank(self.index_facet.exact_rank[i]) if self.index_facet else None,
             "columns": {c: plain(v[i]) for c, v in p.columns.items()},
         }
 
@@ -175,7 +201,8 @@ class Trace:
         p = self.pool
         params = self.params.to_json()
         params.update({"depths": self.depths.to_json(), "pushdown_sql": p.pushdown_sql or None,
-                       "pushdown_note": p.pushdown_note})
+                       "pushdown_note": p.pushdown_note,
+                       "index": index_json(p.index, self.params, self.depths.vec_k)})
         return {
             "schema": SCHEMA_VERSION,
             "store": dict(p.store),
@@ -190,6 +217,7 @@ class Trace:
             "warnings": list(self.warnings),
             "expect": [e.to_json() for e in self.expect],
             "ties": [g.to_json() for g in self.ties()],
+            "index_facet": self.index_facet.to_json() if self.index_facet else None,
         }
 
 

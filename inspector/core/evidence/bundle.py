@@ -22,6 +22,7 @@ from inspector.core.engine.scope import ScopeSpec
 from inspector.core.engine.trace import Trace
 from inspector.core.errors import InspectorError
 from inspector.core.jsonio import plain, read_json
+from inspector.core.stores.ann.indexes import IndexInfo
 
 FORMAT = "inspector-bundle"
 VERSION = 1
@@ -80,7 +81,7 @@ def pool_to_json(pool: Pool) -> dict[str, Any]:
             out[f.name] = _array_json(v)
         elif isinstance(v, Leg) or f.name in ("vec_leg", "fts_leg"):
             out[f.name] = _leg_json(v)
-        elif isinstance(v, Query):
+        elif isinstance(v, (Query, IndexInfo)):
             out[f.name] = v.to_json()
         elif isinstance(v, ScopeSpec):
             out[f.name] = {"scope": v.scope, "strategy": v.strategy, "column": v.column,
@@ -114,6 +115,8 @@ def pool_from_json(d: dict[str, Any]) -> Pool:
             values[f.name] = _array_from(v)
         elif f.name == "warnings":
             values[f.name] = tuple(v)
+        elif f.name == "index":
+            values[f.name] = IndexInfo(**v) if v else None
         else:
             values[f.name] = v
     return Pool(**values)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from inspector.core.engine.index_rule import index_json
 from inspector.core.engine.presets import PRESETS
 from inspector.core.engine.ties import RULE_TEXT, TieGroup, marks
 from inspector.core.engine.trace import Trace
@@ -73,6 +74,7 @@ def format_trace(trace: Trace, max_rows: int = 15) -> str:
     for fix in trace.diagnosis.fixes:
         options = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in fix.changes)
         out.append(f"  fix: {fix.label} ({options})")
+    out.extend(_index_lines(trace))
     for w in trace.warnings:
         out.append(f"warning {w}")
     out.extend(_tie_lines(groups, p.tie_rule))
@@ -101,11 +103,30 @@ def _tie_lines(groups: tuple[TieGroup, ...], rule: str) -> list[str]:
     return out
 
 
+def _index_lines(trace: Trace) -> list[str]:
+    """The vector index in use and, with the facet, what the exact search says."""
+    info = index_json(trace.pool.index, trace.params, trace.depths.vec_k)
+    if info is None:
+        return []
+    if not info["used"]:
+        return [f"index {info['type']} not used: {info['not_used_because']}"]
+    knobs = "  ".join(f"{k}={info[k]}" for k in ("min_nprobes", "max_nprobes", "refine_factor",
+                                                 "ef") if info[k] is not None)
+    out = [f"index {info['type']} on {info['column']} ({info['metric']}): {knobs}"]
+    f = trace.index_facet
+    if f is not None:
+        recall = "-" if f.recall is None else f"{f.recall:.0%}"
+        out.append(f"exact search at depth {f.depth}: lostToIndex={len(f.lost)}  ANN recall@"
+                   f"{trace.params.limit}={recall}  the exact pipeline returns "
+                   + (", ".join(str(x) for x in f.exact_final) or "nothing"))
+    return out
+
+
 def format_presets() -> str:
     lines = []
     for p in PRESETS.values():
         lines.append(f"{p.name:<18} {p.title}\n{'':<18} depth: {p.depth_rule}\n"
-                     f"{'':<18} ties: {p.ties}")
+                     f"{'':<18} ties: {p.ties}\n{'':<18} index knobs: {p.index_knobs}")
     return "\n".join(lines)
 
 
@@ -117,4 +138,5 @@ def format_tables(uri: str, infos: list[TableInfo]) -> str:
         roles = {r: c for r, c in t.roles.as_dict().items() if c}
         out.append("  roles   " + ", ".join(f"{r}={c}" for r, c in roles.items()))
         out.append("  columns " + ", ".join(f"{c}: {ty}" for c, ty in t.columns.items()))
+        out.extend(f"  index   {i.describe()}" for i in t.vector_indexes)
     return "\n".join(out)

@@ -28,6 +28,7 @@ import numpy as np
 import pyarrow as pa
 
 from inspector.core.errors import InspectorError
+from inspector.core.stores.ann.demo import build_indexed
 from inspector.core.stores.embed import HashEmbedder
 from inspector.core.stores.store import META_KEY
 
@@ -262,7 +263,7 @@ def build_demo(path: str | Path, overwrite: bool = False) -> Path:
     vectors = _jittered(HashEmbedder(dim=DIM).embed([r["text"] for r in rows]),
                         keep=[r["id"] in _TIE_IDS for r in rows])
     meta = {"embedder": {"name": "hash-v1", "dim": DIM}, "demo": True,
-            "suggested_queries": suggested_queries()}
+            "suggested_queries": suggested_queries() + build_indexed(target, META_KEY)}
     schema = pa.schema([
         pa.field("id", pa.utf8()), pa.field("text", pa.utf8()),
         pa.field("vector", pa.list_(pa.float32(), DIM)),

@@ -19,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 
 from inspector.core.errors import InspectorError
+from inspector.core.stores.ann.indexes import IndexInfo, index_on, vector_indexes
 from inspector.core.stores.roles import Roles, detect_roles
 
 META_KEY = b"inspector"  # schema metadata written by `inspector demo`: embedder, suggested queries
@@ -36,6 +37,7 @@ class TableInfo:
     roles: Roles
     dim: int | None
     fts_indexed: bool
+    vector_indexes: tuple[IndexInfo, ...] = ()
 
 
 @dataclass
@@ -72,13 +74,21 @@ class Store:
         return self._fts_index_column
 
     @cached_property
-    def _fts_index_column(self) -> str | None:
+    def _indices(self) -> list[Any]:
         # read once: the store is pinned at a version, and each read is a LanceDB round trip
         try:
-            indices = self.table.list_indices()
+            return list(self.table.list_indices())
         except Exception:  # noqa: BLE001 - an unreadable index list means "no usable index"
-            return None
-        for idx in indices:
+            return []
+
+    @cached_property
+    def vector_index(self) -> IndexInfo | None:
+        """The vector index searches of the vector column use (None: flat search)."""
+        return index_on(vector_indexes(self._indices), self.roles.vector)
+
+    @cached_property
+    def _fts_index_column(self) -> str | None:
+        for idx in self._indices:
             if getattr(idx, "index_type", "") == "FTS" and self.roles.text in idx.columns:
                 return self.roles.text
         return None
@@ -330,10 +340,11 @@ def describe_lance(uri: str, storage_options: dict[str, str] | None = None) -> l
         tbl = db.open_table(name)
         roles = detect_roles(tbl.schema) if _vector_count(tbl.schema) < 2 else Roles()
         dim = (tbl.schema.field(roles.vector).type.list_size if roles.vector else None)
-        fts = any(getattr(i, "index_type", "") == "FTS" for i in tbl.list_indices())
+        indices = list(tbl.list_indices())
+        fts = any(getattr(i, "index_type", "") == "FTS" for i in indices)
         out.append(TableInfo(name=name, rows=int(tbl.count_rows()), version=int(tbl.version),
                              columns={f.name: str(f.type) for f in tbl.schema}, roles=roles,
-                             dim=dim, fts_indexed=fts))
+                             dim=dim, fts_indexed=fts, vector_indexes=vector_indexes(indices)))
     return out
 
 

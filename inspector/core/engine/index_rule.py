@@ -1,0 +1,90 @@
+"""When a vector index is in play, and whether a deep fetch answers a shallower depth exactly.
+
+Established by property tests on real LanceDB 0.40 tables (tests/core/engine/test_index_rule.py):
+LanceDB sorts every vector search by (_distance, _rowid) and, by default, probes minimum =
+maximum = 20 IVF partitions at every depth (also under a prefilter), so an IVF_PQ search without
+refinement returns the same top k as the first k of a deeper one, with or without a pushed-down
+scope and for any fixed nprobes. A refine factor re-ranks k * R candidates (deeper fetches refine
+more rows); a maximum nprobes above the minimum lets a deeper k under a selective prefilter
+search more partitions; HNSW's walk depends on k (default ef = 1.5 * k, and counterexamples
+remain with a fixed ef). Those re-query per depth instead of deriving from a cached pool.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inspector.core.engine.params import Params
+from inspector.core.stores.ann.indexes import DEFAULT_NPROBES, IndexInfo
+
+
+def used_index(index: IndexInfo | None, p: Params) -> IndexInfo | None:
+    """The index p's vector search goes through: None for --exact, full-text only, or a metric
+    other than the index's (LanceDB then scans flat, as its query plan shows)."""
+    if index is None or p.exact or p.mode == "fts":
+        return None
+    if index.metric is not None and index.metric != p.distance:
+        return None
+    return index
+
+
+def prefix_exact(index: IndexInfo | None, p: Params) -> bool:
+    """True when the first k rows of a deep vector fetch equal a fresh search at depth k for
+    these parameters, so a cached deep pool answers every shallower depth exactly."""
+    used = used_index(index, p)
+    if used is None:
+        return True
+    if used.is_hnsw or p.refine_factor is not None:
+        return False
+    lo, hi = effective_nprobes(p)
+    # with more maximum than minimum probes, a deeper k can search more partitions
+    return used.is_ivf and hi == lo
+
+
+def effective_nprobes(p: Params) -> tuple[int, int]:
+    """(minimum, maximum) nprobes the search runs with; maximum 0 means no limit."""
+    lo = p.min_nprobes or p.nprobes or DEFAULT_NPROBES
+    hi = p.max_nprobes if p.max_nprobes is not None else (p.nprobes or max(lo, DEFAULT_NPROBES))
+    return lo, hi
+
+
+def effective_knobs(index: IndexInfo | None, p: Params, k: int) -> dict[str, Any]:
+    """The search knobs in force at depth k, for `params.index` (LanceDB's defaults filled in)."""
+    used = used_index(index, p)
+    if used is None:
+        return {"nprobes": None, "min_nprobes": None, "max_nprobes": None,
+                "refine_factor": None, "ef": None}
+    lo, hi = effective_nprobes(p)
+    ef = (p.ef or int(1.5 * k)) if used.is_hnsw else None
+    return {"nprobes": lo if lo == hi else None, "min_nprobes": lo, "max_nprobes": hi,
+            "refine_factor": p.refine_factor, "ef": ef}
+
+
+def index_json(index: IndexInfo | None, p: Params, k: int) -> dict[str, Any] | None:
+    """`params.index`: null on a flat table, else the index and the knobs in force."""
+    if index is None:
+        return None
+    used = used_index(index, p)
+    why = None if used else ("--exact: the index is bypassed" if p.exact else
+                             "full-text only" if p.mode == "fts" else
+                             f"distance {p.distance} differs from the index's {index.metric}, "
+                             "so LanceDB scans flat")
+    return {**index.to_json(), "used": used is not None, "not_used_because": why,
+            **effective_knobs(index, p, k), "prefix_exact": prefix_exact(index, p)}
+
+
+def apply_knobs(search: Any, p: Params) -> Any:
+    """A LanceDB vector query builder with p's index knobs; untouched when none is given."""
+    if p.exact:
+        return search.bypass_vector_index()
+    if p.nprobes is not None:
+        search = search.nprobes(p.nprobes)
+    if p.min_nprobes is not None:
+        search = search.minimum_nprobes(p.min_nprobes)
+    if p.max_nprobes is not None:
+        search = search.maximum_nprobes(p.max_nprobes)
+    if p.refine_factor is not None:
+        search = search.refine_factor(p.refine_factor)
+    if p.ef is not None:
+        search = search.ef(p.ef)
+    return search

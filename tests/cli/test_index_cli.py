@@ -1,0 +1,56 @@
+"""The command line on a real indexed table: the index in `tables`, `params.index` and the
+facet in the query JSON, the knobs reaching LanceDB, and --expect naming the index."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from inspector.cli import main
+from tests import indexkit
+from tests.storekit import snapshot
+
+
+@pytest.fixture(scope="module")
+def path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return indexkit.build(tmp_path_factory.mktemp("cli_index") / "ivf", "IVF_PQ")
+
+
+def _json(capsys, *args: str) -> dict:
+    assert main(list(args)) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_tables_lists_the_vector_index(capsys, path):
+    (t,) = _json(capsys, "tables", str(path), "--json")
+    (ix,) = t["vector_indexes"]
+    assert (ix["type"], ix["column"], ix["metric"], ix["sub_vectors"]) == \
+        ("IVF_PQ", "vector", "l2", 4)
+    assert main(["tables", str(path)]) == 0
+    assert "index   IVF_PQ on vector (l2 metric, sub-vectors 4" in capsys.readouterr().out
+
+
+def test_query_json_carries_the_index_the_knobs_and_the_facet(capsys, path):
+    before = snapshot(path)
+    doc = _json(capsys, "query", str(path), "--vector-of", "r00042", "--json")
+    ix = doc["params"]["index"]
+    assert ix["type"] == "IVF_PQ" and ix["used"] and ix["nprobes"] == 20
+    assert ix["refine_factor"] is None and ix["ef"] is None and ix["prefix_exact"]
+    assert doc["index_facet"]["depth"] == 10
+    assert doc["counters"]["lostToIndex"] == doc["index_facet"]["lostToIndex"]
+    assert all("exact_rank" in c for c in doc["stages"][0]["candidates"])
+    doc = _json(capsys, "query", str(path), "--vector-of", "r00042", "--nprobes", "7",
+                "--refine-factor", "3", "--json")
+    ix = doc["params"]["index"]
+    assert (ix["nprobes"], ix["refine_factor"], ix["prefix_exact"]) == (7, 3, False)
+    doc = _json(capsys, "query", str(path), "--vector-of", "r00042", "--exact", "--json")
+    assert doc["params"]["exact"] is True and doc["params"]["index"]["used"] is False
+    assert doc["index_facet"] is None
+    assert snapshot(path) == before
+
+
+def test_query_knobs_are_validated(capsys, path):
+    assert main(["query", str(path), "--vector-of", "r00042", "--nprobes", "0"]) == 2
+    assert "nprobes" in capsys.readouterr().err

@@ -1,0 +1,64 @@
+"""The demo's indexed table: real IVF_PQ training, fast to build, and a story that holds."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from inspector.core.engine import index_facet
+from inspector.core.engine.expect import analyse
+from inspector.core.engine.inputs import build_params, build_query
+from inspector.core.engine.pipeline import run
+from inspector.core.stores.ann import demo as demo_indexed
+from inspector.core.stores.opening import open_store
+from inspector.core.stores.store import META_KEY
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list, float]:
+    path = tmp_path_factory.mktemp("demo_indexed")
+    t0 = time.perf_counter()
+    stories = demo_indexed.build_indexed(path, META_KEY)
+    return path, stories, time.perf_counter() - t0
+
+
+def test_builds_a_trained_ivf_pq_table_in_a_few_seconds(built):
+    path, _, seconds = built
+    store = open_store(str(path), demo_indexed.TABLE)
+    assert store.rows >= 5000 and store.vector_index.type == "IVF_PQ"
+    assert store.vector_index.indexed_rows == store.rows and store.embedder["name"] == "hash-v1"
+    assert seconds < 8
+
+
+def test_the_suggested_story_is_an_in_scope_memory_lost_to_the_index_with_its_fix(built):
+    path, stories, _ = built
+    assert len(stories) == 1
+    s = stories[0]
+    assert s["table"] == demo_indexed.TABLE and s["expect"]
+    store = open_store(str(path), s["table"])
+    p = build_params(preset=s["preset"], limit=s["limit"], scope=s["scope"],
+                     min_score=s["min_score"])
+    query = build_query(store, p.mode, text=s["text"])
+    trace = index_facet.attach(store, query, run(store, query, p))
+    rid = s["expect"][0]
+    assert rid not in trace.ids("final") and rid in trace.index_facet.lost_final
+    assert trace.diagnosis.code == "index_recall"
+    (e,) = analyse(store, query, trace, [rid])
+    # the true rank, from numpy over the agent's rows (ties by row order, as LanceDB's)
+    tbl = store.table.to_arrow()
+    vecs = np.stack(tbl.column("vector").to_numpy(zero_copy_only=False))
+    mine = np.flatnonzero(np.asarray(tbl.column("agentId").to_pylist()) == "main")
+    d = ((vecs[mine].astype(np.float64) - query.vector) ** 2).sum(axis=1)
+    order = [tbl.column("id")[int(i)].as_py() for i in mine[np.lexsort((mine, d))]]
+    assert e.dropped_at == "index" and e.exhaustive_rank == order.index(rid) + 1
+    if "only --exact" in e.index_fix:
+        assert "only --exact" in s["story"]
+    else:
+        assert e.index_fix.split(" brings")[0] in s["story"]
+        knob, value = e.index_fix.split()[:2]
+        fixed = p.with_(**{knob[2:].replace("-", "_"): int(value)})
+        assert rid in run(store, query, fixed).ids("final")
+    assert rid in run(store, query, p.with_(exact=True)).ids("final")
