@@ -113,7 +113,7 @@ def _cases(kind: str) -> list[tuple[str, dict[str, Any], str | None, bool]]:
 
 
 def run_bench(rows: int, repeat: int) -> dict[str, Any]:
-    from inspector.core.engine import index_facet
+    from inspector.core.engine.ann import facet as index_facet
     from inspector.core.engine.params import Params
     from inspector.core.engine.pipeline import run
     from inspector.core.engine.pool import Query

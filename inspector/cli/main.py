@@ -60,7 +60,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def run_query(a: argparse.Namespace) -> object:
     """Open the store, run the pipeline, analyse expected ids."""
-    from inspector.core.engine import index_facet
+    from inspector.core.engine.ann import facet as index_facet
     from inspector.core.engine.expect import analyse, attach
     from inspector.core.engine.pipeline import run
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from inspector.core.engine import expect_index as ix
+from inspector.core.engine.ann import expect as ix
 from inspector.core.engine.params import Params
 from inspector.core.engine.pipeline import derive
 from inspector.core.engine.pool import Pool, Query, fetch_pool

@@ -16,7 +16,8 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from inspector.core.engine.expect import Expectation, analyse, exhaustive_pool
-from inspector.core.engine.params import Params
+from inspector.core.engine.index_rule import prefix_exact
+from inspector.core.engine.params import Params, depths
 from inspector.core.engine.pipeline import (
     cannot_answer,
     derive,
@@ -63,12 +64,16 @@ class LiveSession:
     """Cached pools for one store, query and fetch key; traces for any live parameters."""
 
     def __init__(self, store: Store | None, query: Query, key: Params,
-                 lanes: tuple[Lane, ...], max_overfetch: float = MAX_OVERFETCH) -> None:
+                 lanes: tuple[Lane, ...], max_overfetch: float = MAX_OVERFETCH,
+                 siblings: dict[Any, LiveSession] | None = None) -> None:
         self.store, self.query, self.key = store, query, fetch_key(key)  # as fetched
         self.lanes = lanes
         self.max_overfetch = max_overfetch
         self._hints: tuple[dict[Any, Any], ...] = tuple({} for _ in lanes)
         self._exhaustive: dict[int, Pool] = {}
+        # sessions fetched for other knobs or (on an index whose deep prefix is not exact)
+        # other depths of the same query, shared by every session refetched from this one
+        self._siblings = siblings if siblings is not None else {}
 
     # ---- building ----
     @classmethod
@@ -78,10 +83,14 @@ class LiveSession:
         """Fetch one pool per placement (default: the parameters' own) deep enough for every
         live position, and the probe a post-filter scope miss is diagnosed from."""
         lanes = []
+        # where a deep approximate fetch is not a prefix of a shallow one (HNSW, refine), fetch
+        # exactly the depth asked: its answer is LanceDB's own, and other depths re-query
+        deep = max_overfetch if prefix_exact(getattr(store, "vector_index", None), params) \
+            else None
         for placement in placements or (params.filter,):
             _check(cancelled)
             p = params.with_(filter=placement)
-            pool = fetch_for(store, query, p, max_overfetch=max_overfetch)
+            pool = fetch_for(store, query, p, max_overfetch=deep)
             _check(cancelled)
             lanes.append(Lane(placement, pool, fetch_probe(store, query, p, pool)))
         session = cls(store, query, params, tuple(lanes), max_overfetch)
@@ -148,8 +157,22 @@ class LiveSession:
         if not placements:
             placements = self.placements if params.filter in self.placements \
                 else (params.filter,)
-        return LiveSession.fetch(self.store, self.query, params, placements,
-                                 self.max_overfetch, cancelled)
+        self._siblings.setdefault(self._sibling_key(self.key, self.placements), self)
+        for known in self._siblings.values():  # fetched before for these knobs or depth
+            if known.answers(params, placements):
+                return known
+        fresh = LiveSession.fetch(self.store, self.query, params, placements,
+                                  self.max_overfetch, cancelled)
+        fresh._siblings = self._siblings
+        self._siblings[self._sibling_key(fresh.key, fresh.placements, params)] = fresh
+        if len(self._siblings) > 32:  # a long drag over an HNSW index: keep the newest
+            self._siblings.pop(next(iter(self._siblings)))
+        return fresh
+
+    @staticmethod
+    def _sibling_key(key: Params, placements: tuple[str, ...],
+                     params: Params | None = None) -> Any:
+        return key, placements, None if params is None else depths(params)
 
     def expectations(self, traces: Sequence[Trace], ids: Sequence[str],
                      cancelled: Cancelled | None = None) -> tuple[tuple[Expectation, ...], ...]:

@@ -16,7 +16,7 @@ from inspector.core.engine.blend import importance_used, multiplier
 from inspector.core.engine.diagnosis import ScopeHint, diagnose
 from inspector.core.engine.index_rule import prefix_exact
 from inspector.core.engine.params import Depths, Params, depths
-from inspector.core.engine.pool import Pool, Query, fetch_pool
+from inspector.core.engine.pool import Pool, Query, fetch_pool, search_knobs
 from inspector.core.engine.trace import Stage, Trace
 from inspector.core.errors import InspectorError
 from inspector.core.stores.store import Store
@@ -29,12 +29,21 @@ def cannot_answer(pool: Pool, p: Params) -> str | None:
         return "mode, distance or filter placement changed since the pool was fetched"
     if pool.scope != p.scope_spec():
         return "the scope changed since the pool was fetched"
+    if pool.vec_leg is not None and (pool.knobs or search_knobs(Params())) != search_knobs(p):
+        return "the vector index knobs (nprobes, refine factor, ef, exact) changed"
     d = depths(p)
     for leg, need in ((pool.vec_leg, d.vec_k), (pool.fts_leg, d.fts_k)):
         if need and (leg is None or (need > leg.depth and not leg.exhausted)):
             have = leg.depth if leg is not None else 0
             return f"depth {need} is deeper than the cached pool ({have})"
+    vec = pool.vec_leg
+    if d.vec_k and vec is not None and d.vec_k != vec.depth and not vec.exhausted \
+            and not prefix_exact(pool.index, p):
+        # an approximate search at depth k is not the first k rows of a deeper one
+        return (f"the {pool.index.type} index answers depth {d.vec_k} differently from the "
+                f"cached depth {vec.depth}")
     return None
+
 
 
 def check_compatible(pool: Pool, p: Params) -> Depths:

@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from inspector.core.engine import scope as scopes
 from inspector.core.engine.index_rule import apply_knobs, prefix_exact
-from inspector.core.engine.params import Params
+from inspector.core.engine.params import ANN_KNOBS, Params
 from inspector.core.errors import InspectorError
 from inspector.core.stores.ann.indexes import IndexInfo
 from inspector.core.stores.fts import fts_table
@@ -83,6 +83,7 @@ class Pool:
     # bool per row: NULL or not a number, so the default applies; None = wherever NaN
     importance_missing: np.ndarray | None = None
     index: IndexInfo | None = None  # the table's vector index (None: flat table)
+    knobs: tuple[Any, ...] = ()  # the ANN knobs the vector leg was searched with (search_knobs)
 
     def missing_importance(self) -> np.ndarray:
         if self.importance_missing is None:
@@ -223,7 +224,13 @@ def fetch_pool(store: Store, query: Query, params: Params, vec_k: int, fts_k: in
     after = {name: r[2] for name, r in done.items()}
     # for ties: what lies just past each leg's cut, and how full-text ties are ordered
     return replace(pool, vec_leg=_past(pool.vec_leg, after.get("vec")),
-                   fts_leg=_past(pool.fts_leg, after.get("fts")), fts_ties=fts_ties)
+                   fts_leg=_past(pool.fts_leg, after.get("fts")), fts_ties=fts_ties,
+                   knobs=search_knobs(params))
+
+
+def search_knobs(p: Params) -> tuple[Any, ...]:
+    """The parameters that change what a vector search returns, besides its depth."""
+    return tuple(getattr(p, k) for k in (*ANN_KNOBS, "exact"))
 
 
 def _past(leg: Leg | None, value: float | None) -> Leg | None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from inspector.core.engine import index_facet
+from inspector.core.engine.ann import facet as index_facet
 from inspector.core.engine.expect import analyse
 from inspector.core.engine.params import Params
 from inspector.core.engine.pipeline import run

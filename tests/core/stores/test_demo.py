@@ -35,7 +35,7 @@ def test_demo_is_large_varied_and_records_its_embedder(demo):
     assert demo.fts_index_column() == "text"
     assert [q["name"] for q in demo.suggested_queries] == [
         "Scoped miss: key rotation in vault-agent", "Importance: editor theme preference",
-        "Tie: one memory saved twice"]
+        "Tie: one memory saved twice", "Lost to the index: an agent's memory IVF_PQ misses"]
 
 
 @pytest.mark.parametrize("mode", ["vector", "hybrid"])

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from inspector.core.engine.index_facet import exact_pool
+from inspector.core.engine.ann.facet import exact_pool
 from inspector.core.engine.index_rule import effective_nprobes, used_index
 from inspector.core.engine.params import Params
 from inspector.core.engine.pipeline import derive, run
