@@ -92,7 +92,7 @@ class Inspector(QObject):
         self.expected: list[str] = []
         self.expectations: tuple[tuple[Expectation, ...], ...] = ()
         self.error: str | None = None
-        self._after_open: str | None = None
+        self._after_open: str | dict[str, Any] | None = None
         self.busy = False
         self.jobs.channel_changed.connect(lambda _c, _b: self._update_busy())
 
@@ -170,14 +170,25 @@ class Inspector(QObject):
         self.expectations_changed.emit()
         if then == "suggested" and self.opened.store.suggested_queries:
             self.load_suggested(0)
+        elif isinstance(then, dict):
+            self.apply_suggestion(then)
         elif then == "run":
             self.run()
 
     def load_suggested(self, n: int) -> None:
-        """Set up and run one of the store's suggested queries (the demo stories)."""
+        """Set up and run one of the store's suggested queries (the demo stories). A story on
+        another table of the store (the indexed demo story) opens that table first."""
         if self.store is None:
             return
-        q = self.store.suggested_queries[n]
+        self.apply_suggestion(self.store.suggested_queries[n])
+
+    def apply_suggestion(self, q: dict[str, Any]) -> None:
+        table = q.get("table")
+        if table and self.store is not None and table != self.store.table_name:
+            uri = None if self.opened is not None and self.opened.demo else self.store.uri
+            self.open_store(uri, table)
+            self._after_open = q  # applied once that table is open
+            return
         keys = ("limit", "scope", "mode", "min_score", "blend", "overfetch", "filter")
         self.preset = q.get("preset")
         self.given = {k: q[k] for k in keys if k in q}

@@ -40,6 +40,7 @@ from inspector.qt import theme
 from inspector.qt.pipeline.detail import DetailPane
 from inspector.qt.pipeline.expected import ExpectedPanel
 from inspector.qt.pipeline.funnel import DiagnosisBanner, ErrorBar, FunnelChart
+from inspector.qt.pipeline.index_bar import IndexBar
 from inspector.qt.pipeline.plots import BumpChart, PlotBox, ScoreScatter
 from inspector.qt.pipeline.query_bar import QueryBar
 from inspector.qt.pipeline.sliders import SliderPanel
@@ -88,6 +89,9 @@ class MainWindow(QMainWindow):
 
         install_tuning(self)
         self.store_features = install_store_features(self)
+        self.index_bar = IndexBar(self.vm, self)
+        self.add_notice(self.index_bar)
+        self.tokens_changed.connect(self.index_bar.set_tokens)
         docks = cfg.load_state("window/docks") if restore else None
         if docks is not None:  # after the hooks: the docks must exist to take their places
             self.restoreState(docks)

@@ -15,8 +15,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
+from inspector.core.engine.ann.facet import exact_pool, facet_from, with_facet
 from inspector.core.engine.expect import Expectation, analyse, exhaustive_pool
-from inspector.core.engine.index_rule import prefix_exact
+from inspector.core.engine.index_rule import prefix_exact, used_index
 from inspector.core.engine.params import Params, depths
 from inspector.core.engine.pipeline import (
     cannot_answer,
@@ -71,6 +72,7 @@ class LiveSession:
         self.max_overfetch = max_overfetch
         self._hints: tuple[dict[Any, Any], ...] = tuple({} for _ in lanes)
         self._exhaustive: dict[int, Pool] = {}
+        self._exact: dict[int, Pool] = {}  # per lane: the flat search beside an ANN index
         # sessions fetched for other knobs or (on an index whose deep prefix is not exact)
         # other depths of the same query, shared by every session refetched from this one
         self._siblings = siblings if siblings is not None else {}
@@ -94,8 +96,24 @@ class LiveSession:
             _check(cancelled)
             lanes.append(Lane(placement, pool, fetch_probe(store, query, p, pool)))
         session = cls(store, query, params, tuple(lanes), max_overfetch)
+        session.fetch_exact(cancelled)
         session.warm(params)
         return session
+
+    def fetch_exact(self, cancelled: Cancelled | None = None) -> None:
+        """On an indexed table, one exact (flat) search per lane as deep as its pool: flat
+        results are prefix-exact, so it gives every slider position its index facet (exact
+        ranks, rows lost to the index, ANN recall) as a fresh `facet.attach` would."""
+        if self.store is None:
+            return
+        for n, lane in enumerate(self.lanes):
+            p = self.lane_params(self.key, n)
+            if n in self._exact or lane.pool.vec_leg is None \
+                    or used_index(lane.pool.index, p) is None:
+                continue
+            _check(cancelled)
+            fts = lane.pool.fts_leg.depth if lane.pool.fts_leg is not None else 0
+            self._exact[n] = exact_pool(self.store, self.query, p, lane.pool.vec_leg.depth, fts)
 
     @classmethod
     def of_pool(cls, pool: Pool, params: Params) -> LiveSession:
@@ -143,7 +161,11 @@ class LiveSession:
         out = []
         for n, lane in enumerate(self.lanes):
             p = self.lane_params(params, n)
-            out.append(derive(lane.pool, p, probe=lane.probe_for(p), hints=self._hints[n]))
+            t = derive(lane.pool, p, probe=lane.probe_for(p), hints=self._hints[n])
+            exact = self._exact.get(n)
+            if exact is not None and used_index(lane.pool.index, p) is not None:
+                t = with_facet(t, *facet_from(t, exact))
+            out.append(t)
         return tuple(out)
 
     def refetched(self, params: Params, placements: Sequence[str] = (),

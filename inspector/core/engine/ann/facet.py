@@ -16,7 +16,7 @@ from inspector.core.engine.index_rule import effective_nprobes, used_index
 from inspector.core.engine.params import Params
 from inspector.core.engine.pipeline import derive
 from inspector.core.engine.pool import Pool, Query, fetch_pool
-from inspector.core.engine.trace import Diagnosis, IndexFacet, Trace
+from inspector.core.engine.trace import Diagnosis, Fix, IndexFacet, Trace
 from inspector.core.stores.store import Store
 
 
@@ -72,7 +72,7 @@ def _diagnosis(trace: Trace, facet: IndexFacet, exact_trace: Trace) -> Diagnosis
             f"{c['rawCandidates']} rows although the exact search finds {ec['rawCandidates']} "
             f"in scope: the probed partitions hold too few in-scope rows. "
             f"{_knob_hint(trace)[0].upper()}{_knob_hint(trace)[1:]}; "
-            "--expect ID names the smallest fix for a row."))
+            "--expect ID names the smallest fix for a row."), _EXACT)
     if facet.lost_final:
         shown = ", ".join(str(x) for x in facet.lost_final[:3])
         more = f" and {len(facet.lost_final) - 3} more" if len(facet.lost_final) > 3 else ""
@@ -81,8 +81,11 @@ def _diagnosis(trace: Trace, facet: IndexFacet, exact_trace: Trace) -> Diagnosis
             f"with the same scope, blend and min score ({shown}{more}); ANN recall at "
             f"{p.limit} is {'-' if facet.recall is None else f'{facet.recall:.0%}'}. "
             f"To get them back, {_knob_hint(trace)}; "
-            "--expect ID names the smallest fix for a row."))
+            "--expect ID names the smallest fix for a row."), _EXACT)
     return None
+
+
+_EXACT = (Fix("Search exactly (bypass the index)", (("exact", True),)),)
 
 
 def attach(store: Store, query: Query, trace: Trace) -> Trace:
@@ -105,5 +108,6 @@ def with_facet(trace: Trace, facet: IndexFacet, exact_trace: Trace) -> Trace:
         if found.code == "index_starvation" or diagnosis.code in ("ok", "query_or_index"):
             diagnosis = found
         else:
-            diagnosis = Diagnosis(diagnosis.code, f"{diagnosis.message} Also: {found.message}")
+            diagnosis = Diagnosis(diagnosis.code, f"{diagnosis.message} Also: {found.message}",
+                                  diagnosis.fixes + found.fixes)
     return replace(trace, index_facet=facet, counters=counters, diagnosis=diagnosis)
