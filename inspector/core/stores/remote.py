@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from inspector.core.errors import InspectorError
+from inspector.core.stores.redact import redact_options, redact_text, redact_uri
 
 ENV_OPTIONS = "INSPECTOR_STORAGE_OPTIONS"
 CLOUD_SCHEME = "db://"
@@ -113,9 +114,11 @@ def _bucket(uri: str) -> str:
 
 
 def explain(uri: str, exc: BaseException, opts: Mapping[str, str] | None = None) -> str:
-    """One sentence for a failure to reach or read a remote store."""
-    text = str(exc)
-    where = _endpoint(opts)
+    """One sentence for a failure to reach or read a remote store, without credentials."""
+    redact_options(opts)  # learn the options' secrets so the library's text is scrubbed too
+    uri = redact_uri(uri)
+    text = redact_text(str(exc))
+    where = _endpoint(redact_options(opts))
     at = f" at {where}" if where else ""
     if uri.startswith(CLOUD_SCHEME):
         if "api_key" in text:

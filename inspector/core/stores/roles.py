@@ -69,7 +69,7 @@ def _fits(role: str, t: pa.DataType) -> bool:
     if role == "vector":
         return _is_vector(t)
     if role == "importance":
-        return _is_number(t)
+        return _is_number(t)  # text (even numeric text) is refused by name: ignored_columns
     if role == "created":
         return _is_number(t) or pa.types.is_timestamp(t) or pa.types.is_date(t) or _is_string(t)
     if role == "id":
@@ -113,6 +113,40 @@ def detect_roles(schema: pa.Schema, overrides: dict[str, str] | None = None) -> 
             "name the one to search with --column vector=COLUMN."
         )
     return Roles(**found)
+
+
+def _is_list(t: pa.DataType) -> bool:
+    return pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
+
+
+def vector_refusal(schema: pa.Schema) -> str | None:
+    """Why no column can serve as the vector, naming the column, when one looks like it was
+    meant to (a variable-length list, or a list of non-floats); None otherwise."""
+    for f in schema:
+        if not _is_list(f.type) or _is_vector(f.type):
+            continue
+        if pa.types.is_fixed_size_list(f.type):
+            return (f"Column '{f.name}' holds lists of {f.type.value_type}, not floats, so it "
+                    "cannot be searched as vectors.")
+        return (f"Column '{f.name}' is a variable-length list ({f.type}); LanceDB searches only "
+                "fixed-size lists of floats, so this table cannot be searched by vector.")
+    return None
+
+
+def ignored_columns(schema: pa.Schema, roles: Roles) -> list[str]:
+    """A note for each column whose name suggests a role but whose type cannot serve it, so a
+    silently ignored column (e.g. a struct `importance`) is visible."""
+    used = set(roles.as_dict().values())
+    notes = []
+    for role, names in _NAMES.items():
+        if getattr(roles, role) is not None:
+            continue
+        for f in schema:
+            if f.name.lower() in names and f.name not in used and not _fits(role, f.type):
+                notes.append(f"column '{f.name}' ({f.type}) looks like the {role} but its type "
+                             f"cannot serve as {role}, so it is ignored")
+                break
+    return notes
 
 
 def with_override(roles: Roles, **cols: str | None) -> Roles:

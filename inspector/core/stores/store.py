@@ -18,10 +18,29 @@ import numpy as np
 import pyarrow as pa
 
 from inspector.core.errors import InspectorError
-from inspector.core.stores.roles import Roles, detect_roles
+from inspector.core.stores.redact import redact_text, redact_uri
+from inspector.core.stores.roles import Roles, detect_roles, ignored_columns, vector_refusal
 
 META_KEY = b"inspector"  # schema metadata written by `inspector demo`: embedder, suggested queries
 _REMOTE_SCHEMES = ("s3://", "gs://", "az://", "abfs://", "db://", "memory://")
+
+
+class VersionGoneError(InspectorError):
+    """The pinned table version no longer exists (cleaned up by someone's `cleanup_old_versions`
+    or compaction). `latest` is the newest version now, when it could be read; a client may
+    offer to reopen the store there."""
+
+    def __init__(self, message: str, version: int, latest: int | None = None) -> None:
+        super().__init__(message)
+        self.version = version
+        self.latest = latest
+
+
+def looks_cleaned_up(exc: BaseException) -> bool:
+    """True for LanceDB's error when a version's files are gone ("Not found" on a manifest or
+    data file)."""
+    text = str(exc)
+    return "Not found" in text or "NotFound" in text or "No such file" in text
 
 
 @dataclass(frozen=True)
@@ -35,6 +54,8 @@ class TableInfo:
     roles: Roles
     dim: int | None
     fts_indexed: bool
+    notes: tuple[str, ...] = ()  # ignored columns, what a docs file holds, ...
+    read_mode: str = "lance"  # lance | sqlite-immutable | sqlite-snapshot (see docs_source)
 
 
 @dataclass
@@ -52,6 +73,12 @@ class Store:
     storage_options: dict[str, str] | None = None
     role_overrides: dict[str, str] | None = None
     db: Any = field(default=None, repr=False, compare=False)  # the connection, for reopening
+    column_notes: tuple[str, ...] = ()  # detected-but-unusable columns, shown as warnings
+
+    @property
+    def display_uri(self) -> str:
+        """The URI fit to show anywhere (titles, JSON, errors): credentials removed."""
+        return redact_uri(self.uri)
 
     @cached_property
     def schema(self) -> pa.Schema:
@@ -89,7 +116,7 @@ class Store:
         try:
             return int(self.db.open_table(self.table_name).version)
         except Exception as exc:  # noqa: BLE001 - a vanished table is a user-facing condition
-            raise InspectorError(f"Cannot check {self.uri} for a newer version of table "
+            raise InspectorError(f"Cannot check {self.display_uri} for a newer version of table "
                                  f"'{self.table_name}': {_first_line(exc)}.") from exc
 
     def table_names(self) -> list[str]:
@@ -108,17 +135,44 @@ class Store:
                           storage_options=self.storage_options)
 
     def info(self) -> dict[str, Any]:
-        return {"uri": self.uri, "table": self.table_name, "version": self.version,
+        return {"uri": self.display_uri, "table": self.table_name, "version": self.version,
                 "rows": self.rows}
+
+    def gone(self, exc: BaseException) -> InspectorError:
+        """The error to raise when a read of the pinned version failed: a VersionGoneError when
+        its files were cleaned up, else one line naming the table."""
+        if looks_cleaned_up(exc):
+            try:
+                latest: int | None = self.latest_version()
+            except InspectorError:
+                latest = None
+            newest = f"; the newest version is {latest}" if latest is not None else ""
+            return VersionGoneError(
+                f"Version {self.version} of table '{self.table_name}' in {self.display_uri} was "
+                f"removed by a cleanup after it was opened{newest}: reopen the store to read "
+                "the current data.", self.version, latest)
+        return InspectorError(f"Cannot read table '{self.table_name}' in {self.display_uri}: "
+                              f"{_first_line(exc)}.")
 
     def vector_of(self, row_id: str) -> np.ndarray:
         """The stored vector of one row (query by example)."""
         where = _eq_predicate(self.roles.id, row_id, self.schema.field(self.roles.id).type)
-        got = (self.table.search().where(where).select([self.roles.vector]).limit(2).to_arrow())
+        try:
+            got = self.table.search().where(where).select([self.roles.vector]).limit(2).to_arrow()
+        except Exception as exc:  # noqa: BLE001 - a vanished version or unreadable file
+            raise self.gone(exc) from exc
         if got.num_rows == 0:
             raise InspectorError(f"No row with {self.roles.id} = {row_id!r} in table "
                                  f"'{self.table_name}'.")
-        return np.asarray(got.column(0)[0].values.to_numpy(zero_copy_only=False), np.float32)
+        values = got.column(0)[0].values
+        if values is None:
+            raise InspectorError(f"Row {row_id!r} has no stored vector (its "
+                                 f"{self.roles.vector} is NULL), so it cannot be a query.")
+        vec = np.asarray(values.to_numpy(zero_copy_only=False), np.float64)
+        if not np.all(np.isfinite(vec)):
+            raise InspectorError(f"Row {row_id!r} has a vector with NULL, NaN or infinite "
+                                 "values, so it cannot be a query.")
+        return vec.astype(np.float32)
 
     def distinct(self, column: str, limit: int = 10_000) -> list[str]:
         """Distinct non-null values of a column, streamed in batches (never the whole table)."""
@@ -138,10 +192,13 @@ def _eq_predicate(column: str, value: str, dtype: pa.DataType) -> Any:
 
     if pa.types.is_integer(dtype):
         try:
-            return col(column) == lit(int(value))
-        except ValueError as exc:
+            number = int(value)
+            if not -2**63 <= number < 2**63:
+                raise ValueError
+            return col(column) == lit(number)
+        except ValueError:
             raise InspectorError(f"Row id {value!r} is not an integer like the {column} column.") \
-                from exc
+                from None
     return col(column) == lit(str(value))
 
 
@@ -154,7 +211,8 @@ def local_path(uri: str) -> Path:
 
 
 def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
+    """The first line of an error, shortened and without credentials."""
+    text = redact_text(str(exc)).strip()
     return (text.splitlines()[0] if text else type(exc).__name__)[:200].rstrip(".")
 
 
@@ -190,16 +248,17 @@ def connect(uri: str, storage_options: dict[str, str] | None = None) -> Any:
     try:
         return lancedb.connect(uri, storage_options=storage_options)
     except Exception as exc:  # noqa: BLE001 - connection errors are user-facing
-        raise InspectorError(f"Cannot open {uri}: {exc}") from exc
+        raise InspectorError(f"Cannot open {uri}: {_first_line(exc)}.") from exc
 
 
 def list_table_names(db: Any, uri: str = "",
                      storage_options: dict[str, str] | None = None) -> list[str]:
     try:
         return _list_table_names(db)
-    except Exception as exc:  # noqa: BLE001 - remote listing fails for user-facing reasons
+    except Exception as exc:  # noqa: BLE001 - listing fails for user-facing reasons
         if not is_remote(uri):
-            raise
+            raise InspectorError(f"Cannot list the tables of {uri}: {_first_line(exc)}.") \
+                from exc
         from inspector.core.stores import remote
 
         raise InspectorError(remote.explain(uri, exc, storage_options)) from exc
@@ -218,7 +277,7 @@ def _list_table_names(db: Any) -> list[str]:
 
 def _no_tables_message(uri: str) -> str:
     if is_remote(uri):
-        return f"{uri} holds no LanceDB tables."
+        return f"{redact_uri(uri)} holds no LanceDB tables."
     entries = sorted(p.name for p in local_path(uri).iterdir())
     if not entries:
         return f"{uri} is an empty folder, not a LanceDB store."
@@ -231,24 +290,42 @@ def choose_table(uri: str, names: list[str], table: str | None) -> str:
         raise InspectorError(_no_tables_message(uri))
     if table is not None:
         if table not in names:
-            raise InspectorError(f"Table '{table}' not found in {uri}; tables: {', '.join(names)}.")
+            raise InspectorError(f"Table '{table}' not found in {redact_uri(uri)}; tables: "
+                                 f"{', '.join(names)}.")
         return table
     if len(names) == 1:
         return names[0]
     if "memories" in names:
         return "memories"
-    raise InspectorError(f"{uri} has several tables ({', '.join(names)}); pick one with --table.")
+    raise InspectorError(f"{redact_uri(uri)} has several tables ({', '.join(names)}); pick one "
+                         "with --table.")
 
 
 def read_meta(schema: pa.Schema) -> dict[str, Any]:
+    """The `inspector` schema metadata, keeping only well-formed parts: an `embedder` object
+    and `suggested_queries` objects with a text (anything else is ignored, never a crash)."""
     raw = (schema.metadata or {}).get(META_KEY)
     if not raw:
         return {}
     try:
         meta = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         return {}
-    return meta if isinstance(meta, dict) else {}
+    if not isinstance(meta, dict):
+        return {}
+    out = dict(meta)
+    emb = meta.get("embedder")
+    if emb is not None and not (isinstance(emb, dict)
+                                and all(isinstance(v, (str, int)) for v in emb.values())):
+        out.pop("embedder")
+    queries = meta.get("suggested_queries")
+    if queries is not None:
+        out["suggested_queries"] = [q for q in queries if isinstance(q, dict)
+                                    and isinstance(q.get("text"), str)
+                                    and all(isinstance(v, (str, int, float, type(None)))
+                                            for v in q.values())] \
+            if isinstance(queries, list) else []
+    return out
 
 
 def open_lance(uri: str, table: str | None = None, roles: dict[str, str] | None = None,
@@ -259,21 +336,27 @@ def open_lance(uri: str, table: str | None = None, roles: dict[str, str] | None 
     name = choose_table(uri, list_table_names(db, uri, storage_options), table)
     try:
         tbl = db.open_table(name)
-    except Exception as exc:  # noqa: BLE001
-        raise InspectorError(f"Cannot open table '{name}' in {uri}: {_first_line(exc)}.") \
-            from exc
-    _pin(tbl, name, version)
-    detected = detect_roles(tbl.schema, roles)
+        _pin(tbl, name, version)
+        schema = tbl.schema
+        rows = int(tbl.count_rows())
+    except InspectorError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a damaged table is a user-facing condition
+        raise InspectorError(f"Cannot open table '{name}' in {redact_uri(uri)}: "
+                             f"{_first_line(exc)}.") from exc
+    detected = detect_roles(schema, roles)
     if detected.vector is None:
-        raise InspectorError(f"Table '{name}' has no vector column (a fixed-size list of floats); "
-                             f"columns: {', '.join(tbl.schema.names)}.")
+        raise InspectorError(vector_refusal(schema) or (
+            f"Table '{name}' has no vector column (a fixed-size list of floats); columns: "
+            f"{', '.join(schema.names)}."))
     if detected.id is None:
         raise InspectorError(f"Table '{name}' has no id column; name one with --column id=COLUMN.")
-    dim = tbl.schema.field(detected.vector).type.list_size
+    dim = schema.field(detected.vector).type.list_size
     return Store(uri=uri, table_name=name, table=tbl, roles=detected, version=int(tbl.version),
-                 rows=int(tbl.count_rows()), dim=int(dim), meta=read_meta(tbl.schema),
+                 rows=rows, dim=int(dim), meta=read_meta(schema),
                  storage_options=dict(storage_options) if storage_options else None,
-                 role_overrides=dict(roles) if roles else None, db=db)
+                 role_overrides=dict(roles) if roles else None, db=db,
+                 column_notes=tuple(ignored_columns(schema, detected)))
 
 
 def _pin(tbl: Any, name: str, version: int | None) -> None:
@@ -312,14 +395,25 @@ def describe_lance(uri: str, storage_options: dict[str, str] | None = None) -> l
         raise InspectorError(_no_tables_message(uri))
     out = []
     for name in names:
-        tbl = db.open_table(name)
-        roles = detect_roles(tbl.schema) if _vector_count(tbl.schema) < 2 else Roles()
-        dim = (tbl.schema.field(roles.vector).type.list_size if roles.vector else None)
-        fts = any(getattr(i, "index_type", "") == "FTS" for i in tbl.list_indices())
-        out.append(TableInfo(name=name, rows=int(tbl.count_rows()), version=int(tbl.version),
-                             columns={f.name: str(f.type) for f in tbl.schema}, roles=roles,
-                             dim=dim, fts_indexed=fts))
+        try:
+            out.append(_describe_one(db, name))
+        except InspectorError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a damaged table is named, not a traceback
+            raise InspectorError(f"Cannot read table '{name}' in {redact_uri(uri)}: "
+                                 f"{_first_line(exc)}.") from exc
     return out
+
+
+def _describe_one(db: Any, name: str) -> TableInfo:
+    tbl = db.open_table(name)
+    schema = tbl.schema
+    roles = detect_roles(schema) if _vector_count(schema) < 2 else Roles()
+    dim = (schema.field(roles.vector).type.list_size if roles.vector else None)
+    fts = any(getattr(i, "index_type", "") == "FTS" for i in tbl.list_indices())
+    return TableInfo(name=name, rows=int(tbl.count_rows()), version=int(tbl.version),
+                     columns={f.name: str(f.type) for f in schema}, roles=roles,
+                     dim=dim, fts_indexed=fts, notes=tuple(ignored_columns(schema, roles)))
 
 
 def _vector_count(schema: pa.Schema) -> int:
