@@ -320,12 +320,19 @@ def read_meta(schema: pa.Schema) -> dict[str, Any]:
         out.pop("embedder")
     queries = meta.get("suggested_queries")
     if queries is not None:
-        out["suggested_queries"] = [q for q in queries if isinstance(q, dict)
-                                    and isinstance(q.get("text"), str)
-                                    and all(isinstance(v, (str, int, float, type(None)))
-                                            for v in q.values())] \
+        out["suggested_queries"] = [q for q in queries if _plain_query(q)] \
             if isinstance(queries, list) else []
     return out
+
+
+_SCALAR = (str, int, float, type(None))
+
+
+def _plain_query(q: Any) -> bool:
+    """A suggested query: an object with a text, whose values are scalars or lists of them."""
+    return isinstance(q, dict) and isinstance(q.get("text"), str) and all(
+        isinstance(v, _SCALAR) or (isinstance(v, list) and all(isinstance(x, _SCALAR) for x in v))
+        for v in q.values())
 
 
 def open_lance(uri: str, table: str | None = None, roles: dict[str, str] | None = None,
