@@ -104,6 +104,8 @@ def _build(store: Store, where: Path, identity: dict[str, Any]) -> None:
     except InspectorError:
         raise
     except Exception as exc:  # noqa: BLE001 - one line naming the copy, never a traceback
+        if (gone := store.gone_or_none(exc)) is not None:
+            raise gone from exc
         raise InspectorError(f"Cannot build the private full-text copy of table "
                              f"'{store.table_name}': {str(exc).strip()[:200]}.") from exc
 

@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from inspector.core.errors import InspectorError
+from inspector.core.stores.guarded import Guarded
 from inspector.core.stores.redact import redact_text, redact_uri
 from inspector.core.stores.roles import Roles, detect_roles, ignored_columns, vector_refusal
 
@@ -138,21 +139,25 @@ class Store:
         return {"uri": self.display_uri, "table": self.table_name, "version": self.version,
                 "rows": self.rows}
 
+    def gone_or_none(self, exc: BaseException) -> InspectorError | None:
+        """A VersionGoneError when `exc` says the pinned version's files are gone while the
+        table itself is still there (a cleanup), else None."""
+        if not looks_cleaned_up(exc):
+            return None
+        try:
+            latest = self.latest_version()
+        except InspectorError:
+            return None  # the whole table or store is gone: not a cleanup
+        return VersionGoneError(
+            f"Version {self.version} of table '{self.table_name}' in {self.display_uri} was "
+            f"removed by a cleanup after it was opened; the newest version is {latest}: reopen "
+            "the store to read the current data.", self.version, latest)
+
     def gone(self, exc: BaseException) -> InspectorError:
         """The error to raise when a read of the pinned version failed: a VersionGoneError when
         its files were cleaned up, else one line naming the table."""
-        if looks_cleaned_up(exc):
-            try:
-                latest: int | None = self.latest_version()
-            except InspectorError:
-                latest = None
-            newest = f"; the newest version is {latest}" if latest is not None else ""
-            return VersionGoneError(
-                f"Version {self.version} of table '{self.table_name}' in {self.display_uri} was "
-                f"removed by a cleanup after it was opened{newest}: reopen the store to read "
-                "the current data.", self.version, latest)
-        return InspectorError(f"Cannot read table '{self.table_name}' in {self.display_uri}: "
-                              f"{_first_line(exc)}.")
+        return self.gone_or_none(exc) or InspectorError(
+            f"Cannot read table '{self.table_name}' in {self.display_uri}: {_first_line(exc)}.")
 
     def vector_of(self, row_id: str) -> np.ndarray:
         """The stored vector of one row (query by example)."""
@@ -359,11 +364,13 @@ def open_lance(uri: str, table: str | None = None, roles: dict[str, str] | None 
     if detected.id is None:
         raise InspectorError(f"Table '{name}' has no id column; name one with --column id=COLUMN.")
     dim = schema.field(detected.vector).type.list_size
-    return Store(uri=uri, table_name=name, table=tbl, roles=detected, version=int(tbl.version),
+    store = Store(uri=uri, table_name=name, table=tbl, roles=detected, version=int(tbl.version),
                  rows=rows, dim=int(dim), meta=read_meta(schema),
                  storage_options=dict(storage_options) if storage_options else None,
                  role_overrides=dict(roles) if roles else None, db=db,
                  column_notes=tuple(ignored_columns(schema, detected)))
+    store.table = Guarded(tbl, store.gone_or_none)
+    return store
 
 
 def _pin(tbl: Any, name: str, version: int | None) -> None:
