@@ -46,6 +46,8 @@ def _version_stamp(store: Store) -> str:
         for v in store.table.list_versions():
             if int(v["version"]) == store.version:
                 return str(v.get("timestamp"))
+    except InspectorError:
+        raise
     except Exception as exc:  # noqa: BLE001 - a vanished version is a user-facing condition
         raise store.gone(exc) from exc
     return "unknown"
@@ -120,6 +122,8 @@ def _write_copy(store: Store, where: Path, identity: dict[str, Any]) -> None:
     tmp = cache.new_tmp(where)
     try:
         reader = store.table.search().select(cols).limit(None).to_batches(65_536)
+    except InspectorError:
+        raise
     except Exception as exc:  # noqa: BLE001
         raise store.gone(exc) from exc
     db = lancedb.connect(str(tmp))

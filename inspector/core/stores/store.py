@@ -164,6 +164,8 @@ class Store:
         where = _eq_predicate(self.roles.id, row_id, self.schema.field(self.roles.id).type)
         try:
             got = self.table.search().where(where).select([self.roles.vector]).limit(2).to_arrow()
+        except InspectorError:
+            raise
         except Exception as exc:  # noqa: BLE001 - a vanished version or unreadable file
             raise self.gone(exc) from exc
         if got.num_rows == 0:
