@@ -18,13 +18,13 @@ import traceback
 import warnings
 from collections.abc import Iterator, Sequence
 
-from inspector.core.stores.redact import (
+from inspector.core.stores.remote import parse_option_pairs
+from inspector.core.stores.safety.redact import (
     redact_text,
     redact_uri,
     remember_environment,
     remember_options,
 )
-from inspector.core.stores.remote import parse_option_pairs
 
 _MAX_LINE = 400
 

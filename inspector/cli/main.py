@@ -30,7 +30,7 @@ from inspector.cli.options import (
     storage_from_args,
 )
 from inspector.core.errors import InspectorError
-from inspector.core.stores.redact import redact_uri
+from inspector.core.stores.safety.redact import redact_uri
 
 COMMANDS = ("query", "tables", "presets", "demo", "shot", "sweep", "report", "check",
             "versions", "diff-versions")

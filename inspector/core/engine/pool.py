@@ -20,8 +20,8 @@ from inspector.core.engine import scope as scopes
 from inspector.core.engine.params import Params
 from inspector.core.errors import InspectorError
 from inspector.core.stores.fts import fts_table
+from inspector.core.stores.roles import importance_values
 from inspector.core.stores.store import Store
-from inspector.core.stores.values import importance_values
 
 
 @dataclass(frozen=True)
@@ -146,7 +146,7 @@ def _as_importance(values: list[Any], warnings: list[str]) -> tuple[np.ndarray, 
     """Importance as floats, and which rows have none (NULL or not a number: the default
     applies). A stored NaN stays NaN: `importance ?? 0.7` keeps it, so the real formula
     gives that row a NaN score, which no min score keeps. Integers, decimals and numeric
-    strings are read as numbers (stores.values); unreadable values are warned about."""
+    strings are read as numbers (stores.roles); unreadable values are warned about."""
     out, missing, unreadable = importance_values(values)
     if unreadable:
         warnings.append(f"{unreadable} candidates have an importance that is not a number; "

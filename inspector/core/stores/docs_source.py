@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.core.errors import InspectorError
-from inspector.core.stores.sqlite_ro import IMMUTABLE, connect_readonly, file_stamp
+from inspector.core.stores.safety.sqlite_ro import IMMUTABLE, connect_readonly, file_stamp
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 CHUNKS = "docs_chunks"

@@ -30,7 +30,6 @@ import numpy as np
 import pyarrow as pa
 
 from inspector.core.errors import InspectorError
-from inspector.core.stores import cache
 from inspector.core.stores.docs_fts5 import Fts5Table
 from inspector.core.stores.docs_source import (
     CHUNKS,
@@ -42,7 +41,8 @@ from inspector.core.stores.docs_source import (
     source_stamp,
 )
 from inspector.core.stores.roles import detect_roles
-from inspector.core.stores.sqlite_ro import connect_readonly
+from inspector.core.stores.safety import cache
+from inspector.core.stores.safety.sqlite_ro import connect_readonly
 from inspector.core.stores.store import META_KEY, Store, TableInfo, read_meta
 
 BUILD_VERSION = 1  # bump when the working copy's layout changes

@@ -18,9 +18,9 @@ import lancedb
 import pyarrow as pa
 
 from inspector.core.errors import InspectorError
-from inspector.core.stores import cache
-from inspector.core.stores.cache import APP_NAME, cache_root
-from inspector.core.stores.redact import without_credentials
+from inspector.core.stores.safety import cache
+from inspector.core.stores.safety.cache import APP_NAME, cache_root
+from inspector.core.stores.safety.redact import without_credentials
 from inspector.core.stores.store import Store, is_remote, local_path
 
 __all__ = ["APP_NAME", "cache_root", "fts_table", "store_identity"]

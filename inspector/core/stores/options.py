@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from inspector.core.stores.redact import looks_secret, without_credentials
+from inspector.core.stores.safety.redact import looks_secret, without_credentials
 
 __all__ = ["OpenOptions", "looks_secret", "without_userinfo"]
 

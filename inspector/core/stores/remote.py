@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from inspector.core.errors import InspectorError
-from inspector.core.stores.redact import redact_options, redact_text, redact_uri
+from inspector.core.stores.safety.redact import redact_options, redact_text, redact_uri
 
 ENV_OPTIONS = "INSPECTOR_STORAGE_OPTIONS"
 CLOUD_SCHEME = "db://"

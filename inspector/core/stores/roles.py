@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields, replace
+from decimal import Decimal
+from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from inspector.core.errors import InspectorError
@@ -151,3 +155,40 @@ def ignored_columns(schema: pa.Schema, roles: Roles) -> list[str]:
 
 def with_override(roles: Roles, **cols: str | None) -> Roles:
     return replace(roles, **cols)
+
+
+# Stored importance of any numeric type (float, integer, decimal) as the engine computes with
+# it; an unreadable value counts as missing and is counted so the caller can warn.
+
+def _number(v: Any) -> float | None:
+    """The number a stored value stands for, or None when it stands for none."""
+    if isinstance(v, bool) or v is None:
+        return None
+    if isinstance(v, (int, float, Decimal, np.number)):
+        try:
+            return float(v)
+        except (OverflowError, ValueError):
+            return None
+    if isinstance(v, str):
+        try:
+            x = float(v.strip())
+        except ValueError:
+            return None
+        return x if not math.isinf(x) else None
+    return None
+
+
+def importance_values(values: list[Any]) -> tuple[np.ndarray, np.ndarray, int]:
+    """(importance as float64, which rows have none, how many non-null values were unreadable).
+    NULL and unreadable values are missing (the default applies); a stored NaN stays NaN."""
+    out = np.full(len(values), np.nan)
+    missing = np.ones(len(values), bool)
+    unreadable = 0
+    for i, v in enumerate(values):
+        x = _number(v)
+        if x is None:
+            unreadable += v is not None
+            continue
+        out[i] = x
+        missing[i] = False
+    return out, missing, unreadable

@@ -18,9 +18,9 @@ import numpy as np
 import pyarrow as pa
 
 from inspector.core.errors import InspectorError
-from inspector.core.stores.guarded import Guarded
-from inspector.core.stores.redact import redact_text, redact_uri
 from inspector.core.stores.roles import Roles, detect_roles, ignored_columns, vector_refusal
+from inspector.core.stores.safety.guarded import Guarded
+from inspector.core.stores.safety.redact import redact_text, redact_uri
 
 META_KEY = b"inspector"  # schema metadata written by `inspector demo`: embedder, suggested queries
 _REMOTE_SCHEMES = ("s3://", "gs://", "az://", "abfs://", "db://", "memory://")

@@ -15,9 +15,9 @@ import pyarrow as pa
 from inspector.core.engine.params import Params
 from inspector.core.engine.pipeline import run
 from inspector.core.engine.pool import Query
-from inspector.core.stores import cache
 from inspector.core.stores.fts import fts_table
 from inspector.core.stores.opening import open_store
+from inspector.core.stores.safety import cache
 from tests.storekit import snapshot, vectors_column
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from inspector.core.stores.options import OpenOptions, without_userinfo
-from inspector.core.stores.redact import MASK, redact_options, redact_text, redact_uri
+from inspector.core.stores.safety.redact import MASK, redact_options, redact_text, redact_uri
 
 SECRETS = ["plain", "with/slash", "with?query", "with#hash", "with@at", "with:colon",
            "a/b?c#d@e:f", "trailing@"]

@@ -14,7 +14,7 @@ import pytest
 
 from inspector.cli.main import main
 from inspector.core.stores.opening import describe_tables, open_store
-from inspector.core.stores.sqlite_ro import IMMUTABLE, SNAPSHOT
+from inspector.core.stores.safety.sqlite_ro import IMMUTABLE, SNAPSHOT
 from tests.storekit import build_docs_db, snapshot
 
 

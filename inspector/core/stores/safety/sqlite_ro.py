@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.core.errors import InspectorError
-from inspector.core.stores import cache
+from inspector.core.stores.safety import cache
 
 IMMUTABLE = "sqlite-immutable"
 SNAPSHOT = "sqlite-snapshot"
