@@ -36,6 +36,8 @@ class Guarded:
             raise err from exc
 
     def __getattr__(self, name: str) -> Any:
+        if name in Guarded.__slots__:  # not yet set (copying, unpickling): no recursion
+            raise AttributeError(name)
         try:
             attr = getattr(self._target, name)
         except InspectorError:
