@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, fields, replace
 from decimal import Decimal
@@ -11,6 +12,8 @@ import numpy as np
 import pyarrow as pa
 
 from inspector.core.errors import InspectorError
+
+META_KEY = b"inspector"  # schema metadata written by `inspector demo`: embedder, suggested queries
 
 # Candidate column names per role, most specific first; matched case-insensitively.
 _NAMES: dict[str, tuple[str, ...]] = {
@@ -192,3 +195,37 @@ def importance_values(values: list[Any]) -> tuple[np.ndarray, np.ndarray, int]:
         out[i] = x
         missing[i] = False
     return out, missing, unreadable
+
+
+def read_meta(schema: pa.Schema) -> dict[str, Any]:
+    """The `inspector` schema metadata, keeping only well-formed parts: an `embedder` object
+    and `suggested_queries` objects with a text (anything else is ignored, never a crash)."""
+    raw = (schema.metadata or {}).get(META_KEY)
+    if not raw:
+        return {}
+    try:
+        meta = json.loads(raw)
+    except (ValueError, RecursionError):
+        return {}
+    if not isinstance(meta, dict):
+        return {}
+    out = dict(meta)
+    emb = meta.get("embedder")
+    if emb is not None and not (isinstance(emb, dict)
+                                and all(isinstance(v, (str, int)) for v in emb.values())):
+        out.pop("embedder")
+    queries = meta.get("suggested_queries")
+    if queries is not None:
+        out["suggested_queries"] = [q for q in queries if _plain_query(q)] \
+            if isinstance(queries, list) else []
+    return out
+
+
+_SCALAR = (str, int, float, type(None))
+
+
+def _plain_query(q: Any) -> bool:
+    """A suggested query: an object with a text, whose values are scalars or lists of them."""
+    return isinstance(q, dict) and isinstance(q.get("text"), str) and all(
+        isinstance(v, _SCALAR) or (isinstance(v, list) and all(isinstance(x, _SCALAR) for x in v))
+        for v in q.values())

@@ -6,7 +6,6 @@ connecting; nothing in this module creates, writes, indexes or compacts a user's
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -18,30 +17,20 @@ import numpy as np
 import pyarrow as pa
 
 from inspector.core.errors import InspectorError
-from inspector.core.stores.roles import Roles, detect_roles, ignored_columns, vector_refusal
-from inspector.core.stores.safety.guarded import Guarded
+from inspector.core.stores.roles import (
+    META_KEY,
+    Roles,
+    detect_roles,
+    ignored_columns,
+    read_meta,
+    vector_refusal,
+)
+from inspector.core.stores.safety.guarded import Guarded, VersionGoneError, looks_cleaned_up
+
+__all__ = ["META_KEY", "Store", "TableInfo", "VersionGoneError", "open_lance", "read_meta"]
 from inspector.core.stores.safety.redact import redact_text, redact_uri
 
-META_KEY = b"inspector"  # schema metadata written by `inspector demo`: embedder, suggested queries
 _REMOTE_SCHEMES = ("s3://", "gs://", "az://", "abfs://", "db://", "memory://")
-
-
-class VersionGoneError(InspectorError):
-    """The pinned table version no longer exists (cleaned up by someone's `cleanup_old_versions`
-    or compaction). `latest` is the newest version now, when it could be read; a client may
-    offer to reopen the store there."""
-
-    def __init__(self, message: str, version: int, latest: int | None = None) -> None:
-        super().__init__(message)
-        self.version = version
-        self.latest = latest
-
-
-def looks_cleaned_up(exc: BaseException) -> bool:
-    """True for LanceDB's error when a version's files are gone ("Not found" on a manifest or
-    data file)."""
-    text = str(exc)
-    return "Not found" in text or "NotFound" in text or "No such file" in text
 
 
 @dataclass(frozen=True)
@@ -306,40 +295,6 @@ def choose_table(uri: str, names: list[str], table: str | None) -> str:
         return "memories"
     raise InspectorError(f"{redact_uri(uri)} has several tables ({', '.join(names)}); pick one "
                          "with --table.")
-
-
-def read_meta(schema: pa.Schema) -> dict[str, Any]:
-    """The `inspector` schema metadata, keeping only well-formed parts: an `embedder` object
-    and `suggested_queries` objects with a text (anything else is ignored, never a crash)."""
-    raw = (schema.metadata or {}).get(META_KEY)
-    if not raw:
-        return {}
-    try:
-        meta = json.loads(raw)
-    except (ValueError, RecursionError):
-        return {}
-    if not isinstance(meta, dict):
-        return {}
-    out = dict(meta)
-    emb = meta.get("embedder")
-    if emb is not None and not (isinstance(emb, dict)
-                                and all(isinstance(v, (str, int)) for v in emb.values())):
-        out.pop("embedder")
-    queries = meta.get("suggested_queries")
-    if queries is not None:
-        out["suggested_queries"] = [q for q in queries if _plain_query(q)] \
-            if isinstance(queries, list) else []
-    return out
-
-
-_SCALAR = (str, int, float, type(None))
-
-
-def _plain_query(q: Any) -> bool:
-    """A suggested query: an object with a text, whose values are scalars or lists of them."""
-    return isinstance(q, dict) and isinstance(q.get("text"), str) and all(
-        isinstance(v, _SCALAR) or (isinstance(v, list) and all(isinstance(x, _SCALAR) for x in v))
-        for v in q.values())
 
 
 def open_lance(uri: str, table: str | None = None, roles: dict[str, str] | None = None,

@@ -14,6 +14,25 @@ from typing import Any
 
 from inspector.core.errors import InspectorError
 
+
+class VersionGoneError(InspectorError):
+    """The pinned table version no longer exists (cleaned up by someone's `cleanup_old_versions`
+    or compaction). `latest` is the newest version now, when it could be read; a client may
+    offer to reopen the store there."""
+
+    def __init__(self, message: str, version: int, latest: int | None = None) -> None:
+        super().__init__(message)
+        self.version = version
+        self.latest = latest
+
+
+def looks_cleaned_up(exc: BaseException) -> bool:
+    """True for LanceDB's error when a version's files are gone ("Not found" on a manifest or
+    data file)."""
+    text = str(exc)
+    return "Not found" in text or "NotFound" in text or "No such file" in text
+
+
 ErrorFactory = Callable[[BaseException], InspectorError | None]
 
 

@@ -21,7 +21,7 @@ _SECRET_KEY = re.compile(r"key|secret|token|passw|credential|session|signature|s
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)(.*)$", re.DOTALL)
 # a URI inside free text: up to the next whitespace or quote
 _URI_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>]*")
-_MIN_SECRET = 4  # shorter values are too common to scrub from free text
+_MIN_SECRET = 6  # shorter values are too common to scrub from free text (true, 1234)
 _KNOWN: set[str] = set()
 
 
