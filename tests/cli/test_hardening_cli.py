@@ -203,3 +203,14 @@ def test_warnings_and_native_stderr_do_not_add_lines(capfd, monkeypatch):
     code = main(["presets"])
     err = capfd.readouterr().err
     assert "panicked" in _one_line(code, err) and "RUST_BACKTRACE" not in err
+
+
+@pytest.mark.parametrize("endpoint", ["http://127.0.0.1:99999", "not a url", "http://[::1",
+                                      "http://a b"])
+def test_a_bad_storage_endpoint_is_one_line_not_a_rust_panic(capfd, endpoint):
+    code = main(["tables", "s3://bucket/prefix", "--storage-option", f"aws_endpoint={endpoint}",
+                 "--storage-option", "aws_access_key_id=AKID", "--storage-option",
+                 "aws_secret_access_key=S3CRET-VALUE", "--storage-option", "region=us-east-1"])
+    err = capfd.readouterr().err
+    assert "storage endpoint" in _one_line(code, err) and "panicked" not in err
+    assert "S3CRET-VALUE" not in err
