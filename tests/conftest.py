@@ -23,9 +23,13 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 @pytest.fixture(autouse=True)
 def _private_app_dirs(tmp_path_factory: pytest.TempPathFactory,
                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cache, data and settings (Qt's INI files live under XDG_CONFIG_HOME) go to a temporary
+    folder in every test and every subprocess a test starts: the user's own are never read
+    or written."""
     base = tmp_path_factory.mktemp("appdirs")
     monkeypatch.setenv("INSPECTOR_CACHE_DIR", str(base / "cache"))
     monkeypatch.setenv("INSPECTOR_DATA_DIR", str(base / "data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(base / "config"))
 
 
 @pytest.fixture

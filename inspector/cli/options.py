@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from inspector.core.engine.params import DISTANCES, FILTERS, MODES, Params
+from inspector.core.engine.params import DISTANCES, FILTERS, MODES, TIE_RULES, Params
 from inspector.core.engine.presets import PRESETS
 from inspector.core.engine.scope import STRATEGIES
 from inspector.core.errors import InspectorError
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 # Arguments that map one to one onto Params fields (None: not given, so a preset may fill in).
 PARAM_KEYS = ("mode", "distance", "limit", "overfetch", "cap", "fts_k", "vec_k", "blend",
               "default_importance", "min_score", "scope", "scope_strategy", "scope_column",
-              "filter")
+              "filter", "tie_rule")
 
 
 class Parser(argparse.ArgumentParser):
@@ -47,6 +47,9 @@ def add_query_options(ap: argparse.ArgumentParser) -> None:
     g.add_argument("--blend", type=float, help="importance blend weight w in [0, 1]")
     g.add_argument("--default-importance", type=float, help="importance used when missing")
     g.add_argument("--min-score", type=float, help="drop results whose blended score is lower")
+    g.add_argument("--tie-rule", choices=TIE_RULES,
+                   help="how equal scores are ordered: lancedb (LanceDB's own order, its "
+                        "native hybrid) or id (ties by id ascending, the docs engine)")
     s = ap.add_argument_group("scope")
     s.add_argument("--scope", help="the caller's scope (empty or 'global' = everything)")
     s.add_argument("--scope-strategy", choices=STRATEGIES)

@@ -83,6 +83,16 @@ def _grades(path: str | None, text: str | None, scope: str | None) -> dict[str, 
     return load_judgments(path).grades_for(text or "", scope) or None
 
 
+def warn_unknown_ids(store: Any, ids: Any, what: str = "judged") -> None:
+    """One stderr line when ids in a judgments or checks file match no row of the store:
+    metrics over them would silently be 0."""
+    missing = store.missing_ids(ids)
+    if missing:
+        shown = ", ".join(repr(m) for m in missing[:5]) + (", ..." if len(missing) > 5 else "")
+        print(f"inspector: warning: {len(missing)} {what} id(s) match no row in table "
+              f"'{store.table_name}': {shown}", file=sys.stderr)
+
+
 def _progress(done: int, total: int, label: str) -> None:
     if sys.stderr.isatty():
         sys.stderr.write(f"\r[{done}/{total}] {label[:60]:<60}")
@@ -105,6 +115,7 @@ def _cmd_sweep(a: argparse.Namespace) -> int:
         cases = [Case(a.text or query.source, query, None, tuple(sorted(grades.items())))]
     else:
         raise InspectorError("Give a query set (--queries FILE) or one query (--text ...).")
+    warn_unknown_ids(store, [rid for c in cases for rid, _ in c.grades])
     result = run_sweep(store, cases, params, grid, k=a.k, progress=_progress)
     data = result.to_json()
     if a.out:
@@ -145,6 +156,7 @@ def _cmd_report(a: argparse.Namespace) -> int:
     against = _against(a, base)
     store, query, params = _store_query_params(a, need_query=True)
     grades = _grades(a.judgments, a.text, params.scope)
+    warn_unknown_ids(store, grades or {})
     bundle = build_receipt(store, query, params, grades=grades, against=against,
                            label=a.preset or "given", grid=grid, pool_depth=a.pool_depth,
                            with_map=not a.no_map)

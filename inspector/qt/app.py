@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from typing import Any
 
 from inspector.core.errors import InspectorError
@@ -52,7 +51,7 @@ def _wait_for_pool() -> None:
 
 
 def launch(store: str | None, table: str | None, options: Any = None) -> int:
-    """The window on STORE (or the demo store); options: store_options.OpenOptions."""
+    """The window on STORE (or the demo store); options: core.stores.options.OpenOptions."""
     if not has_display():
         print(NO_DISPLAY, file=sys.stderr)
         return 2
@@ -74,17 +73,8 @@ def launch(store: str | None, table: str | None, options: Any = None) -> int:
 
 
 def wait_idle(vm: Any, timeout: float = 60.0) -> None:
-    """Spin the event loop until the view-model has no query or analysis in flight."""
-    from PySide6.QtCore import QCoreApplication
-
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        QCoreApplication.processEvents()
-        if not vm.busy and not vm.expect_busy and not vm._expect_timer.isActive():
-            QCoreApplication.processEvents()
-            return
-        time.sleep(0.01)
-    raise InspectorError(f"The query did not finish within {timeout:.0f} s.")
+    """Spin the event loop until the window has no job pending or running."""
+    vm.jobs.wait_idle(timeout)
 
 
 def _quiet_qt() -> None:

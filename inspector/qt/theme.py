@@ -45,6 +45,12 @@ DARK = Tokens(dark=True, background="#1e2127", surface="#262a31", text="#e3e6ea"
               ok_bg="#1f3a2a", warn_bg="#4a3b12", bad_bg="#4d2320", error_bg="#5c2520")
 
 
+def outcome_colour(t: Tokens, outcome: str) -> str:
+    """The one colour of each row outcome (core.engine.trace.OUTCOMES) in tables and plots."""
+    return {"returned": t.returned, "past_limit": t.scoped, "below_min_score": t.cut,
+            "out_of_scope": t.out, "not_fetched": t.out}[outcome]
+
+
 def resource(name: str) -> str:
     """Filesystem path of a bundled resource file (icons, stylesheet)."""
     return str(files("inspector.resources") / name)

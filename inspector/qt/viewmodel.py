@@ -1,5 +1,6 @@
-"""The window's state: the open store, the query, the parameters, the cached pools and the
-traces derived from them. Knows Qt only for signals; never draws, never scores.
+"""The window's state: the open store, the query, the parameters and the traces. It forwards
+the live work to a core LiveSession and runs everything slow through the window's one job
+mechanism (qt.jobs); it knows Qt only for signals and never draws or scores.
 
 Parameters follow the CLI exactly: a preset name plus explicitly given values, combined by
 `inputs.build_params(preset=..., **given)`, so the window and `inspector query` agree.
@@ -7,34 +8,67 @@ Parameters follow the CLI exactly: a preset name plus explicitly given values, c
 
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from typing import Any
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, Signal
 
-from inspector.core.engine.inputs import build_params
+from inspector.core.engine.expect import Expectation
+from inspector.core.engine.inputs import build_params, build_query, parse_vector
+from inspector.core.engine.live import PLACEMENTS, LiveSession
 from inspector.core.engine.params import Params
-from inspector.core.engine.pipeline import derive
 from inspector.core.engine.pool import Pool, Query
-from inspector.core.engine.trace import Expectation, Trace
+from inspector.core.engine.trace import Trace
 from inspector.core.errors import InspectorError
-from inspector.core.stores.opening import Opened
-from inspector.qt import workers
-from inspector.qt.expected_rows import ExpectedRows
-from inspector.qt.workers import Answer, Fetched, QueryRequest
+from inspector.core.stores.opening import Opened, open_for_browsing
+from inspector.core.stores.store import Store
+from inspector.qt.jobs import Jobs
 
-LIVE_KEYS = ("overfetch", "blend", "min_score")  # re-derived from the cached pool, no fetch
-PLACEMENTS = ("post", "pushdown")
+EXPECT_DELAY_MS = 250  # expected rows are re-analysed once a slider rests this long
+REQUERY_DELAY_MS = 150  # a parameter the cached pools cannot answer is re-queried after this
 
 
-class Inspector(ExpectedRows, QObject):
+@dataclass(frozen=True)
+class QueryRequest:
+    """What the query job needs: the parameters, the placements shown, and the query input."""
+
+    params: Params
+    placements: tuple[str, ...]
+    text: str | None = None
+    vector_of: str | None = None
+    embedder: str | None = None  # None: the one the store records
+
+
+def query_job(store: Store, req: QueryRequest, cancelled: Any = None) -> LiveSession:
+    """Build the query once, then a live session deep enough for every slider position.
+    Text that is a JSON array is taken as the query vector itself."""
+    text = (req.text or "").strip()
+    if text.startswith("[") and req.vector_of is None:
+        query = build_query(store, req.params.mode, vector=parse_vector(text))
+    else:
+        query = build_query(store, req.params.mode, text=text or None, vector_of=req.vector_of,
+                            embedder=req.embedder)
+    return LiveSession.fetch(store, query, req.params, req.placements, cancelled=cancelled)
+
+
+def refetch_job(session: LiveSession, params: Params, placements: tuple[str, ...],
+                cancelled: Any = None) -> LiveSession:
+    return session.refetched(params, placements, cancelled=cancelled)
+
+
+def expect_job(session: LiveSession, traces: tuple[Trace, ...], ids: list[str],
+               cancelled: Any = None) -> tuple[tuple[Expectation, ...], ...]:
+    return session.expectations(traces, ids, cancelled=cancelled)
+
+
+class Inspector(QObject):
     """State plus the operations on it; panels subscribe to the past-tense signals."""
 
     store_opened = Signal(object)  # Opened
     params_changed = Signal(object)  # Params
     query_changed = Signal()  # text or example row changed
     trace_changed = Signal()  # traces re-derived (after a fetch or a slider tick)
-    busy_changed = Signal(bool)
+    busy_changed = Signal(bool)  # a store is opening or a query is in flight
     error_raised = Signal(str)  # one sentence
     error_cleared = Signal()
     selection_changed = Signal(object)  # the selected row id, or None
@@ -42,6 +76,7 @@ class Inspector(ExpectedRows, QObject):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
+        self.jobs = Jobs(self)
         self.opened: Opened | None = None
         self.preset: str | None = "docs-before-fix"
         self.given: dict[str, Any] = {"limit": 10}
@@ -50,28 +85,16 @@ class Inspector(ExpectedRows, QObject):
         self.text = ""
         self.vector_of: str | None = None
         self.embedder: str | None = None  # None: the embedder the store records
-        self.query: Query | None = None
-        self.lanes: tuple[workers.Lane, ...] = ()
+        self.session: LiveSession | None = None
         self.traces: tuple[Trace, ...] = ()
         self.focus_lane = 0
         self.selected: Any = None
         self.expected: list[str] = []
         self.expectations: tuple[tuple[Expectation, ...], ...] = ()
-        self.expect_busy = False
         self.error: str | None = None
-        self._generation = 0
-        self._expect_generation = 0
-        self._exhaustive: dict[int, Pool] = {}
-        self._requested: Params | None = None
-        self._lanes_key: Any = None
-        self._open_generation = 0
         self._after_open: str | None = None
-        self._opening = False
-        self._querying = False
-        self._jobs: set[Any] = set()
         self.busy = False
-        self._expect_timer = QTimer(self, singleShot=True, interval=250)
-        self._expect_timer.timeout.connect(self._start_expect)
+        self.jobs.channel_changed.connect(lambda _c, _b: self._update_busy())
 
     # ---- derived facts ----
     @property
@@ -79,8 +102,16 @@ class Inspector(ExpectedRows, QObject):
         return self.opened.store if self.opened else None
 
     @property
+    def query(self) -> Query | None:
+        return self.session.query if self.session is not None else None
+
+    @property
     def placements(self) -> tuple[str, ...]:
         return PLACEMENTS if self.compare else (self.params.filter,)
+
+    @property
+    def expect_busy(self) -> bool:
+        return self.jobs.busy("expect")
 
     def lane_params(self, n: int) -> Params:
         return self.params.with_(filter=self.placements[n])
@@ -92,6 +123,13 @@ class Inspector(ExpectedRows, QObject):
             return None
         return self.traces[min(self.focus_lane, len(self.traces) - 1)]
 
+    def question(self) -> tuple[Any, ...]:
+        """What the current answers are about: the store version and the query input. Panels
+        that keep a result (sweep, compare) compare it to say when theirs is stale."""
+        st = self.store
+        where = (st.uri, st.table_name, st.version) if st is not None else None
+        return where, self.text, self.vector_of
+
     def has_query(self) -> bool:
         return bool(self.text.strip()) or self.vector_of is not None
 
@@ -101,43 +139,35 @@ class Inspector(ExpectedRows, QObject):
         """Open a store in the background; uri None opens the bundled demo store.
 
         `then` is what follows a successful open: "run" the current query, or load the
-        store's first "suggested" query (the default for the demo store). `options` is a
-        store_options.OpenOptions; None reuses the open store's options (not its version)
-        when uri is the same store, e.g. when picking another table."""
+        store's first "suggested" query (the default for the demo store). `options` is an
+        OpenOptions; None reuses the open store's options (not its version) when uri is the
+        same store, e.g. when picking another table."""
         if options is None and self.opened is not None and self.opened.options is not None \
                 and uri == self.store.uri:
             options = self.opened.options.at(None)
-        self._open_generation += 1
-        self._generation += 1  # answers about the previous store are now stale
+        for channel in ("query", "expect"):  # answers about the previous store are stale
+            self.jobs.cancel(channel)
         self._after_open = then or ("suggested" if uri is None else None)
-        self._opening, self._querying = True, False
-        self._update_busy()
-        self._run(workers.open_job, self._open_generation, uri, table, options,
-                  on_answer=self._opened)
+        self.jobs.start("open", open_for_browsing, uri, table, options, on_done=self._opened,
+                        on_error=self.fail)
 
-    def _opened(self, ans: Answer) -> None:
-        if ans.generation != self._open_generation:
-            return
-        self._opening = False
-        self._update_busy()
+    def _opened(self, opened: Opened) -> None:
         then, self._after_open = self._after_open, None
-        if ans.error:
-            self.fail(ans.error)
-            return
-        if self.store is not None and self.store.uri != ans.value.store.uri \
+        if self.store is not None and self.store.uri != opened.store.uri \
                 and "scope" in self.given:
             self.given.pop("scope")  # scopes belong to a store: do not carry one across
             self._rebuild_params()
         same = self.store is not None and (self.store.uri, self.store.table_name) == \
-            (ans.value.store.uri, ans.value.store.table_name)
-        self.opened = ans.value
-        self.lanes, self.traces, self.query = (), (), None
-        self.selected, self.expectations, self._exhaustive = None, (), {}
+            (opened.store.uri, opened.store.table_name)
+        self.opened = opened
+        self.session, self.traces = None, ()
+        self.selected, self.expectations = None, ()
         if not same:  # a reload or another version of the same table keeps query by example
             self.vector_of = None
         self.clear_error()
         self.store_opened.emit(self.opened)
         self.trace_changed.emit()
+        self.expectations_changed.emit()
         if then == "suggested" and self.opened.store.suggested_queries:
             self.load_suggested(0)
         elif then == "run":
@@ -165,20 +195,23 @@ class Inspector(ExpectedRows, QObject):
         self.preset = name
         self.given = {k: v for k, v in self.given.items() if k in ("limit", "scope")}
         if self._rebuild_params():
-            self.run()
+            self.rederive()
 
     def set_param(self, key: str, value: Any) -> None:
-        """Change one parameter: sliders re-derive in place, anything else re-runs the query."""
+        """Change one parameter: re-derived from the cached pools when they answer it exactly,
+        else re-queried in the background."""
         if value is None or value == "":
             self.given.pop(key, None)
         else:
             self.given[key] = value
-        if not self._rebuild_params():
-            return
-        if key in LIVE_KEYS:
+        if self._rebuild_params():
             self.rederive()
-        else:
-            self.run()
+
+    def set_params(self, changes: dict[str, Any]) -> None:
+        """Change several parameters at once (a diagnosis fix), then re-derive or re-query."""
+        self.given.update(changes)
+        if self._rebuild_params():
+            self.rederive()
 
     def load_scope_map(self, path: str) -> None:
         """Use a scope map file ({scope: [prefix, ...]}) and the map strategy."""
@@ -192,13 +225,13 @@ class Inspector(ExpectedRows, QObject):
             return
         self.given.update(scope_map=freeze_map(mapping), scope_strategy="map")
         if self._rebuild_params():
-            self.run()
+            self.rederive()
 
     def set_compare(self, on: bool) -> None:
         if on != self.compare:
             self.compare = on
             self.params_changed.emit(self.params)
-            self.run()
+            self.rederive()
 
     def restore(self, preset: str | None, given: dict[str, Any], compare: bool) -> None:
         """Put back saved parameters (falls back to the defaults if they no longer validate)."""
@@ -229,36 +262,31 @@ class Inspector(ExpectedRows, QObject):
     def run(self) -> None:
         """Fetch fresh pools for the current query in the background (superseding any older)."""
         if self.store is None:
-            if self._opening:
+            if self.jobs.busy("open"):
                 self._after_open = "run"
             return
         if not self.has_query():
             return
-        self._generation += 1
-        self._querying = True
-        self._update_busy()
         req = QueryRequest(params=self.params, placements=self.placements,
                            text=self.text, vector_of=self.vector_of, embedder=self.embedder)
-        self._requested = self.params
-        self._run(workers.query_job, self._generation, self.store, req,
-                  on_answer=self._fetched)
+        if self.expectations:  # verdicts about the previous fetch must not outlive it
+            self.expectations = ()
+            self.jobs.cancel("expect")
+            self.expectations_changed.emit()
+        self.jobs.start("query", query_job, self.store, req, on_done=self._fetched,
+                        on_error=self._query_failed)
 
-    def _fetched(self, ans: Answer) -> None:
-        if ans.generation != self._generation:
-            return  # a newer request superseded this one
-        self._querying = False
-        self._update_busy()
-        if ans.error:
-            # results for other parameters would mislead: show the sentence, not stale rows
-            self.lanes, self.traces, self.expectations, self._lanes_key = (), (), (), None
-            self.trace_changed.emit()
-            self.fail(ans.error)
-            return
-        got: Fetched = ans.value
-        self.query, self.lanes, self._exhaustive = got.query, got.lanes, {}
-        self._lanes_key = self._fetch_key(self._requested)
+    def _query_failed(self, message: str) -> None:
+        # results for other parameters would mislead: show the sentence, not stale rows
+        self.session, self.traces, self.expectations = None, (), ()
+        self.trace_changed.emit()
+        self.expectations_changed.emit()
+        self.fail(message)
+
+    def _fetched(self, session: LiveSession) -> None:
+        self.session = session
         self.expectations = ()
-        self.focus_lane = min(self.focus_lane, len(self.lanes) - 1)
+        self.focus_lane = min(self.focus_lane, len(session.lanes) - 1)
         self.rederive()
         self._select_first()
 
@@ -275,32 +303,29 @@ class Inspector(ExpectedRows, QObject):
                 return
 
     def rederive(self) -> None:
-        """Every stage for the current parameters from the cached pools (pure numpy, ~0.1 ms)."""
-        if not self.lanes or self._fetch_key(self.params) != self._lanes_key:
-            return  # the pools answer other parameters: a fetch is on its way, or it failed
-        if tuple(lane.placement for lane in self.lanes) != self.placements:
+        """Every stage for the current parameters: from the session's cached pools when they
+        answer them exactly (pure numpy, ~0.1 ms), else through a background re-query. Until
+        that answer arrives no trace is shown, so no stale or inexact answer is on screen."""
+        s = self.session
+        if s is None:  # nothing fetched yet, or the last query failed: ask again (latest wins)
             self.run()
             return
+        if not s.answers(self.params, self.placements):
+            self.traces = ()
+            self.trace_changed.emit()
+            self.jobs.start("query", refetch_job, s, self.params, self.placements,
+                            on_done=self._fetched, on_error=self._query_failed,
+                            delay_ms=REQUERY_DELAY_MS)
+            return
         try:
-            traces = []
-            for n, lane in enumerate(self.lanes):
-                p = self.lane_params(n)
-                traces.append(derive(lane.pool, p, probe=lane.probe_for(p)))
+            self.traces = s.traces(self.params)
         except InspectorError as exc:
             self.fail(str(exc))
             return
-        self.traces = tuple(traces)
         self.clear_error()
         self.trace_changed.emit()
         if self.expected:
-            self.expect_busy = True
-            self._expect_timer.start()
-            self.expectations_changed.emit()
-
-    @staticmethod
-    def _fetch_key(p: Params | None) -> Any:
-        """Everything but the live knobs: what a cached pool was fetched for."""
-        return None if p is None else p.with_(overfetch=1.0, blend=0.0, min_score=0.0)
+            self._analyse_expected(EXPECT_DELAY_MS)
 
     # ---- selection and expected rows ----
     def select(self, row_id: Any, lane: int | None = None) -> None:
@@ -314,14 +339,46 @@ class Inspector(ExpectedRows, QObject):
                 self.trace_changed.emit()
             self.selection_changed.emit(row_id)
 
-    # ---- plumbing ----
-    def _run(self, fn: Any, generation: int, *args: Any, on_answer: Any) -> None:
-        job = workers.start(fn, generation, *args, on_answer=on_answer)
-        self._jobs.add(job)
-        job.finished.connect(lambda: self._jobs.discard(job))
+    def set_expected(self, ids: list[str]) -> None:
+        self.expected = list(dict.fromkeys(str(i) for i in ids if str(i).strip()))
+        self.expectations = ()
+        self.trace_changed.emit()
+        self._analyse_expected(0)
 
+    def toggle_expected(self, row_id: Any) -> None:
+        rid = str(row_id)
+        ids = [i for i in self.expected if i != rid] if rid in self.expected \
+            else [*self.expected, rid]
+        self.set_expected(ids)
+
+    def _analyse_expected(self, delay_ms: int) -> None:
+        """Where each expected row is dropped, per lane, in the background (debounced)."""
+        if not (self.expected and self.traces and self.session is not None):
+            self.jobs.cancel("expect")
+            self.expectations_changed.emit()
+            return
+        if self.session.store is None:
+            self.jobs.cancel("expect")
+            self.expectations_changed.emit()
+            self.fail("Expected-row analysis searches the store, and this receipt is open "
+                      "without it; open the store to analyse expected rows.")
+            return
+        self.jobs.start("expect", expect_job, self.session, self.traces, list(self.expected),
+                        on_done=self._expected_ready, on_error=self._expect_failed,
+                        delay_ms=delay_ms)
+        self.expectations_changed.emit()
+
+    def _expected_ready(self, expectations: tuple[tuple[Expectation, ...], ...]) -> None:
+        self.expectations = expectations
+        self.expectations_changed.emit()
+
+    def _expect_failed(self, message: str) -> None:
+        self.expectations_changed.emit()
+        self.fail(message)
+
+    # ---- plumbing ----
     def _update_busy(self) -> None:
-        on = self._opening or self._querying
+        on = self.jobs.busy("open") or self.jobs.busy("query")
         if on != self.busy:
             self.busy = on
             self.busy_changed.emit(on)
@@ -338,21 +395,14 @@ class Inspector(ExpectedRows, QObject):
 
     def show_pool(self, pool: Pool, p: Params) -> None:
         """Show a pool without its store (a reopened receipt): one lane, p's parameters; the
-        sliders re-rank it as always, and nothing that needs LanceDB can start. The lane's
-        probe is the pool itself, as `receipt.build_receipt` derives its trace."""
-        self._generation += 1  # answers still in flight are about the store: drop them
-        self._open_generation += 1
-        self._opening = self._querying = False
-        self._update_busy()
+        sliders re-rank it as always, and nothing that needs LanceDB can start."""
+        self.jobs.cancel_all()  # answers still in flight are about the store: drop them
         self.opened = None
         self.preset, self.compare = None, False
         self.given = {f.name: getattr(p, f.name) for f in fields(p)}
         self.text, self.vector_of = pool.query.text or "", None
         self.expected, self.expectations, self.selected = [], (), None
-        self.query = pool.query
-        self.lanes = (workers.Lane(placement=p.filter, pool=pool,
-                                   probe=pool if p.filter == "post" else None),)
-        self._lanes_key = self._fetch_key(p)
+        self.session = LiveSession.of_pool(pool, p)
         self.focus_lane = 0
         if not self._rebuild_params():
             raise InspectorError("The receipt's parameters do not validate in this inspector.")

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import QSize, Qt, QUrl
+from PySide6.QtCore import QSize, Qt, QUrl, Signal
 from PySide6.QtGui import (
     QAction,
     QActionGroup,
@@ -20,9 +20,11 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import (
     QApplication,
+    QDockWidget,
     QFileDialog,
     QLabel,
     QMainWindow,
+    QMenu,
     QMessageBox,
     QProgressBar,
     QSplitter,
@@ -48,6 +50,12 @@ SPLITTERS = ("main", "left", "plots", "side")
 
 
 class MainWindow(QMainWindow):
+    """The pipeline window. Add-ons extend it only through its extension points: `menu`,
+    `add_menu`, `add_action`, `action`, `add_notice`, `add_dock`, `add_query_widget`,
+    `set_open_handler`, and the `tokens_changed` signal (the one theming path)."""
+
+    tokens_changed = Signal(object)  # theme.Tokens, after every theme change
+
     def __init__(self, vm: Inspector | None = None, restore: bool = True,
                  persist: bool = True) -> None:
         """restore: read saved settings; persist: write them (recent stores, layout, the last
@@ -60,7 +68,11 @@ class MainWindow(QMainWindow):
         self.setWindowIcon(theme.app_icon())
         self.setAcceptDrops(True)
         self.theme_choice = "system"
+        self.tokens = theme.LIGHT
         self._bar_key: Any = None
+        self._menus: dict[str, QMenu] = {}
+        self._actions: dict[str, QAction] = {}
+        self._open_handler: Any = self.choose_store
         self._build_panels()
         self._build_layout()
         self._build_menus()
@@ -69,12 +81,12 @@ class MainWindow(QMainWindow):
             self._restore_settings()
         self.apply_theme(self.theme_choice)
         self._show_params()
-        # issue 4 hook: tuning dock (sweeps, judgments, compare, map), Tuning menu, receipts
-        from inspector.qt.tuning.tuning_dock import install_tuning
-        install_tuning(self)
-        # issue 5 hook: File > Open… (folders, SQLite, s3:// / db://), recent options, versions
-        # dock, newer-version notice, pinned version, shape suggestion, embedder picker
+        # add-ons: tuning (sweeps, judgments, compare, map, receipts) and store features
+        # (open dialog, recent options, versions, newer-version notice, shape, embedder)
         from inspector.qt.stores.store_features import install_store_features
+        from inspector.qt.tuning.tuning_dock import install_tuning
+
+        install_tuning(self)
         self.store_features = install_store_features(self)
         docks = cfg.load_state("window/docks") if restore else None
         if docks is not None:  # after the hooks: the docks must exist to take their places
@@ -124,7 +136,12 @@ class MainWindow(QMainWindow):
         lay = QVBoxLayout(central)
         lay.setContentsMargins(8, 6, 8, 4)
         lay.setSpacing(6)
-        for w in (self.query_bar, self.error_bar, self.banner, self.sliders):
+        self.notices = QVBoxLayout()
+        self.notices.setSpacing(4)
+        lay.addWidget(self.query_bar)
+        lay.addWidget(self.error_bar)
+        lay.addLayout(self.notices)
+        for w in (self.banner, self.sliders):
             lay.addWidget(w)
         lay.addWidget(self.splitters["main"], 1)
         self.setCentralWidget(central)
@@ -136,6 +153,55 @@ class MainWindow(QMainWindow):
         self.splitters["left"].setSizes([520, 340])
         self.splitters["plots"].setSizes([260, 380, 420])
         self.splitters["side"].setSizes([520, 220])
+
+    # ---- extension points ----
+    def menu(self, menu_id: str) -> QMenu:
+        """A menu by id: file, query, view, help, or one an add-on added."""
+        return self._menus[menu_id]
+
+    def add_menu(self, menu_id: str, title: str, before: str | None = "help") -> QMenu:
+        menu = QMenu(title, self)
+        anchor = self._menus.get(before) if before else None
+        if anchor is not None:
+            self.menuBar().insertMenu(anchor.menuAction(), menu)
+        else:
+            self.menuBar().addMenu(menu)
+        self._menus[menu_id] = menu
+        return menu
+
+    def action(self, action_id: str) -> QAction:
+        return self._actions[action_id]
+
+    def add_action(self, menu_id: str, act: QAction, action_id: str | None = None,
+                   before: str | None = None) -> QAction:
+        """Put an action in a menu (before another action, by id) and keep its shortcut
+        working from any focus, even with the menu bar hidden."""
+        menu = self._menus[menu_id]
+        anchor = self._actions.get(before) if before else None
+        if anchor is not None:
+            menu.insertAction(anchor, act)
+        else:
+            menu.addAction(act)
+        self.addAction(act)
+        act.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        if action_id:
+            self._actions[action_id] = act
+        return act
+
+    def add_notice(self, widget: QWidget) -> None:
+        """A notice bar under the error bar (newer version, shape suggestion, ...)."""
+        self.notices.addWidget(widget)
+
+    def add_dock(self, dock: QDockWidget, area: Qt.DockWidgetArea) -> None:
+        self.addDockWidget(area, dock)
+
+    def add_query_widget(self, widget: QWidget) -> None:
+        """A control in the query row, before the Run button."""
+        self.query_bar.add_widget(widget)
+
+    def set_open_handler(self, handler: Any) -> None:
+        """What File > Open… (Ctrl+O) does."""
+        self._open_handler = handler
 
     def _action(self, text: str, slot: Any, keys: tuple[str, ...] = (), tip: str = "") -> QAction:
         act = QAction(text, self)
@@ -150,40 +216,41 @@ class MainWindow(QMainWindow):
 
     def _build_menus(self) -> None:
         bar = self.menuBar()
-        file = bar.addMenu("&File")
-        file.addAction(self._action("&Open store…", self.choose_store, ("Ctrl+O",),
-                                    "Open a LanceDB store folder"))
-        self.recent_menu = file.addMenu("Open &Recent")
-        file.addAction(self._action("Open &demo store", lambda: self.open_store(None)))
-        file.addAction(self._action("Load scope &map…", self.choose_scope_map,
-                                    tip="A JSON file {scope: [repo or path prefix, ...]}"))
-        file.addSeparator()
-        file.addAction(self._action("&Export trace as JSON…", self.choose_json,
-                                    ("Ctrl+E",), "The current trace, as `inspector query "
-                                    "--json` writes it"))
-        file.addAction(self._action("Export view as &PNG…", self.choose_png,
-                                    ("Ctrl+Shift+S",), "A picture of the window"))
-        file.addSeparator()
-        file.addAction(self._action("&Quit", self.close, ("Ctrl+Q",)))
-        query = bar.addMenu("&Query")
-        query.addAction(self._action("&Focus query", self.focus_query, ("Ctrl+L",)))
-        query.addAction(self._action("&Run again", self.vm.run, ("Ctrl+R", "F5"),
-                                     "Fetch again from the store"))
-        query.addAction(self._action("Back to &text query",
-                                     lambda: self.vm.set_query(self.vm.text, None)))
-        view = bar.addMenu("&View")
-        themes = view.addMenu("&Theme")
+        for menu_id, title in (("file", "&File"), ("query", "&Query"), ("view", "&View"),
+                               ("help", "&Help")):
+            self._menus[menu_id] = bar.addMenu(title)
+        add, act = self.add_action, self._action
+        add("file", act("&Open store…", lambda: self._open_handler(), ("Ctrl+O",),
+                        "Open a LanceDB store folder"), "open")
+        self.recent_menu = QMenu("Open &Recent", self)
+        add("file", self.recent_menu.menuAction(), "recent")
+        add("file", act("Open &demo store", lambda: self.open_store(None)), "demo")
+        add("file", act("Load scope &map…", self.choose_scope_map,
+                        tip="A JSON file {scope: [repo or path prefix, ...]}"), "scope_map")
+        self.menu("file").addSeparator()
+        add("file", act("&Export trace as JSON…", self.choose_json, ("Ctrl+E",),
+                        "The current trace, as `inspector query --json` writes it"),
+            "export_json")
+        add("file", act("Export view as &PNG…", self.choose_png, ("Ctrl+Shift+S",),
+                        "A picture of the window"), "export_png")
+        self._actions["file_end"] = self.menu("file").addSeparator()
+        add("file", act("&Quit", self.close, ("Ctrl+Q",)), "quit")
+        add("query", act("&Focus query", self.focus_query, ("Ctrl+L",)), "focus_query")
+        add("query", act("&Run again", self.vm.run, ("Ctrl+R", "F5"),
+                         "Fetch again from the store"), "run")
+        add("query", act("Back to &text query", lambda: self.vm.set_query(self.vm.text, None)),
+            "text_query")
+        themes = self.menu("view").addMenu("&Theme")
         group = QActionGroup(self)
         self.theme_actions: dict[str, QAction] = {}
         for choice in theme.THEMES:
-            act = QAction(choice.capitalize(), self, checkable=True)
-            act.triggered.connect(lambda _=False, c=choice: self.apply_theme(c))
-            group.addAction(act)
-            themes.addAction(act)
-            self.theme_actions[choice] = act
-        view.addAction(self._action("&Reset layout", self._default_sizes))
-        help_menu = bar.addMenu("&Help")
-        help_menu.addAction(self._action("&About", self._about))
+            t_act = QAction(choice.capitalize(), self, checkable=True)
+            t_act.triggered.connect(lambda _=False, c=choice: self.apply_theme(c))
+            group.addAction(t_act)
+            themes.addAction(t_act)
+            self.theme_actions[choice] = t_act
+        add("view", act("&Reset layout", self._default_sizes), "reset_layout")
+        add("help", act("&About", self._about), "about")
         self._fill_recent(cfg.recent_stores())
 
     def _connect(self) -> None:
@@ -197,6 +264,7 @@ class MainWindow(QMainWindow):
         qb.table_picked.connect(lambda t: vm.open_store(vm.store.uri if vm.store else None, t))
         qb.suggested_picked.connect(vm.load_suggested)
         self.sliders.value_changed.connect(vm.set_param)
+        self.banner.fix_applied.connect(vm.set_params)
         self.scatter.point_clicked.connect(vm.select)
         self.bump.point_clicked.connect(vm.select)
         self.error_bar.dismissed.connect(vm.clear_error)
@@ -338,10 +406,12 @@ class MainWindow(QMainWindow):
         self.theme_actions[choice].setChecked(True)
         app = QApplication.instance()
         tk = theme.apply_theme(app, choice) if app is not None else theme.LIGHT
+        self.tokens = tk
         for w in (self.stages, self.scatter_box, self.bump_box, self.detail, self.error_bar):
             w.set_tokens(tk)
         self.funnel.tokens = self.banner.tokens = tk
         self._trace_changed()
+        self.tokens_changed.emit(tk)
 
     # ---- drag and drop ----
     @staticmethod

@@ -76,3 +76,29 @@ def test_report_writes_json_and_html(tmp_path: Path, demo_path: Path,
     data = json.loads((tmp_path / "receipt.json").read_text())
     assert data["comparison"]["b"]["label"] == "docs-pushdown"
     assert (tmp_path / "receipt.html").read_text().startswith("<!doctype html>")
+
+
+def test_a_check_on_a_row_that_does_not_exist_fails_with_that_reason(
+        tmp_path: Path, demo_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`{"id": "row-id-9", "not_in_top": 10}` must not pass for a row that is not there."""
+    f = tmp_path / "checks.json"
+    f.write_text(json.dumps({"store": str(demo_path), "checks": [
+        {"name": "ghost", "text": SCOPE_QUERY, "scope": "vault-agent",
+         "preset": "docs-pushdown", "assert": [{"id": "row-id-9", "not_in_top": 10}],
+         "relevant": {"row-id-7": 2}}]}))
+    assert main(["check", str(f)]) == 1
+    out = capsys.readouterr().out
+    assert "no row with id 'row-id-9' in table 'memories'" in out
+    assert "warning: judged id 'row-id-7' matches no row" in out
+
+
+def test_sweep_warns_about_judged_ids_that_match_nothing(
+        tmp_path: Path, demo_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    j = tmp_path / "j.json"
+    j.write_text(json.dumps({"format": "inspector-judgments", "version": 1, "queries": [
+        {"query": SCOPE_QUERY, "scope": "vault-agent",
+         "judgments": {"nope-1": 2, "nope-2": 1}}]}))
+    assert main(["sweep", str(demo_path), "--queries", str(j), "--grid-overfetch", "1,2",
+                 "--grid-blend", "0", "--json"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: 2 judged id(s) match no row in table 'memories': 'nope-1', 'nope-2'" in err

@@ -34,10 +34,12 @@ def test_query_json_follows_the_contract(capsys, demo_path):
     doc = json.loads(out)
     assert doc["schema"] == 1
     assert doc["store"] == {"uri": str(demo_path), "table": "memories", "version": 2,
-                            "rows": 3022}
+                            "rows": 3024}
     assert [s["name"] for s in doc["stages"]] == ["raw", "scoped", "blended", "final"]
     params = doc["params"]
     assert params["mode"] == "hybrid" and params["filter"] == "post"
+    assert params["tie_rule"] == "id"  # the docs engine's fusion: ties by id ascending
+    assert all({"stage", "ids", "score", "at_cut"} <= set(g) for g in doc["ties"])
     assert params["depths"] == {"pool": 10, "vec_k": 20, "fts_k": 20}
     raw = doc["stages"][0]["candidates"]
     assert len(raw) == 10 and [c["rank"] for c in raw] == list(range(1, 11))
@@ -145,6 +147,8 @@ def test_every_command_leaves_the_store_byte_identical(capsys, random_store, tmp
     assert snapshot(path) == before
     cache = Path(os.environ["INSPECTOR_CACHE_DIR"])
     assert any(cache.rglob("*.lance"))  # the full-text index went to the app's cache
+    settings = Path(os.environ["XDG_CONFIG_HOME"])  # redirected by tests/conftest.py
+    assert not [p for p in settings.rglob("*") if p.is_file()]  # `shot` saved no settings
 
 
 def test_presets_and_tables_commands(capsys, demo_path):
@@ -152,7 +156,7 @@ def test_presets_and_tables_commands(capsys, demo_path):
     assert code == 0 and "min(limit*3, 50)" in out and "docs-pushdown" in out
     code, out, _ = _run(capsys, "tables", str(demo_path), "--json")
     (t,) = json.loads(out)
-    assert t["name"] == "memories" and t["rows"] == 3022 and t["roles"]["importance"] == \
+    assert t["name"] == "memories" and t["rows"] == 3024 and t["roles"]["importance"] == \
         "importance"
 
 

@@ -11,13 +11,9 @@ from pathlib import Path
 import pytest
 from PySide6.QtGui import QImage
 
-from inspector.core.engine.inputs import build_params, build_query
-from inspector.core.engine.pipeline import derive, run
-from inspector.core.stores.opening import open_store
 from inspector.qt import app as qt_app
 from inspector.qt import settings as cfg
 from inspector.qt.window import MainWindow
-from inspector.qt.workers import MAX_OVERFETCH, QueryRequest, query_job
 
 
 def test_settings_round_trip_and_stay_in_the_test_folder(window, qtbot, isolated,
@@ -122,22 +118,6 @@ def test_void_qt_calls_no_longer_exhaust_none_and_true(tmp_path) -> None:
     done = subprocess.run([sys.executable, "-c", code], env=_env(tmp_path),
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-500:]
-
-
-def test_query_job_fetches_once_for_every_slider_position(demo_path) -> None:
-    store = open_store(demo_path)
-    p = build_params(preset="docs-before-fix", scope="vault-agent", limit=10)
-    text = "how do I rotate the signing keys for service tokens"
-    got = query_job(store, QueryRequest(params=p, placements=("post", "pushdown"), text=text))
-    assert [lane.placement for lane in got.lanes] == ["post", "pushdown"]
-    query = build_query(store, p.mode, text=text)
-    for lane in got.lanes:
-        for f in (1.0, 4.0, MAX_OVERFETCH):
-            q = p.with_(filter=lane.placement, overfetch=f)
-            mine = derive(lane.pool, q, probe=lane.probe_for(q))
-            want = run(store, query, q)
-            assert mine.ids("final") == want.ids("final")
-            assert mine.diagnosis == want.diagnosis
 
 
 def slide(win, key: str, value: float) -> None:

@@ -13,12 +13,12 @@ from pathlib import Path
 
 from PySide6.QtCore import QElapsedTimer, QTimer
 
-from inspector.qt import workers
+from inspector.qt import viewmodel
 from tests.storekit import snapshot
 
 
 def _slow(delay: float):
-    real = workers.query_job
+    real = viewmodel.query_job
 
     def job(*args, **kwargs):  # runs on a worker thread, like a slow LanceDB search
         time.sleep(delay)
@@ -28,7 +28,7 @@ def _slow(delay: float):
 
 
 def test_the_event_loop_never_stalls_while_a_slow_query_runs(window, qtbot, monkeypatch):
-    monkeypatch.setattr(workers, "query_job", _slow(1.5))
+    monkeypatch.setattr(viewmodel, "query_job", _slow(1.5))
     clock, gaps = QElapsedTimer(), []
     clock.start()
     last = [clock.elapsed()]
@@ -59,17 +59,17 @@ _CLOSE_MID_QUERY = textwrap.dedent("""
     import inspector.qt
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
-    from inspector.qt import workers
+    from inspector.qt import viewmodel
     from inspector.qt.app import configure_app, wait_idle
     from inspector.qt.window import MainWindow
     app = QApplication(sys.argv[:1]); configure_app(app)
     win = MainWindow(restore=False); win.show()
     win.vm.open_store(None); wait_idle(win.vm)
-    real = workers.query_job
+    real = viewmodel.query_job
     def slow(*a, **k):
         time.sleep(1.0)
         return real(*a, **k)
-    workers.query_job = slow
+    viewmodel.query_job = slow
     win.vm.run()
     assert win.vm.busy
     QTimer.singleShot(100, win.close)

@@ -20,5 +20,9 @@ def multiplier(used: np.ndarray, w: float) -> np.ndarray:
 
 
 def iso_base(level: float, w: float, used: np.ndarray) -> np.ndarray:
-    """The base score that blends to `level` at each importance: the iso-score line."""
-    return level / multiplier(np.asarray(used, np.float64), w)
+    """The base score that blends to `level` at each importance: the iso-score line the
+    window draws (NaN where the multiplier is 0, i.e. w = 1 at importance 0)."""
+    mult = multiplier(np.asarray(used, np.float64), w)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = level / mult
+    return np.where(np.isfinite(out), out, np.nan)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import Any
 
 from inspector.core.engine.params import Params
-from inspector.core.engine.trace import Diagnosis
+from inspector.core.engine.trace import Diagnosis, Fix
 
 
 @dataclass(frozen=True)
@@ -42,9 +44,45 @@ def _hint_sentence(hint: ScopeHint | None, p: Params) -> str:
             f"(over-fetch {hint.first_rank / p.limit:.1f}); {page}{cap}{push}")
 
 
+def _ceil1(x: float) -> float:
+    """Round up to one decimal: the over-fetch a slider can be set to that reaches x."""
+    return math.ceil(x * 10 - 1e-9) / 10
+
+
+def _scope_fixes(hint: ScopeHint | None, p: Params) -> tuple[Fix, ...]:
+    fixes = []
+    need = None
+    if hint is not None and hint.first_rank is not None:  # reach the best in-scope row first;
+        need = hint.first_rank if hint.first_rank > p.limit else hint.page_rank  # else a page
+    if need is not None and need > p.limit:
+        f = _ceil1(need / p.limit)
+        changes: dict[str, Any] = {"overfetch": f}
+        label = f"Apply over-fetch {f:g}"
+        if p.cap and p.cap < need:
+            changes["cap"] = 0
+            label += " (no cap)"
+        fixes.append(Fix(label, tuple(changes.items())))
+    if p.filter == "post":
+        fixes.append(Fix("Try pushdown", (("filter", "pushdown"),)))
+    return tuple(fixes)
+
+
+def _min_score_fix(p: Params, page_score: float | None) -> tuple[Fix, ...]:
+    """Lower the min score to the largest two-decimal value that keeps a full page."""
+    if page_score is None or not math.isfinite(page_score):
+        return ()
+    to = math.floor(page_score * 100) / 100
+    return (Fix(f"Lower min score to {to:g}", (("min_score", to),)),) if to < p.min_score \
+        else ()
+
+
 def diagnose(counters: dict[str, int], p: Params, hint: ScopeHint | None = None,
-             rows: int | None = None) -> Diagnosis:
+             rows: int | None = None, page_score: float | None = None) -> Diagnosis:
+    """The counters read as the real systems' operators read them. `page_score` is the
+    blended score of the row that would complete the page without the min score."""
     raw, scoped = counters["rawCandidates"], counters["scopedCandidates"]
+    returned, below = counters["returned"], counters["belowMinScore"]
+    filtered = counters["filteredByScope"]
     if raw == 0 and rows == 0:
         return Diagnosis("query_or_index", "The table is empty: there is nothing to retrieve.")
     if raw == 0:
@@ -54,14 +92,29 @@ def diagnose(counters: dict[str, int], p: Params, hint: ScopeHint | None = None,
     if scoped == 0:
         return Diagnosis("scope_starvation", f"All {raw} raw candidates are outside "
                          f"{_scope_name(p)}, so the scope filter left nothing. "
-                         + _hint_sentence(hint, p))
-    filtered = counters["filteredByScope"]
-    if filtered * 2 > raw:
+                         + _hint_sentence(hint, p), _scope_fixes(hint, p))
+    crowded = filtered * 2 > raw
+    if below and returned == 0:
+        also = (f" {filtered} of {raw} raw candidates are also outside {_scope_name(p)}."
+                if crowded else "")
+        return Diagnosis("min_score_cut", f"Min score {p.min_score:g} removed all {below} "
+                         f"in-scope candidates, so nothing is returned.{also}",
+                         _min_score_fix(p, page_score) + (_scope_fixes(hint, p) if crowded
+                                                          else ()))
+    if crowded:
+        cut = (f" Min score {p.min_score:g} also removed {below} in-scope candidates."
+               if below and returned < p.limit else "")
         return Diagnosis("scope_dominated", f"{filtered} of {raw} raw candidates are outside "
                          f"{_scope_name(p)}; in-scope rows are being crowded out of the pool. "
-                         + _hint_sentence(hint, p))
-    returned, below = counters["returned"], counters["belowMinScore"]
-    if returned == 0 and below:
-        return Diagnosis("ok", f"Scope is fine ({scoped} in-scope candidates), but all fall "
-                         f"below min score {p.min_score}: lower the min score.")
-    return Diagnosis("ok", f"{returned} results from {scoped} in-scope of {raw} raw candidates.")
+                         + _hint_sentence(hint, p) + cut, _scope_fixes(hint, p))
+    if below and returned < p.limit:
+        return Diagnosis("min_score_cut", f"{_results(returned)}, fewer than the limit of "
+                         f"{p.limit}: min score {p.min_score:g} removed {below} in-scope "
+                         "candidates that would otherwise be returned.",
+                         _min_score_fix(p, page_score))
+    return Diagnosis("ok", f"{_results(returned)} from {scoped} in-scope of {raw} raw "
+                     "candidates.")
+
+
+def _results(n: int) -> str:
+    return f"{n} result" if n == 1 else f"{n} results"

@@ -8,6 +8,7 @@ from dataclasses import replace
 from inspector.core.engine.params import Params
 from inspector.core.engine.pipeline import derive
 from inspector.core.engine.pool import Pool, Query, fetch_pool
+from inspector.core.engine.ties import TieGroup
 from inspector.core.engine.trace import Expectation, Trace
 from inspector.core.stores.store import Store
 
@@ -83,6 +84,9 @@ def analyse(store: Store, query: Query, trace: Trace, ids: Sequence[str],
     out = []
     for rid in ids:
         dropped, reason = _stage_verdict(trace, trace.row_of(rid))
+        now = None if trace.row_of(rid) is None else tied_at_cut(trace, trace.row_of(rid))
+        if now is not None:
+            reason += f"; {_tie_text(now)}"
         j = full.row_of(rid)
         exh_rank = int(full.rank_after[j]) if j is not None and full.rank_after[j] else None
         min_depth: int | None = None
@@ -101,11 +105,40 @@ def analyse(store: Store, query: Query, trace: Trace, ids: Sequence[str],
                 reason += f"; {why}"
             elif p.cap and min_depth > p.cap:
                 reason += f"; it needs depth {min_depth}, above the cap of {p.cap}"
+            at = min_depth or _entry_depth(pool, p, j)
+            tie = None if at is None else tied_at_cut(derive(pool, _at_depth(p, at)), j)
+            if tie is not None:  # the tie order, not the depth, decides: say so
+                reason += f"; at depth {at} {_tie_text(tie)}"
+                if tie.arbitrary and min_depth is not None:
+                    reason += ", so no depth is certain"
+                    min_depth = None
         out.append(Expectation(
             id=str(rid), exhaustive_rank=exh_rank, dropped_at=dropped, reason=reason,
             min_depth=min_depth,
             min_overfetch=None if min_depth is None else min_depth / p.limit))
     return tuple(out)
+
+
+def _entry_depth(pool: Pool, p: Params, i: int) -> int | None:
+    """The depth at which row i enters a vector or full-text pool (hybrid: none)."""
+    if p.mode == "hybrid":
+        return None
+    return max(int((pool.vec_rank if p.mode == "vector" else pool.fts_rank)[i]) + 1, p.limit)
+
+
+def tied_at_cut(trace: Trace, i: int) -> TieGroup | None:
+    """Row i's tie group that straddles a cut (an arbitrary one first), if any."""
+    hits = [g for g in trace.ties() if g.at_cut and i in g.rows]
+    return max(hits, key=lambda g: g.arbitrary) if hits else None
+
+
+def _tie_text(g: TieGroup) -> str:
+    others = len(g.rows) - 1 + g.beyond
+    head = (f"it is tied with {others} other row(s) at {g.measure} {g.score:.6g} across the "
+            f"{g.cut} cut of the {g.stage} stage")
+    if g.arbitrary:
+        return head + ": the real system may return any of them"
+    return head + f", which the system orders by {g.order}"
 
 
 def attach(trace: Trace, expectations: tuple[Expectation, ...]) -> Trace:

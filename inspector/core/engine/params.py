@@ -12,6 +12,8 @@ from inspector.core.errors import InspectorError
 MODES = ("vector", "fts", "hybrid")
 DISTANCES = ("l2", "cosine")
 FILTERS = ("post", "pushdown")
+# How tied scores are ordered (see ties.py): LanceDB's own order, or ties by id ascending.
+TIE_RULES = ("lancedb", "id")
 
 
 @dataclass(frozen=True)
@@ -34,11 +36,13 @@ class Params:
     blend: float = 0.0
     default_importance: float = 0.7
     min_score: float = 0.0
+    tie_rule: str = "lancedb"
 
     def __post_init__(self) -> None:
         _check_choice("mode", self.mode, MODES)
         _check_choice("distance", self.distance, DISTANCES)
         _check_choice("filter", self.filter, FILTERS)
+        _check_choice("tie rule", self.tie_rule, TIE_RULES)
         _check_choice("scope strategy", self.scope_strategy, STRATEGIES)
         _check_int("limit", self.limit, 1)
         _check_int("cap", self.cap, 0)

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from inspector.core.engine import ties
 from inspector.core.engine.blend import importance_used, multiplier
 from inspector.core.engine.diagnosis import ScopeHint, diagnose
 from inspector.core.engine.params import Depths, Params, depths
@@ -19,22 +20,34 @@ from inspector.core.engine.trace import Stage, Trace
 from inspector.core.errors import InspectorError
 from inspector.core.stores.store import Store
 
-# What may change between a pool and the parameters derived from it without a new fetch.
-_POOL_KEYS = ("mode", "distance", "filter")
+
+def cannot_answer(pool: Pool, p: Params) -> str | None:
+    """The one rule: None when this pool answers p exactly as a fresh `run` would (same
+    fetched ranking, deep enough), else the reason a new query is needed."""
+    if (pool.mode, pool.distance, pool.placement) != (p.mode, p.distance, p.filter):
+        return "mode, distance or filter placement changed since the pool was fetched"
+    if pool.scope != p.scope_spec():
+        return "the scope changed since the pool was fetched"
+    d = depths(p)
+    for leg, need in ((pool.vec_leg, d.vec_k), (pool.fts_leg, d.fts_k)):
+        if need and (leg is None or (need > leg.depth and not leg.exhausted)):
+            have = leg.depth if leg is not None else 0
+            return f"depth {need} is deeper than the cached pool ({have})"
+    return None
 
 
 def check_compatible(pool: Pool, p: Params) -> Depths:
     """The depths p needs, or an error if this pool cannot answer for p exactly."""
-    if (pool.mode, pool.distance, pool.placement) != (p.mode, p.distance, p.filter) \
-            or pool.scope != p.scope_spec():
-        raise InspectorError("These parameters need a new query: mode, distance, scope or "
-                             "filter placement changed since the pool was fetched.")
-    d = depths(p)
-    for leg, need in ((pool.vec_leg, d.vec_k), (pool.fts_leg, d.fts_k)):
-        if need and (leg is None or (need > leg.depth and not leg.exhausted)):
-            raise InspectorError(f"The cached pool is too shallow for depth {need}; re-run "
-                                 "the query with a larger over-fetch.")
-    return d
+    reason = cannot_answer(pool, p)
+    if reason is not None:
+        raise InspectorError(f"These parameters need a new query: {reason}.")
+    return depths(p)
+
+
+def scope_miss(counters: dict[str, int]) -> bool:
+    """More than half the raw candidates out of scope: worth a deeper probe for the hint."""
+    raw = counters["rawCandidates"]
+    return raw > 0 and counters["filteredByScope"] * 2 > raw
 
 
 def _leg_ranks(rank: np.ndarray, k: int) -> np.ndarray:
@@ -55,11 +68,8 @@ def _raw_order(pool: Pool, p: Params, d: Depths, vr: np.ndarray, fr: np.ndarray
         rows = pool.fts_leg.rows[: d.pool]
         base = pool.fts_score / (1.0 + pool.fts_score)
     else:
-        fused = (np.where(vr > 0, 1.0 / (p.rrf_k + vr), 0.0)
-                 + np.where(fr > 0, 1.0 / (p.rrf_k + fr), 0.0))
-        cand = np.flatnonzero((vr > 0) | (fr > 0))
-        rows = cand[np.lexsort((pool.id_order[cand], -fused[cand]))][: d.pool]
-        fused = np.where((vr > 0) | (fr > 0), fused, np.nan)
+        order, fused = ties.fuse(pool, p, vr, fr)  # the system's tie rule (Params.tie_rule)
+        rows = order[: d.pool]
         base = fused
     return rows, base, fused
 
@@ -70,8 +80,10 @@ def _positions(n: int, rows: np.ndarray) -> np.ndarray:
     return out
 
 
-def derive(pool: Pool, p: Params, probe: Pool | None = None) -> Trace:
-    """Every stage for parameters p, computed from the pool alone."""
+def derive(pool: Pool, p: Params, probe: Pool | None = None,
+           hints: dict[Any, ScopeHint] | None = None) -> Trace:
+    """Every stage for parameters p, computed from the pool alone. `hints` is a caller-owned
+    cache for a hybrid scope miss's depth hint (a LiveSession keeps one per lane)."""
     d = check_compatible(pool, p)
     n = pool.size
     vr = _leg_ranks(pool.vec_rank, d.vec_k) if pool.vec_leg is not None else np.zeros(n, int)
@@ -84,10 +96,10 @@ def derive(pool: Pool, p: Params, probe: Pool | None = None) -> Trace:
     imp = importance_used(pool.importance, pool.missing_importance(), p.default_importance)
     mult = multiplier(imp, p.blend)
     score = base * mult
-    blended = scoped[np.argsort(-score[scoped], kind="stable")]
+    blended = ties.resort(pool, p, scoped, score)
     keep = blended[score[blended] >= p.min_score]
     final = keep[: p.limit]
-    scope_miss = len(raw) > 0 and (len(raw) - len(scoped)) * 2 > len(raw)
+    page = blended[: p.limit]  # the page a min score of 0 would return
     counters = {"rawCandidates": len(raw), "scopedCandidates": len(scoped),
                 "filteredByScope": len(raw) - len(scoped),
                 "belowMinScore": len(blended) - len(keep), "returned": len(final)}
@@ -99,27 +111,29 @@ def derive(pool: Pool, p: Params, probe: Pool | None = None) -> Trace:
                   raw_rank=_positions(n, raw), rank_before=_positions(n, scoped),
                   rank_after=_positions(n, blended), final_rank=_positions(n, final),
                   stages=stages, counters=counters,
-                  diagnosis=diagnose(counters, p, _scope_hint(probe, p) if scope_miss else None,
-                                    rows=pool.store.get("rows")), warnings=pool.warnings)
+                  diagnosis=diagnose(counters, p,
+                                     _scope_hint(probe, p, hints) if scope_miss(counters)
+                                     else None,
+                                     rows=pool.store.get("rows"),
+                                     page_score=float(score[page[-1]]) if len(page) else None),
+                  warnings=pool.warnings)
     return trace
 
 
-_HINTS: dict[tuple[Any, ...], tuple[Pool, ScopeHint]] = {}
-
-
-def _scope_hint(probe: Pool | None, p: Params) -> ScopeHint | None:
+def _scope_hint(probe: Pool | None, p: Params,
+                hints: dict[Any, ScopeHint] | None = None) -> ScopeHint | None:
     """Global ranks of the first and the limit-th in-scope row in a deeper, unfiltered probe."""
     if probe is None or probe.placement != "post":
         return None
     cut = probe_depth(p, int(probe.store.get("rows") or 0))
     if p.mode == "hybrid":
-        key = (id(probe), p.limit, p.vec_k, p.fts_k, p.rrf_k, cut)
-        hit = _HINTS.get(key)
-        if hit is None or hit[0] is not probe:
-            if len(_HINTS) > 16:
-                _HINTS.clear()
-            hit = _HINTS[key] = (probe, _hybrid_hint(probe, p, cut))
-        return hit[1]
+        # scanning depths costs ~ms per depth: cache per probe and the knobs the scan reads
+        key = (p.with_(overfetch=1.0, blend=0.0, min_score=0.0), cut)
+        if hints is None:
+            return _hybrid_hint(probe, p, cut)
+        if key not in hints:
+            hints[key] = _hybrid_hint(probe, p, cut)
+        return hints[key]
     n = probe.size
     dv = min(probe.vec_leg.depth, cut) if probe.vec_leg is not None else 0
     df = min(probe.fts_leg.depth, cut) if probe.fts_leg is not None else 0
@@ -194,7 +208,7 @@ def run(store: Store, query: Query, p: Params) -> Trace:
     so the diagnosis can say where the in-scope rows sit and which over-fetch would reach them."""
     pool = fetch_for(store, query, p)
     trace = derive(pool, p)
-    if trace.diagnosis.code in ("scope_starvation", "scope_dominated"):
+    if scope_miss(trace.counters):
         probe = probe_applies(fetch_probe(store, query, p, pool), p)
         if probe is not None:
             trace = derive(pool, p, probe=probe)

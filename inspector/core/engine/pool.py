@@ -3,14 +3,16 @@
 A pool is fetched once per query; every smaller over-fetch, blend weight or min score is then
 derived from it in memory (see `pipeline.derive`). Legs are put in a canonical order (distance
 ascending or score descending, ties by LanceDB row id), which is the order LanceDB's own flat
-search returns, so a shallow fetch is a prefix of a deep one.
+vector search returns, so a shallow fetch is a prefix of a deep one. LanceDB's full-text search
+orders equal BM25 scores arbitrarily: there the row id order is the inspector's reproducible
+choice, and `Pool.fts_ties` says so (see ties.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -45,6 +47,7 @@ class Leg:
     values: np.ndarray  # _distance (vector) or BM25 _score (fts), float64
     depth: int  # requested k
     exhausted: bool  # fewer rows came back than requested: deeper asks return the same
+    next_value: float = float("nan")  # the value of the first row past `depth` (NaN: none)
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,8 @@ class Pool:
     vec_leg: Leg | None
     fts_leg: Leg | None
     warnings: tuple[str, ...] = ()
+    # how the full-text leg orders equal scores: "arbitrary" (LanceDB) or "rowid" (FTS5 copy)
+    fts_ties: str = "arbitrary"
     # bool per row: NULL or not a number, so the default applies; None = wherever NaN
     importance_missing: np.ndarray | None = None
 
@@ -124,8 +129,9 @@ TIE_FETCH_MAX = 20_000  # deepest refetch spent on completing a tie at the cut
 
 
 def _leg_at(fetch: Any, k: int, value_col: str, ascending: bool,
-            margin: int = 1) -> tuple[pa.Table, bool]:
-    """The top k in canonical order, and whether the leg ran out of rows.
+            margin: int = 1) -> tuple[pa.Table, bool, float]:
+    """The top k in canonical order, whether the leg ran out of rows, and the value of the
+    first row past k (NaN if none), which tells whether a tie straddles the cut.
 
     At a tie straddling the cut LanceDB keeps an arbitrary subset of the tied rows (BM25
     ties are common). Fetching past the tie and keeping the lowest row ids makes every
@@ -134,11 +140,12 @@ def _leg_at(fetch: Any, k: int, value_col: str, ascending: bool,
     want = k + max(1, margin)
     while True:
         got = _canonical(fetch(want), value_col, ascending)
-        if got.num_rows < want:
-            return got.slice(0, k), got.num_rows <= k
         vals = got.column(value_col).to_numpy(zero_copy_only=False)
+        after = float(vals[k]) if len(vals) > k else float("nan")
+        if got.num_rows < want:
+            return got.slice(0, k), got.num_rows <= k, after
         if vals[-1] != vals[k - 1] or want >= TIE_FETCH_MAX:
-            return got.slice(0, k), False
+            return got.slice(0, k), False, after
         want = min(want * 2, TIE_FETCH_MAX)
 
 
@@ -164,7 +171,8 @@ def fetch_pool(store: Store, query: Query, params: Params, vec_k: int, fts_k: in
     if absent:
         raise InspectorError(f"Scope column '{absent[0]}' is not in table '{store.table_name}'; "
                              f"columns: {', '.join(store.schema.names)}.")
-    jobs: dict[str, Callable[[], tuple[pa.Table, bool]]] = {}
+    jobs: dict[str, Callable[[], tuple[pa.Table, bool, float]]] = {}
+    fts_ties = "arbitrary"
     if params.mode in ("vector", "hybrid"):
         vec = _checked_vector(store, query, params.distance)
         jobs["vec"] = lambda: _leg_at(
@@ -174,7 +182,8 @@ def fetch_pool(store: Store, query: Query, params: Params, vec_k: int, fts_k: in
         if not query.text or not query.text.strip():
             raise InspectorError("Full-text and hybrid search need query text (--text).")
         text = query.text
-        fts_table(store)  # build a private index first, outside the thread pool
+        fts_src, _ = fts_table(store)  # build a private index first, outside the thread pool
+        fts_ties = "rowid" if hasattr(fts_src, "source_rowids") else "arbitrary"  # FTS5: rowid
         jobs["fts"] = lambda: _leg_at(
             lambda k: _fts_leg(store, text, k, cols, where), fts_k, "_score", ascending=False,
             margin=fts_k // 2)  # BM25 ties are common: a margin usually covers one at once
@@ -193,7 +202,15 @@ def fetch_pool(store: Store, query: Query, params: Params, vec_k: int, fts_k: in
                              f"{store.version}: {first}") from exc
     legs = {name: r[0] for name, r in done.items()}
     exhausted = {name: r[1] for name, r in done.items()}
-    return _merge(store, query, params, spec, push, cols, legs, exhausted, vec_k, fts_k)
+    pool = _merge(store, query, params, spec, push, cols, legs, exhausted, vec_k, fts_k)
+    after = {name: r[2] for name, r in done.items()}
+    # for ties: what lies just past each leg's cut, and how full-text ties are ordered
+    return replace(pool, vec_leg=_past(pool.vec_leg, after.get("vec")),
+                   fts_leg=_past(pool.fts_leg, after.get("fts")), fts_ties=fts_ties)
+
+
+def _past(leg: Leg | None, value: float | None) -> Leg | None:
+    return None if leg is None or value is None else replace(leg, next_value=value)
 
 
 def _checked_vector(store: Store, query: Query, distance: str) -> np.ndarray:

@@ -4,16 +4,29 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 
 from inspector.core.engine.params import Depths, Params
 from inspector.core.engine.pool import Pool
+from inspector.core.engine.ties import TieGroup, find_ties, marks
 from inspector.core.jsonio import plain
 
 STAGES = ("raw", "scoped", "blended", "final")
 SCHEMA_VERSION = 1
+
+# What became of a pool row, in pipeline order; the one vocabulary of tables, plots, the
+# detail pane, CLI text and receipts.
+OUTCOMES = ("returned", "past_limit", "below_min_score", "out_of_scope", "not_fetched")
+OUTCOME_LABELS = {
+    "returned": "returned",
+    "past_limit": "past the limit",
+    "below_min_score": "below min score",
+    "out_of_scope": "out of scope",
+    "not_fetched": "not fetched",
+}
 
 
 @dataclass(frozen=True)
@@ -26,9 +39,25 @@ class Stage:
 
 
 @dataclass(frozen=True)
+class Fix:
+    """A change of parameters that addresses a diagnosis, e.g. "Apply over-fetch 2.5"."""
+
+    label: str
+    changes: tuple[tuple[str, Any], ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"label": self.label, "changes": dict(self.changes)}
+
+
+@dataclass(frozen=True)
 class Diagnosis:
-    code: str  # query_or_index | scope_starvation | scope_dominated | ok
+    code: str  # query_or_index | scope_starvation | scope_dominated | min_score_cut | ok
     message: str
+    fixes: tuple[Fix, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message,
+                "fixes": [f.to_json() for f in self.fixes]}
 
 
 @dataclass(frozen=True)
@@ -78,9 +107,8 @@ class Trace:
     def ids(self, name: str) -> list[Any]:
         return [self.pool.ids[i] for i in self.stage(name).rows]
 
-    def outcomes(self) -> np.ndarray:
-        """What happened to each pool row: returned, below_min_score, past_limit,
-        out_of_scope, or not_fetched (outside the raw pool at these depths)."""
+    @cached_property
+    def _outcomes(self) -> np.ndarray:
         out = np.full(self.pool.size, "not_fetched", dtype=object)
         raw = self.stage("raw").rows
         out[raw] = np.where(self.pool.in_scope[raw], "past_limit", "out_of_scope")
@@ -88,7 +116,33 @@ class Trace:
         low = blended[~(self.score[blended] >= self.params.min_score)]
         out[low] = "below_min_score"
         out[self.stage("final").rows] = "returned"
+        out.flags.writeable = False
         return out
+
+    def outcomes(self) -> np.ndarray:
+        """What became of each pool row, one of OUTCOMES (not_fetched: outside the raw pool at
+        these depths). Computed once per trace; read-only."""
+        return self._outcomes
+
+    def outcome(self, i: int) -> str:
+        return str(self._outcomes[i])
+
+    def outcome_groups(self) -> dict[str, np.ndarray]:
+        """Raw-stage pool rows grouped by outcome (every outcome present, maybe empty)."""
+        raw = self.stage("raw").rows
+        got = self._outcomes[raw]
+        return {k: raw[got == k] for k in OUTCOMES if k != "not_fetched"}
+
+    def ties(self) -> tuple[TieGroup, ...]:
+        """Every group of rows whose scores are equal at the system's precision, per stage
+        (hybrid legs `vec`/`fts`, `raw`, `blended`), each saying whether it straddles a cut."""
+        kept = len(self.stage("blended")) - self.counters["belowMinScore"]
+        return find_ties(self.pool, self.params, self.depths, self.vec_rank, self.fts_rank,
+                         self.score, self.stage("blended").rows, kept)
+
+    def tie_marks(self, stage: str) -> dict[int, TieGroup]:
+        """Pool row -> tie group for the rows a stage shows (scoped: raw's, final: blended's)."""
+        return marks(self.ties(), stage)
 
     def row_of(self, row_id: Any) -> int | None:
         hits = np.flatnonzero(self.pool.ids == row_id)
@@ -132,9 +186,10 @@ class Trace:
                         "candidates": [self.candidate(int(i), r + 1)
                                        for r, i in enumerate(s.rows)]} for s in self.stages],
             "counters": dict(self.counters),
-            "diagnosis": {"code": self.diagnosis.code, "message": self.diagnosis.message},
+            "diagnosis": self.diagnosis.to_json(),
             "warnings": list(self.warnings),
             "expect": [e.to_json() for e in self.expect],
+            "ties": [g.to_json() for g in self.ties()],
         }
 
 

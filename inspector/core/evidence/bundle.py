@@ -39,14 +39,15 @@ def _leg_json(leg: Leg | None) -> dict[str, Any] | None:
     if leg is None:
         return None
     return {"rows": leg.rows.tolist(), "values": _floats(leg.values), "depth": leg.depth,
-            "exhausted": leg.exhausted}
+            "exhausted": leg.exhausted, "next_value": _floats(np.array([leg.next_value]))[0]}
 
 
 def _leg_from(d: dict[str, Any] | None) -> Leg | None:
     if d is None:
         return None
     return Leg(rows=np.asarray(d["rows"], np.int64), values=_unfloats(d["values"]),
-               depth=int(d["depth"]), exhausted=bool(d["exhausted"]))
+               depth=int(d["depth"]), exhausted=bool(d["exhausted"]),
+               next_value=float(_unfloats([d.get("next_value")])[0]))
 
 
 def _array_json(a: np.ndarray) -> dict[str, Any]:

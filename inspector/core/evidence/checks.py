@@ -208,9 +208,11 @@ class CheckResult:
     passed: bool
     outcomes: tuple[Outcome, ...]
     diagnosis: str
+    warnings: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "passed": self.passed, "diagnosis": self.diagnosis,
+                "warnings": list(self.warnings),
                 "assertions": [{"assert": o.assertion, "passed": o.passed, "actual": o.actual,
                                 "why": o.why} for o in self.outcomes]}
 
@@ -267,9 +269,16 @@ def run_checks(checks: ChecksFile, store_uri: str | None = None,
                 if e.min_depth else ""
             return f"not returned: {e.reason}{depth}"
 
-        outs = tuple(evaluate(a, trace, c.grades, truth, explain) for a in c.asserts)
+        named = [a.target for a in c.asserts if a.kind == "id"]
+        missing = set(store.missing_ids([*named, *(c.grades or {})]))
+        outs = tuple(Outcome(a.text, False, None, f"no row with id {a.target!r} in table "
+                             f"'{store.table_name}'")
+                     if a.kind == "id" and a.target in missing
+                     else evaluate(a, trace, c.grades, truth, explain) for a in c.asserts)
+        warnings = tuple(f"judged id {rid!r} matches no row in table '{store.table_name}'"
+                         for rid in sorted(set(c.grades or {}) & missing))
         results.append(CheckResult(c.name, all(o.passed for o in outs), outs,
-                                   trace.diagnosis.code))
+                                   trace.diagnosis.code, warnings))
     return results
 
 
@@ -280,6 +289,7 @@ def format_results(results: list[CheckResult]) -> str:
         for o in r.outcomes:
             if not o.passed:
                 lines.append(f"      {o.assertion}: {o.why}")
+        lines.extend(f"      warning: {w}" for w in r.warnings)
     failed = sum(1 for r in results if not r.passed)
     lines.append(f"{len(results)} checks, {failed} failed")
     return "\n".join(lines)

@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 from inspector.core.engine.presets import PRESETS
+from inspector.core.engine.ties import RULE_TEXT, TieGroup, marks
 from inspector.core.engine.trace import Trace
 from inspector.core.stores.store import TableInfo
 
@@ -21,18 +22,24 @@ def _cut(s: Any, width: int) -> str:
     return s if len(s) <= width else s[: width - 1] + "…"
 
 
-def _stage_rows(trace: Trace, name: str, max_rows: int) -> list[str]:
+def _stage_rows(trace: Trace, name: str, max_rows: int, groups: tuple[TieGroup, ...]
+                ) -> list[str]:
+    """One line per row; after the rank, '=' marks a row tied with others, '!' one whose tie
+    straddles a cut (the order among them decides what is returned)."""
     stage = trace.stage(name)
     text_col = trace.pool.roles.get("text")
     hybrid = trace.params.mode == "hybrid"
-    head = (f"{'#':>3} {'id':<26} {'dist':>7} {'base':>7} {'imp':>5} {'mult':>6} "
+    tied = marks(groups, name)
+    head = (f"{'#':>3}  {'id':<26} {'dist':>7} {'base':>7} {'imp':>5} {'mult':>6} "
             f"{'score':>7} {'scope':<5} text")
     lines = [head]
     for r, i in enumerate(stage.rows[:max_rows], 1):
         c = trace.candidate(int(i), r)
         dist = c["distance"] if not hybrid else c["fused_score"]
         scope = "in" if c["in_scope"] else "OUT"
-        lines.append(f"{r:>3} {_cut(c['id'], 26):<26} {_f(dist):>7} {_f(c['base_score']):>7} "
+        g = tied.get(int(i))
+        mark = " " if g is None else "!" if g.at_cut else "="
+        lines.append(f"{r:>3}{mark} {_cut(c['id'], 26):<26} {_f(dist):>7} {_f(c['base_score']):>7} "
                      f"{_f(c['importance_used'], 2):>5} {_f(c['multiplier'], 3):>6} "
                      f"{_f(c['score']):>7} {scope:<5} "
                      f"{_cut(c['columns'].get(text_col) if text_col else '', 60)}")
@@ -55,15 +62,20 @@ def format_trace(trace: Trace, max_rows: int = 15) -> str:
         out.append(f"pushdown {pool.pushdown_sql or '(none)'}  [{pool.pushdown_note}]")
     titles = {"raw": "raw candidates", "scoped": "scoped candidates",
               "blended": "importance-blended", "final": "final results"}
+    groups = trace.ties()
     for name in ("raw", "scoped", "blended", "final"):
         out.append("")
         out.append(f"== {titles[name]} ({len(trace.stage(name))})")
-        out.extend(_stage_rows(trace, name, max_rows))
+        out.extend(_stage_rows(trace, name, max_rows, groups))
     out.append("")
     out.append("counters " + "  ".join(f"{k}={v}" for k, v in trace.counters.items()))
     out.append(f"diagnosis [{trace.diagnosis.code}] {trace.diagnosis.message}")
+    for fix in trace.diagnosis.fixes:
+        options = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in fix.changes)
+        out.append(f"  fix: {fix.label} ({options})")
     for w in trace.warnings:
         out.append(f"warning {w}")
+    out.extend(_tie_lines(groups, p.tie_rule))
     for e in trace.expect:
         depth = "-" if e.min_depth is None else f"{e.min_depth} (over-fetch {e.min_overfetch:g})"
         out.append(f"expect {e.id}: exhaustive rank {e.exhaustive_rank or '-'}, dropped at "
@@ -71,10 +83,29 @@ def format_trace(trace: Trace, max_rows: int = 15) -> str:
     return "\n".join(out)
 
 
+def _tie_lines(groups: tuple[TieGroup, ...], rule: str) -> list[str]:
+    """A count of the tie groups, and one line per group that straddles a cut."""
+    if not groups:
+        return []
+    cut = [g for g in groups if g.at_cut]
+    out = [f"ties   {len(groups)} group{'s' * (len(groups) != 1)} of equal scores "
+           f"({len(cut)} at a cut); rule {rule}: "
+           f"{RULE_TEXT[rule]}"]
+    for g in cut:
+        ids = ", ".join(str(x) for x in g.ids[:4]) + (", ..." if len(g.ids) > 4 else "")
+        who = ("the real system may return any of them" if g.arbitrary
+               else f"the system orders them by {g.order}")
+        past = f" and {g.beyond} row(s) past it" if g.beyond else ""
+        out.append(f"tie    {g.stage}: {g.measure} {g.score:.6g} is shared across the {g.cut} "
+                   f"cut by {ids}{past}; {who}")
+    return out
+
+
 def format_presets() -> str:
     lines = []
     for p in PRESETS.values():
-        lines.append(f"{p.name:<18} {p.title}\n{'':<18} depth: {p.depth_rule}")
+        lines.append(f"{p.name:<18} {p.title}\n{'':<18} depth: {p.depth_rule}\n"
+                     f"{'':<18} ties: {p.ties}")
     return "\n".join(lines)
 
 

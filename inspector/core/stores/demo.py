@@ -4,13 +4,22 @@ Story 1 (scoped miss): in scope `vault-agent`, a docs-style query's global top-1
 `platform-docs`, so the post-filter returns nothing; a wider pool or pushdown finds the rows.
 Story 2 (importance): a low-importance memory sits slightly closer to a preference query than
 a high-importance one; blending importance swaps them.
+Story 3 (a deliberate tie): one memory saved twice has two rows at exactly the same distance;
+at limit 1 the tie straddles the cut, LanceDB's row id decides, and importance breaks it.
+
+Every text is unique and most carry a few extra words, so distances and BM25 scores rarely tie:
+neither of the first two stories depends on how ties are ordered (a test checks no tie
+straddles any cut they show).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
+import re
 import uuid
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +35,7 @@ DIM = 256
 TABLE = "memories"
 SCOPE_QUERY = "how do I rotate the signing keys for service tokens"
 BLEND_QUERY = "which editor theme does the user prefer"
+TIE_QUERY = "what timezone is the user in"
 CATEGORIES = ("preference", "fact", "decision", "entity", "other")
 REPOS = ("platform-docs", "vault-agent", "billing-api", "web-frontend", "ml-pipeline",
          "mobile-app", "infra-terraform", "search-service", "auth-gateway", "data-warehouse",
@@ -75,6 +85,13 @@ _MEMORIES = (
     ("entity", "the {x} vendor contact is the platform partnerships team"),
     ("other", "remember to update the {x} changelog before tagging"),
 )
+# Words that vary otherwise templated texts: lengths and shared words differ, so scores do too.
+_WORD = re.compile(r"[^\W_]+")  # a word as the full-text tokenizer splits them
+_FILLER = ("quarterly", "legacy", "regional", "nightly", "internal", "shared", "draft",
+           "pilot", "mirrored", "archived", "tenant", "sandbox", "weekend", "hotfix", "beta",
+           "compliance", "latency", "budget", "handover", "runbook", "ownership", "capacity",
+           "audit", "alerting", "vendor", "sprint", "roadmap", "partner", "fallback", "quota",
+           "europe", "asia", "replica", "cutover", "freeze", "backlog", "postmortem", "pager")
 _PLATFORM_KEYS = (
     "rotate the signing keys for service tokens every ninety days",
     "signing key rotation: rotate service token keys and publish the new key id",
@@ -85,15 +102,35 @@ _PLATFORM_KEYS = (
     "rotate signing keys: overlap old and new keys so service tokens stay valid",
     "emergency rotation of signing keys for all service tokens",
 )
+# The second and third copy of each platform text add one of these, so no two are equal.
+_PLATFORM_TAILS = ("in staging first", "for partner integrations", "after the audit window",
+                   "with the security team on call", "before the quarterly freeze",
+                   "using the platform runbook", "for every region", "and notify consumers",
+                   "during low traffic", "with a dry run", "across both clusters",
+                   "per the compliance checklist", "once the pager is quiet",
+                   "for internal callers too", "and record the change", "in the release window")
 _VAULT_KEYS = (
-    "vault agent can rotate keys for tokens it issues on request",
-    "rotate the transit keys held by vault agent and re-wrap tokens",
-    "vault agent renews tokens; key rotation is done with the rotate endpoint",
-    "configure vault agent templates to pick up rotated keys for tokens",
+    "vault agent can rotate keys for tokens it issues on request from the operator console",
+    "rotate the transit keys held by vault agent and re-wrap tokens stored in the secrets engine",
+    "vault agent renews tokens; key rotation is done with the rotate endpoint of transit",
+    "configure vault agent templates to pick up rotated keys for tokens after each render",
+    "vault agent caches service tokens until their lease runs out",
+    "the vault agent sidecar signs requests with a short lived key",
+    "vault agent auto auth exchanges the service account for a token",
+    "audit log entries for vault agent include the token accessor",
+    "vault agent keeps wrapped secrets out of the service environment",
+    "a vault agent restart drops cached tokens and fetches new ones",
+    "the vault agent key ring is backed up before every upgrade",
+    "vault agent exposes a local listener so services avoid handling tokens",
 )
 _BLEND_PAIR = (
     ("agent-memory-theme-close", "the user prefers the light editor theme", 0.15),
     ("agent-memory-theme-far", "the user prefers the dark editor theme at night", 0.95),
+)
+# One memory saved twice (story 3): same text, so the same vector and the same distance.
+_TIE_PAIR = (
+    ("agent-memory-timezone-1", "the user timezone is europe lisbon", 0.4),
+    ("agent-memory-timezone-2", "the user timezone is europe lisbon", 0.9),
 )
 
 
@@ -112,10 +149,12 @@ def _rows() -> list[dict[str, Any]]:
             "agentId": "main" if n % 3 else "ops",
         })
 
+    seen: set[str] = set()
     for repo in REPOS:
         size = _SIZES.get(repo, _DEFAULT_SIZE)
-        special = {"platform-docs": _PLATFORM_KEYS * 3, "vault-agent": _VAULT_KEYS}.get(repo, ())
+        special = _special_texts().get(repo, ())
         for text in special:
+            seen.add(text)
             add(repo, text, "fact", round(rng.uniform(0.4, 0.9), 2))
         for _ in range(size - len(special)):
             thing = rng.choice(_THINGS)
@@ -125,23 +164,90 @@ def _rows() -> list[dict[str, Any]]:
                 cat, tmpl = rng.choice(("fact", "other", "decision")), rng.choice(
                     _TOPICS[rng.choice(tuple(_TOPICS))])
             imp = None if rng.random() < 0.05 else round(rng.uniform(0.05, 1.0), 2)
-            add(repo, tmpl.format(x=f"{repo} {thing}"), cat, imp)
-    for rid, text, imp in _BLEND_PAIR:
+            add(repo, _varied(rng, tmpl.format(x=f"{repo} {thing}"), seen), cat, imp)
+    for rid, text, imp in _BLEND_PAIR + _TIE_PAIR:
         add("agent-memory", text, "preference", imp, rid=rid)
     return rows
+
+
+_TIE_IDS = frozenset(rid for rid, _, _ in _TIE_PAIR)
+JITTER = 0.003  # per-component noise on stored vectors, far below the stories' distance gaps
+
+
+def _jittered(vectors: np.ndarray, keep: list[bool]) -> np.ndarray:
+    """Stored vectors with a tiny deterministic jitter, re-normalised: a bag of words gives
+    equal distances to texts of one shape, real embeddings never coincide. Rows in `keep`
+    (the deliberate tie) keep their exact vectors."""
+    noise = np.random.default_rng(20261130).normal(0.0, JITTER, vectors.shape)
+    noise[np.asarray(keep, bool)] = 0.0
+    out = vectors + noise.astype(np.float32)
+    return (out / np.linalg.norm(out, axis=1, keepdims=True)).astype(np.float32)
+
+
+def _special_texts() -> dict[str, list[str]]:
+    """The story's key-rotation docs: three versions of each platform text, and the vault
+    texts. Equal query terms in texts of equal length tie in BM25, so a text that would repeat
+    another's (terms, length) gets filler words: the story never depends on how ties are ordered.
+    Terms are compared by their first three letters, coarser than any stemmer."""
+    tails = iter(_PLATFORM_TAILS)
+    platform = [text if copy == 0 else f"{text} {next(tails)}"
+                for copy in range(3) for text in _PLATFORM_KEYS]
+    filler = itertools.cycle(_FILLER)
+    out: dict[str, list[str]] = {}
+    for repo, texts in (("platform-docs", platform), ("vault-agent", list(_VAULT_KEYS))):
+        out[repo], used = [], set()
+        for text in texts:
+            while _signatures(text) & used:
+                text = f"{text} {next(filler)}"
+            used |= _signatures(text)
+            out[repo].append(text)
+    return out
+
+
+# Words of the story texts that LanceDB's full-text index drops (measured with lancedb 0.40):
+# they do not count towards a text's length.
+_STOP = frozenset("a after all and are both by can do for how i in is it of on out re so the "
+                  "their then to too until up which with you".split())
+
+
+def _signatures(text: str) -> set[tuple[Any, ...]]:
+    """What a text's BM25 score for the scoped-miss query depends on: the count of each query
+    term (by its first three letters, coarser than a stemmer) and the text's length, counted
+    with and without the stop words the index drops."""
+    words = [w[:3] for w in _WORD.findall(text.lower()) if w not in _STOP]
+    query = {w[:3] for w in _WORD.findall(SCOPE_QUERY.lower()) if w not in _STOP}
+    terms = tuple(sorted(Counter(w for w in words if w in query).items()))
+    return {("all", terms, len(_WORD.findall(text))), ("kept", terms, len(words))}
+
+
+def _varied(rng: random.Random, text: str, seen: set[str]) -> str:
+    """The text with 0-3 filler words added, never one already used."""
+    out = text
+    for n in range(rng.choice((0, 1, 1, 2, 3)), 8):
+        out = " ".join([text, *rng.sample(_FILLER, n)]) if n else text
+        if out not in seen:
+            break
+    seen.add(out)
+    return out
 
 
 def suggested_queries() -> list[dict[str, Any]]:
     return [
         {"name": "Scoped miss: key rotation in vault-agent", "text": SCOPE_QUERY,
          "preset": "docs-before-fix", "scope": "vault-agent", "limit": 10,
-         "story": "Post-filter after the global cut returns nothing; raise over-fetch to about 3 "
+         "story": "Post-filter after the global cut returns nothing; raise over-fetch to 2.5 "
                   "or switch to pushdown and the vault-agent docs appear."},
         {"name": "Importance: editor theme preference", "text": BLEND_QUERY,
          "preset": "importance-blend", "limit": 5, "min_score": 0.0, "blend": 0.0,
          "expect": [_BLEND_PAIR[1][0]],
          "story": "At blend 0 the low-importance memory ranks first; drag the blend weight "
                   "to 0.5 and the important one overtakes it."},
+        {"name": "Tie: one memory saved twice", "text": TIE_QUERY, "preset": "memory-plugin",
+         "limit": 1, "expect": [_TIE_PAIR[1][0]],
+         "story": "The same memory was saved twice, so both rows are exactly as far from the "
+                  "query: at limit 1 the tie straddles the cut and LanceDB's row id order "
+                  "returns the older, less important copy. Switch to importance-blend and "
+                  "importance breaks the tie."},
     ]
 
 
@@ -153,7 +259,8 @@ def build_demo(path: str | Path, overwrite: bool = False) -> Path:
             raise InspectorError(f"{target} already exists and is not empty; the demo store "
                                  "is only written to a new or empty folder.")
     rows = _rows()
-    vectors = HashEmbedder(dim=DIM).embed([r["text"] for r in rows])
+    vectors = _jittered(HashEmbedder(dim=DIM).embed([r["text"] for r in rows]),
+                        keep=[r["id"] in _TIE_IDS for r in rows])
     meta = {"embedder": {"name": "hash-v1", "dim": DIM}, "demo": True,
             "suggested_queries": suggested_queries()}
     schema = pa.schema([
@@ -179,7 +286,7 @@ def demo_vector(text: str) -> np.ndarray:
     return HashEmbedder(dim=DIM).embed([text])[0]
 
 
-DEMO_VERSION = 1
+DEMO_VERSION = 2  # 2: unique texts, jittered vectors, the tie story
 
 
 def data_root() -> Path:

@@ -229,3 +229,19 @@ def _plain_query(q: Any) -> bool:
     return isinstance(q, dict) and isinstance(q.get("text"), str) and all(
         isinstance(v, _SCALAR) or (isinstance(v, list) and all(isinstance(x, _SCALAR) for x in v))
         for v in q.values())
+
+
+def eq_predicate(column: str, value: str, dtype: pa.DataType) -> Any:
+    """`column == value` built structurally, the value typed like the column (an id)."""
+    from lancedb.expr import col, lit
+
+    if pa.types.is_integer(dtype):
+        try:
+            number = int(value)
+            if not -2**63 <= number < 2**63:
+                raise ValueError
+            return col(column) == lit(number)
+        except ValueError:
+            raise InspectorError(f"Row id {value!r} is not an integer like the {column} column.") \
+                from None
+    return col(column) == lit(str(value))

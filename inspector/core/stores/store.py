@@ -7,6 +7,7 @@ connecting; nothing in this module creates, writes, indexes or compacts a user's
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -21,6 +22,7 @@ from inspector.core.stores.roles import (
     META_KEY,
     Roles,
     detect_roles,
+    eq_predicate,
     ignored_columns,
     read_meta,
     vector_refusal,
@@ -150,7 +152,7 @@ class Store:
 
     def vector_of(self, row_id: str) -> np.ndarray:
         """The stored vector of one row (query by example)."""
-        where = _eq_predicate(self.roles.id, row_id, self.schema.field(self.roles.id).type)
+        where = eq_predicate(self.roles.id, row_id, self.schema.field(self.roles.id).type)
         try:
             got = self.table.search().where(where).select([self.roles.vector]).limit(2).to_arrow()
         except InspectorError:
@@ -170,6 +172,20 @@ class Store:
                                  "values, so it cannot be a query.")
         return vec.astype(np.float32)
 
+    def missing_ids(self, ids: Iterable[Any]) -> list[str]:
+        """The given ids that match no row (compared as text), in the order given. Reads the
+        id column once, in batches, never the whole table at a time."""
+        want = list(dict.fromkeys(str(i) for i in ids))
+        if not want:
+            return []
+        left = set(want)
+        reader = self.table.search().select([self.roles.id]).limit(None).to_batches(65_536)
+        for batch in reader:
+            left.difference_update(str(v) for v in batch.column(0).to_pylist())
+            if not left:
+                break
+        return [i for i in want if i in left]
+
     def distinct(self, column: str, limit: int = 10_000) -> list[str]:
         """Distinct non-null values of a column, streamed in batches (never the whole table)."""
         seen: set[str] = set()
@@ -181,21 +197,6 @@ class Store:
             if len(seen) >= limit:
                 break
         return sorted(seen)
-
-
-def _eq_predicate(column: str, value: str, dtype: pa.DataType) -> Any:
-    from lancedb.expr import col, lit
-
-    if pa.types.is_integer(dtype):
-        try:
-            number = int(value)
-            if not -2**63 <= number < 2**63:
-                raise ValueError
-            return col(column) == lit(number)
-        except ValueError:
-            raise InspectorError(f"Row id {value!r} is not an integer like the {column} column.") \
-                from None
-    return col(column) == lit(str(value))
 
 
 def is_remote(uri: str) -> bool:

@@ -19,15 +19,14 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.core.engine.trace import Trace
-from inspector.qt.pipeline.stage_table import fate_of
 from inspector.qt.theme import LIGHT, Tokens
 
 FATE_WORDS = {
     "returned": ("returned", "Returned at rank {final}."),
-    "below_min": ("cut", "Cut: blended score {score} is below the min score {min}."),
+    "below_min_score": ("cut", "Cut: blended score {score} is below the min score {min}."),
     "past_limit": ("past", "Cut: blended rank {after} is past the limit of {limit}."),
     "out_of_scope": ("out", "Removed by the scope filter: {rule}."),
-    "absent": ("out", "Not among the raw candidates at this depth ({depth}); a larger "
+    "not_fetched": ("out", "Not among the raw candidates at this depth ({depth}); a larger "
                       "over-fetch may bring it in."),
 }
 
@@ -63,7 +62,7 @@ def waterfall_steps(c: dict[str, Any], trace: Trace, fate: str) -> list[Step]:
                       c["base_score"], c["score"], kind="down"))
     steps.append(Step("blended score", f"{c['score']:.4f}", 0.0, c["score"], kind="total"))
     if c["in_scope"]:
-        ok = fate != "below_min"
+        ok = fate != "below_min_score"
         steps.append(Step(f"min score {p.min_score:g}", "passes" if ok else "below: cut",
                           p.min_score, p.min_score, kind="threshold"))
         if c["final_rank"]:
@@ -180,7 +179,7 @@ class DetailPane(QWidget):
             return
         c = trace.candidate(i)
         self.title.setText(f"Row {c['id']}")
-        fate = fate_of(trace, i)
+        fate = trace.outcome(i)
         kind, sentence = FATE_WORDS[fate]
         self.fate.setText(sentence.format(
             final=c["final_rank"], score=f"{c['score']:.4f}" if c["score"] is not None else "–",

@@ -8,9 +8,9 @@ import html
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
+from inspector.core.engine.live import MAX_OVERFETCH
 from inspector.core.engine.trace import Expectation
 from inspector.qt.viewmodel import Inspector
-from inspector.qt.workers import MAX_OVERFETCH
 
 LANE_NAMES = {"post": "post-filter", "pushdown": "pushdown"}
 

@@ -4,9 +4,17 @@ from __future__ import annotations
 
 from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QPainter, QPaintEvent
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
-from inspector.core.engine.trace import Trace
+from inspector.core.engine.trace import Fix, Trace
 from inspector.qt.theme import LIGHT, Tokens
 
 DIAGNOSIS_TITLES = {
@@ -14,7 +22,9 @@ DIAGNOSIS_TITLES = {
     "scope_starvation": "Scope starvation: the scope filter left nothing",
     "scope_dominated": "Scope dominated: out-of-scope rows crowd the candidate pool",
     "query_or_index": "No candidates: a query or index problem",
+    "min_score_cut": "Min score cut: rows that would be returned fall below it",
 }
+SEVERITY = ("query_or_index", "scope_starvation", "min_score_cut", "scope_dominated", "ok")
 LANE_NAMES = {"post": "post-filter", "pushdown": "pushdown"}
 
 
@@ -98,7 +108,9 @@ class FunnelChart(QWidget):
 
 
 class DiagnosisBanner(QFrame):
-    """The engine's diagnosis in words: what happened and what to do about it."""
+    """The engine's diagnosis in words, with each fix it offers as a button."""
+
+    fix_applied = Signal(object)  # dict of parameter changes
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -107,11 +119,16 @@ class DiagnosisBanner(QFrame):
         self.message = QLabel("", objectName="bannerMessage")
         self.message.setWordWrap(True)
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.buttons: list[QPushButton] = []
+        self._fix_row = QHBoxLayout()
+        self._fix_row.setContentsMargins(0, 2, 0, 0)
+        self._fix_row.addStretch(1)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(10, 6, 10, 6)
         lay.setSpacing(2)
         lay.addWidget(self.title)
         lay.addWidget(self.message)
+        lay.addLayout(self._fix_row)
         self.tokens = LIGHT
         self.codes: list[str] = []
         self.hide()
@@ -121,8 +138,7 @@ class DiagnosisBanner(QFrame):
             self.hide()
             return
         self.codes = [t.diagnosis.code for _, t in traces]
-        worst = next((c for c in ("query_or_index", "scope_starvation", "scope_dominated")
-                      if c in self.codes), "ok")
+        worst = min(self.codes, key=lambda c: SEVERITY.index(c) if c in SEVERITY else 0)
         if len(traces) == 1:
             self.title.setText(DIAGNOSIS_TITLES.get(worst, worst))
             lines = [traces[0][1].diagnosis.message]
@@ -133,8 +149,24 @@ class DiagnosisBanner(QFrame):
         for _, t in traces:
             lines.extend(f"⚠ {w}" for w in t.warnings)
         self.message.setText("\n".join(lines))
+        worst_trace = next(t for _, t in traces if t.diagnosis.code == worst)
+        self._show_fixes(worst_trace.diagnosis.fixes if len(traces) == 1 else ())
         self._colour(worst)
         self.show()
+
+    def _show_fixes(self, fixes: tuple[Fix, ...]) -> None:
+        labels = [f.label for f in fixes]
+        if labels == [b.text() for b in self.buttons]:
+            return  # a slider tick that keeps the advice keeps the buttons
+        for b in self.buttons:
+            b.deleteLater()
+        self.buttons = []
+        for fix in fixes:
+            b = QPushButton(fix.label, self, objectName="bannerFix")
+            b.setToolTip("Apply: " + ", ".join(f"{k} = {v}" for k, v in fix.changes))
+            b.clicked.connect(lambda _=False, c=dict(fix.changes): self.fix_applied.emit(c))
+            self._fix_row.insertWidget(self._fix_row.count() - 1, b)
+            self.buttons.append(b)
 
     def _colour(self, code: str) -> None:
         tk = self.tokens

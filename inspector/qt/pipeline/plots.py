@@ -12,34 +12,13 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QGraphicsItem, QLabel, QVBoxLayout, QWidget
 
-from inspector.core.engine.trace import Trace
-from inspector.qt.theme import LIGHT, Tokens
+from inspector.core.engine.blend import iso_base
+from inspector.core.engine.trace import OUTCOME_LABELS, Trace
+from inspector.qt.theme import LIGHT, Tokens, outcome_colour
 
 IMP_GRID = np.linspace(0.0, 1.0, 101)
 N_LABELS = 10
 Y_NAME = {"vector": "vector score 1/(1+d)", "fts": "full-text score", "hybrid": "fused score (RRF)"}
-
-
-def iso_base(level: float, w: float) -> np.ndarray:
-    """Base score that blends to `level` at each importance: the engine's documented
-    score = base * ((1 - w) + w * imp), solved for base (drawing only, never ranking)."""
-    mult = (1.0 - w) + w * IMP_GRID
-    with np.errstate(divide="ignore"):
-        out = level / mult
-    out[~np.isfinite(out)] = np.nan
-    return out
-
-
-def fates(trace: Trace) -> dict[str, np.ndarray]:
-    """Raw-stage pool rows grouped by what became of them, from the trace's own stages."""
-    raw = trace.stage("raw").rows
-    blended = trace.stage("blended").rows
-    below = blended[len(blended) - trace.counters["belowMinScore"]:] \
-        if trace.counters["belowMinScore"] else blended[:0]
-    returned = trace.stage("final").rows
-    inside = trace.pool.in_scope[raw]
-    past = np.setdiff1d(blended, np.concatenate([below, returned]), assume_unique=True)
-    return {"out": raw[~inside], "past": past, "below": below, "returned": returned}
 
 
 def _style(widget: pg.PlotWidget, tk: Tokens) -> None:
@@ -92,8 +71,8 @@ class ScoreScatter(pg.PlotWidget):
 
     @staticmethod
     def key(tk: Tokens) -> list[tuple[str, str]]:
-        return [(tk.returned, "returned"), (tk.scoped, "past limit"), (tk.cut, "below min"),
-                (tk.out, "out of scope"), (tk.expected, "★ expected")]
+        return [*((outcome_colour(tk, k), label) for k, label in OUTCOME_LABELS.items()
+                  if k != "not_fetched"), (tk.expected, "★ expected")]
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
@@ -110,9 +89,7 @@ class ScoreScatter(pg.PlotWidget):
                         "red dashed: the min score. Click a point to select its row.")
         self.groups = {k: pg.ScatterPlotItem(size=8, name=label, hoverable=True,
                                              tip=self._tip)
-                       for k, label in (("out", "out of scope"), ("past", "past limit"),
-                                        ("below", "below min score"),
-                                        ("returned", "returned"))}
+                       for k, label in OUTCOME_LABELS.items() if k != "not_fetched"}
         self.iso = [pg.PlotCurveItem() for _ in range(4)]
         # wide antialiased strokes are the raster engine's slowest path: keep these plain
         self.cut_line = pg.PlotCurveItem(name="iso-score through last result", antialias=False)
@@ -139,10 +116,9 @@ class ScoreScatter(pg.PlotWidget):
     def set_tokens(self, tk: Tokens) -> None:
         self.tokens = tk
         _style(self, tk)
-        colours = {"out": tk.out, "past": tk.scoped, "below": tk.cut, "returned": tk.returned}
         for k, g in self.groups.items():
-            g.setBrush(pg.mkBrush(colours[k]))
-            g.setPen(pg.mkPen(None) if k != "below" else pg.mkPen(tk.cut))
+            g.setBrush(pg.mkBrush(outcome_colour(tk, k)))
+            g.setPen(pg.mkPen(None) if k != "below_min_score" else pg.mkPen(tk.cut))
         for c in self.iso:
             c.setPen(pg.mkPen(tk.muted, width=1, style=Qt.PenStyle.DotLine))
         self.cut_line.setPen(pg.mkPen(tk.returned, width=1.5, style=Qt.PenStyle.DashLine))
@@ -161,7 +137,7 @@ class ScoreScatter(pg.PlotWidget):
                 c.setData([], [])
             return
         x, y, ids = trace.importance_used, trace.base, trace.pool.ids
-        for k, rows in fates(trace).items():
+        for k, rows in trace.outcome_groups().items():
             key = (id(trace.pool), rows.tobytes())
             if self._shown.get(k) != key:  # a blend tick moves few points between groups
                 self._shown[k] = key
@@ -178,14 +154,15 @@ class ScoreScatter(pg.PlotWidget):
             lo, hi = float(np.nanmin(scores)), float(np.nanmax(scores))
             for c, level in zip(self.iso, np.linspace(lo, hi, len(self.iso) + 2)[1:-1],
                                 strict=True):
-                c.setData(IMP_GRID, iso_base(level, p.blend))
+                c.setData(IMP_GRID, iso_base(level, p.blend, IMP_GRID))
         final = trace.stage("final").rows
         if len(final):
-            self.cut_line.setData(IMP_GRID, iso_base(float(trace.score[final[-1]]), p.blend))
+            last = float(trace.score[final[-1]])
+            self.cut_line.setData(IMP_GRID, iso_base(last, p.blend, IMP_GRID))
         else:
             self.cut_line.setData([], [])
         if p.min_score > 0:
-            self.min_line.setData(IMP_GRID, iso_base(p.min_score, p.blend))
+            self.min_line.setData(IMP_GRID, iso_base(p.min_score, p.blend, IMP_GRID))
         else:
             self.min_line.setData([], [])
 

@@ -88,6 +88,12 @@ class QueryBar(QWidget):
                                      "like [0.1, 0.2, …] is used as the vector itself")
         self.text.setToolTip(TIPS["text"])
         self.text.setClearButtonEnabled(True)
+        self.stale = QLabel("edited: Enter runs it", objectName="queryStale")
+        self.stale.setToolTip("The results below are for the query that last ran, not for the "
+                              "text you have typed since. Press Enter or Run to run it.")
+        self.stale.hide()
+        self._ran = ""
+        self.text.textEdited.connect(lambda t: self.stale.setVisible(t.strip() != self._ran))
         self.example = QToolButton(objectName="chip")
         self.example.setToolTip("Searching with this stored row's vector (query by example). "
                                 "Click to go back to the text query.")
@@ -129,9 +135,10 @@ class QueryBar(QWidget):
         top.addWidget(self.roles, 1)
         top.addWidget(self.suggested)
         grid.addLayout(top, 0, 0)
-        q = QHBoxLayout()
+        self._query_row = q = QHBoxLayout()
         q.addWidget(self.text, 1)
         q.addWidget(self.example)
+        q.addWidget(self.stale)
         q.addWidget(self.run_button)
         grid.addLayout(q, 1, 0)
         row = QHBoxLayout()
@@ -182,6 +189,12 @@ class QueryBar(QWidget):
     _options_key: Any = None
 
     # ---- showing state ----
+    def show_offline(self, name: str, tip: str) -> None:
+        """Receipt mode: the header names the receipt, not a store that is not open."""
+        self.store_label.setText(f"receipt {name} (offline)")
+        self.store_label.setToolTip(tip)
+        self.table.clear()
+
     def show_store(self, opened: Opened) -> None:
         self._opened = opened
         st = opened.store
@@ -242,7 +255,14 @@ class QueryBar(QWidget):
         self.scope.blockSignals(False)
         self._shown_scope = p.scope
 
+    def add_widget(self, widget: QWidget) -> None:
+        """A control in the query row, just before Run (the window's add_query_widget)."""
+        self._query_row.insertWidget(self._query_row.indexOf(self.run_button), widget)
+
     def show_query(self, text: str, vector_of: str | None) -> None:
+        """The query that runs (or ran): what the results are about; clears the edited mark."""
+        self._ran = text.strip()
+        self.stale.hide()
         if self.text.text() != text:
             self.text.setText(text)
         if vector_of is None:

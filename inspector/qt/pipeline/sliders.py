@@ -7,8 +7,8 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
 from superqt import QLabeledDoubleSlider
 
+from inspector.core.engine.live import MAX_OVERFETCH
 from inspector.core.engine.params import Params, depths
-from inspector.qt.workers import MAX_OVERFETCH
 
 # (key, label, lowest, highest, step, decimals, tooltip)
 SPECS = (

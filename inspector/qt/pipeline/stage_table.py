@@ -10,8 +10,8 @@ import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor, QFont, QPainter, QPixmap
 
-from inspector.core.engine.trace import Trace
-from inspector.qt.theme import LIGHT
+from inspector.core.engine.trace import OUTCOMES, Trace
+from inspector.qt.theme import LIGHT, outcome_colour
 
 TITLES = {"raw": "Raw candidates", "scoped": "Scoped candidates",
           "blended": "Importance-blended", "final": "Final results"}
@@ -28,34 +28,9 @@ BASE_NAME = {"vector": "vector", "fts": "bm25", "hybrid": "fused"}
 Index = QModelIndex | QPersistentModelIndex
 
 
-def fates_of(trace: Trace, rows: np.ndarray) -> list[str]:
-    """fate_of for many rows at once (numpy), computed once per trace, not per cell."""
-    below_from = len(trace.stage("blended")) - trace.counters["belowMinScore"]
-    out = np.where(trace.rank_after[rows] - 1 >= below_from, "below_min", "past_limit")
-    out = np.where(trace.final_rank[rows] > 0, "returned", out)
-    out = np.where(trace.pool.in_scope[rows], out, "out_of_scope")
-    out = np.where(trace.raw_rank[rows] > 0, out, "absent")
-    return out.tolist()
-
-
-def fate_of(trace: Trace, i: int) -> str:
-    """What became of pool row i: returned | below_min | past_limit | out_of_scope | absent.
-
-    Read from the trace's own stages: blended rows are sorted by score, so the rows below the
-    min score are its last `belowMinScore` rows."""
-    if not trace.raw_rank[i]:
-        return "absent"
-    if not trace.pool.in_scope[i]:
-        return "out_of_scope"
-    if trace.final_rank[i]:
-        return "returned"
-    below_from = len(trace.stage("blended")) - trace.counters["belowMinScore"]
-    return "below_min" if trace.rank_after[i] - 1 >= below_from else "past_limit"
-
-
 _LEFT = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-_FATE_CODES = {"returned": 0, "below_min": 1, "past_limit": 2, "out_of_scope": 3, "absent": 4}
+_OUTCOME_CODES = {k: n for n, k in enumerate(OUTCOMES)}
 _DOTS: dict[str, QPixmap] = {}
 
 
@@ -101,7 +76,7 @@ class StageModel(QAbstractTableModel):
         shrinks them at the end), rows are inserted or removed at the end and only the cells
         that changed are repainted; anything else resets the model."""
         rows = trace.stage(self.stage).rows if trace is not None else np.zeros(0, np.int64)
-        fates = fates_of(trace, rows) if trace is not None else []
+        fates = trace.outcomes()[rows].tolist() if trace is not None else []
         content = self._content(trace, rows, fates)
         n_old, n_new = len(self.rows), len(rows)
         k = min(n_old, n_new)
@@ -142,7 +117,7 @@ class StageModel(QAbstractTableModel):
         """Everything a cell shows that can change between ticks, one column per row."""
         if trace is None or not len(rows):
             return np.zeros((0, 0))
-        parts = [np.array([_FATE_CODES[f] for f in fates], np.float64)]
+        parts = [np.array([_OUTCOME_CODES[f] for f in fates], np.float64)]
         arrays = {"base": trace.base, "imp": trace.importance_used, "×imp": trace.multiplier,
                   "score": trace.score, "Δ": trace.rank_before - trace.rank_after}
         parts += [arrays[c][rows].astype(np.float64) for c in self.columns if c in arrays]
@@ -251,7 +226,7 @@ class StageModel(QAbstractTableModel):
             d = int(self.trace.rank_before[i]) - int(self.trace.rank_after[i])
             return QColor(tk.returned if d > 0 else tk.cut if d < 0 else tk.muted)
         if fate == "out_of_scope" or (self.stage == "blended"
-                                      and fate in ("below_min", "past_limit")):
+                                      and fate in ("below_min_score", "past_limit")):
             return QColor(tk.muted)
         return None
 
@@ -266,13 +241,11 @@ class StageModel(QAbstractTableModel):
         if name != "#":
             return None
         tk = self.tokens
-        colour = {"returned": tk.returned, "below_min": tk.cut, "past_limit": tk.scoped,
-                  "out_of_scope": tk.out, "absent": tk.out}[self.fate(r, i)]
-        return _dot(colour)
+        return _dot(outcome_colour(tk, self.fate(r, i)))
 
     def _font(self, r: int, i: int, name: str) -> Any:
         fate = self.fate(r, i)
-        if fate == "out_of_scope" or (self.stage == "blended" and fate == "below_min"):
+        if fate == "out_of_scope" or (self.stage == "blended" and fate == "below_min_score"):
             return self._italic
         return None
 
@@ -282,10 +255,10 @@ class StageModel(QAbstractTableModel):
 
 _FATE_TEXT = {
     "returned": "Returned at rank {rank}.",
-    "below_min": "Cut: blended score below min score {min}.",
+    "below_min_score": "Cut: blended score below min score {min}.",
     "past_limit": "Cut: ranked past the limit of {limit}.",
     "out_of_scope": "Out of scope: removed by the scope filter.",
-    "absent": "Not among the raw candidates.",
+    "not_fetched": "Not among the raw candidates.",
 }
 _HEADER_TIPS = {
     "#": "Position in this stage. The dot says where the row ends up: green returned, red "

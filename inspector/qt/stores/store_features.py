@@ -11,11 +11,10 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QHBoxLayout, QLabel, QMenu
+from PySide6.QtWidgets import QDockWidget, QLabel
 
 from inspector.core.stores.opening import Opened
 from inspector.core.stores.options import OpenOptions
-from inspector.qt import theme, workers
 from inspector.qt.pipeline.query_extras import EmbedderPicker
 from inspector.qt.settings import recalled, remember
 from inspector.qt.stores.open_dialog import OpenDialog
@@ -44,15 +43,14 @@ class StoreFeatures(QObject):
         self.dialog: OpenDialog | None = None
         self._pending: OpenDialog | None = None
         self._dismissed: tuple[int, bool] | None = None
-        self._shape_gen = 0
-        self._jobs: set[Any] = set()
         self._build()
         self._menus()
         vm = self.vm
         vm.store_opened.connect(self._opened)
         vm.error_raised.connect(self._failed)
         vm.selection_changed.connect(lambda _r: self.versions.update_push_button())
-        self.watch = StoreWatch(lambda: vm.store, win)
+        self.watch = StoreWatch(lambda: vm.store, win, vm.jobs)
+        self.watch.poll_failed.connect(self._poll_failed)
         self.watch.newer_found.connect(self._newer)
 
     # ---- construction ----
@@ -61,27 +59,22 @@ class StoreFeatures(QObject):
         self.newer_notice = NoticeBar("newerNotice", win)
         self.newer_notice.dismissed.connect(self._newer_dismissed)
         self.shape_notice = NoticeBar("shapeNotice", win)
-        lay = win.centralWidget().layout()
-        at = lay.indexOf(win.error_bar) + 1
-        lay.insertWidget(at, self.newer_notice)
-        lay.insertWidget(at + 1, self.shape_notice)
+        for notice in (self.newer_notice, self.shape_notice):
+            win.add_notice(notice)
+            win.tokens_changed.connect(notice.set_tokens)
         self.pinned_label = QLabel("", objectName="pinnedVersion")
         win.statusBar().addPermanentWidget(self.pinned_label)
         self.versions = VersionsPanel(self.vm, self.open_version, win)
         self.dock = QDockWidget("Versions", win, objectName="versionsDock")
         self.dock.setWidget(self.versions)
-        win.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.dock)
+        win.add_dock(self.dock, Qt.DockWidgetArea.RightDockWidgetArea)
         self.dock.hide()
         self.dock.setMinimumWidth(360)
         self._dock_sized = False
         self.dock.visibilityChanged.connect(self._dock_shown)
         self.embedder = EmbedderPicker(win.query_bar)
         self.embedder.embedder_picked.connect(self._embedder_picked)
-        qb = win.query_bar
-        for row in qb.findChildren(QHBoxLayout):  # the query row: text, example chip, Run
-            if row.indexOf(qb.run_button) >= 0:
-                row.insertWidget(row.indexOf(qb.run_button), self.embedder)
-                break
+        win.add_query_widget(self.embedder)
 
     def _dock_shown(self, on: bool) -> None:
         if not on:
@@ -93,29 +86,22 @@ class StoreFeatures(QObject):
 
     def _menus(self) -> None:
         win = self.win
-        for act in win.actions():  # File > Open… replaces the folder-only chooser
-            if QKeySequence("Ctrl+O") in act.shortcuts():
-                act.triggered.disconnect()
-                act.triggered.connect(self.open_dialog)
-                act.setText("&Open…")
-                act.setStatusTip("Open a LanceDB folder, a SQLite docs file, or an s3:// or "
-                                 "db:// store")
-        file_menu: QMenu = win.recent_menu.parentWidget()
+        win.set_open_handler(self.open_dialog)  # File > Open… opens every kind of store
+        opener = win.action("open")
+        opener.setText("&Open…")
+        opener.setStatusTip("Open a LanceDB folder, a SQLite docs file, or an s3:// or db:// "
+                            "store")
         self.reload_action = QAction("Re&load latest version", win)
         self.reload_action.setShortcut(QKeySequence("Ctrl+Shift+R"))
         self.reload_action.setStatusTip("Reopen the store at its newest version and run the "
                                         "query again")
         self.reload_action.triggered.connect(self.reload)
-        win.addAction(self.reload_action)
-        file_menu.insertAction(win.recent_menu.menuAction(), self.reload_action)
-        file_menu.insertAction(self.reload_action, win.recent_menu.menuAction())
+        win.add_action("file", self.reload_action, "reload", before="demo")
         win.recent_menu.aboutToShow.connect(self._fill_recent)
-        view = next((a.menu() for a in win.menuBar().actions() if a.text() == "&View"), None)
         toggle = self.dock.toggleViewAction()
         toggle.setText("&Versions")
         toggle.setShortcut(QKeySequence("Ctrl+Shift+V"))
-        if view is not None:
-            view.insertAction(view.actions()[0] if view.actions() else None, toggle)
+        win.add_action("view", toggle, "versions_dock", before="reset_layout")
 
     # ---- opening ----
     def open_dialog(self) -> OpenDialog:
@@ -193,10 +179,7 @@ class StoreFeatures(QObject):
             self._recorded, self._dim = (st.embedder or {}).get("name"), st.dim
             self.embedder.fill(st.dim, self._recorded)
             self.vm.embedder = None
-        self._shape_gen += 1
-        job = workers.start(shape_job, self._shape_gen, st, on_answer=self._shaped)
-        self._jobs.add(job)
-        job.finished.connect(lambda: self._jobs.discard(job))
+        self.vm.jobs.start("shape", shape_job, st, on_done=self._shaped)
 
     _recorded: str | None = None
     _dim: int | None = None
@@ -217,12 +200,9 @@ class StoreFeatures(QObject):
         if getattr(st, "source", None) is None:
             self.win.setWindowTitle(f"{self.win.windowTitle()} @ v{st.version}")
 
-    def _shaped(self, ans: workers.Answer) -> None:
-        if ans.generation != self._shape_gen or ans.error:
-            return
-        shape: ShapeInfo = ans.value
+    def _shaped(self, shape: ShapeInfo) -> None:
         notes = "".join(f"<br>· {escape(n)}" for n in shape.notes)
-        tk = theme.tokens_for(self.win.theme_choice)
+        tk = self.win.tokens
         if shape.preset and shape.preset != self.vm.preset:
             self.shape_notice.show_notice(
                 f"This looks like the <b>{escape(shape.title)}</b>'s table: preset "
@@ -243,7 +223,7 @@ class StoreFeatures(QObject):
             return  # dismissed, or already said: the buttons are not rebuilt every poll
         self._shown_newer = key
         opened = self.vm.opened
-        tk = theme.tokens_for(self.win.theme_choice)
+        tk = self.win.tokens
         if newer.file:
             html = ("The SQLite file changed since it was opened; answers still come from the "
                     "copy made then.")
@@ -261,6 +241,14 @@ class StoreFeatures(QObject):
             self.versions.refresh()
 
     _shown_newer: tuple[int, bool] | None = None
+
+    def _poll_failed(self, message: str) -> None:
+        """Say a failed version check in the status bar, once per distinct failure."""
+        if message != self._last_poll_error:
+            self._last_poll_error = message
+            self.win.status_label.setText(f"Could not check for a newer version: {message}")
+
+    _last_poll_error: str | None = None
 
     def _newer_dismissed(self) -> None:
         last = self.watch.last

@@ -1,5 +1,6 @@
 """Background jobs for the store features (shape, newer-version check, versions, comparison,
-push-out): plain functions over the engine, run by workers.start, testable without a GUI."""
+push-out): plain functions over the engine, run through the window's jobs (qt.jobs) and
+testable without a GUI."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ from typing import Any
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QToolButton, QWidget
 
-from inspector.qt import workers
+from inspector.qt.jobs import Jobs
 from inspector.qt.stores.store_jobs import Newer, newer_job
 from inspector.qt.theme import LIGHT, Tokens
 
@@ -37,7 +37,7 @@ class NoticeBar(QFrame):
         close.setAutoRaise(True)
         close.setToolTip("Dismiss")
         close.clicked.connect(self._dismiss)
-        self._close = close
+        self.close_button = close
         self._lay.addWidget(close)
         self._kind = "info"
         self.set_tokens(LIGHT)
@@ -77,18 +77,17 @@ class StoreWatch(QObject):
     """Polls the open store for a newer version while `window` is visible."""
 
     newer_found = Signal(object)  # Newer
+    poll_failed = Signal(str)  # one sentence
 
-    def __init__(self, store_of: Callable[[], Any], window: QWidget,
+    def __init__(self, store_of: Callable[[], Any], window: QWidget, jobs: Jobs,
                  interval_ms: int = POLL_MS) -> None:
         super().__init__(window)
         self._store_of = store_of
+        self._jobs = jobs
         self._window = window
         self.timer = QTimer(self, interval=interval_ms)
         self.timer.timeout.connect(self.check)
-        self._in_flight = False
-        self._generation = 0
         self._asked: Any = None
-        self._jobs: set[Any] = set()
         self.last: Newer | None = None
         window.installEventFilter(self)
         if window.isVisible():
@@ -106,23 +105,23 @@ class StoreWatch(QObject):
     def check(self) -> None:
         """Ask once, in a worker; skipped while a check is in flight or the window is hidden."""
         store = self._store_of()
-        if store is None or self._in_flight or not self._window.isVisible() \
+        if store is None or self._jobs.busy("newer") or not self._window.isVisible() \
                 or self._window.isMinimized():
             return
-        self._in_flight = True
-        self._generation += 1
         self._asked = store
-        job = workers.start(newer_job, self._generation, store, on_answer=self._answered)
-        self._jobs.add(job)
-        job.finished.connect(lambda: self._jobs.discard(job))
+        self._jobs.start("newer", newer_job, store, on_done=self._answered,
+                         on_error=self._failed)
 
-    def _answered(self, ans: workers.Answer) -> None:
-        self._in_flight = False
-        if ans.generation != self._generation or self._asked is not self._store_of():
+    def _answered(self, newer: Newer) -> None:
+        if self._asked is not self._store_of():
             return  # the store was reopened meanwhile
-        if ans.error is None and ans.value.changed:
-            self.last = ans.value
-            self.newer_found.emit(ans.value)
+        if newer.changed:
+            self.last = newer
+            self.newer_found.emit(newer)
+
+    def _failed(self, message: str) -> None:
+        """A failed poll (store moved, network down) is said once in the window's status."""
+        self.poll_failed.emit(message)
 
     def stop(self) -> None:
         self.timer.stop()

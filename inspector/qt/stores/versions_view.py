@@ -24,7 +24,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.qt import workers
 from inspector.qt.stores.store_jobs import compare_job, push_out_job, versions_job
 
 OUT, IN, MOVED = "#c0392b", "#1a9e55", "#2f6fdb"
@@ -46,8 +45,7 @@ class VersionsPanel(QWidget):
         self.versions: list[Any] = []
         self.diff: Any = None
         self.push: Any = None
-        self._gen = {"list": 0, "compare": 0, "push": 0}
-        self._jobs: set[Any] = set()
+        self._failed: dict[str, Callable[[str], None]] = {"list": self._list_failed}
         self._build()
 
     # ---- construction ----
@@ -118,17 +116,10 @@ class VersionsPanel(QWidget):
 
     # ---- plumbing ----
     def _start(self, kind: str, fn: Callable[..., Any], *args: Any,
-               on_answer: Callable[[Any], None]) -> None:
-        self._gen[kind] += 1
-        gen = self._gen[kind]
-
-        def answered(ans: workers.Answer) -> None:
-            if ans.generation == self._gen[kind]:
-                on_answer(ans)
-
-        job = workers.start(fn, gen, *args, on_answer=answered)
-        self._jobs.add(job)
-        job.finished.connect(lambda: self._jobs.discard(job))
+               on_done: Callable[[Any], None]) -> None:
+        """One of this panel's jobs (latest wins per kind); a failure is said in the panel."""
+        self.vm.jobs.start(f"versions.{kind}", fn, *args, on_done=on_done,
+                           on_error=self._failed.get(kind, self._say))
 
     def _say(self, text: str) -> None:
         self.message.setText(text)
@@ -136,8 +127,8 @@ class VersionsPanel(QWidget):
     # ---- versions ----
     def store_changed(self) -> None:
         """A store (or another version of it) was opened: forget answers about the old one."""
-        for k in self._gen:
-            self._gen[k] += 1
+        for kind in ("list", "compare", "push"):
+            self.vm.jobs.cancel(f"versions.{kind}")
         self.diff, self.push = None, None
         self.diff_view.clear()
         self.summary.setText("")
@@ -152,17 +143,17 @@ class VersionsPanel(QWidget):
         if store is None:
             return
         self._say("Reading versions…")
-        self._start("list", versions_job, store, on_answer=self._listed)
+        self._start("list", versions_job, store, on_done=self._listed)
 
-    def _listed(self, ans: workers.Answer) -> None:
-        if ans.error:
-            self.versions = []
-            self.table.clear()
-            self._say(ans.error)
-            self._enable(False)
-            return
+    def _list_failed(self, message: str) -> None:
+        self.versions = []
+        self.table.clear()
+        self._say(message)
+        self._enable(False)
+
+    def _listed(self, versions: Any) -> None:
         self._say("")
-        self.versions = list(ans.value)
+        self.versions = list(versions)
         self._enable(True)
         pinned = self.vm.store.version if self.vm.store else None
         bold = QFont()
@@ -236,14 +227,11 @@ class VersionsPanel(QWidget):
             return
         self._say(f"Running the query on v{a} and v{b}…")
         self._start("compare", compare_job, vm.store, vm.query, vm.lane_params(vm.focus_lane),
-                    int(a), int(b), on_answer=self._compared)
+                    int(a), int(b), on_done=self._compared)
 
-    def _compared(self, ans: workers.Answer) -> None:
-        if ans.error:
-            self._say(ans.error)
-            return
+    def _compared(self, diff: Any) -> None:
         self._say("")
-        self.diff = d = ans.value
+        self.diff = d = diff
         self.push_label.setText("")
         text_col = d.a.pool.roles.get("text")
         ra = {_plain(x): r for r, x in enumerate(d.a.ids(d.stage), 1)}
@@ -301,14 +289,11 @@ class VersionsPanel(QWidget):
             span = [v.version for v in self.versions if lo <= v.version <= hi]
         self._say(f"Walking {len(span) if span else len(self.versions)} versions for {rid}…")
         self._start("push", push_out_job, vm.store, vm.query, vm.lane_params(vm.focus_lane),
-                    rid, span, on_answer=self._pushed)
+                    rid, span, on_done=self._pushed)
 
-    def _pushed(self, ans: workers.Answer) -> None:
-        if ans.error:
-            self._say(ans.error)
-            return
+    def _pushed(self, push: Any) -> None:
         self._say("")
-        self.push = p = ans.value
+        self.push = p = push
         checked = ", ".join(f"v{v}" for v in p.checked)
         if p.first_without is None:
             self.push_label.setText(f"{p.id} never left the final results in {checked}.")

@@ -27,11 +27,9 @@ from inspector.core.analysis.compare import Comparison
 from inspector.core.engine.params import Params
 from inspector.core.engine.presets import PRESETS
 from inspector.core.errors import InspectorError
-from inspector.qt import workers
 from inspector.qt.theme import LIGHT, Tokens
 from inspector.qt.tuning.tuning_jobs import compare_job, side_params
 from inspector.qt.viewmodel import Inspector
-from inspector.qt.workers import Answer
 
 CURRENT = ""  # the side combo's "the window's parameters" entry
 COLUMNS = ("rank A", "rank B", "shift", "only in", "scope", "id", "text")
@@ -51,7 +49,6 @@ class CompareView(QWidget):
         self.vm = vm
         self.tokens: Tokens = LIGHT
         self.result: Comparison | None = None
-        self._generation = 0
         self.sides: list[tuple[QComboBox, QLineEdit]] = []
         form = QGridLayout()
         for n, (name, preset) in enumerate((("A", "docs-before-fix"),
@@ -76,6 +73,13 @@ class CompareView(QWidget):
                               "lists aligned, rank shifts, agreement, and the in-scope rows a "
                               "post-filter starves.", objectName="compareSummary")
         self.summary.setWordWrap(True)
+        self.stale_note = QLabel("These results are for an earlier query or store version; "
+                                 "run again for the current one.", objectName="staleNote")
+        self.stale_note.setWordWrap(True)
+        self.stale_note.hide()
+        self._asked: tuple[object, ...] = ()
+        vm.query_changed.connect(self._question_changed)
+        vm.store_opened.connect(lambda _o: self._question_changed())
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.table = QTableWidget(0, len(COLUMNS), self, objectName="compareTable")
         self.table.setHorizontalHeaderLabels(COLUMNS)
@@ -90,6 +94,7 @@ class CompareView(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(6, 4, 6, 4)
         lay.addLayout(form)
+        lay.addWidget(self.stale_note)
         lay.addWidget(self.summary)
         lay.addWidget(self.table, 1)
         self.run_button.clicked.connect(self.run)
@@ -122,29 +127,35 @@ class CompareView(QWidget):
         except InspectorError as exc:
             vm.fail(str(exc))
             return
-        self._generation += 1
         self.run_button.setEnabled(False)
         self.summary.setText("Comparing…")
-        workers.start(compare_job, self._generation, vm.store, vm.query, a, b, (la, lb),
-                      on_answer=self._answered)
+        self._asked = vm.question()
+        vm.jobs.start("compare", compare_job, vm.store, vm.query, a, b, (la, lb),
+                      on_done=self._answered, on_error=self._failed)
 
     @property
     def running(self) -> bool:
-        return not self.run_button.isEnabled()
+        return self.vm.jobs.busy("compare")
 
-    def _answered(self, ans: Answer) -> None:
-        if ans.generation != self._generation:
-            return
+    def _failed(self, message: str) -> None:
         self.run_button.setEnabled(True)
-        if ans.error:
-            self.summary.setText(ans.error)
-            self.vm.fail(ans.error)
-            return
-        self.show_result(ans.value)
-        self.compared.emit(ans.value)
+        self.summary.setText(message)
+        self.vm.fail(message)
+
+    def _answered(self, c: Comparison) -> None:
+        self.run_button.setEnabled(True)
+        self.show_result(c)
+        self.compared.emit(c)
+
+    def _question_changed(self) -> None:
+        """A result about an earlier query or store version says so instead of passing as
+        current."""
+        stale = self.result is not None and self._asked != self.vm.question()
+        self.stale_note.setVisible(stale)
 
     def show_result(self, c: Comparison) -> None:
         self.result = c
+        self._question_changed()
         self.summary.setText(self.describe(c))
         tk = self.tokens
         tint = {"a": QColor(tk.cut), "b": QColor(tk.returned)}

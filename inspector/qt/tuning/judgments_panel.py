@@ -150,10 +150,23 @@ class JudgmentsPanel(QWidget):
             self.vm.fail(str(exc))
             return False
         self.path = path
+        self.unknown: list[str] = []
         self.judgments_changed.emit()
         self.judgments_loaded.emit(Path(path).name)
         self.refresh()
+        store = self.vm.store
+        if store is not None:  # ids that match no row would make every metric 0 silently
+            ids = [rid for q in self.judgments.queries for rid, _ in q.grades]
+            self.vm.jobs.start("judgments.unknown", store.missing_ids, ids,
+                               on_done=self._unknown_found, on_error=self.vm.fail)
         return True
+
+    def _unknown_found(self, missing: list[str]) -> None:
+        self.unknown = missing
+        if missing:
+            shown = ", ".join(missing[:5]) + (", …" if len(missing) > 5 else "")
+            self.vm.fail(f"{len(missing)} judged id(s) in {Path(self.path or '').name} match "
+                         f"no row of this table: {shown}.")
 
     def save(self, path: str) -> bool:
         text, scope = self.key()

@@ -14,12 +14,10 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QGraphicsEllipseItem, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from inspector.core.analysis.poolmap import PoolMap
-from inspector.qt import workers
 from inspector.qt.pipeline.plots import _style
 from inspector.qt.theme import LIGHT, Tokens
 from inspector.qt.tuning.tuning_jobs import map_job
 from inspector.qt.viewmodel import Inspector
-from inspector.qt.workers import Answer
 
 GROUPS = ("beyond_out", "beyond_in", "cut_out", "cut_in", "returned")
 
@@ -118,7 +116,6 @@ class PoolMapView(QWidget):
         self.tokens: Tokens = LIGHT
         self.map: PoolMap | None = None
         self.offline: dict[str, Any] | None = None  # a reopened receipt's stored map
-        self._generation = 0
         self._wanted: Any = None
         self.header = QLabel("", objectName="plotKey")
         self.header.setWordWrap(True)
@@ -175,9 +172,9 @@ class PoolMapView(QWidget):
         if not self.isVisible() or want == self._wanted:
             return
         self._wanted = want
-        self._generation += 1
         self.note.setText("Reading vectors…")
-        workers.start(map_job, self._generation, vm.store, t, on_answer=self._answered)
+        vm.jobs.start("poolmap", map_job, vm.store, t, on_done=self.show_map,
+                      on_error=self._failed)
 
     def _texts(self) -> dict[Any, str]:
         t = self.vm.trace
@@ -186,15 +183,10 @@ class PoolMapView(QWidget):
             return {}
         return {t.pool.ids[i]: str(t.pool.columns[col][i]) for i in range(t.pool.size)}
 
-    def _answered(self, ans: Answer) -> None:
-        if ans.generation != self._generation:
-            return
-        if ans.error:
-            self._wanted = None
-            self.note.setText(ans.error)
-            self.plot.set_map(None, {})
-            return
-        self.show_map(ans.value)
+    def _failed(self, message: str) -> None:
+        self._wanted = None
+        self.note.setText(message)
+        self.plot.set_map(None, {})
 
     def show_map(self, m: PoolMap, note: str = "") -> None:
         self.map = m

@@ -1,5 +1,5 @@
 """Receipts in the window: File > Export receipt… writes the bundle (JSON + HTML) through
-core.receipt / core.bundle; File > Open receipt… reopens one offline.
+core.evidence.receipt and core.evidence.bundle; File > Open receipt… reopens one offline.
 
 Offline, the window shows the receipt's stages from its bundled pool and the sliders keep
 re-ranking that pool (`pipeline.derive`, as always); anything that needs LanceDB (a new query,
@@ -15,10 +15,8 @@ from PySide6.QtWidgets import QFileDialog
 
 from inspector.core.errors import InspectorError
 from inspector.core.evidence.bundle import Loaded
-from inspector.qt import workers
 from inspector.qt.tuning.tuning_jobs import open_receipt_job, receipt_job
 from inspector.qt.viewmodel import Inspector
-from inspector.qt.workers import Answer
 
 OFFLINE_NOTE = ("Receipt mode: the stages come from the receipt's bundled pool and the sliders "
                 "re-rank it without the store. New queries, sweeps, comparisons and maps need "
@@ -44,7 +42,6 @@ class Receipts(QObject):
         self.tuning = tuning  # the dock's panels: judgments (grades), compare (side B)
         self.loaded: Loaded | None = None
         self.path: str | None = None
-        self._generation = 0
         self.vm.store_opened.connect(lambda _o: self.leave_offline())
 
     @property
@@ -62,19 +59,13 @@ class Receipts(QObject):
         if cmp is not None:
             against = (cmp.labels[1], cmp.params[1])
         grades = self.tuning.judgments.grades()
-        self._generation += 1
         self.window.status_label.setText("Building the receipt…")
-        workers.start(receipt_job, self._generation, vm.store, vm.query, vm.params, path,
-                      grades, against, vm.preset or "window", on_answer=self._written)
+        vm.jobs.start("receipt", receipt_job, vm.store, vm.query, vm.params, path, grades,
+                      against, vm.preset or "window", on_done=self._written, on_error=vm.fail)
 
-    def _written(self, ans: Answer) -> None:
-        if ans.generation != self._generation:
-            return
-        if ans.error:
-            self.vm.fail(ans.error)
-            return
-        self.window.status_label.setText("Receipt written: " + ", ".join(ans.value))
-        self.exported.emit(ans.value)
+    def _written(self, paths: list[str]) -> None:
+        self.window.status_label.setText("Receipt written: " + ", ".join(paths))
+        self.exported.emit(paths)
 
     def choose_export(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self.window, "Export receipt (JSON + HTML)",
@@ -84,22 +75,17 @@ class Receipts(QObject):
 
     # ---- open ----
     def open(self, path: str) -> None:
-        self._generation += 1
-        workers.start(open_receipt_job, self._generation, path,
-                      on_answer=lambda ans, p=path: self._opened(ans, p))
+        self.vm.jobs.start("receipt", open_receipt_job, path,
+                           on_done=lambda loaded, p=path: self._opened(loaded, p),
+                           on_error=self.vm.fail)
 
-    def _opened(self, ans: Answer, path: str) -> None:
-        if ans.generation != self._generation:
-            return
-        if ans.error:
-            self.vm.fail(ans.error)
-            return
+    def _opened(self, loaded: Loaded, path: str) -> None:
         try:
-            enter_offline(self.vm, ans.value)
+            enter_offline(self.vm, loaded)
         except InspectorError as exc:
             self.vm.fail(str(exc))
             return
-        self.loaded, self.path = ans.value, path
+        self.loaded, self.path = loaded, path
         self._show_offline(True)
 
     def choose_open(self) -> None:
@@ -122,6 +108,8 @@ class Receipts(QObject):
             name = Path(self.path or "receipt").name
             w.setWindowTitle(f"Memory-store inspector — receipt {name} (offline)")
             st = data.get("store") or {}
+            w.query_bar.show_offline(name, f"A receipt of {st.get('uri')} ({st.get('table')}, "
+                                           f"version {st.get('version')}), opened offline")
             w.status_label.setText(f"Opened receipt {name}: {st.get('uri')} "
                                    f"({st.get('table')}, version {st.get('version')}), "
                                    f"created {data.get('created')}. Offline: the sliders "

@@ -4,12 +4,11 @@ parameters to the main sliders, the best region, and the minimum safe over-fetch
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -30,24 +29,17 @@ from PySide6.QtWidgets import (
 from inspector.core.analysis.judgments import Judgments
 from inspector.core.analysis.safe import summarize_safe
 from inspector.core.analysis.sweep import Grid, QuerySweep, SweepResult, best_region, parse_axis
+from inspector.core.engine.live import MAX_OVERFETCH
 from inspector.core.errors import InspectorError
-from inspector.qt import workers
 from inspector.qt.theme import Tokens
 from inspector.qt.tuning.heatmap import Heatmap, SafeCurve, SafeShare
 from inspector.qt.tuning.tuning_jobs import SweepRequest, sweep_job
 from inspector.qt.viewmodel import Inspector
-from inspector.qt.workers import MAX_OVERFETCH, Answer
 
 METRIC_NAMES = {"objective": "objective (nDCG if judged, else scoped recall)",
                 "scoped_recall": "scoped recall@k", "recall": "recall@k",
                 "precision": "precision@k", "mrr": "MRR", "ndcg": "nDCG@k"}
 ALL = -1  # the query combo's "mean over the set" entry
-
-
-class _Progress(QObject):
-    """Lives on the GUI thread; the worker's emits arrive queued."""
-
-    progressed = Signal(int, int, int, str)  # generation, done, total, query name
 
 
 def _fmt(v: float | None) -> str:
@@ -66,12 +58,7 @@ class SweepPanel(QWidget):
         self.result: SweepResult | None = None
         self.query_set: Judgments | None = None
         self.query_set_name = ""
-        self.job: Any = None
         self.grades: Callable[[], tuple[tuple[str, float], ...]] = tuple  # the query's marks
-        self._generation = 0
-        self._cancel = threading.Event()
-        self._progress = _Progress(self)
-        self._progress.progressed.connect(self._progressed)
         self._build()
         vm.params_changed.connect(lambda _p: self._mark_current())
 
@@ -112,6 +99,13 @@ class SweepPanel(QWidget):
         self.summary = QLabel("Run a sweep to see how recall changes with over-fetch and blend "
                               "weight for this query.", self, objectName="sweepSummary")
         self.summary.setWordWrap(True)
+        self.stale_note = QLabel("These results are for an earlier query or store version; "
+                                 "run again for the current one.", objectName="staleNote")
+        self.stale_note.setWordWrap(True)
+        self.stale_note.hide()
+        self._asked: tuple[object, ...] = ()
+        self.vm.query_changed.connect(self._question_changed)
+        self.vm.store_opened.connect(lambda _o: self._question_changed())
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.heatmap = Heatmap(self)
         self.curve = SafeCurve(self)
@@ -155,6 +149,7 @@ class SweepPanel(QWidget):
         grid.addWidget(self.share_title, 0, 1)
         grid.addWidget(self.share, 1, 1)
         grid.addWidget(self.summary, 2, 0, 1, 2)
+        grid.addWidget(self.stale_note, 3, 0, 1, 2)
         self.body = QSplitter(Qt.Orientation.Horizontal, self)
         self.body.setChildrenCollapsible(False)
         for w in (self.heatmap, right, self.table):
@@ -224,9 +219,6 @@ class SweepPanel(QWidget):
         except InspectorError as exc:
             self.vm.fail(str(exc))
             return
-        self._generation += 1
-        self._cancel = threading.Event()
-        gen, emit, cancel = self._generation, self._progress.progressed.emit, self._cancel
         total = len(req.query_set.queries) if req.query_set is not None else 1
         self.progress.setRange(0, total)
         self.progress.setValue(0)
@@ -234,41 +226,50 @@ class SweepPanel(QWidget):
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.summary.setText("Sweeping…")
-        self.job = workers.start(sweep_job, gen, self.vm.store, req,
-                                 lambda d, t, n: emit(gen, d, t, n), cancel.is_set,
-                                 on_answer=self._finished)
+        self._asked = self.vm.question()
+        self.vm.jobs.start("sweep", sweep_job, self.vm.store, req, on_done=self._finished,
+                           on_error=self._failed, on_yield=self._progressed)
 
     def cancel(self) -> None:
         """Stop after the query in progress; what is done is kept and shown."""
-        self._cancel.set()
+        self.vm.jobs.stop("sweep")
         self.cancel_button.setEnabled(False)
         self.summary.setText("Cancelling after the current query…")
 
     @property
     def running(self) -> bool:
-        return not self.run_button.isEnabled()
+        return self.vm.jobs.busy("sweep")
 
-    def _progressed(self, gen: int, done: int, total: int, name: str) -> None:
-        if gen == self._generation:
-            self.progress.setValue(done)
-            self.summary.setText(f"Swept {done} of {total}: {name}")
+    def _progressed(self, step: tuple[int, int, str]) -> None:
+        done, total, name = step
+        self.progress.setValue(done)
+        self.summary.setText(f"Swept {done} of {total}: {name}")
 
-    def _finished(self, ans: Answer) -> None:
-        if ans.generation != self._generation:
-            return
+    def _stopped(self) -> None:
         self.run_button.setEnabled(True)
         self.cancel_button.setEnabled(False)
         self.progress.hide()
-        if ans.error:
-            self.summary.setText(ans.error)
-            self.vm.fail(ans.error)
-            return
-        self.show_result(ans.value)
-        self.sweep_finished.emit(ans.value)
+
+    def _failed(self, message: str) -> None:
+        self._stopped()
+        self.summary.setText(message)
+        self.vm.fail(message)
+
+    def _finished(self, result: SweepResult) -> None:
+        self._stopped()
+        self.show_result(result)
+        self.sweep_finished.emit(result)
 
     # ---- showing ----
+    def _question_changed(self) -> None:
+        """A result about an earlier query or store version says so instead of passing as
+        current."""
+        stale = self.result is not None and self._asked != self.vm.question()
+        self.stale_note.setVisible(stale)
+
     def show_result(self, result: SweepResult) -> None:
         self.result = result
+        self._question_changed()
         for combo in (self.metric, self.query_pick, self.slice):
             combo.blockSignals(True)
             combo.clear()

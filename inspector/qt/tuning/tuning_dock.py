@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QEvent, Qt, QTimer
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QLabel, QMenu, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QDockWidget, QLabel, QTabWidget, QVBoxLayout, QWidget
 
 from inspector.qt import theme
 from inspector.qt.tuning.compare_view import CompareView
@@ -63,16 +63,10 @@ class TuningDock(QDockWidget):
             else:
                 win.resizeDocks([self], [int(win.height() * 0.42)], Qt.Orientation.Vertical)
 
-    def apply_tokens(self) -> None:
-        tk = theme.tokens_for(self.window_.theme_choice)
+    def apply_tokens(self, tk: theme.Tokens) -> None:
         for panel in (self.sweep, self.compare, self.map):
             panel.set_tokens(tk)
         self.offline_note.setStyleSheet(f"background:{tk.warn_bg}; padding:4px 8px;")
-
-    def changeEvent(self, event: QEvent) -> None:
-        super().changeEvent(event)
-        if event.type() == QEvent.Type.PaletteChange:  # View > Theme or the system scheme
-            QTimer.singleShot(0, self.apply_tokens)
 
     def set_offline(self, on: bool) -> None:
         self.offline_note.setVisible(on)
@@ -120,20 +114,14 @@ def _menus(window: Any, dock: TuningDock, receipts: Receipts) -> None:
         window.addAction(act)
         return act
 
-    file_menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&File")
-    quit_act = file_menu.actions()[-1]
-    for act in (action("Export &receipt…", receipts.choose_export, (),
-                       "Write the receipt bundle (JSON + self-contained HTML) for this query"),
-                action("Open rece&ipt…", receipts.choose_open, (),
-                       "Reopen a receipt offline: its stages, re-ranked from its pool")):
-        file_menu.insertAction(quit_act, act)
-    file_menu.insertSeparator(quit_act)
-    help_act = next((a for a in window.menuBar().actions() if a.text() == "&Help"), None)
-    menu = QMenu("&Tuning", window)
-    if help_act is not None:
-        window.menuBar().insertMenu(help_act, menu)
-    else:
-        window.menuBar().addMenu(menu)
+    for act_id, act in (("export_receipt", action(
+            "Export &receipt…", receipts.choose_export, (),
+            "Write the receipt bundle (JSON + self-contained HTML) for this query")),
+                        ("open_receipt", action(
+            "Open rece&ipt…", receipts.choose_open, (),
+            "Reopen a receipt offline: its stages, re-ranked from its pool"))):
+        window.add_action("file", act, act_id, before="file_end")
+    menu = window.add_menu("tuning", "&Tuning", before="help")
     toggle = dock.toggleViewAction()
     toggle.setText("Tuning &panel")
     toggle.setShortcut(QKeySequence("Ctrl+T"))
@@ -159,7 +147,7 @@ def install_tuning(window: Any) -> TuningDock:
     of its constructor)."""
     dock = TuningDock(window)
     dock.setObjectName("tuningDock")  # saveState/restoreState find docks by name
-    window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
+    window.add_dock(dock, Qt.DockWidgetArea.BottomDockWidgetArea)
     dock.hide()
     receipts = Receipts(window, dock)
     window.tuning_dock, window.tuning_receipts = dock, receipts
@@ -172,5 +160,6 @@ def install_tuning(window: Any) -> TuningDock:
         lambda f, w, m: window.status_label.setText(
             f"Applied the sweep cell F {f:g}, w {w:g}, min score {m:g}."))
     _menus(window, dock, receipts)
-    dock.apply_tokens()
+    dock.apply_tokens(window.tokens)
+    window.tokens_changed.connect(dock.apply_tokens)
     return dock

@@ -1,17 +1,25 @@
 """Background jobs of the tuning panels: plain functions over the core (tested without a GUI).
 
-Each runs on the global thread pool through `workers.start`, so it answers with an `Answer`
-tagged by generation and turns an InspectorError into one sentence.
+Each runs on the global thread pool through the window's job mechanism (qt.jobs), which
+drops superseded answers and turns an InspectorError into one sentence.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any
 
 from inspector.core.analysis.judgments import Judgments
-from inspector.core.analysis.sweep import Case, Grid, SweepResult, cases_from_judgments, run_sweep
+from inspector.core.analysis.sweep import (
+    Case,
+    Grid,
+    SweepResult,
+    aggregate,
+    cases_from_judgments,
+    iter_sweep,
+)
 from inspector.core.engine.params import Params
 from inspector.core.engine.pool import Query
 from inspector.core.engine.trace import Trace
@@ -33,16 +41,26 @@ class SweepRequest:
     embedder: str | None = None  # None: the store's own
 
 
-def sweep_job(store: Store, req: SweepRequest, progress: Callable[[int, int, str], None],
-              cancelled: Callable[[], bool]) -> SweepResult:
-    """run_sweep over the request's cases; progress and cancel are the core's own hooks."""
+def sweep_job(store: Store, req: SweepRequest, cancelled: Callable[[], bool]
+              ) -> Generator[tuple[int, int, str], None, SweepResult]:
+    """A generator over the core's per-query sweep: yields (done, total, query name) after
+    each query, stops between queries once `cancelled()`, and returns the aggregate of what
+    was swept (flagged cancelled when it stopped early)."""
     if req.query_set is not None:
         cases = cases_from_judgments(store, req.query_set, req.base.mode, req.embedder)
     elif req.query is not None:
         cases = [Case(name=req.name, query=req.query, grades=req.grades)]
     else:
         raise InspectorError("Run a query first: the sweep needs a query or a query set.")
-    return run_sweep(store, cases, req.base, req.grid, progress=progress, cancelled=cancelled)
+    t0 = time.perf_counter()
+    done = []
+    for q in iter_sweep(store, cases, req.base, req.grid):
+        done.append(q)
+        yield len(done), len(cases), q.case.name
+        if len(done) < len(cases) and cancelled():
+            break  # the generator fetches nothing more
+    return aggregate(done, req.base, req.grid, len(done) < len(cases),
+                     time.perf_counter() - t0)
 
 
 def parse_changes(text: str) -> dict[str, Any]:

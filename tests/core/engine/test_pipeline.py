@@ -27,10 +27,11 @@ def _stages(trace):
                      for i in s.rows] for s in trace.stages}
 
 
-def test_hybrid_fusion_matches_reciprocal_rank_fusion_computed_independently(random_store):
+def test_hybrid_fusion_with_the_id_rule_matches_rrf_computed_independently(random_store):
+    """The docs engine's fusion: float64 RRF, ties by id ascending (tie_rule "id")."""
     store = open_store(str(random_store(n=200)))
     q = _query(store, "tokens repo1")
-    p = Params(mode="hybrid", limit=10, fts_k=20, vec_k=20, cap=50)
+    p = Params(mode="hybrid", limit=10, fts_k=20, vec_k=20, cap=50, tie_rule="id")
     t = run(store, q, p)
     vec = store.table.search(q.vector).limit(20).to_arrow()["id"].to_pylist()
     from inspector.core.stores.fts import fts_table
@@ -70,15 +71,24 @@ def test_fts_and_hybrid_without_text_or_text_column_are_clear_errors(random_stor
         run(store, Query(vector=np.zeros(store.dim, np.float32)), Params(mode="hybrid"))
 
 
-@pytest.mark.parametrize("limit", [1, 2, 3, 5, 10, 17, 40])
+# Candidate depths worked out by hand from REFERENCE.md for each limit: the memory plugin's
+# min(limit * 3, 50), the other plugin's min(limit * 10, 200), the docs engine's legs of 20
+# before its fix and its scoped pool min(50, max(limit * 5, fts_k, vec_k)) after it.
+DEPTHS = {  # limit: (importance-blend, memory-plugin, other-plugin, docs fixed)
+    1: (3, 1, 10, 20), 2: (6, 2, 20, 20), 3: (9, 3, 30, 20), 5: (15, 5, 50, 25),
+    10: (30, 10, 100, 50), 17: (50, 17, 170, 50), 40: (50, 40, 200, 50),
+}
+
+
+@pytest.mark.parametrize("limit", sorted(DEPTHS))
 def test_presets_reproduce_the_real_candidate_depths(limit):
+    blend_pool, plain, other, fixed = DEPTHS[limit]
     scoped = {"scope": "vault"}
-    assert depths(get_preset("importance-blend").params(limit)).pool == min(limit * 3, 50)
-    assert depths(get_preset("memory-plugin").params(limit)).pool == limit
-    assert depths(get_preset("other-plugin").params(limit)).pool == min(limit * 10, 200)
+    assert depths(get_preset("importance-blend").params(limit)).pool == blend_pool
+    assert depths(get_preset("memory-plugin").params(limit)).pool == plain
+    assert depths(get_preset("other-plugin").params(limit)).pool == other
     before = depths(get_preset("docs-before-fix").params(limit, **scoped))
-    assert (before.pool, before.fts_k, before.vec_k) == (min(limit, 50), 20, 20)
-    fixed = min(50, max(limit * 5, 20, 20))
+    assert (before.fts_k, before.vec_k) == (20, 20) and before.pool == min(limit, 50)
     for name in ("docs-overfetch", "docs-pushdown"):
         d = depths(get_preset(name).params(limit, **scoped))
         assert (d.pool, d.fts_k, d.vec_k) == (fixed, fixed, fixed)
@@ -129,7 +139,7 @@ def test_a_too_shallow_pool_or_changed_query_needs_a_new_fetch(random_store):
     store = open_store(str(random_store(n=100)))
     q = _query(store)
     pool = fetch_for(store, q, Params(limit=5, overfetch=2))
-    with pytest.raises(InspectorError, match="too shallow"):
+    with pytest.raises(InspectorError, match="deeper than the cached pool"):
         derive(pool, Params(limit=5, overfetch=4))
     with pytest.raises(InspectorError, match="need a new query"):
         derive(pool, Params(limit=5, scope="repo1"))

@@ -19,8 +19,7 @@ from inspector.core.engine.inputs import build_params, build_query
 from inspector.core.engine.pipeline import run
 from inspector.core.engine.trace import STAGES
 from inspector.core.stores.store import META_KEY
-from inspector.qt.pipeline.stage_table import fate_of
-from inspector.qt.workers import Answer
+from tests.qt.qtkit import assert_matches_engine
 
 
 def test_selecting_a_row_highlights_it_in_every_stage(window, qtbot) -> None:
@@ -61,10 +60,10 @@ def test_rows_cut_by_min_score_or_limit_look_different(window) -> None:
     trace = window.vm.trace
     assert trace.counters["belowMinScore"] > 0
     blended = window.stages.view("blended").model
-    fates = {fate_of(trace, int(i)) for i in blended.rows}
-    assert {"returned", "below_min"} <= fates
+    fates = {trace.outcome(int(i)) for i in blended.rows}
+    assert {"returned", "below_min_score"} <= fates
     for r in range(blended.rowCount()):
-        fate = fate_of(trace, int(blended.rows[r]))
+        fate = trace.outcome(int(blended.rows[r]))
         colour = blended.data(blended.index(r, blended.columns.index("text")),
                               Qt.ItemDataRole.ForegroundRole)
         assert (colour is not None) == (fate != "returned")
@@ -118,18 +117,19 @@ def test_wrong_dimension_is_one_sentence_and_the_window_survives(window, ready,
     assert str(window.stages.view("raw").model.row_id(0)) == "r3"
 
 
-def test_derive_error_from_a_too_shallow_pool_is_shown_not_raised(window, ready) -> None:
+def test_a_depth_past_the_cached_pool_is_requeried_not_derived(window) -> None:
+    """The pool holds limit x 20 rows; over-fetch 40 needs more: the window shows nothing
+    stale meanwhile, re-queries in the background, then shows exactly the engine's answer."""
     vm = window.vm
-    vm.set_preset("memory-plugin")  # cap 0: the pool holds exactly limit x 20
+    vm.set_preset("memory-plugin")  # cap 0
     vm.set_param("scope", None)
-    ready(vm)
+    vm.jobs.wait_idle()
     assert vm.trace.pool.size == 200
-    good = vm.trace
     vm.set_param("overfetch", 40.0)
-    assert "too shallow" in window.error_bar.label.text()
-    assert vm.trace is good
-    vm.set_param("overfetch", 2.0)
-    assert vm.error is None and not window.error_bar.isVisible()
+    assert vm.trace is None and vm.busy  # no derived answer from a too-shallow pool
+    vm.jobs.wait_idle()
+    assert vm.trace.pool.size == 400 and vm.error is None
+    assert_matches_engine(window)
 
 
 def test_query_runs_off_the_gui_thread_with_a_visible_busy_state(window, ready) -> None:
@@ -141,14 +141,28 @@ def test_query_runs_off_the_gui_thread_with_a_visible_busy_state(window, ready) 
     assert not window.busy_bar.isVisibleTo(window)
 
 
-def test_a_newer_query_supersedes_an_older_one(window, ready) -> None:
-    vm = window.vm
+def test_a_newer_query_supersedes_an_older_one(window, monkeypatch) -> None:
+    """The first query is slow and answers last: its late answer is dropped, and it was
+    asked to stop."""
+    import time
+
+    from inspector.qt import viewmodel
+
+    vm, real, stopped = window.vm, viewmodel.query_job, []
+
+    def job(store, req, cancelled=None):
+        if req.text == "rotate signing keys":
+            time.sleep(0.8)
+            stopped.append(cancelled())
+        return real(store, req)
+
+    monkeypatch.setattr(viewmodel, "query_job", job)
     vm.set_query("rotate signing keys")
     vm.set_query("editor theme preference")
-    ready(vm)
-    assert vm.query.text == "editor theme preference"
-    stale = Answer(generation=vm._generation - 1, value=None)
-    vm._fetched(stale)  # an old answer arriving late is ignored
+    vm.jobs.wait_idle()
+    time.sleep(1.0)  # the slow first job ends now, after the second answered
+    vm.jobs.wait_idle()
+    assert stopped == [True]
     assert vm.query.text == "editor theme preference"
     p = vm.params
     want = run(vm.store, build_query(vm.store, p.mode, text=vm.text), p)
@@ -175,7 +189,8 @@ def test_use_as_query_searches_with_the_rows_vector(window, ready) -> None:
 def test_expected_row_shows_where_it_drops_and_the_overfetch_that_returns_it(window,
                                                                               qtbot) -> None:
     vm = window.vm
-    first_in_scope = vm.lanes[0].pool.ids[np.flatnonzero(vm.lanes[0].pool.in_scope)[0]]
+    pool = vm.session.lanes[0].pool
+    first_in_scope = pool.ids[np.flatnonzero(pool.in_scope)[0]]
     window.expected.entry.setText(str(first_in_scope))
     window.expected.entry.returnPressed.emit()
     qtbot.waitUntil(lambda: bool(vm.expectations) and not vm.expect_busy, timeout=30_000)
@@ -186,7 +201,7 @@ def test_expected_row_shows_where_it_drops_and_the_overfetch_that_returns_it(win
     assert got == want
     assert got.dropped_at == "raw" and got.min_overfetch is not None
     assert "Set over-fetch" in window.expected.body.text()
-    window.expected._link(f"overfetch:{got.min_overfetch}")
+    window.expected.body.linkActivated.emit(f"overfetch:{got.min_overfetch}")
     assert vm.trace.final_rank[vm.trace.row_of(first_in_scope)] > 0
     assert "★" in window.stages.view("final").model.data(
         window.stages.view("final").model.index(
@@ -227,9 +242,12 @@ def test_keyboard_shortcuts_are_bound(window, qtbot) -> None:
 
 
 def test_export_trace_json_and_png(window, tmp_path) -> None:
+    """The exported JSON is what `inspector query --json` prints for the same parameters."""
+    vm = window.vm
     out = tmp_path / "trace.json"
     window.export_json(str(out))
-    assert json.loads(out.read_text()) == json.loads(json.dumps(window.vm.trace.to_json()))
+    fresh = run(vm.store, build_query(vm.store, vm.params.mode, text=vm.text), vm.params)
+    assert json.loads(out.read_text()) == json.loads(json.dumps(fresh.to_json()))
     png = tmp_path / "view.png"
     window.export_png(str(png))
     img = QImage(str(png))
@@ -237,10 +255,14 @@ def test_export_trace_json_and_png(window, tmp_path) -> None:
 
 
 def test_tooltips_explain_each_parameter(window) -> None:
-    bar = window.query_bar
-    for w in (bar.preset, bar.mode, bar.scope, bar.rule, bar.filter, bar.limit, bar.text,
-              *window.sliders.sliders.values()):
-        assert len(w.toolTip()) > 20
+    """Each control's tooltip says what its parameter does, in the engine's own terms."""
+    bar, sliders = window.query_bar, window.sliders.sliders
+    says = {bar.preset: "real system", bar.mode: "reciprocal rank", bar.scope: "scope",
+            bar.rule: "repo_prefix", bar.filter: "top-k cut", bar.limit: "results",
+            bar.text: "Embedded", sliders["overfetch"]: "ceil(limit × F)",
+            sliders["blend"]: "(1 − w) + w × importance", sliders["min_score"]: "dropped"}
+    for widget, words in says.items():
+        assert words in widget.toolTip(), (widget.objectName(), widget.toolTip())
 
 
 def slide(win, key: str, value: float) -> None:

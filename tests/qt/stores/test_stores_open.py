@@ -130,7 +130,7 @@ def test_default_openclaw_location_is_offered_and_its_preset_suggested(window, q
     assert dlg.known_list.count() == 1
     item = dlg.known_list.item(0)
     assert "OpenClaw" in item.text() and "preset openclaw" in item.text()
-    dlg._known_picked(item)
+    dlg.known_list.itemClicked.emit(item)
     assert (dlg.location.text(), dlg.table.text()) == (str(folder), "memories")
     dlg.request_open()
     qtbot.waitUntil(lambda: not dlg.isVisible(), timeout=20_000)

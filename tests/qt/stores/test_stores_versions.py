@@ -167,7 +167,7 @@ def test_a_dismissed_notice_stays_away_until_a_newer_write(win, qtbot, ready, tm
     tbl.add(_rows(["w0"], [0.3]))
     feats.watch.check()
     qtbot.waitUntil(feats.newer_notice.isVisible, timeout=10_000)
-    feats.newer_notice._close.click()
+    feats.newer_notice.close_button.click()
     feats.watch.check()
     qtbot.wait(400)
     assert not feats.newer_notice.isVisible()

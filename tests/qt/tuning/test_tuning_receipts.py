@@ -42,6 +42,7 @@ def test_exported_receipt_reopens_offline_and_re_ranks_like_the_original_pool(
     assert dock.offline_note.isVisible() and not dock.sweep.run_button.isEnabled()
     assert not dock.compare.run_button.isEnabled()
     assert "(offline)" in window.windowTitle()
+    assert window.query_bar.store_label.text().startswith("receipt ")  # not "demo store"
     for f, w, ms in ((3.0, 0.0, 0.0), (1.0, 0.0, 0.0), (5.0, 0.5, 0.0), (2.5, 1.0, 0.02)):
         for key, value in (("overfetch", f), ("blend", w), ("min_score", ms)):
             window.sliders.sliders[key].setValue(value)
@@ -101,7 +102,7 @@ def test_expected_rows_in_an_offline_receipt_say_why_not(qtbot, window) -> None:
     from inspector.qt.tuning import receipts
 
     vm = window.vm
-    pool = vm.lanes[0].pool
+    pool = vm.session.lanes[0].pool
     receipts.enter_offline(vm, Loaded(pool=pool, params=vm.params, data={}))
     assert vm.store is None
     vm.toggle_expected(vm.trace.ids("raw")[0])

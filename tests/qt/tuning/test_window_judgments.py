@@ -109,3 +109,18 @@ def test_sweep_with_judgments_uses_ndcg_as_objective(window, qtbot, ready) -> No
     assert q.objective == "ndcg"
     assert {sweep.metric.itemData(i) for i in range(sweep.metric.count())} >= {
         "ndcg", "recall", "precision", "mrr", "scoped_recall"}
+
+
+def test_loaded_judgments_naming_no_row_are_said(window, tmp_path) -> None:
+    import json
+
+    f = tmp_path / "ghost.json"
+    real = str(window.vm.trace.pool.ids[0])
+    f.write_text(json.dumps({"format": "inspector-judgments", "version": 1, "queries": [
+        {"query": window.vm.text, "judgments": {"ghost-1": 2, real: 1}}]}))
+    panel = window.tuning_dock.judgments
+    assert panel.load(str(f))
+    window.vm.jobs.wait_idle()
+    assert panel.unknown == ["ghost-1"]
+    assert "1 judged id(s) in ghost.json match no row of this table: ghost-1." == \
+        window.error_bar.label.text()

@@ -1,0 +1,179 @@
+"""The window's one job mechanism: latest-wins background jobs on the global thread pool.
+
+Each job runs on a named channel. Starting a job supersedes the channel's previous one: its
+cancel flag is set (long core work polls it and stops early) and its answer, if it still
+arrives, is dropped on the GUI thread by comparing generations. A job may be delayed
+(debounced: a newer start restarts the delay). The mechanism knows when nothing is pending or
+running, emits `went_idle`, and offers `wait_idle` for tests and scripts.
+
+A job function may take keyword hooks: `cancelled` (a callable that turns true once the job is
+superseded or cancelled) and, for generator functions, each yielded value reaches `on_yield`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal
+from superqt.utils import create_worker
+
+from inspector.core.engine.live import Superseded
+from inspector.core.errors import InspectorError
+
+Done = Callable[[Any], None]
+Failed = Callable[[str], None]
+
+
+@dataclass
+class _Slot:
+    generation: int = 0
+    cancel: threading.Event = field(default_factory=threading.Event)
+    running: bool = False
+    worker: Any = None
+    timer: QTimer | None = None
+
+
+def _message(exc: BaseException) -> str:
+    if isinstance(exc, InspectorError):
+        return str(exc)
+    return f"Unexpected {type(exc).__name__}: {exc}"
+
+
+class Jobs(QObject):
+    """Latest-wins jobs by channel, with busy state, cancellation and an idle signal."""
+
+    busy_changed = Signal(bool)  # any channel
+    channel_changed = Signal(str, bool)  # one channel started (True) or settled (False)
+    went_idle = Signal()
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._slots: dict[str, _Slot] = {}
+        self._busy = False
+        self._channel_busy: dict[str, bool] = {}
+
+    # ---- starting and stopping ----
+    def start(self, channel: str, fn: Callable[..., Any], *args: Any, on_done: Done,
+              on_error: Failed | None = None, on_yield: Callable[[Any], None] | None = None,
+              delay_ms: int = 0) -> int:
+        """Run fn(*args) for `channel`, superseding its previous job; on_done(value) or
+        on_error(message) run on the GUI thread only if no newer job started meanwhile.
+        Returns the job's generation."""
+        slot = self._slots.setdefault(channel, _Slot())
+        self._supersede(slot)
+        gen = slot.generation
+        if delay_ms > 0:
+            slot.timer = QTimer(self, singleShot=True, interval=delay_ms)
+            slot.timer.timeout.connect(lambda: self._launch(channel, gen, fn, args, on_done,
+                                                            on_error, on_yield))
+            slot.timer.start()
+            self._update()
+        else:
+            self._launch(channel, gen, fn, args, on_done, on_error, on_yield)
+        return gen
+
+    def cancel(self, channel: str) -> None:
+        """Stop the channel's job: no answer will be delivered."""
+        slot = self._slots.get(channel)
+        if slot is not None:
+            self._supersede(slot)
+            self._update()
+
+    def stop(self, channel: str) -> None:
+        """Ask the channel's job to stop early but still deliver what it has (a sweep keeps
+        the queries done so far)."""
+        slot = self._slots.get(channel)
+        if slot is not None:
+            slot.cancel.set()
+
+    def cancel_all(self) -> None:
+        for channel in list(self._slots):
+            self.cancel(channel)
+
+    def _supersede(self, slot: _Slot) -> None:
+        slot.generation += 1
+        slot.cancel.set()
+        slot.cancel = threading.Event()
+        if slot.timer is not None:
+            slot.timer.stop()
+            slot.timer.deleteLater()
+            slot.timer = None
+        slot.running = False
+
+    def _launch(self, channel: str, gen: int, fn: Callable[..., Any], args: tuple[Any, ...],
+                on_done: Done, on_error: Failed | None,
+                on_yield: Callable[[Any], None] | None) -> None:
+        slot = self._slots[channel]
+        if gen != slot.generation:
+            return
+        if slot.timer is not None:
+            slot.timer.deleteLater()
+            slot.timer = None
+        kwargs = {"cancelled": slot.cancel.is_set} if _takes(fn, "cancelled") else {}
+        worker = create_worker(fn, *args, _start_thread=False, _ignore_errors=True, **kwargs)
+        current = lambda: gen == slot.generation  # noqa: E731
+
+        def returned(value: Any) -> None:
+            if current():
+                slot.running = False
+                self._update()
+                on_done(value)
+
+        def errored(exc: BaseException) -> None:
+            if current():
+                slot.running = False
+                self._update()
+                if not isinstance(exc, Superseded):
+                    (on_error or (lambda _m: None))(_message(exc))
+
+        worker.returned.connect(returned)
+        worker.errored.connect(errored)
+        if on_yield is not None and hasattr(worker, "yielded"):
+            worker.yielded.connect(lambda v: current() and on_yield(v))
+        slot.worker, slot.running = worker, True
+        self._update()
+        worker.start()
+
+    # ---- state ----
+    def busy(self, channel: str | None = None) -> bool:
+        """True while the channel (or any channel) has a job pending or running."""
+        slots = [self._slots[channel]] if channel in self._slots else \
+            ([] if channel is not None else list(self._slots.values()))
+        return any(s.running or s.timer is not None for s in slots)
+
+    def _update(self) -> None:
+        for channel in list(self._slots):
+            on = self.busy(channel)
+            if on != self._channel_busy.get(channel, False):
+                self._channel_busy[channel] = on
+                self.channel_changed.emit(channel, on)
+        busy = self.busy()
+        if busy != self._busy:
+            self._busy = busy
+            self.busy_changed.emit(busy)
+            if not busy:
+                self.went_idle.emit()
+
+    def wait_idle(self, timeout: float = 60.0) -> None:
+        """Spin the event loop until no job is pending or running (tests and scripts)."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            QCoreApplication.processEvents()
+            if not self.busy():
+                QCoreApplication.processEvents()
+                if not self.busy():
+                    return
+            time.sleep(0.005)
+        raise InspectorError(f"The window did not settle within {timeout:.0f} s.")
+
+
+def _takes(fn: Callable[..., Any], name: str) -> bool:
+    try:
+        return name in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False

@@ -1,0 +1,79 @@
+"""Nothing on screen outlives the question it answers: verdicts, banners and dock results
+are recomputed or visibly marked when the query, store or version changes; the banner names
+the blocker and its fixes work."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+
+from inspector.core.engine.expect import analyse
+from inspector.core.engine.inputs import build_query
+from inspector.core.engine.pipeline import run
+from inspector.core.stores.demo import BLEND_QUERY
+from tests.qt.qtkit import assert_matches_engine, move
+
+
+def test_expected_verdicts_follow_the_query_never_an_earlier_one(window) -> None:
+    vm = window.vm
+    rid = str(vm.trace.pool.ids[int(vm.trace.stage("raw").rows[0])])
+    vm.set_expected([rid])
+    vm.jobs.wait_idle()
+    assert vm.expectations and vm.expectations[0][0].id == rid
+    vm.set_query(BLEND_QUERY)
+    assert vm.expectations == ()  # the old verdict is gone at once
+    shown = window.expected.body.text()
+    assert "dropped" not in shown and "returned" not in shown  # no verdict until recomputed
+    vm.jobs.wait_idle()
+    query = build_query(vm.store, vm.params.mode, text=BLEND_QUERY)
+    want = analyse(vm.store, query, run(vm.store, query, vm.params), [rid])
+    assert vm.expectations[0] == want
+
+
+def test_an_edited_query_is_marked_until_it_runs(window, qtbot) -> None:
+    bar = window.query_bar
+    assert not bar.stale.isVisible()
+    bar.text.setFocus()
+    qtbot.keyClicks(bar.text, " please")
+    assert bar.stale.isVisible()
+    qtbot.keyClick(bar.text, Qt.Key.Key_Return)
+    assert not bar.stale.isVisible()
+    window.vm.jobs.wait_idle()
+    assert window.vm.query.text.endswith("please")
+
+
+def test_the_banner_offers_the_fixes_and_they_work(window, qtbot) -> None:
+    vm, banner = window.vm, window.banner
+    assert vm.trace.diagnosis.code == "scope_starvation"
+    assert [b.text() for b in banner.buttons] == ["Apply over-fetch 2.5", "Try pushdown"]
+    qtbot.mouseClick(banner.buttons[0], Qt.MouseButton.LeftButton)
+    vm.jobs.wait_idle()
+    assert vm.params.overfetch == 2.5 and vm.trace.counters["returned"] > 0
+    assert_matches_engine(window)
+
+
+def test_an_empty_result_is_never_looks_fine(window, qtbot) -> None:
+    vm = window.vm
+    vm.load_suggested(1)  # the importance story
+    vm.jobs.wait_idle()
+    move(window, "min_score", 0.99)
+    assert vm.trace.counters["returned"] == 0
+    assert window.banner.title.text().startswith("Min score cut")
+    (fix,) = [b for b in window.banner.buttons if b.text().startswith("Lower min score")]
+    qtbot.mouseClick(fix, Qt.MouseButton.LeftButton)
+    vm.jobs.wait_idle()
+    assert vm.trace.counters["returned"] > 0
+    assert_matches_engine(window)
+
+
+def test_dock_results_for_an_earlier_query_say_so(window) -> None:
+    vm, compare = window.vm, window.tuning_dock.compare
+    window.tuning_dock.show_tab("compare")
+    compare.run()
+    vm.jobs.wait_idle()
+    assert compare.result is not None and not compare.stale_note.isVisible()
+    vm.set_query(BLEND_QUERY)
+    vm.jobs.wait_idle()
+    assert compare.stale_note.isVisible()
+    compare.run()
+    vm.jobs.wait_idle()
+    assert not compare.stale_note.isVisible()
