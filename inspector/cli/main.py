@@ -2,7 +2,8 @@
 [STORE]` for the window. `sweep|report|check` live in cli.tuning, `versions|diff-versions` in
 cli.stores; arguments become engine objects in cli.options only.
 
-Bad input exits with status 2 and one line on stderr, never a traceback.
+Bad input exits with status 2 and one line on stderr, never a traceback (cli.guard holds the
+last-resort handler, the secret scrubbing of that line and the quieting of native output).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from inspector.cli import guard
 from inspector.cli import stores as cli_stores
 from inspector.cli import tuning as cli_tuning
 from inspector.cli.options import (
@@ -28,6 +30,7 @@ from inspector.cli.options import (
     storage_from_args,
 )
 from inspector.core.errors import InspectorError
+from inspector.core.stores.safety.redact import redact_uri
 
 COMMANDS = ("query", "tables", "presets", "demo", "shot", "sweep", "report", "check",
             "versions", "diff-versions")
@@ -86,18 +89,15 @@ def _cmd_query(a: argparse.Namespace) -> int:
 
 
 def _cmd_tables(a: argparse.Namespace) -> int:
-    from inspector.core.evidence.report import format_tables
+    from inspector.core.evidence.report import format_tables, tables_json
     from inspector.core.stores.opening import describe_tables
 
     infos = describe_tables(a.store, storage_from_args(a))
+    shown = redact_uri(a.store)
     if a.json:
-        print(json.dumps([{"name": t.name, "rows": t.rows, "version": t.version, "dim": t.dim,
-                           "fts_indexed": t.fts_indexed, "columns": t.columns,
-                           "roles": t.roles.as_dict(),
-                           "vector_indexes": [i.to_json() for i in t.vector_indexes]}
-                          for t in infos]))
+        print(json.dumps(tables_json(shown, infos)))
     else:
-        print(format_tables(a.store, infos))
+        print(format_tables(shown, infos))
     return 0
 
 
@@ -148,7 +148,12 @@ HANDLERS = {"query": _cmd_query, "tables": _cmd_tables, "presets": _cmd_presets,
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command. Every failure is one line on stderr and exit 2 (a user error names the
+    input; anything else names the command that failed); `--debug` shows the traceback."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    argv = [x for x in argv if x != "--debug"]
+    guard.learn_secrets(argv)
     try:
         if argv and argv[0] in ("-h", "--help"):
             _parser().print_help()
@@ -156,11 +161,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not argv or argv[0] not in COMMANDS:
             return _launch(argv)
         a = _parser().parse_args(argv)
-        return HANDLERS[a.command](a)
+        if a.command == "shot":
+            return HANDLERS[a.command](a)
+        with guard.quiet(debug):
+            return HANDLERS[a.command](a)
     except InspectorError as exc:
-        print(f"inspector: {exc}", file=sys.stderr)
-        return 2
+        return guard.fail(str(exc), exc if debug else None)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
         return 0
+    except SystemExit:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - the last resort: one line, never a traceback
+        return guard.fail(guard.unexpected(argv, exc), exc if debug else None)

@@ -41,10 +41,10 @@ def _cmd_versions(a: argparse.Namespace) -> int:
     store = open_from_args(a)
     got = list_versions(store)
     if a.json:
-        print(json.dumps({"uri": store.uri, "table": store.table_name,
+        print(json.dumps({"uri": store.display_uri, "table": store.table_name,
                           "versions": [v.to_json() for v in got]}))
         return 0
-    print(f"store {store.uri}  table {store.table_name}")
+    print(f"store {store.display_uri}  table {store.table_name}")
     for v in got:
         ts = v.timestamp.isoformat(sep=" ", timespec="seconds") if v.timestamp else "-"
         print(f"  v{v.version:<6} {ts:<20} {'-' if v.rows is None else v.rows:>9} rows")

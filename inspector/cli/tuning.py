@@ -57,11 +57,17 @@ def _add_grid_options(ap: argparse.ArgumentParser) -> None:
     g.add_argument("--k", type=int, help="metric cut-off (default: the limit)")
 
 
-def _grid(a: argparse.Namespace) -> Any:
+def _grid(a: argparse.Namespace, base: Any) -> Any:
+    """The grid the options describe, each axis bounded and every cell's depth checked."""
     from inspector.core.analysis.sweep import Grid, parse_axis
+    from inspector.core.engine.inputs import check_bounds
 
     ms = parse_axis(a.grid_min_score, "min score") if a.grid_min_score else None
-    return Grid(parse_axis(a.grid_overfetch, "over-fetch"), parse_axis(a.grid_blend, "blend"), ms)
+    grid = Grid(parse_axis(a.grid_overfetch, "over-fetch"), parse_axis(a.grid_blend, "blend"), ms)
+    check_bounds(base.with_(overfetch=max(grid.overfetch)))
+    if a.k is not None and not 1 <= a.k <= 10_000:
+        raise InspectorError(f"--k must be between 1 and 10000, not {a.k}.")
+    return grid
 
 
 def _store_query_params(a: argparse.Namespace, need_query: bool) -> tuple[Any, Any, Any]:
@@ -103,6 +109,7 @@ def _cmd_sweep(a: argparse.Namespace) -> int:
     from inspector.core.analysis.sweep import Case, cases_from_judgments, run_sweep
     from inspector.core.analysis.tuning_text import format_sweep
 
+    grid = _grid(a, params_from_args(a))  # checked before the store opens
     store, query, params = _store_query_params(a, need_query=False)
     if a.queries:
         cases = cases_from_judgments(store, load_judgments(a.queries), params.mode, a.embedder)
@@ -114,7 +121,7 @@ def _cmd_sweep(a: argparse.Namespace) -> int:
     warn_unknown_ids(store, [rid for c in cases for rid, _ in c.grades])
     if a.grid_nprobes:
         return _nprobes_sweep(a, store, cases, params)
-    result = run_sweep(store, cases, params, _grid(a), k=a.k, progress=_progress)
+    result = run_sweep(store, cases, params, grid, k=a.k, progress=_progress)
     data = result.to_json()
     if a.out:
         _write_json(a.out, data)
@@ -163,13 +170,16 @@ def _cmd_report(a: argparse.Namespace) -> int:
     from inspector.core.evidence.bundle import save
     from inspector.core.evidence.receipt import build_receipt
 
+    if not 1 <= a.pool_depth <= 100_000:
+        raise InspectorError("--pool-depth must be between 1 and 100000.")
+    base = params_from_args(a)
+    grid = _grid(a, base)
+    against = _against(a, base)
     store, query, params = _store_query_params(a, need_query=True)
-    if a.pool_depth < 1:
-        raise InspectorError("--pool-depth must be at least 1.")
     grades = _grades(a.judgments, a.text, params.scope)
     warn_unknown_ids(store, grades or {})
-    bundle = build_receipt(store, query, params, grades=grades, against=_against(a, params),
-                           label=a.preset or "given", grid=_grid(a), pool_depth=a.pool_depth,
+    bundle = build_receipt(store, query, params, grades=grades, against=against,
+                           label=a.preset or "given", grid=grid, pool_depth=a.pool_depth,
                            with_map=not a.no_map)
     paths = save(bundle, a.out, html=not a.no_html)
     t = bundle["trace"]
@@ -191,8 +201,6 @@ def _cmd_check(a: argparse.Namespace) -> int:
     else:
         print(format_results(results))
     return 0 if all(r.passed for r in results) else 1
-
-
 
 
 HANDLERS = {"sweep": _cmd_sweep, "report": _cmd_report, "check": _cmd_check}

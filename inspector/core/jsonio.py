@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +15,11 @@ from inspector.core.errors import InspectorError
 
 def plain(v: Any) -> Any:
     """A stored value as JSON: numpy scalars unwrapped, NaN/inf as null, bytes as hex,
-    dates as ISO text."""
+    dates as ISO text, decimals as floats."""
     if isinstance(v, np.generic):
         v = v.item()
+    if isinstance(v, Decimal):  # decimal columns: shown as numbers (JSON has no decimals)
+        v = float(v)
     if isinstance(v, float) and not math.isfinite(v):
         return None
     if isinstance(v, (bytes, bytearray)):

@@ -34,22 +34,35 @@ Progress = Callable[[int, int, str], None]
 Cancelled = Callable[[], bool]
 
 
+MAX_AXIS = 200  # values per grid axis
+
+
 def parse_axis(spec: str, what: str) -> tuple[float, ...]:
-    """'1,2,4' or 'start:stop:step' (inclusive) -> sorted unique floats."""
+    """'1,2,4' or 'start:stop:step' (inclusive) -> sorted unique finite floats. The number of
+    values is known before any is built, so a tiny step fails at once instead of allocating."""
+    bad = InspectorError(f"The {what} grid must be 'a,b,c' or 'start:stop:step' with finite "
+                         f"numbers, not {spec[:80]!r}.")
+    too_many = InspectorError(f"The {what} grid needs between 1 and {MAX_AXIS} values.")
     try:
         if ":" in spec:
             a, b, s = (float(x) for x in spec.split(":"))
-            if s <= 0 or b < a:
-                raise ValueError
-            n = int(np.floor((b - a) / s + 1e-9)) + 1
-            vals = [round(a + i * s, 10) for i in range(n)]
+            if not all(np.isfinite((a, b, s))) or s <= 0 or b < a:
+                raise bad
+            n = (b - a) / s + 1e-9
+            if not np.isfinite(n) or n >= MAX_AXIS:
+                raise too_many
+            vals = [round(a + i * s, 10) for i in range(int(np.floor(n)) + 1)]
         else:
-            vals = [float(x) for x in spec.split(",") if x.strip()]
+            items = spec.split(",")
+            if len(items) > MAX_AXIS:
+                raise too_many
+            vals = [float(x) for x in items if x.strip()]
     except ValueError:
-        raise InspectorError(f"The {what} grid must be 'a,b,c' or 'start:stop:step', "
-                             f"not {spec!r}.") from None
-    if not vals or len(vals) > 200:
-        raise InspectorError(f"The {what} grid needs between 1 and 200 values.")
+        raise bad from None
+    if not all(np.isfinite(vals)):
+        raise bad
+    if not vals or len(vals) > MAX_AXIS:
+        raise too_many
     return tuple(sorted(set(vals)))
 
 

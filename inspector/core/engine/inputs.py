@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,7 +14,7 @@ import numpy as np
 from inspector.core.engine.params import Params, freeze_map
 from inspector.core.engine.pool import Query
 from inspector.core.engine.presets import get_preset
-from inspector.core.engine.scope import load_scope_map
+from inspector.core.engine.scope import is_global, load_scope_map, parse_scope_map
 from inspector.core.errors import InspectorError
 from inspector.core.stores.embed import embedder_for_store
 from inspector.core.stores.store import Store
@@ -36,27 +37,71 @@ class QuerySpec:
         return build_params(preset=self.preset, **self.given)
 
 
+MAX_VECTOR_BYTES = 64 * 1024 * 1024  # a --vector @FILE larger than this is refused unread
+MAX_DIM = 65_536
+MAX_DEPTH = 1_000_000  # largest candidate depth (limit x over-fetch, a leg's k) ever fetched
+_F32_MAX = float(np.finfo(np.float32).max)
+
+
+def _vector_text(spec: str) -> str:
+    """The JSON text of a --vector argument: itself, or the content of @FILE (size-checked
+    before reading, UTF-8 only)."""
+    if not spec.startswith("@"):
+        return spec
+    path = Path(spec[1:])
+    try:
+        size = path.stat().st_size
+        if size > MAX_VECTOR_BYTES:
+            raise InspectorError(f"The vector file {path} is {size:,} bytes; at most "
+                                 f"{MAX_VECTOR_BYTES:,} are read.")
+        return path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise InspectorError(f"Cannot read the vector file {path}: "
+                             f"{exc.strerror or type(exc).__name__}.") from None
+    except UnicodeDecodeError:
+        raise InspectorError(f"The vector file {path} is not UTF-8 text.") from None
+
+
 def parse_vector(spec: str) -> np.ndarray:
-    """A JSON array of numbers, or @FILE holding one."""
-    text = spec
-    if spec.startswith("@"):
-        try:
-            text = Path(spec[1:]).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise InspectorError(f"Cannot read the vector file {spec[1:]}: {exc.strerror}.") \
-                from exc
+    """A JSON array of numbers, or @FILE holding one; every value must fit a float32."""
+    text = _vector_text(spec)
+    if len(text) > MAX_VECTOR_BYTES:
+        raise InspectorError("The query vector is too long.")
     try:
         data = json.loads(text)
-    except ValueError as exc:
+    except (ValueError, RecursionError):
         raise InspectorError("The query vector must be a JSON array of numbers, "
-                             "e.g. [0.1, 0.2].") from exc
+                             "e.g. [0.1, 0.2].") from None
     if not isinstance(data, list) or not data or not all(
             isinstance(x, (int, float)) and not isinstance(x, bool) for x in data):
         raise InspectorError("The query vector must be a non-empty JSON array of numbers.")
-    vec = np.asarray(data, np.float64)
+    if len(data) > MAX_DIM:
+        raise InspectorError(f"The query vector has {len(data):,} values; at most {MAX_DIM:,}.")
+    try:
+        vec = np.asarray(data, np.float64)
+    except OverflowError:  # an integer beyond float64
+        raise InspectorError("The query vector holds a number too large for a float.") from None
     if not np.all(np.isfinite(vec)):
         raise InspectorError("The query vector contains NaN or infinite values.")
+    if np.any(np.abs(vec) > _F32_MAX):
+        raise InspectorError("The query vector holds a value beyond float32's range "
+                             f"(about {_F32_MAX:.3g}).")
     return vec.astype(np.float32)
+
+
+def check_bounds(p: Params) -> Params:
+    """Refuse parameters that would ask LanceDB for more than MAX_DEPTH candidates, before
+    any allocation (e.g. --overfetch 1e308 --cap 0)."""
+    for what, k in (("--limit", p.limit), ("--fts-k", p.fts_k), ("--vec-k", p.vec_k),
+                    ("--cap", p.cap)):
+        if k > MAX_DEPTH:
+            raise InspectorError(f"{what} {k:,} is above the largest depth the inspector "
+                                 f"fetches ({MAX_DEPTH:,}).")
+    asked = p.limit * p.overfetch
+    if not p.cap and asked > MAX_DEPTH:
+        raise InspectorError(f"Over-fetch {p.overfetch:g} x limit {p.limit} asks for more than "
+                             f"{MAX_DEPTH:,} candidates; lower --overfetch or set a --cap.")
+    return p
 
 
 def build_query(store: Store, mode: str, text: str | None = None,
@@ -85,14 +130,24 @@ def build_query(store: Store, mode: str, text: str | None = None,
 
 def build_params(preset: str | None = None, scope_map_file: str | None = None,
                  **given: Any) -> Params:
-    """A preset (for the given limit and scope) with every explicitly given value on top."""
+    """A preset (for the given limit and scope) with every explicitly given value on top,
+    checked against the depth bounds."""
     given = {k: v for k, v in given.items() if v is not None}
     if scope_map_file:
         given["scope_map"] = freeze_map(load_scope_map(scope_map_file))
-    if preset:
-        limit = given.pop("limit", 10)
-        return get_preset(preset).params(limit=limit, scope=given.pop("scope", None), **given)
-    return Params(**given)
+    if not preset:
+        return check_bounds(Params(**given))
+    limit = given.pop("limit", 10)
+    scope = given.pop("scope", None)
+    chosen = get_preset(preset)
+    if "overfetch" not in given and isinstance(limit, int) and not isinstance(limit, bool) \
+            and limit >= 1:
+        own = chosen.build(limit, scope is not None and not is_global(scope)).get("overfetch", 1)
+        if own < 1:
+            # The preset's pool (e.g. min(50, limit*5)) is smaller than a large limit: the pool
+            # stays at the preset's cap, with the legs widened to it as over-fetch widens them.
+            given["overfetch"] = math.nextafter(1.0, 2.0)
+    return check_bounds(chosen.params(limit=limit, scope=scope, **given))
 
 
 def parse_changes(pairs: Iterable[str]) -> dict[str, Any]:
@@ -113,10 +168,17 @@ def parse_changes(pairs: Iterable[str]) -> dict[str, Any]:
 
 def params_with_changes(current: Params, preset: str | None, changes: dict[str, Any]) -> Params:
     """A preset (keeping current's limit and scope) or current itself, with changes on top."""
+    if isinstance(changes.get("scope_map"), dict):
+        changes = {**changes, "scope_map": checked_map(changes["scope_map"], "scope_map")}
     try:
         if preset:
             return build_params(preset=preset, limit=current.limit, scope=current.scope,
                                 **changes)
-        return current.with_(**changes)
+        return check_bounds(current.with_(**changes))
     except TypeError as exc:
         raise InspectorError(f"Unknown parameter in the changes ({exc}).") from None
+
+
+def checked_map(data: Any, what: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """A scope map given inline ({scope: [prefix, ...]}), checked and frozen."""
+    return freeze_map(parse_scope_map(data, what))

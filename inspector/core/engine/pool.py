@@ -24,6 +24,7 @@ from inspector.core.engine.params import ANN_KNOBS, Params
 from inspector.core.errors import InspectorError
 from inspector.core.stores.ann.indexes import IndexInfo
 from inspector.core.stores.fts import fts_table
+from inspector.core.stores.roles import importance_values
 from inspector.core.stores.store import Store
 
 
@@ -166,16 +167,15 @@ def _leg_at(fetch: Any, k: int, value_col: str, ascending: bool,
         want = min(want * 2, TIE_FETCH_MAX)
 
 
-def _as_importance(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:
+def _as_importance(values: list[Any], warnings: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """Importance as floats, and which rows have none (NULL or not a number: the default
     applies). A stored NaN stays NaN: `importance ?? 0.7` keeps it, so the real formula
-    gives that row a NaN score, which no min score keeps."""
-    out = np.full(len(values), np.nan)
-    missing = np.ones(len(values), bool)
-    for i, v in enumerate(values):
-        if isinstance(v, (int, float)) and not isinstance(v, bool):
-            out[i] = float(v)
-            missing[i] = False
+    gives that row a NaN score, which no min score keeps. Integers, decimals and numeric
+    strings are read as numbers (stores.roles); unreadable values are warned about."""
+    out, missing, unreadable = importance_values(values)
+    if unreadable:
+        warnings.append(f"{unreadable} candidates have an importance that is not a number; "
+                        "the default importance is used for them.")
     return out, missing
 
 
@@ -298,7 +298,9 @@ def _merge(store: Store, query: Query, params: Params, spec: scopes.ScopeSpec,
                           if pcol else [True] * n, dtype=bool)
     warnings = [f"{duplicates} duplicate ids were merged; ranks use each id's first hit."] \
         if duplicates else []
-    importance, missing = _as_importance(columns.get(store.roles.importance or "", [None] * n))
+    warnings.extend(store.column_notes)
+    importance, missing = _as_importance(columns.get(store.roles.importance or "", [None] * n),
+                                         warnings)
     nan_imp = int(np.sum(np.isnan(importance) & ~missing))
     if nan_imp:
         warnings.append(f"{nan_imp} candidates have a NaN importance: the blend formula gives "

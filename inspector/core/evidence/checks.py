@@ -8,6 +8,7 @@ failed assertions are reported one per line with the reason (exit 1).
 
 from __future__ import annotations
 
+import math
 import operator
 import re
 from collections.abc import Callable
@@ -18,7 +19,8 @@ from typing import Any
 from inspector.core.analysis.judgments import Judgments, load_judgments
 from inspector.core.analysis.metrics import metric, parse_metric
 from inspector.core.engine.params import Params, freeze_map
-from inspector.core.engine.scope import load_scope_map
+from inspector.core.engine.presets import PRESETS
+from inspector.core.engine.scope import load_scope_map, parse_scope_map
 from inspector.core.engine.trace import Trace
 from inspector.core.errors import InspectorError
 from inspector.core.jsonio import read_json
@@ -72,6 +74,9 @@ def parse_assertion(item: Any, where: str, default_k: int) -> Assertion:
         num = float(rhs)
     except ValueError:
         raise InspectorError(f"{where}: {rhs!r} in {item!r} is not a number.") from None
+    if not math.isfinite(num):
+        raise InspectorError(f"{where}: {item!r} compares with {rhs}, which is not a finite "
+                             "number, so it could never be judged.")
     if lhs in COUNTERS:
         return Assertion(item.strip(), "counter", lhs, op, num)
     name, k = parse_metric(lhs, default_k)
@@ -101,19 +106,28 @@ class ChecksFile:
 def _params(entry: dict[str, Any], defaults: dict[str, Any], base: Path, where: str) -> Params:
     from inspector.core.engine.inputs import build_params
 
-    given = {**{k: v for k, v in defaults.items() if k != "preset"},
-             **entry.get("params", {})}
+    params = entry.get("params", {})
+    if not isinstance(params, dict):
+        raise InspectorError(f"{where}: \"params\" must be an object of parameters, e.g. "
+                             '{"overfetch": 3}.')
+    given = {**{k: v for k, v in defaults.items() if k != "preset"}, **params}
     for key in ("scope",):
         if key in entry:
             given[key] = entry[key]
     if isinstance(given.get("scope_map"), str):
         given["scope_map"] = freeze_map(load_scope_map(base / given["scope_map"]))
-    elif isinstance(given.get("scope_map"), dict):
-        given["scope_map"] = freeze_map(given["scope_map"])
+    elif given.get("scope_map") is not None:
+        given["scope_map"] = freeze_map(parse_scope_map(given["scope_map"], f"{where}: scope_map"))
+    preset = entry.get("preset", defaults.get("preset"))
+    if preset is not None and (not isinstance(preset, str) or preset not in PRESETS):
+        raise InspectorError(f"{where}: unknown preset {preset!r}; presets: "
+                             f"{', '.join(PRESETS)}.")
     try:
-        return build_params(preset=entry.get("preset", defaults.get("preset")), **given)
+        return build_params(preset=preset, **given)
     except TypeError as exc:
         raise InspectorError(f"{where}: unknown parameter ({exc}).") from None
+    except InspectorError as exc:
+        raise InspectorError(f"{where}: {exc}") from None
 
 
 def _grades(entry: dict[str, Any], judged: Judgments | None, p: Params,
@@ -128,10 +142,21 @@ def _grades(entry: dict[str, Any], judged: Judgments | None, p: Params,
     return None
 
 
+_TEXT_FIELDS = ("name", "text", "vector_of", "embedder", "preset", "scope")
+
+
+def _check_strings(obj: dict[str, Any], keys: tuple[str, ...], where: str) -> None:
+    """Fields that must be text when present (a number where text belongs is bad input)."""
+    for key in keys:
+        if obj.get(key) is not None and not isinstance(obj[key], str):
+            raise InspectorError(f"{where}: \"{key}\" must be text, not {obj[key]!r:.40}.")
+
+
 def parse_checks(data: Any, base: Path, source: str) -> ChecksFile:
     """Validate a whole checks document before anything runs."""
     if not isinstance(data, dict) or not isinstance(data.get("checks"), list):
         raise InspectorError(f"{source} must be a JSON object with a \"checks\" list.")
+    _check_strings(data, ("store", "table", "judgments"), source)
     judged = load_judgments(base / data["judgments"]) if data.get("judgments") else None
     defaults = data.get("defaults", {})
     if not isinstance(defaults, dict):
@@ -141,6 +166,7 @@ def parse_checks(data: Any, base: Path, source: str) -> ChecksFile:
         where = f"{source}, check {n}"
         if not isinstance(entry, dict):
             raise InspectorError(f"{where}: each check must be an object.")
+        _check_strings(entry, _TEXT_FIELDS, where)
         if not entry.get("text") and not entry.get("vector_of"):
             raise InspectorError(f"{where}: give the query as \"text\" or \"vector_of\".")
         p = _params(entry, defaults, base, where)

@@ -140,13 +140,26 @@ def _map(b: dict[str, Any]) -> str:
             "candidate inside it (the projection distorts distances, so it is a guide).</p>")
 
 
+_SCRIPT_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
+                   "\u2028": "\\u2028", "\u2029": "\\u2029"}
+_SCRIPT_TABLE = str.maketrans(_SCRIPT_ESCAPES)
+
+
+def script_safe_json(text: str) -> str:
+    """JSON text that can sit inside <script> whatever the stored strings hold: `<`, `>` and `&`
+    occur only inside JSON strings, where their \\u escapes mean the same characters, so no
+    `</script>`, `<!--` or `<script` sequence can end or hide the element (HTML5 script data
+    states), and a JSON parser reads back exactly the same document."""
+    return text.translate(_SCRIPT_TABLE)
+
+
 def render_html(bundle: dict[str, Any], json_text: str | None = None) -> str:
     """The whole page for a bundle (json_text: the bundle's JSON, to embed as is)."""
     text_col = bundle["pool"]["roles"].get("text")
     stages = "".join(f"<details{' open' if s['name'] == 'final' else ''}><summary>"
                      f"{_e(s['name'])} ({s['count']})</summary>{_stage_table(s, text_col)}"
                      "</details>" for s in bundle["trace"]["stages"])
-    payload = (json_text or json.dumps(bundle, allow_nan=False)).replace("</", "<\\/")
+    payload = script_safe_json(json_text or json.dumps(bundle, allow_nan=False))
     return ("<!doctype html><html lang=en><head><meta charset=utf-8>"
             f"<title>Retrieval receipt</title><style>{_CSS}</style></head><body>"
             + _header(bundle) + _metrics(bundle) + _sweep(bundle) + _comparison(bundle)

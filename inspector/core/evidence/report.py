@@ -130,7 +130,14 @@ def format_presets() -> str:
     return "\n".join(lines)
 
 
+_READ_MODES = {
+    "sqlite-immutable": "SQLite opened immutable (no lock, no side file; no write-ahead log)",
+    "sqlite-snapshot": "SQLite read from a private snapshot of the file and its write-ahead log",
+}
+
+
 def format_tables(uri: str, infos: list[TableInfo]) -> str:
+    """`inspector tables` as text; `uri` must already be redacted."""
     out = [f"store {uri}"]
     for t in infos:
         out.append(f"\ntable {t.name}: {t.rows} rows, version {t.version}, "
@@ -139,4 +146,15 @@ def format_tables(uri: str, infos: list[TableInfo]) -> str:
         out.append("  roles   " + ", ".join(f"{r}={c}" for r, c in roles.items()))
         out.append("  columns " + ", ".join(f"{c}: {ty}" for c, ty in t.columns.items()))
         out.extend(f"  index   {i.describe()}" for i in t.vector_indexes)
+        if t.read_mode in _READ_MODES:
+            out.append(f"  read    {_READ_MODES[t.read_mode]}")
+        out.extend(f"  note    {n}" for n in t.notes)
     return "\n".join(out)
+
+
+def tables_json(uri: str, infos: list[TableInfo]) -> list[dict[str, object]]:
+    """`inspector tables --json`: one object per table; `uri` must already be redacted."""
+    return [{"store": uri, "name": t.name, "rows": t.rows, "version": t.version, "dim": t.dim,
+             "fts_indexed": t.fts_indexed, "columns": t.columns, "roles": t.roles.as_dict(),
+             "read_mode": t.read_mode, "notes": list(t.notes),
+             "vector_indexes": [i.to_json() for i in t.vector_indexes]} for t in infos]

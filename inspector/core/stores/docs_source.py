@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.core.errors import InspectorError
+from inspector.core.stores.safety.sqlite_ro import IMMUTABLE, connect_readonly, file_stamp
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 CHUNKS = "docs_chunks"
@@ -32,17 +33,8 @@ def is_sqlite_file(path: Path) -> bool:
 
 
 def connect_ro(path: str | Path) -> sqlite3.Connection:
-    """A read-only connection. `immutable=1` (no locks, no side files) unless a -wal file says
-    a writer may be active; then `mode=ro` alone, so committed WAL pages are seen."""
-    p = Path(path).resolve()
-    wal = Path(str(p) + "-wal").exists()
-    uri = p.as_uri() + ("?mode=ro" if wal else "?mode=ro&immutable=1")
-    try:
-        con = sqlite3.connect(uri, uri=True, check_same_thread=False)
-        con.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    except sqlite3.Error as exc:
-        raise InspectorError(f"Cannot read the SQLite file {p}: {exc}.") from exc
-    return con
+    """A connection that never writes beside the file (see sqlite_ro for how)."""
+    return connect_readonly(path)[0]
 
 
 @dataclass(frozen=True)
@@ -54,21 +46,16 @@ class DocsSource:
     fts_rowid_column: str  # the docs_chunks column the FTS5 rowid refers to
     models: dict[str, int] = field(default_factory=dict)  # model -> number of embeddings
     dims: dict[str, int] = field(default_factory=dict)  # model -> dim
-    stamp: tuple[Any, ...] = ()  # (size, mtime_ns) of the file and of its -wal, if any
+    stamp: tuple[Any, ...] = ()  # source_stamp at opening
+    read_mode: str = IMMUTABLE  # how the file is read: sqlite_ro.IMMUTABLE or SNAPSHOT
 
 
 def source_stamp(path: Path) -> tuple[Any, ...]:
-    out: list[Any] = []
-    for p in (path, Path(str(path) + "-wal")):
-        try:
-            st = p.stat()
-            out += [st.st_size, st.st_mtime_ns]
-        except FileNotFoundError:
-            out += [None, None]
-    return tuple(out)
+    """Changes whenever the file, its -wal or -journal is written, or the file is recreated."""
+    return file_stamp(path)
 
 
-def inspect_source(con: sqlite3.Connection, path: str) -> DocsSource:
+def inspect_source(con: sqlite3.Connection, path: str, read_mode: str = IMMUTABLE) -> DocsSource:
     """Find the chunks table, the FTS5 table over it, and the embedding models."""
     tables = {name: (sql or "") for name, sql in
               con.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'")}
@@ -90,7 +77,7 @@ def inspect_source(con: sqlite3.Connection, path: str) -> DocsSource:
             if model not in models:
                 models[str(model)], dims[str(model)] = int(n), int(dim)
     return DocsSource(path=path, fts_table=fts, fts_rowid_column=rowid_col, models=models,
-                      dims=dims, stamp=source_stamp(Path(path)))
+                      dims=dims, stamp=source_stamp(Path(path)), read_mode=read_mode)
 
 
 def choose_model(src: DocsSource, model: str | None) -> str:

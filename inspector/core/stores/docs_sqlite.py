@@ -1,9 +1,10 @@
 """The docs engine's SQLite store, opened strictly read-only through a LanceDB working copy.
 
-The source file is only ever read (`mode=ro`, plus `immutable=1` when no write-ahead log is
-beside it). Its chunks and one model's embeddings are copied into a LanceDB table in the app's
-cache, keyed by the file (path, size, modification time, and those of its -wal file) and the
-model; the copy is rebuilt when any of them changes.
+The source file is only ever read, and nothing beside it is created or touched (sqlite_ro:
+`immutable=1`, or a private snapshot when a write-ahead log or journal is present). Its chunks
+and one model's embeddings are copied into a LanceDB table in the app's cache, keyed by the
+file's resolved path, its stamp (size, modification time and inode of the file, its -wal and
+-journal) and the model; the copy's recorded identity and row count are checked before use.
 
 Faithfulness to the docs engine:
 - vector leg: the engine ranks by brute-force cosine. The copy stores each vector divided by
@@ -17,10 +18,7 @@ Faithfulness to the docs engine:
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import shutil
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -39,11 +37,12 @@ from inspector.core.stores.docs_source import (
     SOURCE_ROWID,
     DocsSource,
     choose_model,
-    connect_ro,
     inspect_source,
     source_stamp,
 )
 from inspector.core.stores.roles import detect_roles
+from inspector.core.stores.safety import cache
+from inspector.core.stores.safety.sqlite_ro import connect_readonly
 from inspector.core.stores.store import META_KEY, Store, TableInfo, read_meta
 
 BUILD_VERSION = 1  # bump when the working copy's layout changes
@@ -103,25 +102,43 @@ def _batches(con: sqlite3.Connection, types: dict[str, pa.DataType], model: str,
         yield pa.RecordBatch.from_pydict(data)
 
 
+def copy_identity(src: DocsSource, model: str) -> dict[str, Any]:
+    """What a working copy must have been built from."""
+    return {"source": str(Path(src.path).resolve()), "stamp": list(src.stamp), "model": model,
+            "layout": BUILD_VERSION}
+
+
 def cache_key(src: DocsSource, model: str) -> str:
-    raw = json.dumps([str(Path(src.path).resolve()), list(src.stamp), model, BUILD_VERSION])
-    return hashlib.sha256(raw.encode()).hexdigest()[:24]
+    return cache.key_of(copy_identity(src, model))
 
 
 def working_copy(con: sqlite3.Connection, src: DocsSource, model: str) -> tuple[Any, Path]:
-    """The cached LanceDB copy of the chunks with this model's vectors, built if missing."""
-    from inspector.core.stores.fts import cache_root
-
-    where = cache_root() / "sqlite" / cache_key(src, model)
-    if not (where / "READY").exists():
-        _build(con, src, model, where)
+    """The cached LanceDB copy of the chunks with this model's vectors, built if missing or
+    if the copy found does not match its source (identity or row count)."""
+    identity = copy_identity(src, model)
+    where = cache.entry("sqlite", identity)
+    rows = int(con.execute(f"SELECT count(*) FROM {CHUNKS}").fetchone()[0])
+    if cache.is_valid(where, identity):
+        try:
+            tbl = lancedb.connect(str(where)).open_table(CHUNKS)
+            if int(tbl.count_rows()) == rows:
+                return tbl, where
+        except Exception:  # noqa: BLE001 - an unreadable copy is rebuilt
+            pass
+    try:
+        _build(con, src, model, where, identity)
+    except InspectorError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - one line naming the copy, never a traceback
+        raise InspectorError(f"Cannot copy the docs store {src.path} into the cache: "
+                             f"{str(exc).strip()[:200]}.") from exc
+    cache.prune(keep=(where,))
     return lancedb.connect(str(where)).open_table(CHUNKS), where
 
 
-def _build(con: sqlite3.Connection, src: DocsSource, model: str, where: Path) -> None:
-    tmp = where.with_name(where.name + f".tmp{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
+def _build(con: sqlite3.Connection, src: DocsSource, model: str, where: Path,
+           identity: dict[str, Any]) -> None:
+    tmp = cache.new_tmp(where)
     types = _column_types(con)
     dim = src.dims[model]
     missing: list[int] = []
@@ -139,16 +156,15 @@ def _build(con: sqlite3.Connection, src: DocsSource, model: str, where: Path) ->
         from lancedb.index import FTS
 
         tbl.create_index("text", config=FTS())  # the copy is ours: index it in place
-    (tmp / "READY").write_text(json.dumps({"source": src.path, "model": model,
-                                           "without_vector": sum(missing)}))
-    shutil.rmtree(where, ignore_errors=True)
-    os.replace(tmp, where)
+    cache.write_ready(tmp, identity, without_vector=sum(missing))
+    cache.publish(tmp, where)
 
 
 def _stale_note(where: Path) -> int:
+    ready = cache.read_ready(where) or {}
     try:
-        return int(json.loads((where / "READY").read_text()).get("without_vector", 0))
-    except (OSError, ValueError):
+        return int(ready.get("without_vector", 0))
+    except (TypeError, ValueError):
         return 0
 
 
@@ -183,8 +199,8 @@ def open_docs_store(path: str, table: str | None = None, roles: dict[str, str] |
 
     if table not in (None, CHUNKS):
         raise InspectorError(f"A SQLite docs store has one table, '{CHUNKS}', not '{table}'.")
-    con = connect_ro(path)
-    src = inspect_source(con, path)
+    con, read_mode = connect_readonly(path)
+    src = inspect_source(con, path, read_mode)
     chosen = choose_model(src, model)
     tbl, where = working_copy(con, src, chosen)
     detected = detect_roles(tbl.schema, roles)
@@ -209,4 +225,6 @@ def describe_docs_store(path: str) -> list[TableInfo]:
     store = open_docs_store(path)
     return [TableInfo(name=CHUNKS, rows=store.rows, version=store.version,
                       columns={f.name: str(f.type) for f in store.schema}, roles=store.roles,
-                      dim=store.dim, fts_indexed=store.fts5 is not None)]
+                      dim=store.dim, fts_indexed=store.fts5 is not None,
+                      notes=tuple(store.meta.get("notes", [])),
+                      read_mode=store.source.read_mode if store.source else "sqlite")]

@@ -1,37 +1,63 @@
 """Full-text search without touching the user's store.
 
 If the user's table already has a full-text index on its text column it is used as is.
-Otherwise a private copy of the non-vector columns is written to the app's own cache,
-keyed by store, table and table version, and indexed there.
+Otherwise a private copy of the non-vector columns is written to the app's own cache and
+indexed there. Its identity (cache.py) is the store's resolved location, the table, the
+version and that version's creation time, so two stores at the same relative path, or a table
+deleted and recreated at the same path, never share a copy; the identity and row count are
+checked before every use.
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
-import shutil
+import re
 from pathlib import Path
 from typing import Any
 
 import lancedb
-import platformdirs
 import pyarrow as pa
 
 from inspector.core.errors import InspectorError
-from inspector.core.stores.store import Store
+from inspector.core.stores.safety import cache
+from inspector.core.stores.safety.cache import APP_NAME, cache_root
+from inspector.core.stores.safety.redact import without_credentials
+from inspector.core.stores.store import Store, is_remote, local_path
 
-APP_NAME = "memory-store-inspector"
+__all__ = ["APP_NAME", "cache_root", "fts_table", "store_identity"]
+
+_PLAIN_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")  # names LanceDB's projection accepts
+_ENDPOINTS = ("aws_endpoint", "endpoint", "aws_endpoint_url", "endpoint_url", "host_override")
 
 
-def cache_root() -> Path:
-    """The app's cache folder; INSPECTOR_CACHE_DIR overrides it (tests use this)."""
-    env = os.environ.get("INSPECTOR_CACHE_DIR")
-    return Path(env) if env else Path(platformdirs.user_cache_dir(APP_NAME))
+def _location(store: Store) -> str:
+    """Where the store really is: an absolute resolved path, or the URI without credentials
+    (plus its endpoint, since one bucket name may exist on several endpoints)."""
+    if not is_remote(store.uri):
+        return str(local_path(store.uri).resolve())
+    where = without_credentials(store.uri).rstrip("/")
+    opts = store.storage_options or {}
+    endpoint = next((opts[k] for k in _ENDPOINTS if opts.get(k)), "")
+    return f"{where} @ {without_credentials(endpoint)}" if endpoint else where
 
 
-def _cache_dir(store: Store) -> Path:
-    key = hashlib.sha256(f"{store.uri}\0{store.table_name}".encode()).hexdigest()[:20]
-    return cache_root() / "fts" / key / f"v{store.version}"
+def _version_stamp(store: Store) -> str:
+    """The pinned version's creation time: differs between a table and its recreation."""
+    try:
+        for v in store.table.list_versions():
+            if int(v["version"]) == store.version:
+                return str(v.get("timestamp"))
+    except InspectorError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a vanished version is a user-facing condition
+        raise store.gone(exc) from exc
+    return "unknown"
+
+
+def store_identity(store: Store) -> dict[str, Any]:
+    """What a private copy of this store's table at its version must match."""
+    return {"location": _location(store), "table": store.table_name,
+            "version": store.version, "stamp": _version_stamp(store), "rows": store.rows,
+            "layout": 2}
 
 
 def fts_table(store: Store) -> tuple[Any, str]:
@@ -41,40 +67,76 @@ def fts_table(store: Store) -> tuple[Any, str]:
                              "and hybrid search are not possible; use --mode vector.")
     if store.fts_index_column():
         return store.table, "store"
-    where = _cache_dir(store)
-    opened = _OPENED.get(where)
-    if opened is not None:
-        return opened, str(where)
-    if not (where / "READY").exists():
-        _build(store, where)
-    _OPENED[where] = lancedb.connect(str(where)).open_table("fts")
-    return _OPENED[where], str(where)
+    known = store.__dict__.get("_fts_copy")  # this Store object's copy, found once
+    if known is not None:
+        return known
+    identity = store_identity(store)
+    where = cache.entry("fts", identity)
+    if where in _OPENED and cache.is_valid(where, identity):
+        store.__dict__["_fts_copy"] = _OPENED[where]
+        return _OPENED[where]
+    if not cache.is_valid(where, identity) or not _rows_match(where, store.rows):
+        _build(store, where, identity)
+        cache.prune(keep=(where,))
+    _OPENED[where] = (lancedb.connect(str(where)).open_table("fts"), str(where))
+    store.__dict__["_fts_copy"] = _OPENED[where]
+    return _OPENED[where]
 
 
-_OPENED: dict[Path, Any] = {}  # private copies never change once READY: open each once
+# a verified copy never changes: open each once per process (keyed by its identity's folder)
+_OPENED: dict[Path, tuple[Any, str]] = {}
 
 
-def _build(store: Store, where: Path) -> None:
+def _rows_match(where: Path, rows: int) -> bool:
+    try:
+        return int(lancedb.connect(str(where)).open_table("fts").count_rows()) == rows
+    except Exception:  # noqa: BLE001 - an unreadable copy is rebuilt
+        return False
+
+
+def copy_columns(store: Store) -> list[str]:
+    """Every column but vectors whose name LanceDB can project (scope columns included)."""
+    return [f.name for f in store.schema if f.name != store.roles.vector
+            and not pa.types.is_fixed_size_list(f.type) and _PLAIN_NAME.match(f.name)]
+
+
+def _build(store: Store, where: Path, identity: dict[str, Any]) -> None:
+    try:
+        _write_copy(store, where, identity)
+    except InspectorError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - one line naming the copy, never a traceback
+        if (gone := store.gone_or_none(exc)) is not None:
+            raise gone from exc
+        raise InspectorError(f"Cannot build the private full-text copy of table "
+                             f"'{store.table_name}': {str(exc).strip()[:200]}.") from exc
+
+
+def _write_copy(store: Store, where: Path, identity: dict[str, Any]) -> None:
     from lancedb.index import FTS
 
-    tmp = where.with_name(where.name + f".tmp{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    # every column but vectors, so any scope column can be pushed down on the copy too
-    cols = [f.name for f in store.schema if f.name != store.roles.vector
-            and not str(f.type).startswith("fixed_size_list")]
-    reader = store.table.search().select(cols).limit(None).to_batches(65_536)
+    cols = copy_columns(store)
+    if store.roles.text not in cols:
+        raise InspectorError(f"The text column '{store.roles.text}' has a name LanceDB cannot "
+                             "select, so the table cannot be searched by full text.")
+    tmp = cache.new_tmp(where)
+    try:
+        reader = store.table.search().select(cols).limit(None).to_batches(65_536)
+    except InspectorError:
+        raise
+    except Exception as exc:  # noqa: BLE001
+        raise store.gone(exc) from exc
     db = lancedb.connect(str(tmp))
     tbl = None
     for batch in reader:
+        if not batch.num_rows:
+            continue
         if tbl is None:
-            tbl = db.create_table("fts", pa.Table.from_batches([batch])) if batch.num_rows \
-                else None
-        elif batch.num_rows:
+            tbl = db.create_table("fts", pa.Table.from_batches([batch]))
+        else:
             tbl.add(pa.Table.from_batches([batch]))
     if tbl is None:
         raise InspectorError(f"Table '{store.table_name}' is empty; there is nothing to search.")
     tbl.create_index(store.roles.text, config=FTS())
-    (tmp / "READY").write_text(f"{store.uri}\n{store.table_name}\n{store.version}\n")
-    shutil.rmtree(where, ignore_errors=True)
-    os.replace(tmp, where)
+    cache.write_ready(tmp, identity)
+    cache.publish(tmp, where)

@@ -7,26 +7,18 @@ used for the session only, and user:password parts of URLs are cut out before sa
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
-_SECRET_KEY = re.compile(r"key|secret|token|passw|credential|session|signature|sas|auth|cookie",
-                         re.IGNORECASE)
+from inspector.core.stores.safety.redact import looks_secret, without_credentials
 
-
-def looks_secret(key: str) -> bool:
-    """True for option names that may carry a credential (access_key_id included)."""
-    return bool(_SECRET_KEY.search(key))
+__all__ = ["OpenOptions", "looks_secret", "without_userinfo"]
 
 
 def without_userinfo(text: str) -> str:
-    """A URL without any user:password@ part; other text unchanged."""
-    parts = urlsplit(text) if "://" in text else None
-    if parts is None or "@" not in parts.netloc:
-        return text
-    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
+    """A URL without any user-info part (whatever characters the secret holds), and with
+    secret-looking query values masked; other text unchanged."""
+    return without_credentials(text)
 
 
 @dataclass(frozen=True)

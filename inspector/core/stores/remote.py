@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from inspector.core.errors import InspectorError
+from inspector.core.stores.safety.redact import redact_options, redact_text, redact_uri
 
 ENV_OPTIONS = "INSPECTOR_STORAGE_OPTIONS"
 CLOUD_SCHEME = "db://"
@@ -58,10 +59,27 @@ def storage_options(given: Mapping[str, str] | None = None,
     """Environment options overlaid with the given ones; plain-http loopback endpoints allowed."""
     opts = {**env_options(environ), **{k.lower(): v for k, v in (given or {}).items()}}
     endpoint = next((opts[k] for k in _ENDPOINT_KEYS if k in opts), "")
-    if endpoint.startswith("http://") and "allow_http" not in opts \
-            and (urlsplit(endpoint).hostname or "") in _LOOPBACK:
+    host = check_endpoint(endpoint) if endpoint else ""
+    if endpoint.startswith("http://") and "allow_http" not in opts and host in _LOOPBACK:
         opts["allow_http"] = "true"
     return opts
+
+
+def check_endpoint(endpoint: str) -> str:
+    """The endpoint's host, or one sentence when it is not an http(s) URL with a host and a
+    valid port (LanceDB panics on such endpoints instead of reporting them)."""
+    shown = redact_uri(endpoint)
+    try:
+        parts = urlsplit(endpoint)
+        port = parts.port
+        host = parts.hostname or ""
+    except ValueError:
+        host, port, parts = "", None, None
+    if parts is None or parts.scheme not in ("http", "https") or not host \
+            or any(c.isspace() or c == "%" for c in endpoint) or (port is not None and port < 1):
+        raise InspectorError(f"The storage endpoint {shown!r} is not a URL like "
+                             "http://HOST:PORT or https://HOST.")
+    return host
 
 
 @dataclass(frozen=True)
@@ -113,9 +131,11 @@ def _bucket(uri: str) -> str:
 
 
 def explain(uri: str, exc: BaseException, opts: Mapping[str, str] | None = None) -> str:
-    """One sentence for a failure to reach or read a remote store."""
-    text = str(exc)
-    where = _endpoint(opts)
+    """One sentence for a failure to reach or read a remote store, without credentials."""
+    redact_options(opts)  # learn the options' secrets so the library's text is scrubbed too
+    uri = redact_uri(uri)
+    text = redact_text(str(exc))
+    where = _endpoint(redact_options(opts))
     at = f" at {where}" if where else ""
     if uri.startswith(CLOUD_SCHEME):
         if "api_key" in text:
@@ -132,6 +152,12 @@ def explain(uri: str, exc: BaseException, opts: Mapping[str, str] | None = None)
     if re.search(r"InvalidAccessKeyId|SignatureDoesNotMatch|AccessDenied|status: 403", text):
         return (f"Access to {uri} was denied{at}; check the credentials "
                 "(AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or storage options).")
+    if "Failed to get AWS credentials" in text or "FailedToLoadToken" in text:
+        return (f"No credentials were found for {uri}; set AWS_ACCESS_KEY_ID / "
+                "AWS_SECRET_ACCESS_KEY or give them as storage options.")
+    if "panicked" in text:
+        return (f"LanceDB failed while opening {uri}{at} (an internal panic); check the "
+                "storage options, the endpoint in particular.")
     if re.search(r"kind: Connect|Connection refused|dns error|timed out|Timeout", text):
         return f"Cannot reach the object store{at or ' for ' + uri} (connection failed)."
     if "region" in text.lower() and ("missing" in text.lower() or "detect" in text.lower()):

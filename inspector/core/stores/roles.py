@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import json
+import math
 from dataclasses import dataclass, fields, replace
+from decimal import Decimal
+from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from inspector.core.errors import InspectorError
+
+META_KEY = b"inspector"  # schema metadata written by `inspector demo`: embedder, suggested queries
 
 # Candidate column names per role, most specific first; matched case-insensitively.
 _NAMES: dict[str, tuple[str, ...]] = {
@@ -69,7 +76,7 @@ def _fits(role: str, t: pa.DataType) -> bool:
     if role == "vector":
         return _is_vector(t)
     if role == "importance":
-        return _is_number(t)
+        return _is_number(t)  # text (even numeric text) is refused by name: ignored_columns
     if role == "created":
         return _is_number(t) or pa.types.is_timestamp(t) or pa.types.is_date(t) or _is_string(t)
     if role == "id":
@@ -115,5 +122,126 @@ def detect_roles(schema: pa.Schema, overrides: dict[str, str] | None = None) -> 
     return Roles(**found)
 
 
+def _is_list(t: pa.DataType) -> bool:
+    return pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
+
+
+def vector_refusal(schema: pa.Schema) -> str | None:
+    """Why no column can serve as the vector, naming the column, when one looks like it was
+    meant to (a variable-length list, or a list of non-floats); None otherwise."""
+    for f in schema:
+        if not _is_list(f.type) or _is_vector(f.type):
+            continue
+        if pa.types.is_fixed_size_list(f.type):
+            return (f"Column '{f.name}' holds lists of {f.type.value_type}, not floats, so it "
+                    "cannot be searched as vectors.")
+        return (f"Column '{f.name}' is a variable-length list ({f.type}); LanceDB searches only "
+                "fixed-size lists of floats, so this table cannot be searched by vector.")
+    return None
+
+
+def ignored_columns(schema: pa.Schema, roles: Roles) -> list[str]:
+    """A note for each column whose name suggests a role but whose type cannot serve it, so a
+    silently ignored column (e.g. a struct `importance`) is visible."""
+    used = set(roles.as_dict().values())
+    notes = []
+    for role, names in _NAMES.items():
+        if getattr(roles, role) is not None:
+            continue
+        for f in schema:
+            if f.name.lower() in names and f.name not in used and not _fits(role, f.type):
+                notes.append(f"column '{f.name}' ({f.type}) looks like the {role} but its type "
+                             f"cannot serve as {role}, so it is ignored")
+                break
+    return notes
+
+
 def with_override(roles: Roles, **cols: str | None) -> Roles:
     return replace(roles, **cols)
+
+
+# Stored importance of any numeric type (float, integer, decimal) as the engine computes with
+# it; an unreadable value counts as missing and is counted so the caller can warn.
+
+def _number(v: Any) -> float | None:
+    """The number a stored value stands for, or None when it stands for none."""
+    if isinstance(v, bool) or v is None:
+        return None
+    if isinstance(v, (int, float, Decimal, np.number)):
+        try:
+            return float(v)
+        except (OverflowError, ValueError):
+            return None
+    if isinstance(v, str):
+        try:
+            x = float(v.strip())
+        except ValueError:
+            return None
+        return x if not math.isinf(x) else None
+    return None
+
+
+def importance_values(values: list[Any]) -> tuple[np.ndarray, np.ndarray, int]:
+    """(importance as float64, which rows have none, how many non-null values were unreadable).
+    NULL and unreadable values are missing (the default applies); a stored NaN stays NaN."""
+    out = np.full(len(values), np.nan)
+    missing = np.ones(len(values), bool)
+    unreadable = 0
+    for i, v in enumerate(values):
+        x = _number(v)
+        if x is None:
+            unreadable += v is not None
+            continue
+        out[i] = x
+        missing[i] = False
+    return out, missing, unreadable
+
+
+def read_meta(schema: pa.Schema) -> dict[str, Any]:
+    """The `inspector` schema metadata, keeping only well-formed parts: an `embedder` object
+    and `suggested_queries` objects with a text (anything else is ignored, never a crash)."""
+    raw = (schema.metadata or {}).get(META_KEY)
+    if not raw:
+        return {}
+    try:
+        meta = json.loads(raw)
+    except (ValueError, RecursionError):
+        return {}
+    if not isinstance(meta, dict):
+        return {}
+    out = dict(meta)
+    emb = meta.get("embedder")
+    if emb is not None and not (isinstance(emb, dict)
+                                and all(isinstance(v, (str, int)) for v in emb.values())):
+        out.pop("embedder")
+    queries = meta.get("suggested_queries")
+    if queries is not None:
+        out["suggested_queries"] = [q for q in queries if _plain_query(q)] \
+            if isinstance(queries, list) else []
+    return out
+
+
+_SCALAR = (str, int, float, type(None))
+
+
+def _plain_query(q: Any) -> bool:
+    """A suggested query: an object with a text, whose values are scalars or lists of them."""
+    return isinstance(q, dict) and isinstance(q.get("text"), str) and all(
+        isinstance(v, _SCALAR) or (isinstance(v, list) and all(isinstance(x, _SCALAR) for x in v))
+        for v in q.values())
+
+
+def eq_predicate(column: str, value: str, dtype: pa.DataType) -> Any:
+    """`column == value` built structurally, the value typed like the column (an id)."""
+    from lancedb.expr import col, lit
+
+    if pa.types.is_integer(dtype):
+        try:
+            number = int(value)
+            if not -2**63 <= number < 2**63:
+                raise ValueError
+            return col(column) == lit(number)
+        except ValueError:
+            raise InspectorError(f"Row id {value!r} is not an integer like the {column} column.") \
+                from None
+    return col(column) == lit(str(value))

@@ -6,7 +6,6 @@ connecting; nothing in this module creates, writes, indexes or compacts a user's
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -20,9 +19,20 @@ import pyarrow as pa
 
 from inspector.core.errors import InspectorError
 from inspector.core.stores.ann.indexes import IndexInfo, index_on, vector_indexes
-from inspector.core.stores.roles import Roles, detect_roles
+from inspector.core.stores.roles import (
+    META_KEY,
+    Roles,
+    detect_roles,
+    eq_predicate,
+    ignored_columns,
+    read_meta,
+    vector_refusal,
+)
+from inspector.core.stores.safety.guarded import Guarded, VersionGoneError, looks_cleaned_up
+from inspector.core.stores.safety.redact import redact_text, redact_uri
 
-META_KEY = b"inspector"  # schema metadata written by `inspector demo`: embedder, suggested queries
+__all__ = ["META_KEY", "Store", "TableInfo", "VersionGoneError", "open_lance", "read_meta"]
+
 _REMOTE_SCHEMES = ("s3://", "gs://", "az://", "abfs://", "db://", "memory://")
 
 
@@ -38,6 +48,8 @@ class TableInfo:
     dim: int | None
     fts_indexed: bool
     vector_indexes: tuple[IndexInfo, ...] = ()
+    notes: tuple[str, ...] = ()  # ignored columns, what a docs file holds, ...
+    read_mode: str = "lance"  # lance | sqlite-immutable | sqlite-snapshot (see docs_source)
 
 
 @dataclass
@@ -55,6 +67,12 @@ class Store:
     storage_options: dict[str, str] | None = None
     role_overrides: dict[str, str] | None = None
     db: Any = field(default=None, repr=False, compare=False)  # the connection, for reopening
+    column_notes: tuple[str, ...] = ()  # detected-but-unusable columns, shown as warnings
+
+    @property
+    def display_uri(self) -> str:
+        """The URI fit to show anywhere (titles, JSON, errors): credentials removed."""
+        return redact_uri(self.uri)
 
     @cached_property
     def schema(self) -> pa.Schema:
@@ -100,7 +118,7 @@ class Store:
         try:
             return int(self.db.open_table(self.table_name).version)
         except Exception as exc:  # noqa: BLE001 - a vanished table is a user-facing condition
-            raise InspectorError(f"Cannot check {self.uri} for a newer version of table "
+            raise InspectorError(f"Cannot check {self.display_uri} for a newer version of table "
                                  f"'{self.table_name}': {_first_line(exc)}.") from exc
 
     def table_names(self) -> list[str]:
@@ -119,17 +137,50 @@ class Store:
                           storage_options=self.storage_options)
 
     def info(self) -> dict[str, Any]:
-        return {"uri": self.uri, "table": self.table_name, "version": self.version,
+        return {"uri": self.display_uri, "table": self.table_name, "version": self.version,
                 "rows": self.rows}
+
+    def gone_or_none(self, exc: BaseException) -> InspectorError | None:
+        """A VersionGoneError when `exc` says the pinned version's files are gone while the
+        table itself is still there (a cleanup), else None."""
+        if not looks_cleaned_up(exc):
+            return None
+        try:
+            latest = self.latest_version()
+        except InspectorError:
+            return None  # the whole table or store is gone: not a cleanup
+        return VersionGoneError(
+            f"Version {self.version} of table '{self.table_name}' in {self.display_uri} was "
+            f"removed by a cleanup after it was opened; the newest version is {latest}: reopen "
+            "the store to read the current data.", self.version, latest)
+
+    def gone(self, exc: BaseException) -> InspectorError:
+        """The error to raise when a read of the pinned version failed: a VersionGoneError when
+        its files were cleaned up, else one line naming the table."""
+        return self.gone_or_none(exc) or InspectorError(
+            f"Cannot read table '{self.table_name}' in {self.display_uri}: {_first_line(exc)}.")
 
     def vector_of(self, row_id: str) -> np.ndarray:
         """The stored vector of one row (query by example)."""
-        where = _eq_predicate(self.roles.id, row_id, self.schema.field(self.roles.id).type)
-        got = (self.table.search().where(where).select([self.roles.vector]).limit(2).to_arrow())
+        where = eq_predicate(self.roles.id, row_id, self.schema.field(self.roles.id).type)
+        try:
+            got = self.table.search().where(where).select([self.roles.vector]).limit(2).to_arrow()
+        except InspectorError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a vanished version or unreadable file
+            raise self.gone(exc) from exc
         if got.num_rows == 0:
             raise InspectorError(f"No row with {self.roles.id} = {row_id!r} in table "
                                  f"'{self.table_name}'.")
-        return np.asarray(got.column(0)[0].values.to_numpy(zero_copy_only=False), np.float32)
+        values = got.column(0)[0].values
+        if values is None:
+            raise InspectorError(f"Row {row_id!r} has no stored vector (its "
+                                 f"{self.roles.vector} is NULL), so it cannot be a query.")
+        vec = np.asarray(values.to_numpy(zero_copy_only=False), np.float64)
+        if not np.all(np.isfinite(vec)):
+            raise InspectorError(f"Row {row_id!r} has a vector with NULL, NaN or infinite "
+                                 "values, so it cannot be a query.")
+        return vec.astype(np.float32)
 
     def missing_ids(self, ids: Iterable[Any]) -> list[str]:
         """The given ids that match no row (compared as text), in the order given. Reads the
@@ -158,18 +209,6 @@ class Store:
         return sorted(seen)
 
 
-def _eq_predicate(column: str, value: str, dtype: pa.DataType) -> Any:
-    from lancedb.expr import col, lit
-
-    if pa.types.is_integer(dtype):
-        try:
-            return col(column) == lit(int(value))
-        except ValueError as exc:
-            raise InspectorError(f"Row id {value!r} is not an integer like the {column} column.") \
-                from exc
-    return col(column) == lit(str(value))
-
-
 def is_remote(uri: str) -> bool:
     return uri.startswith(_REMOTE_SCHEMES)
 
@@ -179,7 +218,8 @@ def local_path(uri: str) -> Path:
 
 
 def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
+    """The first line of an error, shortened and without credentials."""
+    text = redact_text(str(exc)).strip()
     return (text.splitlines()[0] if text else type(exc).__name__)[:200].rstrip(".")
 
 
@@ -215,16 +255,17 @@ def connect(uri: str, storage_options: dict[str, str] | None = None) -> Any:
     try:
         return lancedb.connect(uri, storage_options=storage_options)
     except Exception as exc:  # noqa: BLE001 - connection errors are user-facing
-        raise InspectorError(f"Cannot open {uri}: {exc}") from exc
+        raise InspectorError(f"Cannot open {uri}: {_first_line(exc)}.") from exc
 
 
 def list_table_names(db: Any, uri: str = "",
                      storage_options: dict[str, str] | None = None) -> list[str]:
     try:
         return _list_table_names(db)
-    except Exception as exc:  # noqa: BLE001 - remote listing fails for user-facing reasons
+    except Exception as exc:  # noqa: BLE001 - listing fails for user-facing reasons
         if not is_remote(uri):
-            raise
+            raise InspectorError(f"Cannot list the tables of {uri}: {_first_line(exc)}.") \
+                from exc
         from inspector.core.stores import remote
 
         raise InspectorError(remote.explain(uri, exc, storage_options)) from exc
@@ -243,7 +284,7 @@ def _list_table_names(db: Any) -> list[str]:
 
 def _no_tables_message(uri: str) -> str:
     if is_remote(uri):
-        return f"{uri} holds no LanceDB tables."
+        return f"{redact_uri(uri)} holds no LanceDB tables."
     entries = sorted(p.name for p in local_path(uri).iterdir())
     if not entries:
         return f"{uri} is an empty folder, not a LanceDB store."
@@ -256,24 +297,15 @@ def choose_table(uri: str, names: list[str], table: str | None) -> str:
         raise InspectorError(_no_tables_message(uri))
     if table is not None:
         if table not in names:
-            raise InspectorError(f"Table '{table}' not found in {uri}; tables: {', '.join(names)}.")
+            raise InspectorError(f"Table '{table}' not found in {redact_uri(uri)}; tables: "
+                                 f"{', '.join(names)}.")
         return table
     if len(names) == 1:
         return names[0]
     if "memories" in names:
         return "memories"
-    raise InspectorError(f"{uri} has several tables ({', '.join(names)}); pick one with --table.")
-
-
-def read_meta(schema: pa.Schema) -> dict[str, Any]:
-    raw = (schema.metadata or {}).get(META_KEY)
-    if not raw:
-        return {}
-    try:
-        meta = json.loads(raw)
-    except ValueError:
-        return {}
-    return meta if isinstance(meta, dict) else {}
+    raise InspectorError(f"{redact_uri(uri)} has several tables ({', '.join(names)}); pick one "
+                         "with --table.")
 
 
 def open_lance(uri: str, table: str | None = None, roles: dict[str, str] | None = None,
@@ -284,21 +316,29 @@ def open_lance(uri: str, table: str | None = None, roles: dict[str, str] | None 
     name = choose_table(uri, list_table_names(db, uri, storage_options), table)
     try:
         tbl = db.open_table(name)
-    except Exception as exc:  # noqa: BLE001
-        raise InspectorError(f"Cannot open table '{name}' in {uri}: {_first_line(exc)}.") \
-            from exc
-    _pin(tbl, name, version)
-    detected = detect_roles(tbl.schema, roles)
+        _pin(tbl, name, version)
+        schema = tbl.schema
+        rows = int(tbl.count_rows())
+    except InspectorError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a damaged table is a user-facing condition
+        raise InspectorError(f"Cannot open table '{name}' in {redact_uri(uri)}: "
+                             f"{_first_line(exc)}.") from exc
+    detected = detect_roles(schema, roles)
     if detected.vector is None:
-        raise InspectorError(f"Table '{name}' has no vector column (a fixed-size list of floats); "
-                             f"columns: {', '.join(tbl.schema.names)}.")
+        raise InspectorError(vector_refusal(schema) or (
+            f"Table '{name}' has no vector column (a fixed-size list of floats); columns: "
+            f"{', '.join(schema.names)}."))
     if detected.id is None:
         raise InspectorError(f"Table '{name}' has no id column; name one with --column id=COLUMN.")
-    dim = tbl.schema.field(detected.vector).type.list_size
-    return Store(uri=uri, table_name=name, table=tbl, roles=detected, version=int(tbl.version),
-                 rows=int(tbl.count_rows()), dim=int(dim), meta=read_meta(tbl.schema),
+    dim = schema.field(detected.vector).type.list_size
+    store = Store(uri=uri, table_name=name, table=tbl, roles=detected, version=int(tbl.version),
+                 rows=rows, dim=int(dim), meta=read_meta(schema),
                  storage_options=dict(storage_options) if storage_options else None,
-                 role_overrides=dict(roles) if roles else None, db=db)
+                 role_overrides=dict(roles) if roles else None, db=db,
+                 column_notes=tuple(ignored_columns(schema, detected)))
+    store.table = Guarded(tbl, store.gone_or_none)
+    return store
 
 
 def _pin(tbl: Any, name: str, version: int | None) -> None:
@@ -337,15 +377,27 @@ def describe_lance(uri: str, storage_options: dict[str, str] | None = None) -> l
         raise InspectorError(_no_tables_message(uri))
     out = []
     for name in names:
-        tbl = db.open_table(name)
-        roles = detect_roles(tbl.schema) if _vector_count(tbl.schema) < 2 else Roles()
-        dim = (tbl.schema.field(roles.vector).type.list_size if roles.vector else None)
-        indices = list(tbl.list_indices())
-        fts = any(getattr(i, "index_type", "") == "FTS" for i in indices)
-        out.append(TableInfo(name=name, rows=int(tbl.count_rows()), version=int(tbl.version),
-                             columns={f.name: str(f.type) for f in tbl.schema}, roles=roles,
-                             dim=dim, fts_indexed=fts, vector_indexes=vector_indexes(indices)))
+        try:
+            out.append(_describe_one(db, name))
+        except InspectorError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a damaged table is named, not a traceback
+            raise InspectorError(f"Cannot read table '{name}' in {redact_uri(uri)}: "
+                                 f"{_first_line(exc)}.") from exc
     return out
+
+
+def _describe_one(db: Any, name: str) -> TableInfo:
+    tbl = db.open_table(name)
+    schema = tbl.schema
+    roles = detect_roles(schema) if _vector_count(schema) < 2 else Roles()
+    dim = (schema.field(roles.vector).type.list_size if roles.vector else None)
+    indices = list(tbl.list_indices())
+    fts = any(getattr(i, "index_type", "") == "FTS" for i in indices)
+    return TableInfo(name=name, rows=int(tbl.count_rows()), version=int(tbl.version),
+                     columns={f.name: str(f.type) for f in schema}, roles=roles,
+                     dim=dim, fts_indexed=fts, notes=tuple(ignored_columns(schema, roles)),
+                     vector_indexes=vector_indexes(indices))
 
 
 def _vector_count(schema: pa.Schema) -> int:

@@ -1,0 +1,3 @@
+"""What keeps reading a store safe: no secret shown (redact), private copies that cannot be
+mixed up (cache), SQLite read without side files (sqlite_ro), and a pinned table whose
+cleaned-up version is one clear sentence (guarded)."""

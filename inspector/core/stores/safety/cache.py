@@ -1,0 +1,155 @@
+"""The app's private cache: where working copies live, how they are named, checked and pruned.
+
+A copy's key is a hash of an identity that two different sources cannot share: the store's
+resolved location (absolute path, or the URI without credentials plus its endpoint), the
+table, and a stamp that changes when the table is deleted and recreated (the creation time of
+the pinned version's manifest). The identity is also written into the copy's READY file and
+compared before every use, so a hash collision or a stale folder is rebuilt, never trusted.
+
+Copies are pruned after each build: those unused for MAX_AGE_DAYS, then the least recently
+used until the total is under the size limit (INSPECTOR_CACHE_MAX_MB, default 2048 MB).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+APP_NAME = "memory-store-inspector"
+READY = "READY"
+MAX_AGE_DAYS = 30
+DEFAULT_MAX_MB = 2048
+KINDS = ("fts", "sqlite", "snapshots")
+
+
+def cache_root() -> Path:
+    """The app's cache folder; INSPECTOR_CACHE_DIR overrides it (tests use this)."""
+    env = os.environ.get("INSPECTOR_CACHE_DIR")
+    return Path(env) if env else Path(platformdirs.user_cache_dir(APP_NAME))
+
+
+def max_bytes() -> int:
+    """The cache's size limit in bytes (INSPECTOR_CACHE_MAX_MB, default 2048)."""
+    raw = os.environ.get("INSPECTOR_CACHE_MAX_MB", "")
+    try:
+        mb = float(raw) if raw.strip() else DEFAULT_MAX_MB
+    except ValueError:
+        mb = DEFAULT_MAX_MB
+    return int(max(mb, 0) * 1024 * 1024)
+
+
+def key_of(identity: dict[str, Any]) -> str:
+    """A folder name for an identity (sorted JSON, hashed)."""
+    raw = json.dumps(identity, sort_keys=True, default=str)
+    return hashlib.sha256(raw.encode()).hexdigest()[:32]
+
+
+def entry(kind: str, identity: dict[str, Any]) -> Path:
+    return cache_root() / kind / key_of(identity)
+
+
+def read_ready(where: Path) -> dict[str, Any] | None:
+    """The READY record of a finished copy, or None when missing or unreadable."""
+    try:
+        data = json.loads((where / READY).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def is_valid(where: Path, identity: dict[str, Any]) -> bool:
+    """True when the copy at `where` was built for exactly this identity; marks it used."""
+    ready = read_ready(where)
+    if ready is None or ready.get("identity") != json.loads(json.dumps(identity, default=str)):
+        return False
+    touch(where)
+    return True
+
+
+def write_ready(tmp: Path, identity: dict[str, Any], **extra: Any) -> None:
+    record = {"identity": identity, "built": time.time(), **extra}
+    (tmp / READY).write_text(json.dumps(record, default=str), encoding="utf-8")
+
+
+def new_tmp(where: Path) -> Path:
+    """A fresh private build folder beside `where` (renamed into place when done)."""
+    tmp = where.with_name(f"{where.name}.tmp{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    return tmp
+
+
+def publish(tmp: Path, where: Path) -> None:
+    shutil.rmtree(where, ignore_errors=True)
+    os.replace(tmp, where)
+
+
+def touch(where: Path) -> None:
+    try:
+        os.utime(where / READY)
+    except OSError:
+        pass
+
+
+def _size(path: Path) -> int:
+    total = 0
+    for p in path.rglob("*"):
+        try:
+            if p.is_file():
+                total += p.stat().st_size
+        except OSError:
+            continue
+    return total
+
+
+def _entries() -> list[tuple[float, Path]]:
+    out = []
+    for kind in KINDS:
+        base = cache_root() / kind
+        if not base.is_dir():
+            continue
+        for p in base.iterdir():
+            if ".tmp" in p.name:
+                continue  # another process may be building it
+            try:
+                used = (p / READY).stat().st_mtime
+            except OSError:
+                used = 0.0  # unfinished: oldest first
+            out.append((used, p))
+    return sorted(out)
+
+
+def prune(keep: tuple[Path, ...] = (), now: float | None = None,
+          limit: int | None = None) -> list[Path]:
+    """Remove copies unused for MAX_AGE_DAYS, then least recently used ones until the cache is
+    within `limit` bytes (default: max_bytes()). `keep` (copies in use) is never removed.
+    Returns what was removed."""
+    now = time.time() if now is None else now
+    limit = max_bytes() if limit is None else limit
+    kept = {p.resolve() for p in keep}
+    removed: list[Path] = []
+    sized = []
+    for used, p in _entries():
+        if p.resolve() in kept:
+            sized.append((used, p, _size(p), False))
+        elif now - used > MAX_AGE_DAYS * 86400:
+            shutil.rmtree(p, ignore_errors=True)
+            removed.append(p)
+        else:
+            sized.append((used, p, _size(p), True))
+    total = sum(s for _, _, s, _ in sized)
+    for _, p, size, removable in sized:
+        if total <= limit:
+            break
+        if removable:
+            shutil.rmtree(p, ignore_errors=True)
+            removed.append(p)
+            total -= size
+    return removed

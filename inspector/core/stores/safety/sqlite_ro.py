@@ -1,0 +1,109 @@
+"""Reading a SQLite file so that nothing in its folder is ever created or modified.
+
+SQLite's `mode=ro` still writes beside a database in WAL mode: it creates `-shm` when it is
+missing and updates it on every read, and cannot open the file at all in a read-only folder
+without one. So:
+
+- no `-wal` (or an empty one) and no hot `-journal` beside the file: `immutable=1`, which
+  takes no locks and touches no side file (a rollback-journal database at rest is exactly this);
+- otherwise: a private snapshot of the database with its `-wal` / `-journal` is copied into the
+  app's cache (`snapshots/`) and opened there, where SQLite may create what it likes. The copy
+  is retried until the source's stamp is the same before and after copying.
+
+`read_mode` says which ("sqlite-immutable" or "sqlite-snapshot"); `inspector tables` shows it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from inspector.core.errors import InspectorError
+from inspector.core.stores.safety import cache
+
+IMMUTABLE = "sqlite-immutable"
+SNAPSHOT = "sqlite-snapshot"
+_SIDE_FILES = ("-wal", "-journal")
+_COPY_TRIES = 3
+
+
+def file_stamp(path: Path) -> tuple[Any, ...]:
+    """(size, mtime_ns, inode) of the file and of its -wal and -journal: any write, or the file
+    deleted and recreated, changes it."""
+    out: list[Any] = []
+    for p in (path, *(Path(str(path) + s) for s in _SIDE_FILES)):
+        try:
+            st = p.stat()
+            out += [st.st_size, st.st_mtime_ns, st.st_ino]
+        except FileNotFoundError:
+            out += [None, None, None]
+    return tuple(out)
+
+
+def needs_snapshot(path: Path) -> bool:
+    """True when a non-empty -wal or -journal is beside the file (immutable would miss or
+    mis-read committed pages)."""
+    for suffix in _SIDE_FILES:
+        side = Path(str(path) + suffix)
+        try:
+            if side.stat().st_size > 0:
+                return True
+        except FileNotFoundError:
+            continue
+    return False
+
+
+def _text(raw: bytes) -> str:
+    """TEXT values that are not valid UTF-8 are read with replacement characters."""
+    return raw.decode("utf-8", "replace")
+
+
+def _open(uri: str, shown: Path) -> sqlite3.Connection:
+    try:
+        con = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        con.text_factory = _text
+        con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.Error as exc:
+        raise InspectorError(f"Cannot read the SQLite file {shown}: {exc}.") from exc
+    return con
+
+
+def _snapshot(path: Path) -> Path:
+    """A private copy of the database and its side files, consistent with one stamp."""
+    for _ in range(_COPY_TRIES):
+        before = file_stamp(path)
+        identity = {"source": str(path), "stamp": list(before)}
+        where = cache.entry("snapshots", identity)
+        if cache.is_valid(where, identity):
+            return where / path.name
+        tmp = cache.new_tmp(where)
+        try:
+            shutil.copyfile(path, tmp / path.name)
+            for suffix in _SIDE_FILES:
+                side = Path(str(path) + suffix)
+                if side.exists():
+                    shutil.copyfile(side, tmp / (path.name + suffix))
+        except OSError as exc:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise InspectorError(f"Cannot copy the SQLite file {path} to read it safely: "
+                                 f"{exc.strerror or exc}.") from None
+        if file_stamp(path) == before:
+            cache.write_ready(tmp, identity)
+            cache.publish(tmp, where)
+            cache.prune(keep=(where,))
+            return where / path.name
+        shutil.rmtree(tmp, ignore_errors=True)
+    raise InspectorError(f"{path} kept changing while it was being copied; try again when "
+                         "its writer is idle.")
+
+
+def connect_readonly(path: str | Path) -> tuple[sqlite3.Connection, str]:
+    """A connection that can never write beside `path`, and how it reads (IMMUTABLE or
+    SNAPSHOT)."""
+    p = Path(path).resolve()
+    if not needs_snapshot(p):
+        return _open(p.as_uri() + "?mode=ro&immutable=1", p), IMMUTABLE
+    copy = _snapshot(p)
+    return _open(copy.as_uri() + "?mode=rw", p), SNAPSHOT
