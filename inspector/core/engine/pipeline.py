@@ -29,7 +29,8 @@ def cannot_answer(pool: Pool, p: Params) -> str | None:
         return "mode, distance or filter placement changed since the pool was fetched"
     if pool.scope != p.scope_spec():
         return "the scope changed since the pool was fetched"
-    if pool.vec_leg is not None and (pool.knobs or search_knobs(Params())) != search_knobs(p):
+    if pool.vec_leg is not None and _knob_key(pool.index, pool.knobs or search_knobs(Params())) \
+            != _knob_key(pool.index, search_knobs(p)):
         return "the vector index knobs (nprobes, refine factor, ef, exact) changed"
     d = depths(p)
     for leg, need in ((pool.vec_leg, d.vec_k), (pool.fts_leg, d.fts_k)):
@@ -52,6 +53,15 @@ def check_compatible(pool: Pool, p: Params) -> Depths:
     if reason is not None:
         raise InspectorError(f"These parameters need a new query: {reason}.")
     return depths(p)
+
+
+def _knob_key(index: object, knobs: tuple | list) -> tuple:
+    """What the knobs change about a vector search: nothing on a flat table, everything but
+    the index's knobs with --exact (the last of search_knobs)."""
+    knobs = tuple(knobs)
+    if knobs and knobs[-1]:
+        return ("exact",)
+    return knobs[:-1] if index is not None else ()
 
 
 def scope_miss(counters: dict[str, int]) -> bool:
