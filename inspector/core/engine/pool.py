@@ -154,8 +154,11 @@ def _as_importance(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:
     return out, missing
 
 
-def fetch_pool(store: Store, query: Query, params: Params, vec_k: int, fts_k: int) -> Pool:
-    """Run each needed leg at its depth (one LanceDB search per leg) and merge rows by id."""
+def fetch_pool(store: Store, query: Query, params: Params, vec_k: int, fts_k: int,
+               vec_leg: tuple[pa.Table, bool] | None = None) -> Pool:
+    """Run each needed leg at its depth (one LanceDB search per leg) and merge rows by id.
+    `vec_leg` (hook for batched scans): the vector leg already fetched, exactly as `_leg_at`
+    returns it (canonical order, `[*leg_columns, "_rowid", "_distance"]`, exhausted)."""
     spec = params.scope_spec()
     push = scopes.pushdown(spec, store.roles)
     where = push.expr if params.filter == "pushdown" else None
@@ -170,6 +173,8 @@ def fetch_pool(store: Store, query: Query, params: Params, vec_k: int, fts_k: in
         jobs["vec"] = lambda: _leg_at(
             lambda k: _vector_leg(store, vec, k, params.distance, cols, where), vec_k,
             "_distance", ascending=True)
+        if vec_leg is not None:
+            jobs["vec"] = lambda: vec_leg
     if params.mode in ("fts", "hybrid"):
         if not query.text or not query.text.strip():
             raise InspectorError("Full-text and hybrid search need query text (--text).")
@@ -277,3 +282,10 @@ def _merge(store: Store, query: Query, params: Params, spec: scopes.ScopeSpec,
                 pushdown_match=push_match, vec_rank=rank["vec"], vec_dist=value["vec"],
                 fts_rank=rank["fts"], fts_score=value["fts"], vec_leg=built.get("vec"),
                 fts_leg=built.get("fts"), warnings=tuple(warnings))
+
+
+# --- hook for batched scans (inspector.core.analysis.batched) ---------------------------------
+def leg_columns(store: Store, params: Params) -> list[str]:
+    """The columns a leg must carry for `fetch_pool(..., vec_leg=...)`, besides _rowid and
+    _distance."""
+    return _select(store, params.scope_spec())
