@@ -27,6 +27,9 @@ def add_parsers(sub: Any) -> None:
     _add_grid_options(sw)
     sw.add_argument("--json", action="store_true", help="one JSON object instead of text")
     sw.add_argument("--out", metavar="FILE", help="also write the JSON result to FILE")
+    sw.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
+                    help="split the vector scan over a Ray cluster (a local one without "
+                         "ADDRESS); needs the extra 'scale'")
     rp = sub.add_parser("report", help="write a receipt bundle (JSON + self-contained HTML)")
     rp.add_argument("store")
     add_query_options(rp)
@@ -98,7 +101,8 @@ def _cmd_sweep(a: argparse.Namespace) -> int:
         cases = [Case(a.text or query.source, query, None, tuple(sorted(grades.items())))]
     else:
         raise InspectorError("Give a query set (--queries FILE) or one query (--text ...).")
-    result = run_sweep(store, cases, params, _grid(a), k=a.k, progress=_progress)
+    result = run_sweep(store, cases, params, _grid(a), k=a.k, progress=_progress,
+                       scan=_scan_plan(a))
     data = result.to_json()
     if a.out:
         _write_json(a.out, data)
@@ -108,6 +112,12 @@ def _cmd_sweep(a: argparse.Namespace) -> int:
     else:
         print(format_sweep(result))
     return 0
+
+
+def _scan_plan(a: argparse.Namespace) -> Any:
+    from inspector.core.analysis.batched import AUTO, ScanPlan
+
+    return AUTO if a.ray is None else ScanPlan(mode="ray", ray_address=a.ray or None)
 
 
 def _write_json(path: str, data: Any) -> None:

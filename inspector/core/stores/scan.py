@@ -283,10 +283,12 @@ def vector_batches(table: Any, column: str, where: Any = None,
 
 
 def allowed_rowids(table: Any, where: Any) -> np.ndarray:
-    """Sorted row ids a predicate keeps (reads the filter's columns, never the vectors)."""
+    """Sorted row ids a predicate keeps, or all of them (reads no vectors)."""
+    q = table.search()
+    if where is not None:
+        q = q.where(where)
     parts = [b.column("_rowid").to_numpy()
-             for b in table.search().where(where).select([]).with_row_id(True)
-             .limit(None).to_batches(65_536)]
+             for b in q.select([]).with_row_id(True).limit(None).to_batches(65_536)]
     ids = np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64)
     return np.sort(ids)
 
