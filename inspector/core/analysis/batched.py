@@ -117,7 +117,7 @@ def vector_legs(store: Store, cases: Sequence[Case], base: Params,
     if todo is None or any(c not in store.schema.names for c in todo.columns):
         return {}
     try:
-        allowed = tuple(None if w is None else S.allowed_rowids(store.table, w)
+        allowed = tuple(None if w is None else S.allowed_rowids(store.table, w, store.roles.id)
                         for w in todo.wheres)
         req = S.ScanRequest(np.stack(todo.vectors), max(todo.depths), base.distance,
                             np.asarray(todo.groups, np.int64), allowed, store.rows)
@@ -135,7 +135,9 @@ def run_scan(store: Store, req: S.ScanRequest, plan: ScanPlan = AUTO) -> S.ScanR
         from inspector.core.stores.scan_ray import scan_on_ray
 
         return scan_on_ray(store, req, plan.ray_address, plan.jit)
-    return S.scan_batches(lambda: S.vector_batches(store.table, store.roles.vector),
+    ranges = S.row_ranges(S.allowed_rowids(store.table, None, store.roles.id),
+                          max(S.BATCH_ROWS, req.k + 1))
+    return S.scan_batches(lambda: S.vector_ranges(store.table, store.roles.vector, ranges),
                           store.roles.vector, store.dim, req, plan.jit)
 
 
@@ -144,7 +146,8 @@ def _agrees(store: Store, req: S.ScanRequest, got: S.ScanResult, wheres: list[An
     g = int(req.group_of()[0])
     k = min(req.k, _CHECK_ROWS)
     q = (store.table.search(req.vectors[0], vector_column_name=store.roles.vector)
-         .distance_type(req.distance).select([]).with_row_id(True).limit(k + 1))
+         .distance_type(req.distance).select([store.roles.id]).with_row_id(True)
+         .limit(k + 1))
     if wheres[g] is not None:
         q = q.where(wheres[g], prefilter=True)
     ref = q.to_arrow()

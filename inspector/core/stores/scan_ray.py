@@ -45,16 +45,16 @@ def row_ranges(rowids: np.ndarray, parts: int) -> list[tuple[int, int]]:
 
 
 def _scan_range(uri: str, table: str, version: int, options: dict[str, str] | None,
-                column: str, dim: int, req: S.ScanRequest, lo: int, hi: int,
-                rows: int, jit: bool) -> S.ScanResult:
+                column: str, dim: int, req: S.ScanRequest, rowids: np.ndarray,
+                jit: bool) -> S.ScanResult:
     import lancedb
 
     tbl = lancedb.connect(uri, storage_options=options).open_table(table)
     tbl.checkout(version)
-    where = f"_rowid >= {lo} AND _rowid <= {hi}"
-    part = S.ScanRequest(req.vectors, req.k, req.distance, req.groups, req.allowed, rows)
-    return S.scan_batches(lambda: S.vector_batches(tbl, column, where=where), column, dim,
-                          part, jit)
+    part = S.ScanRequest(req.vectors, req.k, req.distance, req.groups, req.allowed,
+                         len(rowids))
+    ranges = S.row_ranges(np.asarray(rowids, np.int64), max(S.BATCH_ROWS, req.k + 1))
+    return S.scan_batches(lambda: S.vector_ranges(tbl, column, ranges), column, dim, part, jit)
 
 
 def scan_on_ray(store: Store, req: S.ScanRequest, address: str | None = None,
@@ -65,7 +65,7 @@ def scan_on_ray(store: Store, req: S.ScanRequest, address: str | None = None,
         ray.init(address=address or None, include_dashboard=False, log_to_driver=False,
                  ignore_reinit_error=True)
     parts = max(1, int(ray.cluster_resources().get("CPU", 1)))
-    rowids = S.allowed_rowids(store.table, None)
+    rowids = S.allowed_rowids(store.table, None, store.roles.id)
     ranges = row_ranges(rowids, parts)
     if not ranges:
         return S.ScanResult([np.zeros(0, np.int64)] * len(req.vectors),
@@ -73,9 +73,9 @@ def scan_on_ray(store: Store, req: S.ScanRequest, address: str | None = None,
                             np.zeros(len(req.vectors), np.int64))
     task = ray.remote(_scan_range)
     shared = ray.put(req)
-    counts = [int(np.sum((rowids >= lo) & (rowids <= hi))) for lo, hi in ranges]
     uri = store.uri if is_remote(store.uri) else str(local_path(store.uri).resolve())
     futures = [task.remote(uri, store.table_name, store.version, store.storage_options,
-                           store.roles.vector, store.dim, shared, lo, hi, n, jit)
-               for (lo, hi), n in zip(ranges, counts, strict=True)]
+                           store.roles.vector, store.dim, shared,
+                           rowids[(rowids >= lo) & (rowids <= hi)], jit)
+               for lo, hi in ranges]
     return S.merge_partials(ray.get(futures), req.k)

@@ -78,7 +78,7 @@ def test_scan_equals_lancedb_flat_search_per_query(tmp_path: Path, dim: int, siz
     queries[0] = first.column("vector")[0].values.to_numpy()  # a stored vector: distance 0
     wheres = [None, col("repo") == lit("repo1")]
     groups = np.array([0, 1, 0, 1, 0, 0, 1])
-    allowed = (None, S.allowed_rowids(tbl, wheres[1]))
+    allowed = (None, S.allowed_rowids(tbl, wheres[1], "id"))
     rows = tbl.count_rows()
     for k in (1, 37, rows - 3, rows + 5):
         req = S.ScanRequest(queries, k, distance, groups, allowed, rows)
