@@ -29,31 +29,49 @@ def _fma(a: np.float32, b: np.float32, c: np.float32) -> np.float32:  # pragma: 
     return r
 
 
+TILE = 256  # rows per tile: a tile stays in cache while every query's pairs in it run
+
+
+@njit(cache=True, inline="always")
+def _l2_one(xr: np.ndarray, qq: np.ndarray, acc: np.ndarray) -> np.float32:  # pragma: no cover
+    dim = xr.shape[0]
+    body = dim // LANES * LANES
+    tail = np.float32(0.0)
+    for j in range(body, dim):
+        d = xr[j] - qq[j]
+        tail += d * d
+    for j in range(LANES):
+        acc[j] = np.float32(0.0)
+    for c in range(0, body, LANES):
+        for j in range(LANES):
+            d = xr[c + j] - qq[c + j]
+            acc[j] += d * d
+    total = np.float32(0.0)
+    for j in range(LANES):
+        total += acc[j]
+    return tail + total if body < dim else total
+
+
 @njit(cache=True, parallel=True, nogil=True)
 def l2_pairs(x: np.ndarray, q: np.ndarray, ptr: np.ndarray,
              rows: np.ndarray) -> np.ndarray:  # pragma: no cover - compiled
-    dim = x.shape[1]
-    body = dim // LANES * LANES
+    """Rows within each query's slice are ascending (as np.nonzero gives them): tiles of rows
+    run in parallel, each visiting every query's pairs inside it."""
     out = np.empty(rows.shape[0], np.float32)
-    for i in prange(q.shape[0]):
-        qq = q[i]
+    tiles = (x.shape[0] + TILE - 1) // TILE
+    for t in prange(tiles):
+        lo = t * TILE
+        hi = lo + TILE
         acc = np.empty(LANES, np.float32)
-        for p in range(ptr[i], ptr[i + 1]):
-            xr = x[rows[p]]
-            tail = np.float32(0.0)
-            for j in range(body, dim):
-                d = xr[j] - qq[j]
-                tail += d * d
-            for j in range(LANES):
-                acc[j] = np.float32(0.0)
-            for c in range(0, body, LANES):
-                for j in range(LANES):
-                    d = xr[c + j] - qq[c + j]
-                    acc[j] += d * d
-            total = np.float32(0.0)
-            for j in range(LANES):
-                total += acc[j]
-            out[p] = tail + total if body < dim else total
+        for i in range(q.shape[0]):
+            a = ptr[i]
+            b = ptr[i + 1]
+            if a == b:
+                continue
+            p = a + np.searchsorted(rows[a:b], lo)
+            while p < b and rows[p] < hi:
+                out[p] = _l2_one(x[rows[p]], q[i], acc)
+                p += 1
     return out
 
 
