@@ -24,7 +24,8 @@ def table(data: dict[str, Any]) -> str:
     meta = data.get("meta", {})
     lines = [f"From `scripts/dev bench{' --quick' if meta.get('quick') else ''}` on "
              f"{meta.get('when', '?')} ({meta.get('cpus', '?')} cores, Python "
-             f"{meta.get('python', '?')}); medians of one run, ratios interleaved.", "",
+             f"{meta.get('python', '?')}); medians of one run, ratios interleaved."
+             + _load(meta), "",
              "| # | what | result | target | |", "|---|---|---|---|---|"]
     for r in data.get("results", []):
         if "result" not in r:
@@ -33,6 +34,15 @@ def table(data: dict[str, Any]) -> str:
                  VERDICT[r.get("met")]]
         lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines)
+
+
+def _load(meta: dict[str, Any]) -> str:
+    """Other work on the machine slows every figure: the run says how busy it was."""
+    load = meta.get("load_avg_1min")
+    if not load:
+        return ""
+    return (f" Load average during the run: {min(load):.1f} to {max(load):.1f} on "
+            f"{meta.get('cpus', '?')} cores (above the core count, other work shared them).")
 
 
 def rewrite(readme: str, block: str) -> str:

@@ -297,6 +297,7 @@ def main() -> int:
     if unknown:
         ap.error(f"unknown figure(s) {', '.join(unknown)}; known: {', '.join(FIGURES)}")
     results: list[dict[str, Any]] = []
+    load = [os.getloadavg()[0]]
     for name in names:
         print(f"running {name} ...", file=sys.stderr, flush=True)
         t0 = time.perf_counter()
@@ -304,10 +305,11 @@ def main() -> int:
         for r in got:
             print(f"  [{_verdict(r['met'])}] {r['result']}", file=sys.stderr, flush=True)
         results += got
+        load.append(os.getloadavg()[0])
         print(f"  ({time.perf_counter() - t0:.0f} s)", file=sys.stderr, flush=True)
     meta = {"python": platform.python_version(), "machine": platform.machine(),
             "cpus": os.cpu_count(), "quick": a.quick, "when": time.strftime("%Y-%m-%d %H:%M"),
-            "figures": names}
+            "figures": names, "load_avg_1min": [round(x, 2) for x in load]}
     Path(a.out).write_text(json.dumps({"meta": meta, "results": results}, indent=2) + "\n")
     print(f"wrote {a.out}", file=sys.stderr)
     return 0
