@@ -33,8 +33,8 @@ def _setup(quick: bool) -> tuple[Any, np.ndarray, int]:
 
 def bench_scan(quick: bool) -> list[dict[str, Any]]:
     from inspector.core.analysis.batched import run_scan
-    from inspector.core.stores import lance_math
-    from inspector.core.stores.scan import ScanRequest
+    from inspector.core.stores.vectorscan import kernels
+    from inspector.core.stores.vectorscan.scan import ScanRequest
 
     store, queries, k = _setup(quick)
     req = ScanRequest(queries, k, "l2", rows=store.rows)
@@ -51,14 +51,14 @@ def bench_scan(quick: bool) -> list[dict[str, Any]]:
                         f"(x{n} = {bare * n:.1f} s): {bare * n / scan:.0f}x faster",
                 target=f"{n} queries <= 2 s" if not quick else "", met=scan <= 2.0,
                 rows=store.rows, queries=n, depth=k, scan_median_s=scan,
-                lancedb_per_query_median_s=bare, jit=lance_math.has_jit())]
+                lancedb_per_query_median_s=bare, jit=kernels.has_jit())]
 
 
 _CHILD = r"""
 import json, sys, numpy as np
 from inspector.core.analysis.batched import run_scan
 from inspector.core.stores.opening import open_store
-from inspector.core.stores.scan import ScanRequest
+from inspector.core.stores.vectorscan.scan import ScanRequest
 def status(key):
     with open("/proc/self/status") as f:
         for line in f:

@@ -1,7 +1,7 @@
 """The vector legs of a whole query set from one streamed scan of a flat table (sweeps).
 
 Per query, LanceDB's flat search reads every vector; a sweep over 500 queries read the table
-500 times. Here one pass (`stores.scan`) answers every query's vector leg, exactly as the
+500 times. Here one pass (`stores.vectorscan`) answers every query's vector leg, exactly as the
 per-query search would (ids, order, `_distance`, ties by row id), and `pool.fetch_pool` takes
 each leg as if LanceDB had returned it. Full-text legs stay LanceDB's. Tables with a vector
 index (approximate search), LanceDB Cloud, vectors the scan cannot reproduce bit for bit, or
@@ -20,9 +20,9 @@ import pyarrow as pa
 from inspector.core.engine import scope as scopes
 from inspector.core.engine.params import Params
 from inspector.core.engine.pool import leg_columns
-from inspector.core.stores import lance_math as LM
-from inspector.core.stores import scan as S
 from inspector.core.stores.store import Store
+from inspector.core.stores.vectorscan import kernels as LM
+from inspector.core.stores.vectorscan import scan as S
 
 
 class Case(Protocol):
@@ -132,7 +132,7 @@ def vector_legs(store: Store, cases: Sequence[Case], base: Params,
 def run_scan(store: Store, req: S.ScanRequest, plan: ScanPlan = AUTO) -> S.ScanResult:
     """The scan itself: in this process, or split by fragment over Ray."""
     if plan.mode == "ray":
-        from inspector.core.stores.scan_ray import scan_on_ray
+        from inspector.core.stores.vectorscan.on_ray import scan_on_ray
 
         return scan_on_ray(store, req, plan.ray_address, plan.jit)
     ranges = S.row_ranges(S.allowed_rowids(store.table, None, store.roles.id),

@@ -14,8 +14,8 @@ import pyarrow as pa
 import pytest
 from lancedb.expr import col, lit
 
-from inspector.core.stores import lance_math as LM
-from inspector.core.stores import scan as S
+from inspector.core.stores.vectorscan import kernels as LM
+from inspector.core.stores.vectorscan import scan as S
 from tests.storekit import vectors_column
 
 JIT = [False, True] if LM.has_jit() else [False]

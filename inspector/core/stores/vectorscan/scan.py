@@ -3,7 +3,7 @@
 LanceDB's flat search reads every vector once per query. For a query set (a sweep) this scan
 reads them once for all queries: per Lance batch, one matrix product picks each query's
 candidates (with a margin wider than any rounding error), LanceDB's own float32 arithmetic
-(`lance_math`) gives their exact `_distance`, and a running top-k per query keeps the best
+(`kernels`) gives their exact `_distance`, and a running top-k per query keeps the best
 (distance ascending, ties by LanceDB row id: the order `pool` gives LanceDB's own results).
 Memory is bounded by one batch plus the running top-k. Read-only: only scans and takes.
 """
@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from inspector.core.stores import lance_math as LM
+from inspector.core.stores.vectorscan import kernels as LM
 
 BATCH_ROWS = 8_192
 

@@ -16,9 +16,9 @@ from inspector.core.analysis import batched
 from inspector.core.analysis.sweep import Case, Grid, run_sweep
 from inspector.core.engine.params import Params
 from inspector.core.engine.pool import Query
-from inspector.core.stores import scan as S
 from inspector.core.stores.opening import open_store
-from inspector.core.stores.scan_ray import row_ranges
+from inspector.core.stores.vectorscan import scan as S
+from inspector.core.stores.vectorscan.on_ray import row_ranges
 from tests.storekit import vectors_column
 
 ray = pytest.importorskip("ray")

@@ -139,10 +139,10 @@ def rows(x: np.ndarray, q: np.ndarray, distance: str) -> np.ndarray:
 
 def _jit() -> object | None:
     try:
-        from inspector.core.stores import lance_math_jit
+        from inspector.core.stores.vectorscan import kernels_jit
     except ImportError:
         return None
-    return lance_math_jit
+    return kernels_jit
 
 
 def has_jit() -> bool:

@@ -1,4 +1,4 @@
-"""The kernels of `lance_math`, compiled with numba (optional extra `scale`), for many pairs.
+"""The kernels of `kernels`, compiled with numba (optional extra `scale`), for many pairs.
 
 Same float32 operations in the same order, so the same bits (tests compare both with
 LanceDB). Pairs come grouped by query, `ptr[i]:ptr[i + 1]` indexing `rows` for query i; the

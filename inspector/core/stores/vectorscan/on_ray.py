@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from inspector.core.errors import InspectorError
-from inspector.core.stores import scan as S
 from inspector.core.stores.store import Store, is_remote, local_path
+from inspector.core.stores.vectorscan import scan as S
 
 
 def _ray() -> Any:
