@@ -4,6 +4,7 @@ prefilter, over several fragments with deleted rows; with numpy and (if installe
 
 from __future__ import annotations
 
+import sys
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -156,3 +157,12 @@ def test_unsupported_vectors_are_refused_not_guessed(tmp_path: Path) -> None:
     with pytest.raises(S.ScanUnsupported):
         S.scan_batches(lambda: S.vector_batches(tbl, "vector"), "vector", 20, req)
     assert not LM.supported_dim(16) and LM.supported_dim(17)
+
+
+def test_ray_missing_is_one_sentence_naming_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    from inspector.core.errors import InspectorError
+    from inspector.core.stores.vectorscan import on_ray
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray now raises ImportError
+    with pytest.raises(InspectorError, match=r"pip install -e '\.\[scale\]'"):
+        on_ray._ray()
