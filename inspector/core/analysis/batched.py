@@ -127,6 +127,10 @@ def vector_legs(store: Store, cases: Sequence[Case], base: Params,
         return _legs(store, todo, result)
     except S.ScanUnsupported:
         return {}
+    except Exception:  # noqa: BLE001 - the per-query path searches, and reports, as before
+        if plan.mode == "ray":
+            raise  # asked for explicitly: say why it failed
+        return {}
 
 
 def run_scan(store: Store, req: S.ScanRequest, plan: ScanPlan = AUTO) -> S.ScanResult:
