@@ -1,16 +1,20 @@
 """Benchmarks with targets: `scripts/dev bench` (or `.venv/bin/python bench/run.py`).
 
 Prints a table and writes bench/results.json. Figures are medians (and p95) measured in one
-run on this machine; ratios compare two things timed in the same run, interleaved.
+run on this machine; ratios compare two things timed in the same run, interleaved. Every row
+says whether its target is met. The figures below are registered here; any
+`bench/*_bench.py` registers its own (see registry.py) and is picked up without an edit here.
+`bench/readme_table.py` writes the README's table from results.json.
 """
 
 from __future__ import annotations
 
 import argparse
-import functools
+import importlib
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import time
@@ -25,22 +29,9 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 os.environ.setdefault("INSPECTOR_CACHE_DIR", str(HERE / ".data" / "cache"))
 
+from registry import FIGURES, interleaved, register, row  # noqa: E402
+from registry import ms as _ms  # noqa: E402
 from stores import bench_store  # noqa: E402
-
-
-def _ms(samples: list[float]) -> dict[str, float]:
-    a = np.asarray(samples) * 1e3
-    return {"median_ms": float(np.median(a)), "p95_ms": float(np.percentile(a, 95)),
-            "n": len(a)}
-
-
-def _time(fn: Callable[[], Any], repeat: int) -> list[float]:
-    out = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t)
-    return out
 
 
 def bench_rerank(quick: bool) -> list[dict[str, Any]]:
@@ -63,8 +54,11 @@ def bench_rerank(quick: bool) -> list[dict[str, Any]]:
             t = time.perf_counter()
             derive(pool, p)
             samples.append(time.perf_counter() - t)
-        rows.append({"bench": "rerank", "pool": size, **_ms(samples),
-                     "target": "1,000 candidates: median < 1 ms"})
+        m = _ms(samples)
+        rows.append(row("rerank", f"pool {size:,}: {m['median_ms']:.3f} ms median "
+                                  f"(p95 {m['p95_ms']:.3f})",
+                        "median < 1 ms" if size == 1_000 else "",
+                        m["median_ms"] < 1.0 if size == 1_000 else None, pool=size, **m))
     return rows
 
 
@@ -91,6 +85,18 @@ def _overhead_pair(store: Any, mode: str, text: str, depth: int,
     return engine, bare
 
 
+def _same_vector(engine: Callable[[int], Any],
+                 bare: Callable[[int], Any]) -> tuple[Callable[[], Any], Callable[[], Any]]:
+    """The pair as interleaved() calls it: each round both search the same vector."""
+    step = [0]
+
+    def then_next() -> Any:
+        step[0] += 1
+        return bare(step[0] - 1)
+
+    return (lambda: engine(step[0])), then_next
+
+
 def bench_overhead(quick: bool) -> list[dict[str, Any]]:
     """3. Engine pipeline vs the bare LanceDB search of the same depth, same table, interleaved."""
     from inspector.core.stores.opening import open_store
@@ -102,15 +108,15 @@ def bench_overhead(quick: bool) -> list[dict[str, Any]]:
         vecs = [rng.normal(size=384).astype(np.float32) for _ in range(8)]
         for mode in ("vector", "hybrid"):
             engine, bare = _overhead_pair(store, mode, "rotate key token", 50, vecs)
-            engine(0), bare(0)  # warm caches and the index
-            a, b = [], []
-            for i in range(10 if quick else 40):
-                a += _time(functools.partial(engine, i), 1)
-                b += _time(functools.partial(bare, i), 1)
+            a, b = interleaved(*_same_vector(engine, bare), 10 if quick else 40)
             ea, eb = _ms(a), _ms(b)
-            rows.append({"bench": "overhead", "rows": n, "mode": mode, "depth": 50,
-                         "engine_median_ms": ea["median_ms"], "bare_median_ms": eb["median_ms"],
-                         "ratio": ea["median_ms"] / eb["median_ms"], "target": "ratio <= 1.15"})
+            ratio = ea["median_ms"] / eb["median_ms"]
+            limit = 1.10 if mode == "vector" else 1.15
+            rows.append(row("overhead", f"{mode}, {n:,} rows: ratio {ratio:.2f} "
+                                        f"({ea['median_ms']:.1f} / {eb['median_ms']:.1f} ms)",
+                            f"<= {limit:.2f}", ratio <= limit, rows=n, mode=mode, depth=50,
+                            engine_median_ms=ea["median_ms"], bare_median_ms=eb["median_ms"],
+                            ratio=ratio))
     return rows
 
 
@@ -144,15 +150,17 @@ def bench_memory(quick: bool) -> list[dict[str, Any]]:
     n = 100_000 if quick else 1_000_000
     path = bench_store(n, 384, fts=False)
     env = {**os.environ, "PYTHONPATH": str(HERE.parent)}
-    rows = []
-    for who in ("engine", "bare lancedb"):
-        out = subprocess.run([sys.executable, "-c", _MEMORY_CHILD, str(path), who.split()[0]],
+    got = {}
+    for who in ("engine", "bare"):  # each in a fresh process, one after the other
+        out = subprocess.run([sys.executable, "-c", _MEMORY_CHILD, str(path), who],
                              capture_output=True, text=True, check=True, env=env)
         m = json.loads(out.stdout)
-        rows.append({"bench": "memory", "who": who, "rows": n, **m,
-                     "above_baseline_mb": m["peak_mb"] - m["baseline_mb"],
-                     "target": "< 400 MB above baseline"})
-    return rows
+        got[who] = m["peak_mb"] - m["baseline_mb"]
+    r = got["engine"] / got["bare"]
+    return [row("memory", f"{n:,} rows: {got['engine']:.0f} MB above baseline; bare LanceDB "
+                          f"{got['bare']:.0f} MB ({r:.2f}x)", "<= 1.0x bare", r <= 1.0,
+                rows=n, engine_above_baseline_mb=got["engine"],
+                bare_above_baseline_mb=got["bare"], ratio=r)]
 
 
 def _sweep_queries(store: Any, n: int) -> Any:
@@ -187,15 +195,15 @@ def bench_sweep(quick: bool) -> list[dict[str, Any]]:
         "vector": build_params(mode="vector", limit=10, scope="x", cap=0),
     }.items():
         samples, fetch = [], []
-        for _ in range(2 if quick else 5):
+        for _ in range(1 if quick else 5):
             t = time.perf_counter()  # embedding and retrieval are part of the timed work
             result = run_sweep(store, cases_from_judgments(store, judged, base.mode), base, Grid())
             samples.append(time.perf_counter() - t)
             fetch.append(result.fetch_seconds)
-        rows.append({"bench": "sweep", "setup": name, "queries": 50, "cells": 110,
-                     "median_s": float(np.median(samples)),
-                     "retrieval_median_s": float(np.median(fetch)), "runs": len(samples),
-                     "target": "< 5 s"})
+        med = float(np.median(samples))
+        rows.append(row("sweep", f"{name}: {med:.2f} s (retrieval {np.median(fetch):.2f} s)",
+                        "< 5 s", med < 5.0, setup=name, queries=50, cells=110, median_s=med,
+                        retrieval_median_s=float(np.median(fetch)), runs=len(samples)))
     return rows
 
 
@@ -204,15 +212,35 @@ def _qt_env(**extra: str) -> dict[str, str]:
             **extra}
 
 
+def _tick_rows(display: str, got: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for t in got:
+        big = t["pool"] >= 1_000
+        out.append(row("tick", f"{display}, pool {t['pool']:,}, {t['slider']} ({t['repaint']}): "
+                               f"p95 {t['p95_ms']:.1f} ms (median {t['median_ms']:.1f})",
+                       "p95 <= 16 ms" if big else "", t["p95_ms"] <= 16.0 if big else None,
+                       display=display,
+                       **{k: v for k, v in t.items() if k not in ("bench", "target")}))
+    return out
+
+
 def bench_tick(quick: bool) -> list[dict[str, Any]]:
-    """2. Slider tick to a fully repainted window, offscreen, pools of ~50 and 1,000."""
+    """Slider tick to a repainted window, pools of ~50 and 1,000: offscreen, and (not with
+    --quick) under a real X server (Xvfb, 1600x1000) when xvfb-run is installed."""
     import tempfile
 
-    env = _qt_env(INSPECTOR_DATA_DIR=tempfile.mkdtemp(prefix="bench-tick-"))
-    out = subprocess.run([sys.executable, str(HERE / "tick.py"), "--json", "--ticks",
-                          "40" if quick else "120"], capture_output=True, text=True, env=env,
-                         check=True, timeout=900)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    ticks = ["--json", "--ticks", "20" if quick else "120"]
+    runs: list[tuple[str, list[str], dict[str, str]]] = [("offscreen", [], {})]
+    if shutil.which("xvfb-run") and not quick:
+        runs.append(("Xvfb 1600x1000", ["xvfb-run", "-a", "-s", "-screen 0 1600x1000x24"],
+                     {"QT_QPA_PLATFORM": "xcb"}))
+    rows: list[dict[str, Any]] = []
+    for display, prefix, extra in runs:
+        env = _qt_env(INSPECTOR_DATA_DIR=tempfile.mkdtemp(prefix="bench-tick-"), **extra)
+        out = subprocess.run([*prefix, sys.executable, str(HERE / "tick.py"), *ticks],
+                             capture_output=True, text=True, env=env, check=True, timeout=900)
+        rows += _tick_rows(display, json.loads(out.stdout.strip().splitlines()[-1]))
+    return rows
 
 
 def bench_startup(quick: bool) -> list[dict[str, Any]]:
@@ -222,7 +250,7 @@ def bench_startup(quick: bool) -> list[dict[str, Any]]:
 
     data = tempfile.mkdtemp(prefix="bench-start-")
     rows = []
-    for label, runs in (("first launch (writes demo store)", 1), ("later launch", 3 if quick
+    for label, runs in (("first launch (writes demo store)", 1), ("later launch", 1 if quick
                                                                      else 7)):
         samples = []
         for _ in range(runs):
@@ -233,36 +261,62 @@ def bench_startup(quick: bool) -> list[dict[str, Any]]:
             if not line:
                 raise RuntimeError(f"startup run printed no FIRST line: {done.stderr[-400:]}")
             samples.append(float(line[0].split()[1]))
-        rows.append({"bench": "startup", "case": label, "median_s": float(np.median(samples)),
-                     "runs": runs, "target": "< 2.5 s"})
+        med = float(np.median(samples))
+        rows.append(row("startup", f"{label}: {med:.2f} s", "first results <= 2.0 s",
+                        med <= 2.0, case=label, median_s=med, runs=runs))
     return rows
 
 
-BENCHES: dict[str, Callable[[bool], list[dict[str, Any]]]] = {
-    "rerank": bench_rerank, "tick": bench_tick, "overhead": bench_overhead,
-    "sweep": bench_sweep, "startup": bench_startup, "memory": bench_memory,
-}
+register("rerank", bench_rerank, item="1", what="engine re-rank (`derive`) of a cached pool")
+register("tick", bench_tick, item="1", what="slider tick to repainted window")
+register("overhead", bench_overhead, item="2",
+         what="full pipeline vs bare LanceDB search, depth 50 (384 dims)")
+register("sweep", bench_sweep, item="3",
+         what="sweep of 10 x 11 cells over 50 scoped demo queries, retrievals included")
+register("startup", bench_startup, item="5", what="cold start of `inspector` to first results")
+register("memory", bench_memory, item="6",
+         what="peak memory of one scoped query on 1M x 384 (100k with --quick)")
+
+
+def _discover() -> None:
+    """Import every bench/*_bench.py: each registers its own figures."""
+    for path in sorted(HERE.glob("*_bench.py")):
+        importlib.import_module(path.stem)
 
 
 def main() -> int:
+    _discover()
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="smaller stores and fewer repeats")
-    ap.add_argument("--only", help="comma-separated subset of " + ",".join(BENCHES))
+    ap.add_argument("--only", help="comma-separated subset of " + ",".join(FIGURES))
     ap.add_argument("--out", default=str(HERE / "results.json"))
     a = ap.parse_args()
-    names = a.only.split(",") if a.only else list(BENCHES)
+    names = a.only.split(",") if a.only else [f.name for f in FIGURES.values()
+                                                if not (a.quick and f.slow)]
+    unknown = [n for n in names if n not in FIGURES]
+    if unknown:
+        ap.error(f"unknown figure(s) {', '.join(unknown)}; known: {', '.join(FIGURES)}")
     results: list[dict[str, Any]] = []
+    load = [os.getloadavg()[0]]
     for name in names:
         print(f"running {name} ...", file=sys.stderr, flush=True)
-        results += BENCHES[name](a.quick)
-    for r in results:
-        print("  ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}"
-                        for k, v in r.items()))
+        t0 = time.perf_counter()
+        got = FIGURES[name].run(a.quick)
+        for r in got:
+            print(f"  [{_verdict(r['met'])}] {r['result']}", file=sys.stderr, flush=True)
+        results += got
+        load.append(os.getloadavg()[0])
+        print(f"  ({time.perf_counter() - t0:.0f} s)", file=sys.stderr, flush=True)
     meta = {"python": platform.python_version(), "machine": platform.machine(),
-            "cpus": os.cpu_count(), "quick": a.quick, "when": time.strftime("%Y-%m-%d %H:%M")}
+            "cpus": os.cpu_count(), "quick": a.quick, "when": time.strftime("%Y-%m-%d %H:%M"),
+            "figures": names, "load_avg_1min": [round(x, 2) for x in load]}
     Path(a.out).write_text(json.dumps({"meta": meta, "results": results}, indent=2) + "\n")
     print(f"wrote {a.out}", file=sys.stderr)
     return 0
+
+
+def _verdict(met: bool | None) -> str:
+    return {True: "met", False: "MISSED", None: "  -  "}[met]
 
 
 if __name__ == "__main__":

@@ -30,6 +30,9 @@ def add_parsers(sub: Any) -> None:
                     "against the exact search (e.g. 5,10,20,40)")
     sw.add_argument("--json", action="store_true", help="one JSON object instead of text")
     sw.add_argument("--out", metavar="FILE", help="also write the JSON result to FILE")
+    sw.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
+                    help="split the vector scan over a Ray cluster (a local one without "
+                         "ADDRESS); needs the extra 'scale'")
     rp = sub.add_parser("report", help="write a receipt bundle (JSON + self-contained HTML)")
     rp.add_argument("store")
     add_query_options(rp)
@@ -121,7 +124,8 @@ def _cmd_sweep(a: argparse.Namespace) -> int:
     warn_unknown_ids(store, [rid for c in cases for rid, _ in c.grades])
     if a.grid_nprobes:
         return _nprobes_sweep(a, store, cases, params)
-    result = run_sweep(store, cases, params, grid, k=a.k, progress=_progress)
+    result = run_sweep(store, cases, params, grid, k=a.k, progress=_progress,
+                       scan=_scan_plan(a))
     data = result.to_json()
     if a.out:
         _write_json(a.out, data)
@@ -147,6 +151,12 @@ def _nprobes_sweep(a: argparse.Namespace, store: Any, cases: Any, params: Any) -
     else:
         print(format_nprobes(result))
     return 0
+
+
+def _scan_plan(a: argparse.Namespace) -> Any:
+    from inspector.core.analysis.batched import AUTO, ScanPlan
+
+    return AUTO if a.ray is None else ScanPlan(mode="ray", ray_address=a.ray or None)
 
 
 def _write_json(path: str, data: Any) -> None:

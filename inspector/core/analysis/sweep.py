@@ -17,13 +17,14 @@ from typing import Any
 import numpy as np
 
 from inspector.core.analysis import metrics as M
+from inspector.core.analysis.batched import AUTO, Leg, ScanPlan, vector_legs
 from inspector.core.analysis.judgments import Judgments
 from inspector.core.analysis.safe import SafeDepth, safe_depth, summarize_safe
 from inspector.core.analysis.truth import is_complete, scoped_pool, truth_ids
 from inspector.core.engine.expect import EXHAUSTIVE_MAX, HYBRID_SCAN_MAX, exhaustive_pool
 from inspector.core.engine.params import Params, pool_depth
 from inspector.core.engine.pipeline import derive
-from inspector.core.engine.pool import Pool, Query
+from inspector.core.engine.pool import Pool, Query, fetch_pool
 from inspector.core.errors import InspectorError
 from inspector.core.stores.store import Store
 
@@ -227,22 +228,37 @@ def _scan_limit(p: Params, grid: Grid) -> int:
     return min(HYBRID_SCAN_MAX, 4 * pool_depth(p.limit, max(grid.overfetch), 0))
 
 
-def fetch_case(store: Store, case: Case, base: Params, grid: Grid,
-               truth_depth: int = EXHAUSTIVE_MAX) -> Pool:
-    """One LanceDB retrieval per query: deep enough for the ground truth and every cell."""
+def case_depth(store: Store, case: Case, base: Params, grid: Grid,
+               truth_depth: int = EXHAUSTIVE_MAX) -> int:
+    """Each leg's depth for one query: deep enough for the ground truth and every cell."""
     p = case.params(base)
     need = max(pool_depth(p.limit, max(grid.overfetch), 0), p.vec_k, p.fts_k)
-    depth = max(1, min(store.rows, max(truth_depth, need)))
-    return exhaustive_pool(store, case.query, p, depth=depth)
+    return max(1, min(store.rows, max(truth_depth, need)))
+
+
+def fetch_case(store: Store, case: Case, base: Params, grid: Grid,
+               truth_depth: int = EXHAUSTIVE_MAX, vec_leg: Leg | None = None) -> Pool:
+    """One retrieval per query (its vector leg possibly from a batched scan)."""
+    depth = case_depth(store, case, base, grid, truth_depth)
+    if vec_leg is not None:
+        return fetch_pool(store, case.query, case.params(base), depth, depth, vec_leg=vec_leg)
+    return exhaustive_pool(store, case.query, case.params(base), depth=depth)
 
 
 def iter_sweep(store: Store, cases: Sequence[Case], base: Params, grid: Grid,
-               k: int | None = None, truth_depth: int = EXHAUSTIVE_MAX) -> Iterator[QuerySweep]:
-    """Yield one query's sweep at a time, so a caller can show progress or stop early."""
-    for case in cases:
+               k: int | None = None, truth_depth: int = EXHAUSTIVE_MAX,
+               scan: ScanPlan = AUTO) -> Iterator[QuerySweep]:
+    """Yield one query's sweep at a time, so a caller can show progress or stop early.
+    On a flat table every query's vector leg comes from one scan, done before the first."""
+    t0 = time.perf_counter()
+    legs = vector_legs(store, cases, base,
+                       lambda c: case_depth(store, c, base, grid, truth_depth), scan)
+    shared = (time.perf_counter() - t0) / max(1, len(cases))  # the scan's share per query
+    for i, case in enumerate(cases):
         t0 = time.perf_counter()
-        pool = fetch_case(store, case, base, grid, truth_depth)
-        yield sweep_pool(pool, case, base, grid, k, store.rows, time.perf_counter() - t0)
+        pool = fetch_case(store, case, base, grid, truth_depth, legs.pop(i, None))
+        yield sweep_pool(pool, case, base, grid, k, store.rows,
+                         time.perf_counter() - t0 + shared)
 
 
 @dataclass(frozen=True)
@@ -296,13 +312,13 @@ def aggregate(sweeps: Sequence[QuerySweep], base: Params, grid: Grid,
 def run_sweep(store: Store, cases: Sequence[Case], base: Params, grid: Grid,
               k: int | None = None, progress: Progress | None = None,
               cancelled: Cancelled | None = None,
-              truth_depth: int = EXHAUSTIVE_MAX) -> SweepResult:
+              truth_depth: int = EXHAUSTIVE_MAX, scan: ScanPlan = AUTO) -> SweepResult:
     """Sweep a query set; progress(done, total, label) after each query; a true `cancelled()`
     stops between queries and returns what is done, flagged `cancelled`."""
     t0 = time.perf_counter()
     done: list[QuerySweep] = []
     stopped = False
-    for q in iter_sweep(store, cases, base, grid, k, truth_depth):
+    for q in iter_sweep(store, cases, base, grid, k, truth_depth, scan):
         done.append(q)
         if progress is not None:
             progress(len(done), len(cases), q.case.name)

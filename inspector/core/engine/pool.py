@@ -179,8 +179,11 @@ def _as_importance(values: list[Any], warnings: list[str]) -> tuple[np.ndarray, 
     return out, missing
 
 
-def fetch_pool(store: Store, query: Query, params: Params, vec_k: int, fts_k: int) -> Pool:
-    """Run each needed leg at its depth (one LanceDB search per leg) and merge rows by id."""
+def fetch_pool(store: Store, query: Query, params: Params, vec_k: int, fts_k: int,
+               vec_leg: tuple[pa.Table, bool, float] | None = None) -> Pool:
+    """Run each needed leg at its depth (one LanceDB search per leg) and merge rows by id.
+    `vec_leg` (hook for batched scans): the vector leg already fetched, exactly as `_leg_at`
+    returns it (canonical order, `[*leg_columns, "_rowid", "_distance"]`, exhausted)."""
     spec = params.scope_spec()
     push = scopes.pushdown(spec, store.roles)
     where = push.expr if params.filter == "pushdown" else None
@@ -196,6 +199,8 @@ def fetch_pool(store: Store, query: Query, params: Params, vec_k: int, fts_k: in
         prefix = prefix_exact(getattr(store, "vector_index", None), params)
         jobs["vec"] = lambda: _vector_leg_at(
             lambda k: _vector_leg(store, vec, k, params, cols, where), vec_k, prefix)
+        if vec_leg is not None:  # a batched scan fetched it already
+            jobs["vec"] = lambda: vec_leg
     if params.mode in ("fts", "hybrid"):
         if not query.text or not query.text.strip():
             raise InspectorError("Full-text and hybrid search need query text (--text).")
@@ -321,3 +326,10 @@ def _merge(store: Store, query: Query, params: Params, spec: scopes.ScopeSpec,
                 fts_rank=rank["fts"], fts_score=value["fts"], vec_leg=built.get("vec"),
                 fts_leg=built.get("fts"), warnings=tuple(warnings),
                 index=getattr(store, "vector_index", None))
+
+
+# --- hook for batched scans (inspector.core.analysis.batched) ---------------------------------
+def leg_columns(store: Store, params: Params) -> list[str]:
+    """The columns a leg must carry for `fetch_pool(..., vec_leg=...)`, besides _rowid and
+    _distance."""
+    return _select(store, params.scope_spec())

@@ -1,0 +1,75 @@
+"""Write the README's benchmark table from bench/results.json (never typed by hand).
+
+    .venv/bin/python bench/readme_table.py [--results bench/results.json] [--check]
+
+Rewrites the block between the BEGIN/END markers in README.md. `--check` only says whether
+the README matches the results (exit 1 when not).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+BEGIN = "<!-- bench-table:begin (bench/readme_table.py writes this block) -->"
+END = "<!-- bench-table:end -->"
+VERDICT = {True: "met", False: "**missed**", None: ""}
+
+
+def table(data: dict[str, Any]) -> str:
+    meta = data.get("meta", {})
+    lines = [f"From `scripts/dev bench{' --quick' if meta.get('quick') else ''}` on "
+             f"{meta.get('when', '?')} ({meta.get('cpus', '?')} cores, Python "
+             f"{meta.get('python', '?')}); medians of one run, ratios interleaved."
+             + _load(meta), "",
+             "| # | what | result | target | |", "|---|---|---|---|---|"]
+    for r in data.get("results", []):
+        if "result" not in r:
+            continue  # a row from an older format carries no verdict: left out, not guessed
+        cells = [r.get("item", ""), r.get("what", ""), r["result"], r.get("target", ""),
+                 VERDICT[r.get("met")]]
+        lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines)
+
+
+def _load(meta: dict[str, Any]) -> str:
+    """Other work on the machine slows every figure: the run says how busy it was."""
+    load = meta.get("load_avg_1min")
+    if not load:
+        return ""
+    return (f" Load average during the run: {min(load):.1f} to {max(load):.1f} on "
+            f"{meta.get('cpus', '?')} cores (above the core count, other work shared them).")
+
+
+def rewrite(readme: str, block: str) -> str:
+    if BEGIN not in readme or END not in readme:
+        raise SystemExit(f"README.md has no {BEGIN} ... {END} block")
+    head, rest = readme.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    return f"{head}{BEGIN}\n{block}\n{END}{tail}"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--results", default=str(HERE / "results.json"))
+    ap.add_argument("--readme", default=str(HERE.parent / "README.md"))
+    ap.add_argument("--check", action="store_true")
+    a = ap.parse_args()
+    data = json.loads(Path(a.results).read_text())
+    readme = Path(a.readme)
+    new = rewrite(readme.read_text(), table(data))
+    if a.check:
+        same = new == readme.read_text()
+        print("README table matches results.json" if same else
+              "README table differs from results.json", file=sys.stderr)
+        return 0 if same else 1
+    readme.write_text(new)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

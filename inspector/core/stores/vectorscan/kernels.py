@@ -1,0 +1,172 @@
+"""LanceDB's own float32 distance arithmetic, reproduced exactly in numpy.
+
+A batched scan must return the very `_distance` values LanceDB's flat search returns, bit for
+bit, or near-ties (one float32 ulp apart, thousands of them in a deep ranking) would come out
+in a different order. A matrix product, or float64 rounded to float32, is NOT what LanceDB
+computes: lance-linalg accumulates in float32 in a fixed order. Measured on lancedb 0.40
+(x86-64 with AVX-512), for float32 vectors:
+
+- squared L2: the `dim % 16` trailing elements summed first, in order; then 16 lane
+  accumulators `lane[j] += (x - q)^2` over the 16-element chunks (no fused multiply-add); the
+  lanes summed in order; the two sums added.
+- cosine: 16 lane accumulators with a fused multiply-add for `x.q` and `x.x`, each reduced as a
+  halving tree (lanes j and j+8, then j+4, j+2, j+1), the trailing elements added one by one,
+  then `1 - xy / |q| / sqrt(xx)`.
+
+The scan checks these against LanceDB on the table itself before trusting them
+(`scan.verify_kernel`), so another build or processor falls back instead of being wrong.
+Matrix products only pick the candidates; these kernels give the values.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+LANES = 16
+_CHUNK = 1024  # rows per step: keeps the working set in cache
+F32 = np.float32
+
+
+def supported_dim(dim: int) -> bool:
+    """Dimensions whose kernels are reproduced (below 17 LanceDB takes other code paths)."""
+    return dim > LANES
+
+
+def l2_rows(x: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """LanceDB's squared L2 from q to each row of x (float32, shape (m, dim))."""
+    m, dim = x.shape
+    body = dim // LANES * LANES
+    out = np.empty(m, F32)
+    for s in range(0, m, _CHUNK):
+        d = np.subtract(x[s:s + _CHUNK], q, dtype=F32)
+        np.multiply(d, d, out=d)
+        out[s:s + len(d)] = _l2_combine(d, body)
+    return out
+
+
+def _l2_combine(sq: np.ndarray, body: int) -> np.ndarray:
+    dim = sq.shape[1]
+    tail = np.zeros(len(sq), F32)
+    for j in range(body, dim):
+        tail += sq[:, j]
+    if not body:
+        return tail
+    acc = sq[:, :LANES].copy()
+    for c in range(LANES, body, LANES):
+        acc += sq[:, c:c + LANES]
+    lanes = np.ascontiguousarray(acc.T)
+    total = lanes[0].copy()
+    for j in range(1, LANES):
+        total += lanes[j]
+    return tail + total if body < dim else total
+
+
+def fma32(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """float32 fused multiply-add, rounded once: a*b is exact in float64 and the sum is
+    rounded to float64, then to float32. Where that sum sits exactly on a float32 midpoint
+    (double rounding could go the wrong way) its lost low part says which side is right."""
+    p = a.astype(np.float64) * b
+    c64 = c.astype(np.float64)
+    s = p + c64
+    bb = s - p
+    err = (p - (s - bb)) + (c64 - bb)
+    r = s.astype(F32)
+    r64 = r.astype(np.float64)
+    other = 2.0 * s - r64  # the far neighbour when s is a float32 midpoint
+    mid = (err != 0) & (other != r64) & (other.astype(F32).astype(np.float64) == other)
+    if np.any(mid):
+        pick = np.where(err > 0, np.maximum(r64, other), np.minimum(r64, other))
+        r = np.where(mid, pick, r64).astype(F32)
+    return r
+
+
+def _tree(acc: np.ndarray) -> np.ndarray:
+    while acc.shape[1] > 1:
+        h = acc.shape[1] // 2
+        acc = acc[:, :h] + acc[:, h:]
+    return acc[:, 0]
+
+
+def norm_of(q: np.ndarray) -> F32:
+    """|q| as LanceDB's cosine takes it for the query: the 16-lane fused tree as for x.x, but
+    the trailing elements summed on their own first and then added to the tree's sum."""
+    v = q.reshape(1, -1).astype(F32)
+    dim = v.shape[1]
+    body = dim // LANES * LANES
+    acc = np.zeros((1, LANES), F32)
+    for c in range(0, body, LANES):
+        acc = fma32(v[:, c:c + LANES], v[:, c:c + LANES], acc)
+    tail = np.zeros(1, F32)
+    for j in range(body, dim):
+        tail = tail + v[:, j] * v[:, j]
+    return F32(np.sqrt(_tree(acc)[0] + tail[0]))
+
+
+def _dot_tree(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    m, dim = x.shape
+    body = dim // LANES * LANES
+    acc = np.zeros((m, LANES), F32)
+    for c in range(0, body, LANES):
+        acc = fma32(x[:, c:c + LANES], y[:, c:c + LANES], acc)
+    total = _tree(acc) if body else np.zeros(m, F32)
+    for j in range(body, dim):
+        total = total + x[:, j] * y[:, j]
+    return total
+
+
+def cosine_rows(x: np.ndarray, q: np.ndarray, q_norm: F32) -> np.ndarray:
+    """LanceDB's cosine distance from q to each row of x: 1 - xy / |q| / sqrt(xx)."""
+    m, _ = x.shape
+    out = np.empty(m, F32)
+    for s in range(0, m, _CHUNK):
+        part = x[s:s + _CHUNK]
+        qs = np.broadcast_to(q, part.shape)
+        xy = _dot_tree(qs, part)
+        xx = _dot_tree(part, part)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out[s:s + len(part)] = F32(1) - xy / q_norm / np.sqrt(xx)
+    return out
+
+
+def rows(x: np.ndarray, q: np.ndarray, distance: str) -> np.ndarray:
+    """LanceDB's `_distance` for each row of x: 'l2' (squared) or 'cosine'."""
+    x = np.ascontiguousarray(x, F32)
+    q = np.ascontiguousarray(q, F32)
+    if distance == "cosine":
+        return cosine_rows(x, q, norm_of(q))
+    return l2_rows(x, q)
+
+
+def _jit() -> object | None:
+    try:
+        from inspector.core.stores.vectorscan import kernels_jit
+    except ImportError:
+        return None
+    return kernels_jit
+
+
+def has_jit() -> bool:
+    """True when numba is installed (extra `scale`): the pair kernels run compiled."""
+    return _jit() is not None
+
+
+def pairs(x: np.ndarray, q: np.ndarray, ptr: np.ndarray, rows: np.ndarray, distance: str,
+          q_norms: np.ndarray | None = None, jit: bool = True) -> np.ndarray:
+    """`_distance` of every (query i, row rows[p]) pair, p in ptr[i]:ptr[i + 1]."""
+    x = np.ascontiguousarray(x, F32)
+    q = np.ascontiguousarray(q, F32)
+    if q_norms is None and distance == "cosine":
+        q_norms = np.array([norm_of(v) for v in q], F32)
+    mod = _jit() if jit else None
+    if mod is not None:
+        if distance == "cosine":
+            return mod.cosine_pairs(x, q, q_norms, ptr, rows)  # type: ignore[attr-defined]
+        return mod.l2_pairs(x, q, ptr, rows)  # type: ignore[attr-defined]
+    out = np.empty(len(rows), F32)
+    for i in range(len(q)):
+        a, b = int(ptr[i]), int(ptr[i + 1])
+        if b > a:
+            part = x[rows[a:b]]
+            out[a:b] = (cosine_rows(part, q[i], q_norms[i]) if distance == "cosine"
+                        else l2_rows(part, q[i]))
+    return out
