@@ -47,6 +47,7 @@ def _message(exc: BaseException) -> str:
 class Jobs(QObject):
     """Latest-wins jobs by channel, with busy state, cancellation and an idle signal."""
 
+    failed = Signal(object)  # the exception of any job that failed (not superseded)
     busy_changed = Signal(bool)  # any channel
     channel_changed = Signal(str, bool)  # one channel started (True) or settled (False)
     went_idle = Signal()
@@ -130,6 +131,7 @@ class Jobs(QObject):
                 self._update()
                 if not isinstance(exc, Superseded):
                     (on_error or (lambda _m: None))(_message(exc))
+                    self.failed.emit(exc)
 
         worker.returned.connect(returned)
         worker.errored.connect(errored)

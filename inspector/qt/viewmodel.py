@@ -21,7 +21,7 @@ from inspector.core.engine.pool import Pool, Query
 from inspector.core.engine.trace import Trace
 from inspector.core.errors import InspectorError
 from inspector.core.stores.opening import Opened, open_for_browsing
-from inspector.core.stores.store import Store
+from inspector.core.stores.store import Store, VersionGoneError
 from inspector.qt.jobs import Jobs
 
 EXPECT_DELAY_MS = 250  # expected rows are re-analysed once a slider rests this long
@@ -73,6 +73,7 @@ class Inspector(QObject):
     error_cleared = Signal()
     selection_changed = Signal(object)  # the selected row id, or None
     expectations_changed = Signal()
+    version_gone = Signal(int, object)  # the pinned version, the newest (or None)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -95,6 +96,7 @@ class Inspector(QObject):
         self._after_open: str | dict[str, Any] | None = None
         self.busy = False
         self.jobs.channel_changed.connect(lambda _c, _b: self._update_busy())
+        self.jobs.failed.connect(self._job_failed)
 
     # ---- derived facts ----
     @property
@@ -388,6 +390,10 @@ class Inspector(QObject):
         self.fail(message)
 
     # ---- plumbing ----
+    def _job_failed(self, exc: BaseException) -> None:
+        if isinstance(exc, VersionGoneError):  # cleaned up under us: offer the newest
+            self.version_gone.emit(exc.version, exc.latest)
+
     def _update_busy(self) -> None:
         on = self.jobs.busy("open") or self.jobs.busy("query")
         if on != self.busy:

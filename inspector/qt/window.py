@@ -298,7 +298,7 @@ class MainWindow(QMainWindow):
         self.query_bar.show_store(opened)
         self._bar_key = None
         self._show_params()
-        name = "demo store" if opened.demo else st.uri
+        name = "demo store" if opened.demo else st.display_uri
         self.setWindowTitle(f"Memory-store inspector — {name} ({st.table_name})")
         self.status_label.setText(f"Opened {name}: table {st.table_name}, {st.rows:,} rows.")
         if not opened.demo and self.persist:

@@ -158,12 +158,17 @@ class Trace:
         got = self._outcomes[raw]
         return {k: raw[got == k] for k in OUTCOMES if k != "not_fetched"}
 
-    def ties(self) -> tuple[TieGroup, ...]:
-        """Every group of rows whose scores are equal at the system's precision, per stage
-        (hybrid legs `vec`/`fts`, `raw`, `blended`), each saying whether it straddles a cut."""
+    @cached_property
+    def _ties(self) -> tuple[TieGroup, ...]:
         kept = len(self.stage("blended")) - self.counters["belowMinScore"]
         return find_ties(self.pool, self.params, self.depths, self.vec_rank, self.fts_rank,
                          self.score, self.stage("blended").rows, kept)
+
+    def ties(self) -> tuple[TieGroup, ...]:
+        """Every group of rows whose scores are equal at the system's precision, per stage
+        (hybrid legs `vec`/`fts`, `raw`, `blended`), each saying whether it straddles a cut.
+        Computed once per trace."""
+        return self._ties
 
     def tie_marks(self, stage: str) -> dict[int, TieGroup]:
         """Pool row -> tie group for the rows a stage shows (scoped: raw's, final: blended's)."""

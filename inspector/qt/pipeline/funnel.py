@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from inspector.core.engine.ties import TieGroup
 from inspector.core.engine.trace import Fix, Trace
 from inspector.qt.theme import LIGHT, Tokens
 
@@ -107,6 +108,15 @@ class FunnelChart(QWidget):
                            removed)
 
 
+def tie_sentence(g: TieGroup) -> str:
+    """A tie straddling a cut, said plainly: which rows, and who decides among them."""
+    ids = ", ".join(str(x) for x in g.ids[:4]) + (", …" if len(g.ids) > 4 else "")
+    who = ("the real system may return any of them" if g.arbitrary
+           else f"the real system orders them by {g.order}")
+    return (f"= Tie at the {g.cut} cut: {ids} share {g.measure} {g.score:.6g}; {who}, and "
+            "the rows marked = in the tables are that tie.")
+
+
 class DiagnosisBanner(QFrame):
     """The engine's diagnosis in words, with each fix it offers as a button."""
 
@@ -148,6 +158,7 @@ class DiagnosisBanner(QFrame):
                      f"{t.diagnosis.message}" for n, t in traces]
         for _, t in traces:
             lines.extend(f"⚠ {w}" for w in t.warnings)
+            lines.extend(tie_sentence(g) for g in t.ties() if g.at_cut)
         self.message.setText("\n".join(lines))
         worst_trace = next(t for _, t in traces if t.diagnosis.code == worst)
         self._show_fixes(worst_trace.diagnosis.fixes if len(traces) == 1 else ())

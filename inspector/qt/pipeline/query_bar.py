@@ -198,12 +198,12 @@ class QueryBar(QWidget):
     def show_store(self, opened: Opened) -> None:
         self._opened = opened
         st = opened.store
-        name = "demo store" if opened.demo else st.uri
+        name = "demo store" if opened.demo else st.display_uri
         self.store_label.setText(f"{name}")
         width = self.store_label.fontMetrics().horizontalAdvance(name) + 8
         self.store_label.setMinimumWidth(min(width, 260))  # long paths elide in the middle
         self.store_label.setMaximumWidth(min(width, 480))
-        self.store_label.setToolTip(f"{st.uri}\n{st.rows} rows, version {st.version}, "
+        self.store_label.setToolTip(f"{st.display_uri}\n{st.rows} rows, version {st.version}, "
                                     f"{st.dim}-dimensional vectors")
         self.table.blockSignals(True)
         self.table.clear()

@@ -49,6 +49,7 @@ class StoreFeatures(QObject):
         vm.store_opened.connect(self._opened)
         vm.error_raised.connect(self._failed)
         vm.selection_changed.connect(lambda _r: self.versions.update_push_button())
+        vm.version_gone.connect(self._version_gone)
         self.watch = StoreWatch(lambda: vm.store, win, vm.jobs)
         self.watch.poll_failed.connect(self._poll_failed)
         self.watch.newer_found.connect(self._newer)
@@ -241,6 +242,14 @@ class StoreFeatures(QObject):
             self.versions.refresh()
 
     _shown_newer: tuple[int, bool] | None = None
+
+    def _version_gone(self, version: int, latest: int | None) -> None:
+        """The pinned version was cleaned up: no answer can come from it; offer the newest."""
+        newest = f"; the newest is v{latest}" if latest is not None else ""
+        self.newer_notice.show_notice(
+            f"Version <b>v{version}</b> was cleaned up from this table{newest}. Answers can no "
+            "longer come from it.", (("Open latest", self.reload),), kind="warn",
+            tokens=self.win.tokens)
 
     def _poll_failed(self, message: str) -> None:
         """Say a failed version check in the status bar, once per distinct failure."""

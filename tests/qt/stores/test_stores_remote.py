@@ -16,6 +16,7 @@ from PySide6.QtCore import Qt
 from inspector.core.engine.inputs import build_params, build_query
 from inspector.core.engine.pipeline import run
 from inspector.core.stores.opening import open_store
+from inspector.core.stores.options import OpenOptions
 from inspector.qt import settings as cfg
 from inspector.qt.settings import recalled
 from tests.storekit import moto_s3, vectors_column
@@ -123,3 +124,23 @@ def test_unreachable_endpoint_is_one_sentence_in_the_dialog(window, qtbot, aws_e
     text = dlg.error.text()
     assert dlg.isVisible() and "\n" not in text and "Traceback" not in text
     assert "127.0.0.1" in text
+
+
+def test_a_secret_in_the_uri_shows_nowhere_in_the_window(window, qtbot, s3, aws_env,
+                                                          isolated) -> None:
+    """s3://KEY:SECRET@bucket/...: the title, the store header and its tooltip, the status
+    bar and the settings never show the secret."""
+    secret = "Win5ecretInUri"
+    vm, feats = window.vm, window.store_features
+    feats.open(f"s3://{ENV_KEY}:{secret}@{BUCKET}/agents/main", None,
+               OpenOptions.make({"aws_endpoint": s3, "region": "us-east-1"}))
+    vm.jobs.wait_idle()
+    assert vm.store is not None and vm.store.rows == 40
+    shown = [window.windowTitle(), window.query_bar.store_label.text(),
+             window.query_bar.store_label.toolTip(), window.status_label.text()]
+    assert all(secret not in text for text in shown), shown
+    assert f"{BUCKET}/agents/main" in window.windowTitle()
+    window.save_settings()
+    for f in isolated.rglob("*"):
+        if f.is_file():
+            assert secret not in f.read_text(errors="replace")
