@@ -209,3 +209,24 @@ def test_inspector_store_passes_the_store_options_to_the_window(monkeypatch, ver
                      "--docs-model", "m"]) == 0
     assert got["store"] == str(versioned) and got["options"] == OpenOptions.make(
         {"region": "eu-west-1"}, 2, "m")
+
+
+def test_a_version_cleaned_up_under_the_window_offers_the_latest(win, ready, versioned):
+    import datetime
+    import warnings
+
+    vm, feats = win.vm, win.store_features
+    _open(win, ready, versioned, version=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lancedb.connect(str(versioned)).open_table("memories").optimize(
+            cleanup_older_than=datetime.timedelta(0), delete_unverified=True)
+    vm.run()
+    ready(vm)
+    assert "removed by a cleanup" in (vm.error or "") and vm.trace is None
+    notice = feats.newer_notice
+    assert notice.isVisible() and "v1</b> was cleaned up" in notice.label.text()
+    notice.button(0).click()  # Open latest
+    ready(vm)
+    assert vm.error is None and vm.store.version == vm.store.latest_version() > 1
+    assert _final(vm)
