@@ -96,6 +96,8 @@ def _palette(t: Tokens) -> QPalette:
 def apply_theme(app: QApplication, choice: str) -> Tokens:
     """Fusion style with our palette and stylesheet; returns the tokens now in force."""
     t = tokens_for(choice)
+    if app.property("inspectorTokens") == repr(t):
+        return t  # already in force: restyling the whole application costs ~0.5 s
     app.setStyle("Fusion")
     app.setPalette(_palette(t))
     try:
@@ -103,4 +105,5 @@ def apply_theme(app: QApplication, choice: str) -> Tokens:
             app.setStyleSheet(fh.read())
     except OSError:  # a missing stylesheet only costs looks
         pass
+    app.setProperty("inspectorTokens", repr(t))
     return t
