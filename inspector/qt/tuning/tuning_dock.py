@@ -12,12 +12,13 @@ from PySide6.QtWidgets import QDockWidget, QLabel, QTabWidget, QVBoxLayout, QWid
 
 from inspector.qt import theme
 from inspector.qt.tuning.compare_view import CompareView
+from inspector.qt.tuning.index_sweep_view import IndexSweepView
 from inspector.qt.tuning.judgments_panel import JudgmentsPanel
 from inspector.qt.tuning.poolmap_view import PoolMapView
 from inspector.qt.tuning.receipts import OFFLINE_NOTE, Receipts
 from inspector.qt.tuning.sweep_tab import SweepPanel
 
-TABS = ("sweep", "judgments", "compare", "map")
+TABS = ("sweep", "judgments", "compare", "map", "index")
 SHORT_WINDOW = 900  # below this height the dock opens floating, over the window
 
 
@@ -33,13 +34,15 @@ class TuningDock(QDockWidget):
         self.judgments = JudgmentsPanel(vm, self)
         self.compare = CompareView(vm, self)
         self.map = PoolMapView(vm, self)
+        self.index = IndexSweepView(vm, self)
         self.sweep.grades = self.judgments.grade_pairs
         self.offline_note = QLabel(OFFLINE_NOTE, objectName="offlineNote")
         self.offline_note.setWordWrap(True)
         self.offline_note.hide()
         self.tabs = QTabWidget(self, objectName="tuningTabs")
         for w, name in ((self.sweep, "Sweep"), (self.judgments, "Judgments"),
-                        (self.compare, "Compare"), (self.map, "Map")):
+                        (self.compare, "Compare"), (self.map, "Map"),
+                        (self.index, "Index")):
             self.tabs.addTab(w, name)
         body = QWidget(self)
         lay = QVBoxLayout(body)

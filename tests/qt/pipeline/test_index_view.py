@@ -47,3 +47,26 @@ def test_index_knobs_requery_to_the_engines_answer(window) -> None:
     bar.exact.setChecked(False)
     vm.jobs.wait_idle()
     assert vm.params.nprobes is None and vm.trace.diagnosis.code == "index_recall"
+
+
+def test_the_index_tab_sweeps_nprobes_like_the_cli(window) -> None:
+    import numpy as np
+
+    from inspector.core.analysis.index_sweep import nprobes_sweep
+    from inspector.core.analysis.sweep import Case, Grid
+
+    vm = window.vm
+    names = [q["name"] for q in vm.store.suggested_queries]
+    vm.load_suggested(next(n for n, x in enumerate(names) if x.startswith("Lost to the index")))
+    vm.jobs.wait_idle()
+    view = window.tuning_dock.index
+    window.tuning_dock.show_tab("index")
+    view.nprobes.setText("2,20,64")
+    view.overfetch.setText("1,3")
+    view.run()
+    vm.jobs.wait_idle()
+    want = nprobes_sweep(vm.store, [Case(name=vm.text, query=vm.query)], vm.params,
+                         Grid((1.0, 3.0), (vm.params.blend,)), (2, 20, 64))
+    np.testing.assert_array_equal(view.result.recall, want.recall)
+    shown = [[view.table.item(i, j).text() for j in range(2)] for i in range(3)]
+    assert shown == [[f"{v:.3f}" for v in row] for row in want.recall]
