@@ -312,12 +312,18 @@ class MainWindow(QMainWindow):
     def _status(self) -> None:
         vm = self.vm
         if vm.busy:
-            self.status_label.setText("Working…")
+            opening = vm.jobs.busy("open")
+            self.status_label.setText("Opening the store…" if opening else "Working…")
         elif vm.trace is not None:
             c = vm.trace.counters
             self.status_label.setText(f"{c['returned']} results · {c['rawCandidates']} raw "
                                       f"candidates · a pool of {vm.trace.pool.size} is cached, "
                                       "so the sliders re-rank without a new query")
+
+    def show_loading(self, what: str) -> None:
+        """The loading state shown before the store (and the engine) is loaded."""
+        self.status_label.setText(f"Opening {what}…")
+        self.busy_bar.show()
 
     def _selection_changed(self, row_id: Any) -> None:
         vm = self.vm

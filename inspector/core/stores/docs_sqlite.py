@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import lancedb
 import numpy as np
 import pyarrow as pa
 
@@ -110,6 +109,8 @@ def cache_key(src: DocsSource, model: str) -> str:
 
 def working_copy(con: sqlite3.Connection, src: DocsSource, model: str) -> tuple[Any, Path]:
     """The cached LanceDB copy of the chunks with this model's vectors, built if missing."""
+    import lancedb
+
     from inspector.core.stores.fts import cache_root
 
     where = cache_root() / "sqlite" / cache_key(src, model)
@@ -119,6 +120,8 @@ def working_copy(con: sqlite3.Connection, src: DocsSource, model: str) -> tuple[
 
 
 def _build(con: sqlite3.Connection, src: DocsSource, model: str, where: Path) -> None:
+    import lancedb
+
     tmp = where.with_name(where.name + f".tmp{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)

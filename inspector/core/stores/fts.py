@@ -13,7 +13,6 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import lancedb
 import platformdirs
 import pyarrow as pa
 
@@ -36,6 +35,8 @@ def _cache_dir(store: Store) -> Path:
 
 def fts_table(store: Store) -> tuple[Any, str]:
     """A table to run full-text search on, and where it lives ('store' or the cache path)."""
+    import lancedb
+
     if store.roles.text is None:
         raise InspectorError(f"Table '{store.table_name}' has no text column, so full-text "
                              "and hybrid search are not possible; use --mode vector.")
@@ -55,6 +56,7 @@ _OPENED: dict[Path, Any] = {}  # private copies never change once READY: open ea
 
 
 def _build(store: Store, where: Path) -> None:
+    import lancedb
     from lancedb.index import FTS
 
     tmp = where.with_name(where.name + f".tmp{os.getpid()}")
