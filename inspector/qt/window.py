@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import QSize, Qt, QUrl, Signal
+from PySide6.QtCore import QSize, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QAction,
     QActionGroup,
@@ -47,6 +47,7 @@ from inspector.qt.pipeline.stages import StagesPanel
 from inspector.qt.viewmodel import Inspector
 
 SPLITTERS = ("main", "left", "plots", "side")
+PLOT_SETTLE_MS = 120  # plots redraw once a slider has rested this long (or at once when shown)
 
 
 class MainWindow(QMainWindow):
@@ -73,6 +74,10 @@ class MainWindow(QMainWindow):
         self._menus: dict[str, QMenu] = {}
         self._actions: dict[str, QAction] = {}
         self._open_handler: Any = self.choose_store
+        self._sliding = False  # inside a slider tick: plots wait until the slider rests
+        self._plots_stale: set[PlotBox] = set()
+        self._plot_timer = QTimer(self, singleShot=True, interval=PLOT_SETTLE_MS)
+        self._plot_timer.timeout.connect(self.flush_plots)
         self._build_panels()
         self._build_layout()
         self._build_menus()
@@ -263,7 +268,9 @@ class MainWindow(QMainWindow):
         qb.compare_changed.connect(vm.set_compare)
         qb.table_picked.connect(lambda t: vm.open_store(vm.store.uri if vm.store else None, t))
         qb.suggested_picked.connect(vm.load_suggested)
-        self.sliders.value_changed.connect(vm.set_param)
+        self.sliders.value_changed.connect(self._slider_moved)
+        for box in (self.scatter_box, self.bump_box):
+            box.became_visible.connect(self.flush_plots)
         self.scatter.point_clicked.connect(vm.select)
         self.bump.point_clicked.connect(vm.select)
         self.error_bar.dismissed.connect(vm.clear_error)
@@ -299,15 +306,44 @@ class MainWindow(QMainWindow):
         if not opened.demo and self.persist:
             self._fill_recent(cfg.add_recent(st.uri))
 
+    def _slider_moved(self, key: str, value: float) -> None:
+        self._sliding = True
+        try:
+            self.vm.set_param(key, value)
+        finally:
+            self._sliding = False
+
     def _trace_changed(self) -> None:
         vm = self.vm
         named = list(zip(vm.placements, vm.traces, strict=False))
         self.funnel.set_traces(named)
         self.banner.set_traces(named)
-        self.scatter.set_trace(vm.trace, vm.selected, vm.expected)
-        self.bump.set_trace(vm.trace, vm.selected)
         self.detail.show_row(vm.trace, vm.selected)
         self._status()
+        self._plots_stale = {self.scatter_box, self.bump_box}
+        if self._sliding:  # a drag: tables and counters follow every tick, plots its rests
+            self._plot_timer.start()
+        else:
+            self.flush_plots()
+
+    @property
+    def plots_pending(self) -> bool:
+        """True while a plot still shows an older trace than the tables (during a drag)."""
+        return any(box.isVisible() for box in self._plots_stale)
+
+    def flush_plots(self) -> None:
+        """Bring every visible plot up to the current trace now; hidden ones catch up when
+        shown. Runs by itself once a slider rests; tests and scripts may call it."""
+        self._plot_timer.stop()
+        vm = self.vm
+        for box in list(self._plots_stale):
+            if not box.isVisible():
+                continue
+            self._plots_stale.discard(box)
+            if box is self.scatter_box:
+                self.scatter.set_trace(vm.trace, vm.selected, vm.expected)
+            else:
+                self.bump.set_trace(vm.trace, vm.selected)
 
     def _status(self) -> None:
         vm = self.vm
@@ -327,8 +363,8 @@ class MainWindow(QMainWindow):
 
     def _selection_changed(self, row_id: Any) -> None:
         vm = self.vm
-        self.scatter.set_trace(vm.trace, row_id, vm.expected)
-        self.bump.set_trace(vm.trace, row_id)
+        self._plots_stale = {self.scatter_box, self.bump_box}
+        self.flush_plots()
         self.detail.show_row(vm.trace, row_id)
 
     def _busy_changed(self, busy: bool) -> None:
@@ -415,6 +451,7 @@ class MainWindow(QMainWindow):
         for w in (self.stages, self.scatter_box, self.bump_box, self.detail, self.error_bar):
             w.set_tokens(tk)
         self.funnel.tokens = self.banner.tokens = tk
+        self.funnel.update()
         self._trace_changed()
         self.tokens_changed.emit(tk)
 
