@@ -62,6 +62,8 @@ class StageModel(QAbstractTableModel):
         super().__init__(parent)
         self.stage = stage
         self.columns = COLUMNS[stage]
+        self._numbers = [c for c in self.columns if c in ("base", "imp", "×imp", "score", "Δ")]
+        self._texts: dict[int, str] = {}  # pool row -> its text on one line, per pool
         self.trace: Trace | None = None
         self.rows = np.zeros(0, np.int64)
         self.expected: frozenset[Any] = frozenset()
@@ -85,6 +87,7 @@ class StageModel(QAbstractTableModel):
         key = self._layout_key(trace, expected)
         same = key is not None and key == self._key and len(rows) <= self.capacity
         if not same:
+            self._texts = {}
             self.beginResetModel()
             self.trace, self.expected, self.rows, self._fates = trace, expected, rows, fates
             self._key = key
@@ -114,18 +117,26 @@ class StageModel(QAbstractTableModel):
         return max(n, min(trace.pool.size, deepest))
 
     def _emit_changed(self, old: np.ndarray, new: np.ndarray) -> None:
-        """One dataChanged per run of changed rows: Qt repaints only the part of a range
-        that is on screen, so rows scrolled out of view cost nothing."""
+        """Repaint only what changed: whole rows whose row or outcome changed, else just the
+        number cells that did (a blend tick leaves most rows' text alone). One dataChanged
+        per run of rows; Qt repaints only the part of a range that is on screen."""
         same = (old == new) | (np.isnan(old) & np.isnan(new))
-        changed = np.flatnonzero(~np.all(same, axis=0))
+        whole = ~np.all(same[:2], axis=0)
+        last = len(self.columns) - 1
+        self._emit_runs(whole, 0, last)
+        for k, name in enumerate(self._numbers):
+            col = self.columns.index(name)
+            self._emit_runs(~same[2 + k] & ~whole, col, col)
+
+    def _emit_runs(self, mask: np.ndarray, first: int, last: int) -> None:
+        changed = np.flatnonzero(mask)
         if not len(changed):
             return
-        last = len(self.columns) - 1
         breaks = np.flatnonzero(np.diff(changed) > 1)
         starts = np.concatenate([[changed[0]], changed[breaks + 1]])
         ends = np.concatenate([changed[breaks], [changed[-1]]])
         for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
-            self.dataChanged.emit(self.index(a, 0), self.index(b, last))
+            self.dataChanged.emit(self.index(a, first), self.index(b, last))
 
     def _content(self, trace: Trace | None, rows: np.ndarray, fates: list[str]) -> np.ndarray:
         """Everything a cell shows that can change between ticks, one column per table row
@@ -133,7 +144,7 @@ class StageModel(QAbstractTableModel):
         arrays = {} if trace is None else {
             "base": trace.base, "imp": trace.importance_used, "×imp": trace.multiplier,
             "score": trace.score, "Δ": trace.rank_before - trace.rank_after}
-        wanted = [c for c in self.columns if c in ("base", "imp", "×imp", "score", "Δ")]
+        wanted = self._numbers
         out = np.full((2 + len(wanted), self.capacity), -1.0)
         n = len(rows)
         if n:
@@ -236,8 +247,11 @@ class StageModel(QAbstractTableModel):
             col = t.pool.roles.get("text")
             mark = "★ " if str(t.pool.ids[i]) in self.expected else ""
             mark += self.marks.get(str(t.pool.ids[i]), "")
-            return mark + (" ".join(str(t.pool.columns[col][i]).split()) if col else
-                           str(t.pool.ids[i]))
+            text = self._texts.get(i)
+            if text is None:
+                text = self._texts[i] = (" ".join(str(t.pool.columns[col][i]).split()) if col
+                                         else str(t.pool.ids[i]))
+            return mark + text
         if name == "base":
             return _num(t.base[i])
         if name == "imp":
