@@ -51,6 +51,16 @@ def _dot(colour: str) -> QPixmap:
     return _DOTS[colour]
 
 
+_COLOURS: dict[str, QColor] = {}
+
+
+def _colour(name: str) -> QColor:
+    """A QColor per colour name, made once: data() runs for every visible cell each paint."""
+    if name not in _COLOURS:
+        _COLOURS[name] = QColor(name)
+    return _COLOURS[name]
+
+
 def _num(x: float, digits: int = 4) -> str:
     return "–" if not np.isfinite(x) else f"{x:.{digits}f}"
 
@@ -296,17 +306,17 @@ class StageModel(QAbstractTableModel):
         tk = self.tokens
         fate = self.fate(r, i)
         if name == "scope" and fate == "out_of_scope":
-            return QColor(tk.cut)
+            return _colour(tk.cut)
         if name == "Δ":
             d = int(self.trace.rank_before[i]) - int(self.trace.rank_after[i])
-            return QColor(tk.returned if d > 0 else tk.cut if d < 0 else tk.muted)
+            return _colour(tk.returned if d > 0 else tk.cut if d < 0 else tk.muted)
         if fate == "out_of_scope" or (self.stage == "blended"
                                       and fate in ("below_min_score", "past_limit")):
-            return QColor(tk.muted)
+            return _colour(tk.muted)
         return None
 
     def _background(self, r: int, i: int, name: str) -> Any:
-        if str(self.trace.pool.ids[i]) in self.expected:
+        if self.expected and str(self.trace.pool.ids[i]) in self.expected:
             c = QColor(self.tokens.expected)
             c.setAlpha(60)
             return c
