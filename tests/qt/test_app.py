@@ -138,6 +138,7 @@ def test_the_window_paints_its_loading_state_before_the_store_opens(qtbot) -> No
     qtbot.waitUntil(lambda: win.vm.trace is not None and not win.vm.busy, timeout=30_000)
     assert not win.busy_bar.isVisible()
     assert_matches_engine(win)
+    win.vm.jobs.cancel_all()  # nothing may answer once the window is gone
 
 
 def test_starting_the_window_imports_no_lancedb() -> None:
