@@ -58,6 +58,7 @@ class StageView(QWidget):
         t.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         t.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         t.setWordWrap(False)
+        t.setAutoScroll(False)  # the selection follows a re-ranked row; the view stays put
         t.setShowGrid(False)
         t.setAlternatingRowColors(True)
         t.verticalHeader().hide()
