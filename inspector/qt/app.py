@@ -56,20 +56,56 @@ def launch(store: str | None, table: str | None, options: Any = None) -> int:
         print(NO_DISPLAY, file=sys.stderr)
         return 2
     app = _application()
-    from inspector.qt.window import MainWindow
-
-    win = MainWindow()
-    win.show()
-    if store:
-        if options is not None:
-            win.store_features.open(store, table, options)
-        else:
-            win.open_store(store, table)
-    else:
-        win.vm.open_store(None, table)
+    win = start_window(store, table, options)  # noqa: F841 - keeps the window alive
     code = app.exec()
     _wait_for_pool()
     return int(code)
+
+
+def start_window(store: str | None, table: str | None, options: Any = None) -> Any:
+    """Show the window in its loading state, then open the store once it has painted: the
+    engine (lancedb alone imports in ~1.2 s) loads in the open job, never before the window."""
+    from inspector.qt.window import MainWindow
+
+    win = MainWindow()
+    win.show_loading(store or "the demo store")
+    win.show()
+
+    def open_store() -> None:
+        if store:
+            if options is not None:
+                win.store_features.open(store, table, options)
+            else:
+                win.open_store(store, table)
+        else:
+            win.vm.open_store(None, table)
+
+    after_first_paint(win, open_store)
+    return win
+
+
+def after_first_paint(widget: Any, then: Any, fallback_ms: int = 1000) -> None:
+    """Call `then` once, on the turn of the event loop after the widget's first paint (or
+    after fallback_ms if it never paints, e.g. a window opened minimised)."""
+    from PySide6.QtCore import QEvent, QObject, QTimer
+
+    state = {"done": False}
+
+    def fire() -> None:
+        if not state["done"]:
+            state["done"] = True
+            widget.removeEventFilter(watcher)
+            then()
+
+    class Watcher(QObject):
+        def eventFilter(self, _obj: Any, event: Any) -> bool:  # noqa: N802 - Qt's name
+            if event.type() == QEvent.Type.Paint and not state["done"]:
+                QTimer.singleShot(0, fire)
+            return False
+
+    watcher = Watcher(widget)
+    widget.installEventFilter(watcher)
+    QTimer.singleShot(fallback_ms, fire)
 
 
 def wait_idle(vm: Any, timeout: float = 60.0) -> None:

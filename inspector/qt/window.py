@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import QSize, Qt, QUrl, Signal
+from PySide6.QtCore import QSize, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QAction,
     QActionGroup,
@@ -48,6 +48,7 @@ from inspector.qt.pipeline.stages import StagesPanel
 from inspector.qt.viewmodel import Inspector
 
 SPLITTERS = ("main", "left", "plots", "side")
+PLOT_SETTLE_MS = 120  # plots redraw once a slider has rested this long (or at once when shown)
 
 
 class MainWindow(QMainWindow):
@@ -74,6 +75,10 @@ class MainWindow(QMainWindow):
         self._menus: dict[str, QMenu] = {}
         self._actions: dict[str, QAction] = {}
         self._open_handler: Any = self.choose_store
+        self._sliding = False  # inside a slider tick: plots wait until the slider rests
+        self._plots_stale: set[PlotBox] = set()
+        self._plot_timer = QTimer(self, singleShot=True, interval=PLOT_SETTLE_MS)
+        self._plot_timer.timeout.connect(self.flush_plots)
         self._build_panels()
         self._build_layout()
         self._build_menus()
@@ -267,7 +272,9 @@ class MainWindow(QMainWindow):
         qb.compare_changed.connect(vm.set_compare)
         qb.table_picked.connect(lambda t: vm.open_store(vm.store.uri if vm.store else None, t))
         qb.suggested_picked.connect(vm.load_suggested)
-        self.sliders.value_changed.connect(vm.set_param)
+        self.sliders.value_changed.connect(self._slider_moved)
+        for box in (self.scatter_box, self.bump_box):
+            box.became_visible.connect(self.flush_plots)
         self.banner.fix_applied.connect(vm.set_params)
         self.scatter.point_clicked.connect(vm.select)
         self.bump.point_clicked.connect(vm.select)
@@ -304,30 +311,65 @@ class MainWindow(QMainWindow):
         if not opened.demo and self.persist:
             self._fill_recent(cfg.add_recent(st.uri))
 
+    def _slider_moved(self, key: str, value: float) -> None:
+        self._sliding = True
+        try:
+            self.vm.set_param(key, value)
+        finally:
+            self._sliding = False
+
     def _trace_changed(self) -> None:
         vm = self.vm
         named = list(zip(vm.placements, vm.traces, strict=False))
         self.funnel.set_traces(named)
         self.banner.set_traces(named)
-        self.scatter.set_trace(vm.trace, vm.selected, vm.expected)
-        self.bump.set_trace(vm.trace, vm.selected)
         self.detail.show_row(vm.trace, vm.selected)
         self._status()
+        self._plots_stale = {self.scatter_box, self.bump_box}
+        if self._sliding:  # a drag: tables and counters follow every tick, plots its rests
+            self._plot_timer.start()
+        else:
+            self.flush_plots()
+
+    @property
+    def plots_pending(self) -> bool:
+        """True while a plot still shows an older trace than the tables (during a drag)."""
+        return any(box.isVisible() for box in self._plots_stale)
+
+    def flush_plots(self) -> None:
+        """Bring every visible plot up to the current trace now; hidden ones catch up when
+        shown. Runs by itself once a slider rests; tests and scripts may call it."""
+        self._plot_timer.stop()
+        vm = self.vm
+        for box in list(self._plots_stale):
+            if not box.isVisible():
+                continue
+            self._plots_stale.discard(box)
+            if box is self.scatter_box:
+                self.scatter.set_trace(vm.trace, vm.selected, vm.expected)
+            else:
+                self.bump.set_trace(vm.trace, vm.selected)
 
     def _status(self) -> None:
         vm = self.vm
         if vm.busy:
-            self.status_label.setText("Working…")
+            opening = vm.jobs.busy("open")
+            self.status_label.setText("Opening the store…" if opening else "Working…")
         elif vm.trace is not None:
             c = vm.trace.counters
             self.status_label.setText(f"{c['returned']} results · {c['rawCandidates']} raw "
                                       f"candidates · a pool of {vm.trace.pool.size} is cached, "
                                       "so the sliders re-rank without a new query")
 
+    def show_loading(self, what: str) -> None:
+        """The loading state shown before the store (and the engine) is loaded."""
+        self.status_label.setText(f"Opening {what}…")
+        self.busy_bar.show()
+
     def _selection_changed(self, row_id: Any) -> None:
         vm = self.vm
-        self.scatter.set_trace(vm.trace, row_id, vm.expected)
-        self.bump.set_trace(vm.trace, row_id)
+        self._plots_stale = {self.scatter_box, self.bump_box}
+        self.flush_plots()
         self.detail.show_row(vm.trace, row_id)
 
     def _busy_changed(self, busy: bool) -> None:
@@ -414,6 +456,7 @@ class MainWindow(QMainWindow):
         for w in (self.stages, self.scatter_box, self.bump_box, self.detail, self.error_bar):
             w.set_tokens(tk)
         self.funnel.tokens = self.banner.tokens = tk
+        self.funnel.update()
         self._trace_changed()
         self.tokens_changed.emit(tk)
 

@@ -53,7 +53,7 @@ def isolated(qapp, data_root: Path, tmp_path: Path, tmp_path_factory: pytest.Tem
 
 
 @pytest.fixture
-def window(qtbot):
+def window(qtbot) -> Iterator[object]:
     """The main window on the demo store, after its suggested query has run."""
     from inspector.qt.window import MainWindow
 
@@ -63,7 +63,10 @@ def window(qtbot):
     win.show()
     win.vm.open_store(None)
     wait_ready(qtbot, win.vm)
-    return win
+    yield win
+    # a debounced job (expected rows, shape) must not answer a window already deleted
+    win.vm.jobs.cancel_all()
+    win.vm.jobs.wait_idle()
 
 
 def wait_ready(qtbot, vm, timeout: int = 30_000) -> None:

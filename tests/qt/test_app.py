@@ -124,3 +124,28 @@ def slide(win, key: str, value: float) -> None:
     """Move a slider as a user would, then apply the (coalesced) move at once."""
     win.sliders.sliders[key].setValue(value)
     win.sliders.flush()
+
+
+def test_the_window_paints_its_loading_state_before_the_store_opens(qtbot) -> None:
+    from tests.qt.qtkit import assert_matches_engine
+
+    win = qt_app.start_window(None, None)
+    qtbot.addWidget(win)
+    assert win.status_label.text() == "Opening the demo store…"
+    assert win.busy_bar.isVisible()
+    assert win.vm.store is None and not win.vm.jobs.busy("open"), \
+        "the store opens only after the window has painted"
+    qtbot.waitUntil(lambda: win.vm.trace is not None and not win.vm.busy, timeout=30_000)
+    assert not win.busy_bar.isVisible()
+    assert_matches_engine(win)
+    win.vm.jobs.cancel_all()  # nothing may answer once the window is gone
+
+
+def test_starting_the_window_imports_no_lancedb() -> None:
+    code = ("import sys, inspector.cli.main, inspector.qt.app, inspector.qt.window; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('lancedb', 'lance')))")
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen",
+           "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, check=True, timeout=120)
+    assert out.stdout.strip() == "[]", "lancedb is imported before the window opens"

@@ -23,7 +23,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import lancedb
 import numpy as np
 import pyarrow as pa
 
@@ -254,6 +253,8 @@ def suggested_queries() -> list[dict[str, Any]]:
 
 def build_demo(path: str | Path, overwrite: bool = False) -> Path:
     """Write the demo store to a new folder (refusing to touch an existing non-empty one)."""
+    import lancedb
+
     target = Path(path).expanduser()
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         if not overwrite:

@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import lancedb
 import numpy as np
 import pyarrow as pa
 
@@ -115,6 +114,8 @@ def cache_key(src: DocsSource, model: str) -> str:
 def working_copy(con: sqlite3.Connection, src: DocsSource, model: str) -> tuple[Any, Path]:
     """The cached LanceDB copy of the chunks with this model's vectors, built if missing or
     if the copy found does not match its source (identity or row count)."""
+    import lancedb
+
     identity = copy_identity(src, model)
     where = cache.entry("sqlite", identity)
     rows = int(con.execute(f"SELECT count(*) FROM {CHUNKS}").fetchone()[0])
@@ -138,6 +139,8 @@ def working_copy(con: sqlite3.Connection, src: DocsSource, model: str) -> tuple[
 
 def _build(con: sqlite3.Connection, src: DocsSource, model: str, where: Path,
            identity: dict[str, Any]) -> None:
+    import lancedb
+
     tmp = cache.new_tmp(where)
     types = _column_types(con)
     dim = src.dims[model]

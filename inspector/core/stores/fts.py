@@ -14,7 +14,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-import lancedb
 import pyarrow as pa
 
 from inspector.core.errors import InspectorError
@@ -62,6 +61,8 @@ def store_identity(store: Store) -> dict[str, Any]:
 
 def fts_table(store: Store) -> tuple[Any, str]:
     """A table to run full-text search on, and where it lives ('store' or the cache path)."""
+    import lancedb
+
     if store.roles.text is None:
         raise InspectorError(f"Table '{store.table_name}' has no text column, so full-text "
                              "and hybrid search are not possible; use --mode vector.")
@@ -88,6 +89,8 @@ _OPENED: dict[Path, tuple[Any, str]] = {}
 
 
 def _rows_match(where: Path, rows: int) -> bool:
+    import lancedb
+
     try:
         return int(lancedb.connect(str(where)).open_table("fts").count_rows()) == rows
     except Exception:  # noqa: BLE001 - an unreadable copy is rebuilt
@@ -113,6 +116,7 @@ def _build(store: Store, where: Path, identity: dict[str, Any]) -> None:
 
 
 def _write_copy(store: Store, where: Path, identity: dict[str, Any]) -> None:
+    import lancedb
     from lancedb.index import FTS
 
     cols = copy_columns(store)

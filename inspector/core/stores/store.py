@@ -13,7 +13,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-import lancedb
 import numpy as np
 import pyarrow as pa
 
@@ -229,6 +228,8 @@ def connect(uri: str, storage_options: dict[str, str] | None = None) -> Any:
     Remote URIs get the environment's storage options under the given ones; db:// URIs are
     LanceDB Cloud (API key from LANCEDB_API_KEY, region and host_override from the options).
     """
+    import lancedb
+
     from inspector.core.stores import remote
 
     if uri.startswith(remote.CLOUD_SCHEME):

@@ -90,6 +90,8 @@ class Waterfall(QWidget):
         self.setMinimumHeight(self.ROW * 2)
 
     def set_steps(self, steps: list[Step]) -> None:
+        if steps == self.steps:
+            return  # an over-fetch tick often leaves the selected row's score as it was
         self.steps = steps
         self.setMinimumHeight(self.ROW * max(2, len(steps)) + 6)
         self.update()
@@ -140,6 +142,7 @@ class DetailPane(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self._shown_columns: list[tuple[str, str]] | None = None
         self.tokens = LIGHT
         self.title = QLabel("Select a row to see it in full", objectName="sectionTitle")
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -176,6 +179,7 @@ class DetailPane(QWidget):
                 w.setText("")
             self.waterfall.set_steps([])
             self.columns.setRowCount(0)
+            self._shown_columns = None
             return
         c = trace.candidate(i)
         self.title.setText(f"Row {c['id']}")
@@ -196,6 +200,10 @@ class DetailPane(QWidget):
         self._fill_columns(c["columns"])
 
     def _fill_columns(self, cols: dict[str, Any]) -> None:
+        shown = [(k, "null" if v is None else str(v)) for k, v in cols.items()]
+        if shown == self._shown_columns:
+            return  # a slider tick leaves the selected row's columns as they were
+        self._shown_columns = shown
         self.columns.setRowCount(len(cols))
         for r, (k, v) in enumerate(cols.items()):
             self.columns.setItem(r, 0, QTableWidgetItem(k))

@@ -44,8 +44,10 @@ class FunnelChart(QWidget):
                         "past the limit are cut.")
 
     def set_traces(self, traces: list[tuple[str, Trace]]) -> None:
-        self.lanes = [(name, dict(t.counters)) for name, t in traces]
-        self.update()
+        lanes = [(name, dict(t.counters)) for name, t in traces]
+        if lanes != self.lanes:  # a blend tick often leaves every counter as it was
+            self.lanes = lanes
+            self.update()
 
     def paintEvent(self, _event: QPaintEvent) -> None:
         p = QPainter(self)

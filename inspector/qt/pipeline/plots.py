@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QGraphicsItem, QLabel, QVBoxLayout, QWidget
 
 from inspector.core.engine.blend import iso_base
@@ -46,6 +47,8 @@ def key_html(tk: Tokens, title: str, items: list[tuple[str, str]]) -> str:
 class PlotBox(QWidget):
     """A plot under its title-and-key line."""
 
+    became_visible = Signal()  # a hidden plot skips updates and catches up when shown
+
     def __init__(self, plot: Any, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.plot = plot
@@ -56,6 +59,10 @@ class PlotBox(QWidget):
         lay.setSpacing(0)
         lay.addWidget(self.header)
         lay.addWidget(plot, 1)
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        self.became_visible.emit()
 
     def set_tokens(self, tk: Tokens) -> None:
         self.plot.set_tokens(tk)

@@ -64,8 +64,8 @@ class SliderPanel(QWidget):
         return self.sliders[key].decimals()
 
     def _moved(self, key: str, value: float) -> None:
-        """Coalesce: a drag delivers moves faster than a 1,000-row repaint (~35 ms, see
-        tests/qt/measure_tick.py), so only the latest value per turn of the event loop counts."""
+        """Coalesce: a drag can deliver moves faster than a tick repaints (bench/tick.py), so
+        only the latest value per turn of the event loop counts."""
         self._pending[key] = round(float(value), self.decimals(key))
         if not self._timer.isActive():
             self._timer.start()

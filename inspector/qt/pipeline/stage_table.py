@@ -10,6 +10,8 @@ import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor, QFont, QPainter, QPixmap
 
+from inspector.core.engine.live import MAX_OVERFETCH
+from inspector.core.engine.params import depths
 from inspector.core.engine.trace import OUTCOMES, Trace
 from inspector.qt.theme import LIGHT, outcome_colour
 
@@ -49,6 +51,16 @@ def _dot(colour: str) -> QPixmap:
     return _DOTS[colour]
 
 
+_COLOURS: dict[str, QColor] = {}
+
+
+def _colour(name: str) -> QColor:
+    """A QColor per colour name, made once: data() runs for every visible cell each paint."""
+    if name not in _COLOURS:
+        _COLOURS[name] = QColor(name)
+    return _COLOURS[name]
+
+
 def _num(x: float, digits: int = 4) -> str:
     return "–" if not np.isfinite(x) else f"{x:.{digits}f}"
 
@@ -60,71 +72,113 @@ class StageModel(QAbstractTableModel):
         super().__init__(parent)
         self.stage = stage
         self.columns = COLUMNS[stage]
+        self._numbers = [c for c in self.columns if c in ("base", "imp", "×imp", "score", "Δ")]
+        self._texts: dict[int, str] = {}  # pool row -> its text on one line, per pool
         self.trace: Trace | None = None
         self.rows = np.zeros(0, np.int64)
         self.expected: frozenset[Any] = frozenset()
         self.marks: dict[str, str] = {}  # id -> judgment mark (set by judgments_panel)
         self.tokens = LIGHT
         self._fates: list[str] = []
+        self._key: Any = None
+        self.capacity = 0  # table rows: the stage's rows, then rows past them
         self._cells = np.zeros((0, 0))
         self._italic = QFont()
         self._italic.setItalic(True)
 
     def set_trace(self, trace: Trace | None, expected: frozenset[Any]) -> None:
-        """Show a new trace. When the old rows are a prefix of the new ones or the other way
-        round (a blend tick keeps the raw and scoped stages; an over-fetch tick grows or
-        shrinks them at the end), rows are inserted or removed at the end and only the cells
-        that changed are repainted; anything else resets the model."""
+        """Show a new trace. While only the sliders move over the same pool the table keeps
+        its row count (`capacity`: the most rows this stage can hold at any over-fetch) and
+        rows past the stage's current rows show as such, so a tick never inserts or removes
+        rows (which repaints the whole view) and only rows whose cells changed repaint.
+        Anything else (a new pool, mode, limit, cap or expected set) resets the model."""
         rows = trace.stage(self.stage).rows if trace is not None else np.zeros(0, np.int64)
         fates = trace.outcomes()[rows].tolist() if trace is not None else []
-        content = self._content(trace, rows, fates)
-        n_old, n_new = len(self.rows), len(rows)
-        k = min(n_old, n_new)
-        prefix = (self.trace is not None and trace is not None and expected == self.expected
-                  and trace.pool is self.trace.pool and np.array_equal(rows[:k], self.rows[:k])
-                  and trace.params.mode == self.trace.params.mode)
-        if not prefix:
+        key = self._layout_key(trace, expected)
+        same = key is not None and key == self._key and len(rows) <= self.capacity
+        if not same:
+            self._texts = {}
             self.beginResetModel()
-        elif n_new > n_old:
-            self.beginInsertRows(QModelIndex(), n_old, n_new - 1)
-        elif n_new < n_old:
-            self.beginRemoveRows(QModelIndex(), n_new, n_old - 1)
-        old = self._cells
-        self.trace, self.expected, self.rows, self._fates, self._cells = \
-            trace, expected, rows, fates, content
-        if not prefix:
+            self.trace, self.expected, self.rows, self._fates = trace, expected, rows, fates
+            self._key = key
+            self.capacity = self._capacity(trace, len(rows))
+            self._cells = self._content(trace, rows, fates)
             self.endResetModel()
             return
-        if n_new > n_old:
-            self.endInsertRows()
-        elif n_new < n_old:
-            self.endRemoveRows()
-        changed = (np.flatnonzero(np.any(old[:, :k] != content[:, :k], axis=0))
-                   if k and content.size and old.size else [])
+        old = self._cells
+        self.trace, self.expected, self.rows, self._fates = trace, expected, rows, fates
+        self._cells = self._content(trace, rows, fates)
+        self._emit_changed(old, self._cells)
+
+    def _layout_key(self, trace: Trace | None, expected: frozenset[Any]) -> Any:
+        if trace is None:
+            return None
+        p = trace.params
+        return (id(trace.pool), p.mode, p.limit, p.cap, expected)  # self.trace keeps the pool
+
+    def _capacity(self, trace: Trace | None, n: int) -> int:
+        """The most rows this stage shows at any over-fetch for this pool and parameters."""
+        if trace is None:
+            return n
+        p = trace.params
+        if self.stage == "final":
+            return max(n, p.limit)
+        deepest = depths(p.with_(overfetch=MAX_OVERFETCH)).pool
+        return max(n, min(trace.pool.size, deepest))
+
+    def _emit_changed(self, old: np.ndarray, new: np.ndarray) -> None:
+        """Repaint only what changed: whole rows whose row or outcome changed, else just the
+        number cells that did (a blend tick leaves most rows' text alone). One dataChanged
+        per run of rows; Qt repaints only the part of a range that is on screen."""
+        same = (old == new) | (np.isnan(old) & np.isnan(new))
+        whole = ~np.all(same[:2], axis=0)
         last = len(self.columns) - 1
-        if len(changed) > 16:
-            self.dataChanged.emit(self.index(int(changed[0]), 0),
-                                  self.index(int(changed[-1]), last))
+        self._emit_runs(whole, 0, last)
+        for k, name in enumerate(self._numbers):
+            col = self.columns.index(name)
+            self._emit_runs(~same[2 + k] & ~whole, col, col)
+
+    def _emit_runs(self, mask: np.ndarray, first: int, last: int) -> None:
+        changed = np.flatnonzero(mask)
+        if not len(changed):
             return
-        # cell by cell: a view repaints its whole viewport for any multi-cell range, while a
-        # single cell off screen costs nothing
-        for r in changed:
-            for c in range(last + 1):
-                idx = self.index(int(r), c)
-                self.dataChanged.emit(idx, idx)
+        breaks = np.flatnonzero(np.diff(changed) > 1)
+        starts = np.concatenate([[changed[0]], changed[breaks + 1]])
+        ends = np.concatenate([changed[breaks], [changed[-1]]])
+        for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
+            self.dataChanged.emit(self.index(a, first), self.index(b, last))
 
     def _content(self, trace: Trace | None, rows: np.ndarray, fates: list[str]) -> np.ndarray:
-        """Everything a cell shows that can change between ticks, one column per row."""
-        if trace is None or not len(rows):
-            return np.zeros((0, 0))
-        parts = [np.array([_OUTCOME_CODES[f] for f in fates], np.float64)]
-        arrays = {"base": trace.base, "imp": trace.importance_used, "×imp": trace.multiplier,
-                  "score": trace.score, "Δ": trace.rank_before - trace.rank_after}
-        parts += [arrays[c][rows].astype(np.float64) for c in self.columns if c in arrays]
-        return np.vstack(parts)
+        """Everything a cell shows that can change between ticks, one column per table row
+        (rows past the stage's rows hold -1, and the first of them its note's numbers)."""
+        arrays = {} if trace is None else {
+            "base": trace.base, "imp": trace.importance_used, "×imp": trace.multiplier,
+            "score": trace.score, "Δ": trace.rank_before - trace.rank_after}
+        wanted = self._numbers
+        out = np.full((2 + len(wanted), self.capacity), -1.0)
+        n = len(rows)
+        if n:
+            out[0, :n] = rows
+            out[1, :n] = [_OUTCOME_CODES[f] for f in fates]
+            for k, c in enumerate(wanted):
+                out[2 + k, :n] = arrays[c][rows]
+        if n < self.capacity:
+            out[0, n] = -2.0  # the note row
+            out[1, n] = self._depth() if self.stage != "final" else -2.0
+        return out
+
+    def _depth(self) -> int:
+        return self.trace.depths.pool if self.trace is not None else 0
+
+    def live_count(self) -> int:
+        """The stage's rows; table rows past them are the "past the depth" rows."""
+        return len(self.rows)
 
     def row_id(self, r: int) -> Any:
-        return self.trace.pool.ids[int(self.rows[r])] if self.trace is not None else None
+        """The id shown in table row r (None past the stage's rows)."""
+        if self.trace is None or not 0 <= r < len(self.rows):
+            return None
+        return self.trace.pool.ids[int(self.rows[r])]
 
     def row_for_id(self, row_id: Any) -> int:
         """Table row showing this id, or -1."""
@@ -135,7 +189,7 @@ class StageModel(QAbstractTableModel):
 
     # ---- Qt model API ----------------------------------------------------------------------
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.rows)
+        return 0 if parent.isValid() else self.capacity
 
     def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self.columns)
@@ -158,7 +212,35 @@ class StageModel(QAbstractTableModel):
         if handler is None or self.trace is None or not index.isValid():
             return None
         r = index.row()
+        if r >= len(self.rows):
+            return self._past(r, role, self.columns[index.column()])
         return handler(self, r, int(self.rows[r]), self.columns[index.column()])
+
+    def past_note(self) -> str:
+        """What the first row past the stage's rows says."""
+        n = len(self.rows)
+        if self.stage == "final" and self.trace is not None:
+            return f"— end: {n} of limit {self.trace.params.limit} —"
+        return f"— end: {n} rows at raw depth {self._depth()} —"
+
+    def _past(self, r: int, role: int, name: str) -> Any:
+        """Rows past the stage's rows: blank and unstriped, the first one saying where the
+        stage ends, so a shorter stage never looks like rows are missing."""
+        if role == Qt.ItemDataRole.BackgroundRole:
+            return QColor(self.tokens.background)
+        first = r == len(self.rows) and name == ("text" if "text" in self.columns else "#")
+        if not first:
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self.past_note()
+        if role == Qt.ItemDataRole.ForegroundRole:
+            return QColor(self.tokens.muted)
+        if role == Qt.ItemDataRole.FontRole:
+            return self._italic
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return ("The stage ends here. The table keeps its length while the over-fetch "
+                    "slider moves, so rows below this line are empty.")
+        return None
 
     # ---- cell contents ----
     def fate(self, r: int, i: int) -> str:
@@ -175,8 +257,11 @@ class StageModel(QAbstractTableModel):
             col = t.pool.roles.get("text")
             mark = "★ " if str(t.pool.ids[i]) in self.expected else ""
             mark += self.marks.get(str(t.pool.ids[i]), "")
-            return mark + (" ".join(str(t.pool.columns[col][i]).split()) if col else
-                           str(t.pool.ids[i]))
+            text = self._texts.get(i)
+            if text is None:
+                text = self._texts[i] = (" ".join(str(t.pool.columns[col][i]).split()) if col
+                                         else str(t.pool.ids[i]))
+            return mark + text
         if name == "base":
             return _num(t.base[i])
         if name == "imp":
@@ -221,17 +306,17 @@ class StageModel(QAbstractTableModel):
         tk = self.tokens
         fate = self.fate(r, i)
         if name == "scope" and fate == "out_of_scope":
-            return QColor(tk.cut)
+            return _colour(tk.cut)
         if name == "Δ":
             d = int(self.trace.rank_before[i]) - int(self.trace.rank_after[i])
-            return QColor(tk.returned if d > 0 else tk.cut if d < 0 else tk.muted)
+            return _colour(tk.returned if d > 0 else tk.cut if d < 0 else tk.muted)
         if fate == "out_of_scope" or (self.stage == "blended"
                                       and fate in ("below_min_score", "past_limit")):
-            return QColor(tk.muted)
+            return _colour(tk.muted)
         return None
 
     def _background(self, r: int, i: int, name: str) -> Any:
-        if str(self.trace.pool.ids[i]) in self.expected:
+        if self.expected and str(self.trace.pool.ids[i]) in self.expected:
             c = QColor(self.tokens.expected)
             c.setAlpha(60)
             return c

@@ -58,6 +58,7 @@ class StageView(QWidget):
         t.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         t.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         t.setWordWrap(False)
+        t.setAutoScroll(False)  # the selection follows a re-ranked row; the view stays put
         t.setShowGrid(False)
         t.setAlternatingRowColors(True)
         t.verticalHeader().hide()
@@ -112,9 +113,15 @@ class StageView(QWidget):
         finally:
             self._syncing = False
 
-    def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
-        if not self._syncing and current.isValid():
-            self.row_picked.emit(self.model.row_id(current.row()))
+    def _current_changed(self, current: QModelIndex, previous: QModelIndex) -> None:
+        if self._syncing or not current.isValid():
+            return
+        rid = self.model.row_id(current.row())
+        if rid is None:  # a row past the stage's rows holds nothing to pick: stay put
+            self.show_selected(self.model.row_id(previous.row()) if previous.isValid()
+                               else None, scroll=False)
+            return
+        self.row_picked.emit(rid)
 
     def _menu(self, pos: Any) -> None:
         idx = self.table.indexAt(pos)

@@ -26,7 +26,7 @@ def test_selecting_a_row_highlights_it_in_every_stage(window, qtbot) -> None:
     vm = window.vm
     slide(window, "overfetch", 5.0)
     final = window.stages.view("final")
-    assert final.model.rowCount() > 1
+    assert final.model.live_count() > 1
     target = final.model.row_id(1)
     rect = final.table.visualRect(final.model.index(1, 1))
     qtbot.mouseClick(final.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
@@ -44,7 +44,7 @@ def test_out_of_scope_rows_carry_the_rule_that_excluded_them(window) -> None:
     raw = window.stages.view("raw").model
     col = raw.columns.index("scope")
     trace = window.vm.trace
-    for r in range(raw.rowCount()):
+    for r in range(raw.live_count()):
         i = int(raw.rows[r])
         cell = raw.data(raw.index(r, col))
         assert not trace.pool.in_scope[i]
@@ -62,7 +62,7 @@ def test_rows_cut_by_min_score_or_limit_look_different(window) -> None:
     blended = window.stages.view("blended").model
     fates = {trace.outcome(int(i)) for i in blended.rows}
     assert {"returned", "below_min_score"} <= fates
-    for r in range(blended.rowCount()):
+    for r in range(blended.live_count()):
         fate = trace.outcome(int(blended.rows[r]))
         colour = blended.data(blended.index(r, blended.columns.index("text")),
                               Qt.ItemDataRole.ForegroundRole)
@@ -167,7 +167,7 @@ def test_a_newer_query_supersedes_an_older_one(window, monkeypatch) -> None:
     p = vm.params
     want = run(vm.store, build_query(vm.store, p.mode, text=vm.text), p)
     shown = window.stages.view("raw").model
-    assert [shown.row_id(r) for r in range(shown.rowCount())] == want.ids("raw")
+    assert [shown.row_id(r) for r in range(shown.live_count())] == want.ids("raw")
 
 
 def test_use_as_query_searches_with_the_rows_vector(window, ready) -> None:
@@ -297,7 +297,7 @@ def test_a_failed_query_clears_stale_rows_and_sliders_do_not_hide_its_error(wind
     ready(vm)
     assert vm.error is not None and "scope" in vm.error
     message = vm.error
-    assert vm.traces == () and window.stages.view("raw").model.rowCount() == 0
+    assert vm.traces == () and window.stages.view("raw").model.live_count() == 0
     slide(window, "blend", 0.6)  # a tick on no pool must not replace the real reason
     assert window.error_bar.label.text() == message
     vm.set_param("scope", None)
