@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import QSize, Qt, QUrl, Signal
+from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import (
     QAction,
     QActionGroup,
@@ -17,6 +17,7 @@ from PySide6.QtGui import (
     QDropEvent,
     QGuiApplication,
     QKeySequence,
+    QResizeEvent,
 )
 from PySide6.QtWidgets import (
     QApplication,
@@ -25,7 +26,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QMainWindow,
     QMenu,
-    QMessageBox,
     QProgressBar,
     QSplitter,
     QVBoxLayout,
@@ -33,10 +33,11 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.core.engine.expect import attach
+from inspector.core.engine.trace import STAGES
 from inspector.core.errors import InspectorError
 from inspector.core.stores.opening import Opened
+from inspector.qt import fit, help_menu, theme
 from inspector.qt import settings as cfg
-from inspector.qt import theme
 from inspector.qt.pipeline.detail import DetailPane
 from inspector.qt.pipeline.expected import ExpectedPanel
 from inspector.qt.pipeline.funnel import DiagnosisBanner, ErrorBar, FunnelChart
@@ -64,7 +65,7 @@ class MainWindow(QMainWindow):
         self.persist = persist
         pg.setConfigOptions(antialias=True)
         self.vm = vm or Inspector(self)
-        self.setWindowTitle("Memory-store inspector")
+        self.setWindowTitle("")  # Qt adds the application's display name
         self.setWindowIcon(theme.app_icon())
         self.setAcceptDrops(True)
         self.theme_choice = "system"
@@ -73,6 +74,7 @@ class MainWindow(QMainWindow):
         self._menus: dict[str, QMenu] = {}
         self._actions: dict[str, QAction] = {}
         self._open_handler: Any = self.choose_store
+        self.dock_areas: dict[QDockWidget, Qt.DockWidgetArea] = {}
         self._build_panels()
         self._build_layout()
         self._build_menus()
@@ -105,6 +107,14 @@ class MainWindow(QMainWindow):
         self.bump = BumpChart(self)
         self.scatter_box, self.bump_box = PlotBox(self.scatter, self), PlotBox(self.bump, self)
         self.detail = DetailPane(self)
+        # the banner's place is kept while it is hidden: results arriving never push the
+        # stages down
+        self.banner_slot = QWidget(self, objectName="bannerSlot")
+        slot = QVBoxLayout(self.banner_slot)
+        slot.setContentsMargins(0, 0, 0, 0)
+        slot.addWidget(self.banner)
+        line = self.banner.fontMetrics().lineSpacing()
+        self.banner_slot.setMinimumHeight(3 * line + 16)
         self.expected = ExpectedPanel(vm, self)
         self.busy_bar = QProgressBar(self, minimum=0, maximum=0)
         self.busy_bar.setFixedWidth(120)
@@ -141,8 +151,8 @@ class MainWindow(QMainWindow):
         lay.addWidget(self.query_bar)
         lay.addWidget(self.error_bar)
         lay.addLayout(self.notices)
-        for w in (self.banner, self.sliders):
-            lay.addWidget(w)
+        lay.addWidget(self.banner_slot)
+        lay.addWidget(self.sliders)
         lay.addWidget(self.splitters["main"], 1)
         self.setCentralWidget(central)
 
@@ -193,7 +203,13 @@ class MainWindow(QMainWindow):
         self.notices.addWidget(widget)
 
     def add_dock(self, dock: QDockWidget, area: Qt.DockWidgetArea) -> None:
+        """Add a dock that follows the window's one dock rule (fit.place_dock): docked when
+        the stages keep a usable size beside it, floating over the window otherwise."""
         self.addDockWidget(area, dock)
+        self.dock_areas[dock] = area
+        fit.prepare_docks(self, {dock: area})
+        dock.visibilityChanged.connect(
+            lambda on, d=dock, a=area: on and fit.size_docked(self, d, a))
 
     def add_query_widget(self, widget: QWidget) -> None:
         """A control in the query row, before the Run button."""
@@ -250,7 +266,7 @@ class MainWindow(QMainWindow):
             themes.addAction(t_act)
             self.theme_actions[choice] = t_act
         add("view", act("&Reset layout", self._default_sizes), "reset_layout")
-        add("help", act("&About", self._about), "about")
+        help_menu.install(self)
         self._fill_recent(cfg.recent_stores())
 
     def _connect(self) -> None:
@@ -294,7 +310,7 @@ class MainWindow(QMainWindow):
         self._bar_key = None
         self._show_params()
         name = "demo store" if opened.demo else st.uri
-        self.setWindowTitle(f"Memory-store inspector — {name} ({st.table_name})")
+        self.setWindowTitle(f"{name} ({st.table_name})")
         self.status_label.setText(f"Opened {name}: table {st.table_name}, {st.rows:,} rows.")
         if not opened.demo and self.persist:
             self._fill_recent(cfg.add_recent(st.uri))
@@ -351,6 +367,17 @@ class MainWindow(QMainWindow):
         if path:
             self.vm.load_scope_map(path)
 
+    def open_demo_story(self, n: int) -> None:
+        """One of the demo store's suggested queries (opening the demo store first if
+        another store is open)."""
+        opened = self.vm.opened
+        if opened is not None and opened.demo and self.vm.store is not None:
+            self.vm.load_suggested(n)
+        else:
+            self.vm.open_store(None, then="none")
+            self.vm.jobs.wait_idle(60.0)
+            self.vm.load_suggested(n)
+
     def focus_query(self) -> None:
         self.query_bar.text.setFocus()
         self.query_bar.text.selectAll()
@@ -394,12 +421,6 @@ class MainWindow(QMainWindow):
             act.triggered.connect(lambda _=False, u=uri: self.open_store(u))
         self.recent_menu.setEnabled(bool(items))
 
-    def _about(self) -> None:
-        QMessageBox.about(self, "Memory-store inspector",
-                          "See a memory store's retrieval pipeline stage by stage: raw, scoped, "
-                          "blended and final, with live over-fetch and blend sliders.\n\n"
-                          "The same engine as `inspector query`.")
-
     def apply_theme(self, choice: str) -> None:
         self.theme_choice = choice
         self.theme_actions[choice].setChecked(True)
@@ -434,10 +455,12 @@ class MainWindow(QMainWindow):
     # ---- settings ----
     def _restore_settings(self) -> None:
         geometry = cfg.load_state("window/geometry")
-        if geometry is not None:
-            self.restoreGeometry(geometry)
-        else:
-            self.resize(QSize(1600, 1000))
+        if geometry is None or not self.restoreGeometry(geometry):
+            fit.place_first(self)
+        fit.clamp_to_screen(self)  # saved on a larger screen, or a display since unplugged
+        self.stages.header_states = {
+            stage: state for stage in STAGES
+            if (state := cfg.load_state(f"tables/{stage}")) is not None}
         for name in SPLITTERS:
             state = cfg.load_state(f"splitters/{name}")
             if state is not None:
@@ -457,9 +480,17 @@ class MainWindow(QMainWindow):
         cfg.save_state("window/docks", self.saveState())
         for name, sp in self.splitters.items():
             cfg.save_state(f"splitters/{name}", sp.saveState())
+        if self.stages.lanes:
+            for stage in STAGES:
+                header = self.stages.view(stage).table.horizontalHeader()
+                cfg.save_state(f"tables/{stage}", header.saveState())
         cfg.save_state("theme", self.theme_choice)
         vm = self.vm
         cfg.save_params(vm.preset, vm.given, vm.compare, vm.text)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        fit.prepare_docks(self, self.dock_areas)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if self.persist:

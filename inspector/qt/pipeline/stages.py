@@ -58,8 +58,7 @@ class LaneView(QWidget):
         self.views = {s: StageView(s, self) for s in STAGES}
         for s in STAGES:
             self.splitter.addWidget(self.views[s])
-            self.views[s].setMinimumWidth(160)
-        self.splitter.setSizes([370, 230, 320, 230])
+        self.splitter.setSizes([430, 210, 300, 190])
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(2)
@@ -75,6 +74,7 @@ class StagesPanel(QWidget):
         self.vm = vm
         self.tokens: Tokens = LIGHT
         self.lanes: list[LaneView] = []
+        self.header_states: dict[str, bytes] = {}  # saved column widths, per stage
         self._layout = QVBoxLayout(self)
         self._layout.setContentsMargins(0, 0, 0, 0)
         self._layout.setSpacing(8)
@@ -87,7 +87,9 @@ class StagesPanel(QWidget):
     def _ensure_lanes(self, n: int) -> None:
         while len(self.lanes) < n:
             lane = LaneView(len(self.lanes), self)
-            for view in lane.views.values():
+            for stage, view in lane.views.items():
+                if stage in self.header_states:
+                    view.table.horizontalHeader().restoreState(self.header_states[stage])
                 view.set_tokens(self.tokens)
                 view.row_picked.connect(lambda rid, k=lane.lane: self.vm.select(rid, k))
                 view.row_action.connect(self._row_action)

@@ -14,7 +14,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QGraphicsEllipseItem, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from inspector.core.analysis.poolmap import PoolMap
-from inspector.qt.pipeline.plots import _style
+from inspector.qt.pipeline.plots import MIN_PLOT, _style, plain_axes
 from inspector.qt.theme import LIGHT, Tokens
 from inspector.qt.tuning.tuning_jobs import map_job
 from inspector.qt.viewmodel import Inspector
@@ -36,7 +36,8 @@ class PoolMapPlot(pg.PlotWidget):
     point_clicked = Signal(object)  # row id
 
     def __init__(self, parent: Any = None) -> None:
-        super().__init__(parent)
+        super().__init__(parent, axisItems=plain_axes())
+        self.setMinimumSize(*MIN_PLOT)
         self.setObjectName("poolMap")
         plot = self.getPlotItem()
         plot.setMenuEnabled(False)
