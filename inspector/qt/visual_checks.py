@@ -97,6 +97,11 @@ def elided_scope_problems(win: QWidget) -> list[str]:
         col = model.columns.index("scope")
         if table.isColumnHidden(col):
             continue
+        right = table.columnViewportPosition(col) + table.columnWidth(col)
+        if model.rowCount() and (table.columnViewportPosition(col) < 0
+                                 or right > table.viewport().width() + 1):
+            out.append(f"{table.objectName()}: the scope column is scrolled out of view")
+            continue
         fm = table.fontMetrics()
         for r in range(min(model.rowCount(), 60)):
             text = str(model.data(model.index(r, col), Qt.ItemDataRole.DisplayRole) or "")

@@ -45,9 +45,28 @@ from inspector.qt.pipeline.plots import BumpChart, PlotBox, ScoreScatter
 from inspector.qt.pipeline.query_bar import QueryBar
 from inspector.qt.pipeline.sliders import SliderPanel
 from inspector.qt.pipeline.stages import StagesPanel
+from inspector.qt.shortcuts import ShortcutGuard
 from inspector.qt.viewmodel import Inspector
 
 SPLITTERS = ("main", "left", "plots", "side")
+# the core speaks the command line's language; the window says where to click instead
+GUI_WORDS = (
+    ("pass --embedder NAME, or query with --vector or --vector-of ID instead",
+     "pick an embedder next to Run, or right-click a row and choose Use as query"),
+    ("pass --embedder NAME", "pick an embedder next to Run"),
+    ("--vector-of ID", "Use as query (right-click a row)"),
+    ("pass --embedder ", "pick in the embedder box next to Run: "),
+)
+
+
+def gui_words(message: str) -> str:
+    for cli, gui in GUI_WORDS:
+        message = message.replace(cli, gui)
+    return message
+
+
+def plural(n: int, noun: str) -> str:
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
 class MainWindow(QMainWindow):
@@ -79,6 +98,7 @@ class MainWindow(QMainWindow):
         self._build_layout()
         self._build_menus()
         self._connect()
+        self.shortcut_guard = ShortcutGuard(self)
         if restore:
             self._restore_settings()
         self.apply_theme(self.theme_choice)
@@ -303,6 +323,7 @@ class MainWindow(QMainWindow):
             self._bar_key = key
             self.query_bar.show_params(vm.params, vm.preset, vm.given, vm.compare)
         self.sliders.show_params(vm.params)
+        self.query_bar.show_modified(vm.preset, vm.given)
 
     def _store_opened(self, opened: Opened) -> None:
         st = opened.store
@@ -331,9 +352,10 @@ class MainWindow(QMainWindow):
             self.status_label.setText("Working…")
         elif vm.trace is not None:
             c = vm.trace.counters
-            self.status_label.setText(f"{c['returned']} results · {c['rawCandidates']} raw "
-                                      f"candidates · a pool of {vm.trace.pool.size} is cached, "
-                                      "so the sliders re-rank without a new query")
+            self.status_label.setText(
+                f"{plural(c['returned'], 'result')} · "
+                f"{plural(c['rawCandidates'], 'raw candidate')} · a pool of "
+                f"{vm.trace.pool.size} is cached, so the sliders re-rank without a new query")
 
     def _selection_changed(self, row_id: Any) -> None:
         vm = self.vm
@@ -347,6 +369,7 @@ class MainWindow(QMainWindow):
         self._status()
 
     def _error(self, message: str) -> None:
+        message = gui_words(message)
         self.error_bar.show_error(message)
         self.status_label.setText(message)
 

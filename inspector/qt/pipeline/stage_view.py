@@ -18,7 +18,13 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.core.engine.trace import Trace
-from inspector.qt.pipeline.stage_table import NARROW_SCOPE, TITLES, WIDTHS, StageModel
+from inspector.qt.pipeline.stage_table import (
+    NARROW_SCOPE,
+    TITLES,
+    WIDTHS,
+    StageModel,
+    verdict,
+)
 from inspector.qt.theme import Tokens
 
 TEXT_MIN = 64
@@ -103,8 +109,9 @@ class StageView(QWidget):
             want = NARROW_SCOPE
         else:
             fm = self.table.fontMetrics()
-            verdicts = {f"⚠ ✗ {r}" for r, ok in zip(list(p.scope_rule),
-                                                    list(p.in_scope), strict=True) if not ok}
+            verdicts = {"⚠ " + verdict(False, str(r))
+                        for r, ok in zip(list(p.scope_rule), list(p.in_scope), strict=True)
+                        if not ok}
             want = max([fm.horizontalAdvance(v) + 16 for v in verdicts] + [NARROW_SCOPE])
             want = min(want, SCOPE_MAX)
         if self.table.columnWidth(col) != want:
