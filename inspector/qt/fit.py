@@ -53,14 +53,16 @@ def clamp_to_screen(win: QWidget) -> None:
         win.move(x, y)
 
 
-def room_for(win: QMainWindow, area: Qt.DockWidgetArea) -> bool:
+def room_for(win: QMainWindow, area: Qt.DockWidgetArea, dock: QDockWidget | None = None) -> bool:
     """Whether a dock of its usual extent fits in this area with the stages kept usable
     (measured while the dock is hidden)."""
     central = win.centralWidget()
+    need = central.minimumSizeHint().expandedTo(STAGES_MIN)
     extent = DOCK_EXTENT.get(area, 380)
+    own = dock.minimumSizeHint() if dock is not None else QSize(0, 0)
     if area in (Qt.DockWidgetArea.BottomDockWidgetArea, Qt.DockWidgetArea.TopDockWidgetArea):
-        return central.height() - extent >= STAGES_MIN.height()
-    return central.width() - extent >= STAGES_MIN.width()
+        return central.height() - max(extent, own.height()) >= need.height()
+    return central.width() - max(extent, own.width()) >= need.width()
 
 
 def prepare_docks(win: QMainWindow, areas: dict[QDockWidget, Qt.DockWidgetArea]) -> None:
@@ -71,7 +73,7 @@ def prepare_docks(win: QMainWindow, areas: dict[QDockWidget, Qt.DockWidgetArea])
     for dock, area in areas.items():
         if dock.isVisible():
             continue
-        fits = room_for(win, area)
+        fits = room_for(win, area, dock)
         if dock.isFloating() == (not fits):
             continue
         dock.setFloating(not fits)

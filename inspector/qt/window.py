@@ -49,6 +49,7 @@ from inspector.qt.shortcuts import ShortcutGuard
 from inspector.qt.viewmodel import Inspector
 
 SPLITTERS = ("main", "left", "plots", "side")
+STAGES_MIN_HEIGHT = 210
 # the core speaks the command line's language; the window says where to click instead
 GUI_WORDS = (
     ("pass --embedder NAME, or query with --vector or --vector-of ID instead",
@@ -126,6 +127,7 @@ class MainWindow(QMainWindow):
         self.scatter = ScoreScatter(self)
         self.bump = BumpChart(self)
         self.scatter_box, self.bump_box = PlotBox(self.scatter, self), PlotBox(self.bump, self)
+        self.stages.setMinimumHeight(STAGES_MIN_HEIGHT)  # a title, a note and a few rows
         self.detail = DetailPane(self)
         # the banner's place is kept while it is hidden: results arriving never push the
         # stages down

@@ -42,8 +42,9 @@ def test_a_mouse_drag_lands_on_round_values(window, qtbot) -> None:
     slider = window.sliders.sliders["blend"]
     inner = slider.findChild(QSlider)
     y = inner.height() / 2
-    for kind, x in ((QEvent.Type.MouseButtonPress, 2), (QEvent.Type.MouseMove, inner.width() * 0.513),
-                    (QEvent.Type.MouseButtonRelease, inner.width() * 0.513)):
+    end = inner.width() * 0.513
+    for kind, x in ((QEvent.Type.MouseButtonPress, 2), (QEvent.Type.MouseMove, end),
+                    (QEvent.Type.MouseButtonRelease, end)):
         QApplication.sendEvent(inner, QMouseEvent(kind, QPointF(x, y), QPointF(x, y),
                                                   Qt.MouseButton.LeftButton,
                                                   Qt.MouseButton.LeftButton,

@@ -77,3 +77,55 @@ def test_gallery_command_writes_named_pngs(tmp_path: Path) -> None:
     names = sorted(p.name for p in tmp_path.glob("*.png"))
     assert names == ["error-light-1366x768.png", "scoped-miss-light-1366x768.png"]
     assert code == 0, (tmp_path / "checks.txt").read_text()
+
+
+def test_a_first_window_fits_the_available_screen(qtbot) -> None:
+    from inspector.qt.window import MainWindow
+
+    win = MainWindow()  # no saved geometry in the redirected settings
+    qtbot.addWidget(win)
+    win.show()
+    area = win.screen().availableGeometry()
+    assert area.contains(win.frameGeometry()) or area.contains(win.geometry())
+    assert win.width() <= 1600 and win.height() <= 1000
+
+
+def test_tuning_panel_on_a_short_window_floats_inside_the_screen(window, qtbot) -> None:
+    window.resize(1366, 740)
+    qtbot.wait(20)
+    before = window.size()
+    window.action_tuning = window.tuning_dock.toggleViewAction()
+    window.action_tuning.trigger()  # Ctrl+T
+    qtbot.wait(50)
+    dock = window.tuning_dock
+    assert dock.isVisible() and dock.isFloating()
+    assert window.size() == before
+    assert window.screen().availableGeometry().contains(dock.geometry())
+
+
+def test_tuning_panel_docks_when_the_stages_keep_room(window, qtbot) -> None:
+    window.resize(1900, 1400)
+    qtbot.wait(20)
+    window.tuning_dock.toggleViewAction().trigger()
+    qtbot.wait(50)
+    assert window.tuning_dock.isVisible() and not window.tuning_dock.isFloating()
+    assert window.stages.height() >= 200
+
+
+def test_results_arriving_do_not_push_the_stages_down(qtbot, ready) -> None:
+    from PySide6.QtCore import QPoint
+
+    from inspector.qt.window import MainWindow
+
+    win = MainWindow(restore=False, persist=False)
+    qtbot.addWidget(win)
+    win.resize(1600, 1000)
+    win.show()
+    qtbot.wait(20)
+    y = win.stages.mapTo(win, QPoint(0, 0)).y()
+    assert not win.banner.isVisible()
+    win.vm.open_store(None)
+    ready(win.vm)
+    qtbot.wait(20)
+    assert win.banner.isVisible()
+    assert abs(win.stages.mapTo(win, QPoint(0, 0)).y() - y) <= 45  # the notice bar, not ~90
