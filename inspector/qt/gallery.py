@@ -134,6 +134,9 @@ def render(out: Path, sizes: tuple[tuple[int, int], ...] = SIZES,
                     enter_state(win, state, Path(tmp) / f"{size[0]}-{theme}")
                     name = f"{state}-{theme}-{size[0]}x{size[1]}"
                     win.grab().save(str(out / f"{name}.png"), "PNG")
+                    for dock in win.dock_areas:  # a floating dock is a window of its own
+                        if dock.isVisible() and dock.isFloating():
+                            dock.grab().save(str(out / f"{name}-{dock.objectName()}.png"))
                     found += [f"{name}: {p}" for p in problems(win)]
                 win.close()
     (out / "checks.txt").write_text("\n".join(found) + ("\n" if found else ""),

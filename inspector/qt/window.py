@@ -135,6 +135,10 @@ class MainWindow(QMainWindow):
         slot = QVBoxLayout(self.banner_slot)
         slot.setContentsMargins(0, 0, 0, 0)
         slot.addWidget(self.banner)
+        self.banner_placeholder = QLabel("The diagnosis of the query appears here.",
+                                         objectName="stageNote")
+        self.banner_placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        slot.addWidget(self.banner_placeholder)
         line = self.banner.fontMetrics().lineSpacing()
         self.banner_slot.setMinimumHeight(3 * line + 16)
         self.expected = ExpectedPanel(vm, self)
@@ -343,6 +347,7 @@ class MainWindow(QMainWindow):
         named = list(zip(vm.placements, vm.traces, strict=False))
         self.funnel.set_traces(named)
         self.banner.set_traces(named)
+        self.banner_placeholder.setVisible(self.banner.isHidden())
         self.scatter.set_trace(vm.trace, vm.selected, vm.expected)
         self.bump.set_trace(vm.trace, vm.selected)
         self.detail.show_row(vm.trace, vm.selected)

@@ -303,12 +303,14 @@ class BumpChart(pg.PlotWidget):
             self.dots.setData([], [])
             for lab in self.labels:
                 lab.setText("")
+            self.limit_line.hide()  # no ranks: no limit to draw among them
             self.empty.setText("No in-scope candidates to rank" if trace is not None else
                                "Run a query to see ranks before and after blending")
             self.empty.setPos(sum(X_RANGE) / 2, 5.5)
             self.getPlotItem().setRange(xRange=X_RANGE, yRange=(0.5, 10.5), padding=0)
             return
         self.empty.setText("")
+        self.limit_line.show()
         limit = trace.params.limit
         shown = shown_ranks(len(rows), limit)
         # only lines that touch the visible ranks: a thousand hidden segments cost ~10 ms
