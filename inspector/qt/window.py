@@ -23,10 +23,12 @@ from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
     QFileDialog,
+    QFrame,
     QLabel,
     QMainWindow,
     QMenu,
     QProgressBar,
+    QScrollArea,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -163,7 +165,12 @@ class MainWindow(QMainWindow):
             self.splitters["plots"].addWidget(w)
         self.splitters["left"].addWidget(self.stages)
         self.splitters["left"].addWidget(self.splitters["plots"])
-        self.splitters["side"].addWidget(self.detail)
+        detail_scroll = QScrollArea(self, objectName="detailScroll")
+        detail_scroll.setWidgetResizable(True)
+        detail_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        detail_scroll.setWidget(self.detail)  # squeezed, it scrolls: lines never overlap
+        self.detail.setMinimumHeight(360)
+        self.splitters["side"].addWidget(detail_scroll)
         self.splitters["side"].addWidget(self.expected)
         self.splitters["main"].addWidget(self.splitters["left"])
         self.splitters["main"].addWidget(self.splitters["side"])

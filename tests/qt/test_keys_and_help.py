@@ -8,7 +8,7 @@ import re
 import pytest
 from PySide6.QtCore import QEvent, QPointF, Qt
 from PySide6.QtGui import QKeyEvent, QMouseEvent
-from PySide6.QtWidgets import QApplication, QSlider
+from PySide6.QtWidgets import QApplication, QScrollArea, QSlider
 
 import inspector
 from inspector.qt.help_menu import TOUR, shortcut_rows
@@ -130,3 +130,36 @@ def test_gui_errors_name_controls_not_command_line_flags(window) -> None:
                    "--embedder NAME, or query with --vector or --vector-of ID instead.")
     shown = window.error_bar.label.text()
     assert "--" not in shown and "next to Run" in shown
+
+
+def test_counters_and_leg_depths_explain_themselves(window) -> None:
+    tip = window.funnel.toolTip()
+    for counter in window.vm.trace.counters:
+        assert f"{counter}:" in tip, counter
+    d = window.vm.trace.depths  # the scoped miss is hybrid: both legs are named
+    note_tip = window.stages.view("raw").note.toolTip()
+    assert f"vector leg fetches {d.vec_k} rows" in note_tip
+    assert f"full-text leg {d.fts_k}" in note_tip and f"cut to {d.pool}" in note_tip
+
+
+def test_column_widths_are_remembered(window, qtbot, ready) -> None:
+    from inspector.qt.window import MainWindow
+
+    view = window.stages.view("final")
+    col = view.model.columns.index("score")
+    view.table.setColumnWidth(col, 97)
+    window.close()  # saves
+    again = MainWindow()
+    qtbot.addWidget(again)
+    again.show()
+    again.vm.open_store(None)
+    ready(again.vm)
+    assert again.stages.view("final").table.columnWidth(col) == 97
+
+
+def test_many_expected_rows_scroll(window, qtbot) -> None:
+    window.vm.set_expected([f"no-such-row-{n}" for n in range(40)])
+    qtbot.wait(50)
+    scroll = window.expected.findChild(QScrollArea, "expectScroll")
+    assert scroll.verticalScrollBar().maximum() > 0
+    assert scroll.height() < window.expected.body.height()

@@ -18,6 +18,15 @@ DIAGNOSIS_TITLES = {
 LANE_NAMES = {"post": "post-filter", "pushdown": "pushdown"}
 
 
+COUNTER_TIPS = (
+    "How many rows each step kept, named as the real systems log them:\n"
+    "rawCandidates: rows the search fetched (the pool depth).\n"
+    "scopedCandidates: of those, rows inside the caller's scope.\n"
+    "filteredByScope: rows the scope filter removed (raw minus scoped).\n"
+    "belowMinScore: rows whose blended score is under the min score.\n"
+    "returned: rows the caller gets, at most the limit.")
+
+
 class FunnelChart(QWidget):
     """rawCandidates -> scopedCandidates -> above min score -> returned, one funnel per lane,
     with filteredByScope and belowMinScore written beside the step that removes them."""
@@ -28,9 +37,7 @@ class FunnelChart(QWidget):
         self.lanes: list[tuple[str, dict[str, int]]] = []
         self.tokens = LIGHT
         self.setMinimumSize(220, 150)
-        self.setToolTip("The engine's counters. filteredByScope = rawCandidates − "
-                        "scopedCandidates; belowMinScore rows fail the min score; the rest "
-                        "past the limit are cut.")
+        self.setToolTip(COUNTER_TIPS)
 
     def set_traces(self, traces: list[tuple[str, Trace]]) -> None:
         self.lanes = [(name, dict(t.counters)) for name, t in traces]

@@ -45,6 +45,19 @@ def stage_notes(t: Trace) -> dict[str, str]:
     return {"raw": raw, "scoped": scoped, "blended": blended, "final": final}
 
 
+def depth_tip(t: Trace) -> str:
+    """The raw stage's depths in plain words, from the trace's own numbers."""
+    p, d = t.params, t.depths
+    tip = (f"The search fetched up to {d.pool} rows: the limit ({p.limit}) times the "
+           f"over-fetch ({p.overfetch:g}), rounded up")
+    tip += f", and never more than the cap ({p.cap})." if p.cap else " (no cap)."
+    if p.mode == "hybrid":
+        tip += (f"\nHybrid search runs two searches first, the legs: the vector leg fetches "
+                f"{d.vec_k} rows and the full-text leg {d.fts_k}. Their lists are fused by "
+                f"reciprocal rank and the fused list is cut to {d.pool}.")
+    return tip
+
+
 class LaneView(QWidget):
     """Four stage tables for one filter placement."""
 
@@ -113,6 +126,9 @@ class StagesPanel(QWidget):
             notes = stage_notes(trace) if trace is not None else {}
             for s, view in lane.views.items():
                 view.set_trace(trace, expected, vm.selected, notes.get(s, ""))
+            tip = depth_tip(trace) if trace is not None else ""
+            if lane.views["raw"].note.toolTip() != tip:
+                lane.views["raw"].note.setToolTip(tip)
 
     def _show_selected(self, row_id: Any) -> None:
         for lane in self.lanes:
