@@ -163,3 +163,10 @@ def test_many_expected_rows_scroll(window, qtbot) -> None:
     scroll = window.expected.findChild(QScrollArea, "expectScroll")
     assert scroll.verticalScrollBar().maximum() > 0
     assert scroll.height() < window.expected.body.height()
+
+
+def test_the_title_names_the_store_once_and_the_app_through_qt(window) -> None:
+    title = window.windowTitle()
+    assert title.startswith("demo store (")
+    assert "inspector" not in title.lower()
+    assert QApplication.applicationDisplayName() == "Memory-store inspector"
