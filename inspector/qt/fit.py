@@ -78,15 +78,20 @@ def prepare_docks(win: QMainWindow, areas: dict[QDockWidget, Qt.DockWidgetArea])
             continue
         dock.setFloating(not fits)
         if not fits:
-            dock.setGeometry(_floating_box(win, area))
+            dock.setGeometry(_floating_box(win, area, dock))
 
 
-def _floating_box(win: QMainWindow, area: Qt.DockWidgetArea) -> QRect:
-    g = win.geometry().intersected(available(win))
+def _floating_box(win: QMainWindow, area: Qt.DockWidgetArea, dock: QDockWidget) -> QRect:
+    """Over the window's lower (or right) part, never smaller than the dock's own minimum,
+    never past the screen."""
+    screen = available(win)
+    g = win.geometry().intersected(screen)
+    own = dock.minimumSizeHint()
     if area in (Qt.DockWidgetArea.BottomDockWidgetArea, Qt.DockWidgetArea.TopDockWidgetArea):
-        h = min(460, g.height() // 2)
-        return QRect(g.left(), g.bottom() - h, min(g.width(), 1280), h)
-    w = min(520, g.width() // 2)
+        h = min(max(460, own.height() + 30), screen.height() - 40)
+        top = max(screen.top(), min(g.bottom() - h, screen.bottom() - h))
+        return QRect(g.left(), top, min(g.width(), 1280), h)
+    w = min(max(520, own.width()), g.width())
     return QRect(g.right() - w, g.top() + 80, w, max(300, g.height() - 120))
 
 

@@ -86,6 +86,18 @@ def plot_size_problems(win: QWidget) -> list[str]:
     return out
 
 
+def dock_problems(win: Any) -> list[str]:
+    """Visible docks at least their minimum size (floating ones are windows of their own)."""
+    out = []
+    for dock in getattr(win, "dock_areas", {}):
+        if dock.isVisible():
+            m = dock.minimumSizeHint()
+            if dock.height() < m.height() or dock.width() < m.width():
+                out.append(f"{dock.objectName()} is {dock.width()}x{dock.height()}, below its "
+                           f"minimum {m.width()}x{m.height()}")
+    return out
+
+
 def elided_scope_problems(win: QWidget) -> list[str]:
     """Scope verdict cells whose text is wider than their column."""
     out = []
@@ -131,4 +143,4 @@ def plot_axis_problems(win: Any) -> list[str]:
 def problems(win: Any) -> list[str]:
     """Everything the checks find, one sentence each."""
     return (plot_axis_problems(win) + outside_problems(win) + plot_size_problems(win)
-            + elided_scope_problems(win))
+            + elided_scope_problems(win) + dock_problems(win))

@@ -337,7 +337,7 @@ class BumpChart(pg.PlotWidget):
             self.chosen.setData([], [])
         self._label(trace, shown)
         self.limit_line.setPos(limit + 0.5)
-        step = 1 if shown <= 20 else 5 if shown <= 60 else 10
+        step = 1 if shown <= 12 else 2 if shown <= 24 else 5 if shown <= 60 else 10
         self.getPlotItem().getAxis("left").setTicks(
             [[(v, str(v)) for v in dict.fromkeys([1, *range(step, shown + 1, step)])]])
         self.getPlotItem().setRange(xRange=X_RANGE, yRange=(0.5, shown + 0.5), padding=0)
