@@ -27,7 +27,7 @@ from inspector.qt.pipeline.stage_table import (
 )
 from inspector.qt.theme import Tokens
 
-TEXT_MIN = 64
+STAGE_MIN = 160  # narrower stages come from docks: the window's dock rule floats those
 SCOPE_MAX = 420  # wider verdicts elide in the middle; the tooltip has them whole
 
 
@@ -84,8 +84,7 @@ class StageView(QWidget):
             else:
                 h.setSectionResizeMode(n, QHeaderView.ResizeMode.Interactive)
                 t.setColumnWidth(n, WIDTHS[name])
-        fixed = sum(WIDTHS[c] for c in self.model.columns if c != "text")
-        self.setMinimumWidth(fixed + TEXT_MIN + 6)  # the text never shrinks to a few letters
+        self.setMinimumWidth(STAGE_MIN)
 
     def set_trace(self, trace: Trace | None, expected: frozenset[Any], selected: Any,
                   note: str) -> None:
