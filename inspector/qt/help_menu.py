@@ -32,6 +32,18 @@ class Step:
     apply: Callable[[Any], None]
 
 
+def open_demo_story(win: Any, n: int) -> None:
+    """One of the demo store's suggested queries (opening the demo store first if
+    another store is open)."""
+    opened = win.vm.opened
+    if opened is not None and opened.demo and win.vm.store is not None:
+        win.vm.load_suggested(n)
+    else:
+        win.vm.open_store(None, then="none")
+        win.vm.jobs.wait_idle(60.0)
+        win.vm.load_suggested(n)
+
+
 def _first_raw(win: Any) -> None:
     trace = win.vm.trace
     if trace is not None and len(trace.stage("raw").rows):
@@ -45,7 +57,7 @@ def _select_expected(win: Any) -> None:
 
 TOUR = (
     Step("Scoped miss", "A docs search scoped to vault-agent returns nothing: the scope filter "
-         "runs after a global top 10.", lambda w: w.open_demo_story(0)),
+         "runs after a global top 10.", lambda w: open_demo_story(w, 0)),
     Step("Scoped miss", "All 10 raw candidates come from other repos; the scope column says "
          "which rule removed each.", _first_raw),
     Step("Scoped miss", "Over-fetch 2.5 fetches 25 candidates, deep enough for the first "
@@ -54,7 +66,7 @@ TOUR = (
          "vault-agent docs at once.", lambda w: (w.vm.set_param("overfetch", 1.0),
                                                  w.vm.set_param("filter", "pushdown"))),
     Step("Importance", "At blend weight 0 ranking ignores importance: the low-importance "
-         "memory ranks first.", lambda w: w.open_demo_story(1)),
+         "memory ranks first.", lambda w: open_demo_story(w, 1)),
     Step("Importance", "Blend weight 0.5 multiplies each score by 0.5 + 0.5 × importance: "
          "the expected memory overtakes it.", lambda w: w.vm.set_param("blend", 0.5)),
     Step("Importance", "The rank-shift chart shows who moved; the detail pane shows this "

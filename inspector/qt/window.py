@@ -49,29 +49,10 @@ from inspector.qt.pipeline.sliders import SliderPanel
 from inspector.qt.pipeline.stages import StagesPanel
 from inspector.qt.shortcuts import ShortcutGuard
 from inspector.qt.viewmodel import Inspector
+from inspector.qt.wording import gui_words, plural
 
 SPLITTERS = ("main", "left", "plots", "side")
 STAGES_MIN_HEIGHT = 210
-# the core speaks the command line's language; the window says where to click instead
-GUI_WORDS = (
-    ("pass --embedder NAME, or query with --vector or --vector-of ID instead",
-     "pick an embedder next to Run, or right-click a row and choose Use as query"),
-    ("pass --embedder NAME", "pick an embedder next to Run"),
-    ("--vector-of ID", "Use as query (right-click a row)"),
-    ("pass --embedder ", "pick in the embedder box next to Run: "),
-)
-
-
-def gui_words(message: str) -> str:
-    for cli, gui in GUI_WORDS:
-        message = message.replace(cli, gui)
-    return message
-
-
-def plural(n: int, noun: str) -> str:
-    return f"{n:,} {noun}" + ("" if n == 1 else "s")
-
-
 class MainWindow(QMainWindow):
     """The pipeline window. Add-ons extend it only through its extension points: `menu`,
     `add_menu`, `add_action`, `action`, `add_notice`, `add_dock`, `add_query_widget`,
@@ -403,17 +384,6 @@ class MainWindow(QMainWindow):
                                               "JSON (*.json)")
         if path:
             self.vm.load_scope_map(path)
-
-    def open_demo_story(self, n: int) -> None:
-        """One of the demo store's suggested queries (opening the demo store first if
-        another store is open)."""
-        opened = self.vm.opened
-        if opened is not None and opened.demo and self.vm.store is not None:
-            self.vm.load_suggested(n)
-        else:
-            self.vm.open_store(None, then="none")
-            self.vm.jobs.wait_idle(60.0)
-            self.vm.load_suggested(n)
 
     def focus_query(self) -> None:
         self.query_bar.text.setFocus()
