@@ -170,3 +170,21 @@ def test_the_title_names_the_store_once_and_the_app_through_qt(window) -> None:
     assert title.startswith("demo store (")
     assert "inspector" not in title.lower()
     assert QApplication.applicationDisplayName() == "Memory-store inspector"
+
+
+def test_a_key_a_text_field_claims_still_reaches_a_window_shortcut(window, qtbot) -> None:
+    from PySide6.QtGui import QAction, QKeySequence
+
+    fired = []
+    act = QAction("jump", window)
+    act.setShortcut(QKeySequence("Home"))  # a line edit claims Home (start of line) for itself
+    act.triggered.connect(lambda: fired.append(True))
+    window.addAction(act)
+    entry = window.expected.entry
+    window.activateWindow()
+    entry.setFocus()
+    qtbot.waitUntil(entry.hasFocus, timeout=2000)
+    entry.setText("abc")
+    qtbot.keyClick(entry, Qt.Key.Key_Home)
+    assert fired == [True]
+    assert entry.cursorPosition() == 3
