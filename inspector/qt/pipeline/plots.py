@@ -304,6 +304,7 @@ class BumpChart(pg.PlotWidget):
             for lab in self.labels:
                 lab.setText("")
             self.limit_line.hide()  # no ranks: no limit to draw among them
+            self.getPlotItem().getAxis("left").setTicks(None)  # not an earlier trace's ticks
             self.empty.setText("No in-scope candidates to rank" if trace is not None else
                                "Run a query to see ranks before and after blending")
             self.empty.setPos(sum(X_RANGE) / 2, 5.5)
