@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import QSize, Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QAction,
     QActionGroup,
@@ -17,26 +17,29 @@ from PySide6.QtGui import (
     QDropEvent,
     QGuiApplication,
     QKeySequence,
+    QResizeEvent,
 )
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
     QFileDialog,
+    QFrame,
     QLabel,
     QMainWindow,
     QMenu,
-    QMessageBox,
     QProgressBar,
+    QScrollArea,
     QSplitter,
     QVBoxLayout,
     QWidget,
 )
 
 from inspector.core.engine.expect import attach
+from inspector.core.engine.trace import STAGES
 from inspector.core.errors import InspectorError
 from inspector.core.stores.opening import Opened
+from inspector.qt import fit, help_menu, theme
 from inspector.qt import settings as cfg
-from inspector.qt import theme
 from inspector.qt.pipeline.detail import DetailPane
 from inspector.qt.pipeline.expected import ExpectedPanel
 from inspector.qt.pipeline.funnel import DiagnosisBanner, ErrorBar, FunnelChart
@@ -45,10 +48,13 @@ from inspector.qt.pipeline.plots import BumpChart, PlotBox, ScoreScatter
 from inspector.qt.pipeline.query_bar import QueryBar
 from inspector.qt.pipeline.sliders import SliderPanel
 from inspector.qt.pipeline.stages import StagesPanel
+from inspector.qt.shortcuts import ShortcutGuard
 from inspector.qt.viewmodel import Inspector
+from inspector.qt.wording import gui_words, plural
 
 SPLITTERS = ("main", "left", "plots", "side")
 PLOT_SETTLE_MS = 120  # plots redraw once a slider has rested this long (or at once when shown)
+STAGES_MIN_HEIGHT = 210
 
 
 class MainWindow(QMainWindow):
@@ -66,7 +72,7 @@ class MainWindow(QMainWindow):
         self.persist = persist
         pg.setConfigOptions(antialias=True)
         self.vm = vm or Inspector(self)
-        self.setWindowTitle("Memory-store inspector")
+        self.setWindowTitle("")  # Qt adds the application's display name
         self.setWindowIcon(theme.app_icon())
         self.setAcceptDrops(True)
         self.theme_choice = "system"
@@ -79,10 +85,12 @@ class MainWindow(QMainWindow):
         self._plots_stale: set[PlotBox] = set()
         self._plot_timer = QTimer(self, singleShot=True, interval=PLOT_SETTLE_MS)
         self._plot_timer.timeout.connect(self.flush_plots)
+        self.dock_areas: dict[QDockWidget, Qt.DockWidgetArea] = {}
         self._build_panels()
         self._build_layout()
         self._build_menus()
         self._connect()
+        self.shortcut_guard = ShortcutGuard(self)
         if restore:
             self._restore_settings()
         self.apply_theme(self.theme_choice)
@@ -113,7 +121,20 @@ class MainWindow(QMainWindow):
         self.scatter = ScoreScatter(self)
         self.bump = BumpChart(self)
         self.scatter_box, self.bump_box = PlotBox(self.scatter, self), PlotBox(self.bump, self)
+        self.stages.setMinimumHeight(STAGES_MIN_HEIGHT)  # a title, a note and a few rows
         self.detail = DetailPane(self)
+        # the banner's place is kept while it is hidden: results arriving never push the
+        # stages down
+        self.banner_slot = QWidget(self, objectName="bannerSlot")
+        slot = QVBoxLayout(self.banner_slot)
+        slot.setContentsMargins(0, 0, 0, 0)
+        slot.addWidget(self.banner)
+        self.banner_placeholder = QLabel("The diagnosis of the query appears here.",
+                                         objectName="stageNote")
+        self.banner_placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        slot.addWidget(self.banner_placeholder)
+        line = self.banner.fontMetrics().lineSpacing()
+        self.banner_slot.setMinimumHeight(3 * line + 16)
         self.expected = ExpectedPanel(vm, self)
         self.busy_bar = QProgressBar(self, minimum=0, maximum=0)
         self.busy_bar.setFixedWidth(120)
@@ -136,7 +157,12 @@ class MainWindow(QMainWindow):
             self.splitters["plots"].addWidget(w)
         self.splitters["left"].addWidget(self.stages)
         self.splitters["left"].addWidget(self.splitters["plots"])
-        self.splitters["side"].addWidget(self.detail)
+        detail_scroll = QScrollArea(self, objectName="detailScroll")
+        detail_scroll.setWidgetResizable(True)
+        detail_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        detail_scroll.setWidget(self.detail)  # squeezed, it scrolls: lines never overlap
+        self.detail.setMinimumHeight(360)
+        self.splitters["side"].addWidget(detail_scroll)
         self.splitters["side"].addWidget(self.expected)
         self.splitters["main"].addWidget(self.splitters["left"])
         self.splitters["main"].addWidget(self.splitters["side"])
@@ -150,8 +176,8 @@ class MainWindow(QMainWindow):
         lay.addWidget(self.query_bar)
         lay.addWidget(self.error_bar)
         lay.addLayout(self.notices)
-        for w in (self.banner, self.sliders):
-            lay.addWidget(w)
+        lay.addWidget(self.banner_slot)
+        lay.addWidget(self.sliders)
         lay.addWidget(self.splitters["main"], 1)
         self.setCentralWidget(central)
 
@@ -202,7 +228,13 @@ class MainWindow(QMainWindow):
         self.notices.addWidget(widget)
 
     def add_dock(self, dock: QDockWidget, area: Qt.DockWidgetArea) -> None:
+        """Add a dock that follows the window's one dock rule (fit.place_dock): docked when
+        the stages keep a usable size beside it, floating over the window otherwise."""
         self.addDockWidget(area, dock)
+        self.dock_areas[dock] = area
+        fit.prepare_docks(self, {dock: area})
+        dock.visibilityChanged.connect(
+            lambda on, d=dock, a=area: on and fit.size_docked(self, d, a))
 
     def add_query_widget(self, widget: QWidget) -> None:
         """A control in the query row, before the Run button."""
@@ -259,7 +291,7 @@ class MainWindow(QMainWindow):
             themes.addAction(t_act)
             self.theme_actions[choice] = t_act
         add("view", act("&Reset layout", self._default_sizes), "reset_layout")
-        add("help", act("&About", self._about), "about")
+        help_menu.install(self)
         self._fill_recent(cfg.recent_stores())
 
     def _connect(self) -> None:
@@ -299,6 +331,7 @@ class MainWindow(QMainWindow):
             self._bar_key = key
             self.query_bar.show_params(vm.params, vm.preset, vm.given, vm.compare)
         self.sliders.show_params(vm.params)
+        self.query_bar.show_modified(vm.preset, vm.given)
 
     def _store_opened(self, opened: Opened) -> None:
         st = opened.store
@@ -306,7 +339,7 @@ class MainWindow(QMainWindow):
         self._bar_key = None
         self._show_params()
         name = "demo store" if opened.demo else st.display_uri
-        self.setWindowTitle(f"Memory-store inspector — {name} ({st.table_name})")
+        self.setWindowTitle(f"{name} ({st.table_name})")  # Qt appends the application name
         self.status_label.setText(f"Opened {name}: table {st.table_name}, {st.rows:,} rows.")
         if not opened.demo and self.persist:
             self._fill_recent(cfg.add_recent(st.uri))
@@ -323,6 +356,7 @@ class MainWindow(QMainWindow):
         named = list(zip(vm.placements, vm.traces, strict=False))
         self.funnel.set_traces(named)
         self.banner.set_traces(named)
+        self.banner_placeholder.setVisible(self.banner.isHidden())
         self.detail.show_row(vm.trace, vm.selected)
         self._status()
         self._plots_stale = {self.scatter_box, self.bump_box}
@@ -357,9 +391,10 @@ class MainWindow(QMainWindow):
             self.status_label.setText("Opening the store…" if opening else "Working…")
         elif vm.trace is not None:
             c = vm.trace.counters
-            self.status_label.setText(f"{c['returned']} results · {c['rawCandidates']} raw "
-                                      f"candidates · a pool of {vm.trace.pool.size} is cached, "
-                                      "so the sliders re-rank without a new query")
+            self.status_label.setText(
+                f"{plural(c['returned'], 'result')} · "
+                f"{plural(c['rawCandidates'], 'raw candidate')} · a pool of "
+                f"{vm.trace.pool.size} is cached, so the sliders re-rank without a new query")
 
     def show_loading(self, what: str) -> None:
         """The loading state shown before the store (and the engine) is loaded."""
@@ -378,6 +413,7 @@ class MainWindow(QMainWindow):
         self._status()
 
     def _error(self, message: str) -> None:
+        message = gui_words(message)
         self.error_bar.show_error(message)
         self.status_label.setText(message)
 
@@ -441,12 +477,6 @@ class MainWindow(QMainWindow):
             act.triggered.connect(lambda _=False, u=uri: self.open_store(u))
         self.recent_menu.setEnabled(bool(items))
 
-    def _about(self) -> None:
-        QMessageBox.about(self, "Memory-store inspector",
-                          "See a memory store's retrieval pipeline stage by stage: raw, scoped, "
-                          "blended and final, with live over-fetch and blend sliders.\n\n"
-                          "The same engine as `inspector query`.")
-
     def apply_theme(self, choice: str) -> None:
         self.theme_choice = choice
         self.theme_actions[choice].setChecked(True)
@@ -482,10 +512,12 @@ class MainWindow(QMainWindow):
     # ---- settings ----
     def _restore_settings(self) -> None:
         geometry = cfg.load_state("window/geometry")
-        if geometry is not None:
-            self.restoreGeometry(geometry)
-        else:
-            self.resize(QSize(1600, 1000))
+        if geometry is None or not self.restoreGeometry(geometry):
+            fit.place_first(self)
+        fit.clamp_to_screen(self)  # saved on a larger screen, or a display since unplugged
+        self.stages.header_states = {
+            stage: state for stage in STAGES
+            if (state := cfg.load_state(f"tables/{stage}")) is not None}
         for name in SPLITTERS:
             state = cfg.load_state(f"splitters/{name}")
             if state is not None:
@@ -505,9 +537,17 @@ class MainWindow(QMainWindow):
         cfg.save_state("window/docks", self.saveState())
         for name, sp in self.splitters.items():
             cfg.save_state(f"splitters/{name}", sp.saveState())
+        if self.stages.lanes:
+            for stage in STAGES:
+                header = self.stages.view(stage).table.horizontalHeader()
+                cfg.save_state(f"tables/{stage}", header.saveState())
         cfg.save_state("theme", self.theme_choice)
         vm = self.vm
         cfg.save_params(vm.preset, vm.given, vm.compare, vm.text)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        fit.prepare_docks(self, self.dock_areas)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if self.persist:

@@ -31,7 +31,8 @@ def _stage_rows(trace: Trace, name: str, max_rows: int, groups: tuple[TieGroup, 
     text_col = trace.pool.roles.get("text")
     hybrid = trace.params.mode == "hybrid"
     tied = marks(groups, name)
-    head = (f"{'#':>3}  {'id':<26} {'dist':>7} {'base':>7} {'imp':>5} {'mult':>6} "
+    first = "fused" if hybrid else "dist"  # hybrid has no distance: that column is RRF
+    head = (f"{'#':>3}  {'id':<26} {first:>7} {'base':>7} {'imp':>5} {'mult':>6} "
             f"{'score':>7} {'scope':<5} text")
     lines = [head]
     for r, i in enumerate(stage.rows[:max_rows], 1):

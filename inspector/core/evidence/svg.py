@@ -135,9 +135,11 @@ def scatter(xs: Sequence[float], ys: Sequence[float], kinds: Sequence[str],
         qx, qy = ox + s(query[0]), oy + side - s(query[1])
         body.append(f'<text x="{qx:.1f}" y="{qy + 5:.1f}" text-anchor="middle" font-size="16" '
                     'fill="#dc2626">★</text>')
-        if radius:
-            body.append(f'<circle cx="{qx:.1f}" cy="{qy:.1f}" r="{s(lo + radius) - s(lo):.1f}" '
-                        'fill="none" stroke="#dc2626" stroke-dasharray="5 3"/>')
+        if radius:  # inside a nested svg the size of the box: the ring is clipped to it
+            body.append(f'<svg x="{ox}" y="{oy}" width="{side}" height="{side}">'
+                        f'<circle cx="{qx - ox:.1f}" cy="{qy - oy:.1f}" '
+                        f'r="{s(lo + radius) - s(lo):.1f}" fill="none" stroke="#dc2626" '
+                        'stroke-dasharray="5 3"/></svg>')
     for n, kind in enumerate(order):
         color, r = style[kind]
         body.append(f'<circle cx="{ox + side + 20}" cy="{oy + 10 + 16 * n}" r="{r}" '

@@ -161,6 +161,7 @@ class DetailPane(QWidget):
         self.columns.horizontalHeader().setSectionResizeMode(
             1, QHeaderView.ResizeMode.Stretch)
         self.columns.verticalHeader().setDefaultSectionSize(20)
+        self.columns.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # ids keep both ends
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         for w in (self.title, self.fate, self.text):

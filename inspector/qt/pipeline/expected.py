@@ -6,7 +6,16 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
 
 from inspector.core.engine.live import MAX_OVERFETCH
 from inspector.core.engine.trace import Expectation
@@ -59,7 +68,11 @@ class ExpectedPanel(QWidget):
         lay.addWidget(title)
         lay.addLayout(row)
         lay.addWidget(self.status)
-        lay.addWidget(self.body, 1)
+        scroll = QScrollArea(self, objectName="expectScroll")
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setWidget(self.body)
+        lay.addWidget(scroll, 1)  # many expected rows scroll instead of running off
         self.entry.returnPressed.connect(self._add)
         add.clicked.connect(self._add)
         vm.expectations_changed.connect(self.refresh)

@@ -29,6 +29,15 @@ SEVERITY = ("query_or_index", "scope_starvation", "min_score_cut", "scope_domina
 LANE_NAMES = {"post": "post-filter", "pushdown": "pushdown"}
 
 
+COUNTER_TIPS = (
+    "How many rows each step kept, named as the real systems log them:\n"
+    "rawCandidates: rows the search fetched (the pool depth).\n"
+    "scopedCandidates: of those, rows inside the caller's scope.\n"
+    "filteredByScope: rows the scope filter removed (raw minus scoped).\n"
+    "belowMinScore: rows whose blended score is under the min score.\n"
+    "returned: rows the caller gets, at most the limit.")
+
+
 class FunnelChart(QWidget):
     """rawCandidates -> scopedCandidates -> above min score -> returned, one funnel per lane,
     with filteredByScope and belowMinScore written beside the step that removes them."""
@@ -39,9 +48,7 @@ class FunnelChart(QWidget):
         self.lanes: list[tuple[str, dict[str, int]]] = []
         self.tokens = LIGHT
         self.setMinimumSize(220, 150)
-        self.setToolTip("The engine's counters. filteredByScope = rawCandidates − "
-                        "scopedCandidates; belowMinScore rows fail the min score; the rest "
-                        "past the limit are cut.")
+        self.setToolTip(COUNTER_TIPS)
 
     def set_traces(self, traces: list[tuple[str, Trace]]) -> None:
         lanes = [(name, dict(t.counters)) for name, t in traces]

@@ -5,12 +5,13 @@ with setData on every tick."""
 from __future__ import annotations
 
 import html
+import math
 from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QShowEvent
+from PySide6.QtGui import QFontMetrics, QShowEvent
 from PySide6.QtWidgets import QGraphicsItem, QLabel, QVBoxLayout, QWidget
 
 from inspector.core.engine.blend import iso_base
@@ -18,8 +19,46 @@ from inspector.core.engine.trace import OUTCOME_LABELS, Trace
 from inspector.qt.theme import LIGHT, Tokens, outcome_colour
 
 IMP_GRID = np.linspace(0.0, 1.0, 101)
+X_RANGE = (-0.35, 2.0)  # rank-shift chart: before at 0, after at 1, labels from LABEL_X
+LABEL_X = 1.04
 N_LABELS = 10
 Y_NAME = {"vector": "vector score 1/(1+d)", "fts": "full-text score", "hybrid": "fused score (RRF)"}
+
+
+MIN_PLOT = (220, 170)  # below this, tick labels and the key collide
+
+
+class PlainAxis(pg.AxisItem):
+    """An axis that always labels values as they are. pyqtgraph's
+    `enableAutoSIPrefix(False)` still recomputes the SI scale once (x1000 for a range under
+    1 once the axis label is visible) and then never resets it, so restyling an axis after a
+    trace labelled fused 0.03 as 30 and 0.8 as 800, with the "(x0.001)" hidden."""
+
+    def __init__(self, orientation: str, **kwargs: Any) -> None:
+        super().__init__(orientation, **kwargs)
+        self.autoSIPrefix = False
+
+    def updateAutoSIPrefix(self) -> None:  # noqa: N802 - Qt/pyqtgraph naming
+        self.autoSIPrefixScale = 1.0
+        self.labelUnitPrefix = ""
+        self._updateLabel()
+
+
+def plain_axes() -> dict[str, PlainAxis]:
+    """Axis items for a PlotWidget's `axisItems`: numbers shown at their own scale."""
+    return {"left": PlainAxis("left"), "bottom": PlainAxis("bottom")}
+
+
+def empty_note(widget: pg.PlotWidget, text: str, x: tuple[float, float],
+               y: tuple[float, float]) -> pg.TextItem:
+    """An honest empty state: the plot's real axes over a sensible range and one line saying
+    what will appear there. Hide the returned item once there is data."""
+    plot = widget.getPlotItem()
+    note = pg.TextItem(text, anchor=(0.5, 0.5))
+    note.setPos((x[0] + x[1]) / 2, (y[0] + y[1]) / 2)
+    plot.addItem(note, ignoreBounds=True)
+    plot.setRange(xRange=x, yRange=y, padding=0)
+    return note
 
 
 def _style(widget: pg.PlotWidget, tk: Tokens) -> None:
@@ -29,18 +68,24 @@ def _style(widget: pg.PlotWidget, tk: Tokens) -> None:
         ax = plot.getAxis(name)
         # replaying an axis's QPicture costs ~2 ms per paint; cache it as a pixmap instead
         ax.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
-        ax.enableAutoSIPrefix(False)
         ax.setPen(pg.mkPen(tk.grid))
         ax.setTextPen(pg.mkPen(tk.text))
         ax.label.setDefaultTextColor(pg.mkColor(tk.text))
 
 
-def key_html(tk: Tokens, title: str, items: list[tuple[str, str]]) -> str:
+def key_html(tk: Tokens, title: str, items: list[tuple[str, ...]]) -> str:
     """A title with a colour key, for a word-wrapping QLabel above the plot: a legend would
-    cover points, and a long pyqtgraph title widens the plot past its view."""
-    bullets = " ".join(f"<span style='color:{c}'>●</span>&nbsp;{html.escape(t)}"
-                       for c, t in items)
-    return (f"<b>{html.escape(title)}</b> &nbsp;<span style='color:{tk.muted}; "
+    cover points, and a long pyqtgraph title widens the plot past its view. Items are
+    (colour, text) for a dot or (colour, text, glyph) for a line style; lines break only
+    between items."""
+    def one(item: tuple[str, ...]) -> str:
+        colour, text = item[0], item[1]
+        glyph = item[2] if len(item) > 2 else "●"
+        label = html.escape(text).replace(" ", "&nbsp;")
+        return f"<span style='color:{colour}'>{glyph}</span>&nbsp;{label}"
+
+    bullets = " &nbsp;".join(one(i) for i in items)
+    return (f"<b>{html.escape(title)}</b><br><span style='color:{tk.muted}; "
             f"font-size:8pt'>{bullets}</span>")
 
 
@@ -54,6 +99,9 @@ class PlotBox(QWidget):
         self.plot = plot
         self.header = QLabel("", objectName="plotKey")
         self.header.setWordWrap(True)
+        self.header.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        # title plus two lines of key, always: the plot never jumps when the key wraps
+        self.header.setFixedHeight(3 * self.header.fontMetrics().lineSpacing() + 4)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(0)
@@ -77,12 +125,15 @@ class ScoreScatter(pg.PlotWidget):
     TITLE = "Score vs importance"
 
     @staticmethod
-    def key(tk: Tokens) -> list[tuple[str, str]]:
+    def key(tk: Tokens) -> list[tuple[str, ...]]:
         return [*((outcome_colour(tk, k), label) for k, label in OUTCOME_LABELS.items()
-                  if k != "not_fetched"), (tk.expected, "★ expected")]
+                  if k != "not_fetched"), (tk.expected, "expected", "★"),
+                (tk.muted, "equal blended score", "┈┈"), (tk.returned, "last result", "╌╌"),
+                (tk.cut, "min score", "╌╌")]
 
     def __init__(self, parent: Any = None) -> None:
-        super().__init__(parent)
+        super().__init__(parent, axisItems=plain_axes())
+        self.setMinimumSize(*MIN_PLOT)
         self.setObjectName("scoreScatter")
         self.tokens = LIGHT
         plot = self.getPlotItem()
@@ -110,6 +161,8 @@ class ScoreScatter(pg.PlotWidget):
         for g in self.groups.values():
             g.sigClicked.connect(self._clicked)
         self._shown: dict[str, tuple[int, bytes]] = {}
+        self.empty = empty_note(self, "Run a query to see scores against importance",
+                                (-0.03, 1.03), (0.0, 1.0))
         self.set_tokens(LIGHT)
 
     @staticmethod
@@ -134,6 +187,7 @@ class ScoreScatter(pg.PlotWidget):
         self.expected.setPen(pg.mkPen(tk.text, width=0.5))
         self.selected.setBrush(pg.mkBrush(None))
         self.selected.setPen(pg.mkPen(tk.accent, width=2.5))
+        self.empty.setColor(tk.muted)
 
     def set_trace(self, trace: Trace | None, selected: Any, expected: list[str]) -> None:
         if trace is None:
@@ -142,7 +196,11 @@ class ScoreScatter(pg.PlotWidget):
             self._shown.clear()
             for c in (*self.iso, self.cut_line, self.min_line):
                 c.setData([], [])
+            self.empty.show()
             return
+        if self.empty.isVisible():  # the first trace: axes follow the data again
+            self.empty.hide()
+            self.getPlotItem().enableAutoRange(y=True)
         x, y, ids = trace.importance_used, trace.base, trace.pool.ids
         for k, rows in trace.outcome_groups().items():
             key = (id(trace.pool), rows.tobytes())
@@ -196,11 +254,14 @@ class BumpChart(pg.PlotWidget):
     TITLE = "Rank shift from blending"
 
     @staticmethod
-    def key(tk: Tokens) -> list[tuple[str, str]]:
-        return [(tk.returned, "returned"), (tk.out, "not returned"), (tk.accent, "selected")]
+    def key(tk: Tokens) -> list[tuple[str, ...]]:
+        return [(tk.returned, "returned"), (tk.out, "not returned"), (tk.accent, "selected",
+                                                                        "━"),
+                (tk.cut, "limit", "╌╌")]
 
     def __init__(self, parent: Any = None) -> None:
-        super().__init__(parent)
+        super().__init__(parent, axisItems=plain_axes())
+        self.setMinimumSize(*MIN_PLOT)
         self.setObjectName("bumpChart")
         plot = self.getPlotItem()
         plot.setMenuEnabled(False)
@@ -225,6 +286,7 @@ class BumpChart(pg.PlotWidget):
         self.dots.sigClicked.connect(lambda _i, pts, *_: pts and
                                      self.point_clicked.emit(pts[0].data()))
         self.set_tokens(LIGHT)
+        self.set_trace(None, None)
 
     def set_tokens(self, tk: Tokens) -> None:
         self.tokens = tk
@@ -233,7 +295,6 @@ class BumpChart(pg.PlotWidget):
         self.kept.setPen(pg.mkPen(tk.returned, width=2))
         self.chosen.setPen(pg.mkPen(tk.accent, width=3.5))
         self.dots.setPen(pg.mkPen(None))
-        self.dots.setBrush(pg.mkBrush(tk.scoped))
         self.limit_line.setPen(pg.mkPen(tk.cut, width=1, style=Qt.PenStyle.DashLine))
         self.limit_line.label.setColor(tk.cut)
         self.empty.setColor(tk.muted)
@@ -248,52 +309,73 @@ class BumpChart(pg.PlotWidget):
             self.dots.setData([], [])
             for lab in self.labels:
                 lab.setText("")
-            self.empty.setText("No in-scope candidates to rank" if trace is not None else "")
-            self.empty.setPos(0.5, 5)
-            self.getPlotItem().setRange(xRange=(-0.1, 1.1), yRange=(0.5, 10.5), padding=0)
+            self.limit_line.hide()  # no ranks: no limit to draw among them
+            self.getPlotItem().getAxis("left").setTicks(None)  # not an earlier trace's ticks
+            self.empty.setText("No in-scope candidates to rank" if trace is not None else
+                               "Run a query to see ranks before and after blending")
+            self.empty.setPos(sum(X_RANGE) / 2, 5.5)
+            self.getPlotItem().setRange(xRange=X_RANGE, yRange=(0.5, 10.5), padding=0)
             return
         self.empty.setText("")
+        self.limit_line.show()
         limit = trace.params.limit
-        shown = min(len(rows), max(2 * limit, 12))
+        shown = shown_ranks(len(rows), limit)
         # only lines that touch the visible ranks: a thousand hidden segments cost ~10 ms
         rows = rows[np.minimum(trace.rank_before[rows], trace.rank_after[rows]) <= shown]
         before, after = trace.rank_before[rows], trace.rank_after[rows]
         returned = trace.final_rank[rows] > 0
-        self._pairs(self.kept, before[returned], after[returned])
-        self._pairs(self.others, before[~returned], after[~returned])
+        edge = shown + 0.45  # a line to a rank below the view ends at its bottom edge
+        self._pairs(self.kept, before[returned], after[returned], edge)
+        self._pairs(self.others, before[~returned], after[~returned], edge)
         ids = trace.pool.ids[rows]
         left, right = before <= shown, after <= shown
+        tk = self.tokens
+        kept, other = pg.mkBrush(tk.returned), pg.mkBrush(tk.out)
         self.dots.setData(np.concatenate([np.zeros(left.sum()), np.ones(right.sum())]),
                           np.concatenate([before[left], after[right]]),
-                          data=np.concatenate([ids[left], ids[right]]))
+                          data=np.concatenate([ids[left], ids[right]]),
+                          brush=[kept if r else other for r in
+                                 np.concatenate([returned[left], returned[right]])])
         i = trace.row_of(selected) if selected is not None else None
         if i is not None and trace.rank_after[i]:
-            self.chosen.setData([0, 1], [trace.rank_before[i], trace.rank_after[i]])
+            self.chosen.setData([0, 1], [min(trace.rank_before[i], edge),
+                                         min(trace.rank_after[i], edge)])
         else:
             self.chosen.setData([], [])
-        self._label(trace)
+        self._label(trace, shown)
         self.limit_line.setPos(limit + 0.5)
-        step = 1 if shown <= 15 else 5 if shown <= 60 else 10
+        step = 1 if shown <= 12 else 2 if shown <= 24 else 5 if shown <= 60 else 10
         self.getPlotItem().getAxis("left").setTicks(
             [[(v, str(v)) for v in dict.fromkeys([1, *range(step, shown + 1, step)])]])
-        self.getPlotItem().setRange(xRange=(-0.35, 2.0), yRange=(0.5, shown + 0.5),
-                                    padding=0)
+        self.getPlotItem().setRange(xRange=X_RANGE, yRange=(0.5, shown + 0.5), padding=0)
 
     @staticmethod
-    def _pairs(curve: pg.PlotCurveItem, before: np.ndarray, after: np.ndarray) -> None:
+    def _pairs(curve: pg.PlotCurveItem, before: np.ndarray, after: np.ndarray,
+               edge: float) -> None:
         x = np.tile([0.0, 1.0], len(before))
         y = np.empty(2 * len(before))
-        y[0::2], y[1::2] = before, after
+        y[0::2], y[1::2] = np.minimum(before, edge), np.minimum(after, edge)
         curve.setData(x, y)
 
-    def _label(self, trace: Trace) -> None:
-        """The text of the top blended rows, beside their final position."""
+    def _label(self, trace: Trace, shown: int) -> None:
+        """The text of the top blended rows beside their final position, elided to the room
+        right of the chart, and thinned out when rows are closer than a line of text."""
         col = trace.pool.roles.get("text")
-        top = trace.stage("blended").rows[:N_LABELS]
+        top = trace.stage("blended").rows[:min(N_LABELS, shown)]
+        vb = self.getPlotItem().getViewBox()
+        fm = QFontMetrics(self.labels[0].textItem.font())
+        room = int(vb.width() * (X_RANGE[1] - LABEL_X) / (X_RANGE[1] - X_RANGE[0])) - 6
+        every = max(1, math.ceil(fm.lineSpacing() / max(vb.height() / max(shown, 1), 1)))
         for n, lab in enumerate(self.labels):
-            if n < len(top) and col:
+            if n < len(top) and col and n % every == 0 and room > 30:
                 text = " ".join(str(trace.pool.columns[col][int(top[n])]).split())
-                lab.setText(text if len(text) <= 46 else text[:45] + "…")
-                lab.setPos(1.04, n + 1)
+                lab.setText(fm.elidedText(text, Qt.TextElideMode.ElideRight, room))
+                lab.setPos(LABEL_X, n + 1)
             else:
                 lab.setText("")
+
+
+def shown_ranks(n: int, limit: int) -> int:
+    """How many ranks the rank-shift chart shows: all of them when there are few, else
+    twice the limit (at least 12)."""
+    return n if n <= 20 else min(n, max(2 * limit, 12))

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 from superqt import QElidingLabel
 
+from inspector.core.engine.inputs import build_params
 from inspector.core.engine.params import MODES, Params
 from inspector.core.engine.presets import PRESETS
 from inspector.core.engine.scope import STRATEGIES
@@ -106,6 +107,7 @@ class QueryBar(QWidget):
             self.preset.setItemData(n, f"{p.title}\nDepth: {p.depth_rule}",
                                     Qt.ItemDataRole.ToolTipRole)
         self.modified = QLabel("", objectName="stageNote")
+        self._preset_params: dict[str, Params] = {}
         self.mode = _combo([(m, m) for m in MODES], TIPS["mode"], "mode")
         self.scope = QComboBox(objectName="scope", editable=True)
         self.scope.setToolTip(TIPS["scope"])
@@ -232,12 +234,25 @@ class QueryBar(QWidget):
         self.scope.setToolTip(TIPS["scope"] + (f"\nCompared with: {compared}" if compared else ""))
         return values
 
+    def show_modified(self, preset: str | None, given: dict[str, Any]) -> None:
+        """"+ blend, min_score": the parameters that differ from the preset's own values (a
+        slider moved back to the preset's value drops out again)."""
+        extra: list[str] = []
+        if preset:
+            if preset not in self._preset_params:
+                self._preset_params[preset] = build_params(preset=preset)
+            base = self._preset_params[preset]
+            extra = sorted(k for k, v in given.items() if k not in ("limit", "scope")
+                           and getattr(base, k, None) != v)
+        text = f"+ {', '.join(extra)}" if extra else ""
+        if text != self.modified.text():
+            self.modified.setText(text)
+            self.modified.setToolTip("Parameters you changed on top of the preset.")
+
     def show_params(self, p: Params, preset: str | None, given: dict[str, Any],
                     compare: bool) -> None:
         _select_data(self.preset, preset)
-        extra = sorted(k for k in given if k not in ("limit", "scope"))
-        self.modified.setText(f"+ {', '.join(extra)}" if preset and extra else "")
-        self.modified.setToolTip("Parameters you changed on top of the preset.")
+        self.show_modified(preset, given)
         _select_data(self.mode, p.mode)
         _select_data(self.rule, p.scope_strategy)
         _select_data(self.filter, "both" if compare else p.filter)

@@ -86,7 +86,7 @@ class EmbedderPicker(QComboBox):
         """Offer the store's own embedder, the local ones and hosted models for its dimension."""
         self.blockSignals(True)
         self.clear()
-        own = f"store's own ({recorded})" if recorded else "store's own (none recorded)"
+        own = f"store's own ({recorded})" if recorded else "none recorded: pick one"
         self.addItem(own, None)
         self.addItem("hash-v1", "hash-v1")
         self.addItem("minilm", "minilm")
@@ -94,6 +94,7 @@ class EmbedderPicker(QComboBox):
             if dim is None or d == dim:
                 self.addItem(f"openai:{model}", f"openai:{model}")
         self.setCurrentIndex(0)
+        self.lineEdit().setCursorPosition(0)  # show the start of a long name, not its end
         self.blockSignals(False)
         self._shown = None
 

@@ -9,6 +9,13 @@ from superqt import QLabeledDoubleSlider
 
 from inspector.core.engine.live import MAX_OVERFETCH
 from inspector.core.engine.params import Params, depths
+from inspector.qt.pipeline.slider_keys import (
+    HYBRID_MIN_SCORE_STEPS,
+    STEPS,
+    SliderKeys,
+    dragging,
+    snap,
+)
 
 # (key, label, lowest, highest, step, decimals, tooltip)
 SPECS = (
@@ -34,6 +41,7 @@ class SliderPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.sliders: dict[str, QLabeledDoubleSlider] = {}
+        self.keys: dict[str, SliderKeys] = {}
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
         grid.setHorizontalSpacing(8)
@@ -49,6 +57,7 @@ class SliderPanel(QWidget):
             s.setToolTip(tip)
             s.valueChanged.connect(lambda v, k=key: self._moved(k, v))
             self.sliders[key] = s
+            self.keys[key] = SliderKeys(s, STEPS[key])
             grid.addWidget(name, 0, 2 * col)
             grid.addWidget(s, 0, 2 * col + 1)
             grid.setColumnStretch(2 * col + 1, 1)
@@ -64,8 +73,16 @@ class SliderPanel(QWidget):
         return self.sliders[key].decimals()
 
     def _moved(self, key: str, value: float) -> None:
-        """Coalesce: a drag can deliver moves faster than a tick repaints (bench/tick.py), so
-        only the latest value per turn of the event loop counts."""
+        """Coalesce: a drag delivers moves faster than a 1,000-row repaint (~35 ms, see
+        tests/qt/measure_tick.py), so only the latest value per turn of the event loop counts."""
+        s = self.sliders[key]
+        if dragging(s):  # a drag lands on round values: 2.5, not 2.7; 0.5, not 0.51
+            snapped = snap(float(value), self.keys[key].steps.single, s.minimum())
+            if snapped != value:
+                s.blockSignals(True)
+                s.setValue(snapped)
+                s.blockSignals(False)
+                value = snapped
         self._pending[key] = round(float(value), self.decimals(key))
         if not self._timer.isActive():
             self._timer.start()
@@ -91,6 +108,8 @@ class SliderPanel(QWidget):
             s.setRange(lo, hi)
             s.setSingleStep(step)
             s.blockSignals(False)
+            self.keys["min_score"].steps = (HYBRID_MIN_SCORE_STEPS if p.mode == "hybrid"
+                                            else STEPS["min_score"])
         for key in ("overfetch", "blend", "min_score"):
             s = self.sliders[key]
             s.blockSignals(True)

@@ -61,6 +61,18 @@ def _colour(name: str) -> QColor:
     return _COLOURS[name]
 
 
+def verdict(in_scope: bool, rule: str) -> str:
+    """The scope cell: "✓ in", or what the row had instead of the scope ("✗ repo
+    'platform-docs'"); the scope itself is in the stage note and the whole rule in the
+    tooltip."""
+    if in_scope:
+        return "✓ in"
+    for sep in (" != ", " not under ", " not in "):
+        if sep in rule:
+            return f"✗ {rule.split(sep, 1)[0]}"
+    return f"✗ {rule}"
+
+
 def _num(x: float, digits: int = 4) -> str:
     return "–" if not np.isfinite(x) else f"{x:.{digits}f}"
 
@@ -281,7 +293,7 @@ class StageModel(QAbstractTableModel):
         p = self.trace.pool
         disagree = bool(p.pushdown_sql) and bool(p.pushdown_match[i]) != bool(p.in_scope[i])
         mark = "⚠ " if disagree else ""
-        return mark + ("✓ in" if p.in_scope[i] else f"✗ {p.scope_rule[i]}")
+        return mark + verdict(bool(p.in_scope[i]), str(p.scope_rule[i]))
 
     def _tooltip(self, r: int, i: int, name: str) -> Any:
         t, p = self.trace, self.trace.pool

@@ -18,8 +18,17 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.core.engine.trace import Trace
-from inspector.qt.pipeline.stage_table import NARROW_SCOPE, TITLES, WIDTHS, StageModel
+from inspector.qt.pipeline.stage_table import (
+    NARROW_SCOPE,
+    TITLES,
+    WIDTHS,
+    StageModel,
+    verdict,
+)
 from inspector.qt.theme import Tokens
+
+STAGE_MIN = 160  # narrower stages come from docks: the window's dock rule floats those
+SCOPE_MAX = 420  # wider verdicts elide in the middle; the tooltip has them whole
 
 
 class StageView(QWidget):
@@ -50,6 +59,7 @@ class StageView(QWidget):
         lay.addWidget(self.note)
         lay.addWidget(self.table, 1)
         self._syncing = False
+        self._sized_for: object = None
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
 
     def _setup_table(self) -> None:
@@ -59,6 +69,7 @@ class StageView(QWidget):
         t.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         t.setWordWrap(False)
         t.setAutoScroll(False)  # the selection follows a re-ranked row; the view stays put
+        t.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         t.setShowGrid(False)
         t.setAlternatingRowColors(True)
         t.verticalHeader().hide()
@@ -74,20 +85,37 @@ class StageView(QWidget):
             else:
                 h.setSectionResizeMode(n, QHeaderView.ResizeMode.Interactive)
                 t.setColumnWidth(n, WIDTHS[name])
+        self.setMinimumWidth(STAGE_MIN)
 
     def set_trace(self, trace: Trace | None, expected: frozenset[Any], selected: Any,
                   note: str) -> None:
         self.model.set_trace(trace, expected)
-        if "scope" in self.model.columns and trace is not None:
-            col = self.model.columns.index("scope")
-            want = WIDTHS["scope"] if trace.pool.scope.active else NARROW_SCOPE
-            if self.table.columnWidth(col) != want:
-                self.table.setColumnWidth(col, want)
+        if "scope" in self.model.columns and trace is not None \
+                and trace.pool is not self._sized_for:
+            self._sized_for = trace.pool  # verdicts belong to the pool: size once per pool
+            self._fit_scope(trace)
         n = len(self.model.rows)
         arrow = "" if self.stage == "raw" else "▸ "
         self.title.setText(f"{arrow}{TITLES[self.stage]}  ({n})")
         self.note.setText(note)
         self.show_selected(selected, scroll=False)
+
+    def _fit_scope(self, trace: Trace) -> None:
+        """The scope column as wide as its longest verdict (the repo name is what the user
+        needs), up to SCOPE_MAX; a scope-free pool only says "✓ in"."""
+        col = self.model.columns.index("scope")
+        p = trace.pool
+        if not p.scope.active:
+            want = NARROW_SCOPE
+        else:
+            fm = self.table.fontMetrics()
+            verdicts = {"⚠ " + verdict(False, str(r))
+                        for r, ok in zip(list(p.scope_rule), list(p.in_scope), strict=True)
+                        if not ok}
+            want = max([fm.horizontalAdvance(v) + 16 for v in verdicts] + [NARROW_SCOPE])
+            want = min(want, SCOPE_MAX)
+        if self.table.columnWidth(col) != want:
+            self.table.setColumnWidth(col, want)
 
     def set_tokens(self, tokens: Tokens) -> None:
         self.model.tokens = tokens

@@ -45,6 +45,19 @@ def stage_notes(t: Trace) -> dict[str, str]:
     return {"raw": raw, "scoped": scoped, "blended": blended, "final": final}
 
 
+def depth_tip(t: Trace) -> str:
+    """The raw stage's depths in plain words, from the trace's own numbers."""
+    p, d = t.params, t.depths
+    tip = (f"The search fetched up to {d.pool} rows: the limit ({p.limit}) times the "
+           f"over-fetch ({p.overfetch:g}), rounded up")
+    tip += f", and never more than the cap ({p.cap})." if p.cap else " (no cap)."
+    if p.mode == "hybrid":
+        tip += (f"\nHybrid search runs two searches first, the legs: the vector leg fetches "
+                f"{d.vec_k} rows and the full-text leg {d.fts_k}. Their lists are fused by "
+                f"reciprocal rank and the fused list is cut to {d.pool}.")
+    return tip
+
+
 class LaneView(QWidget):
     """Four stage tables for one filter placement."""
 
@@ -58,8 +71,7 @@ class LaneView(QWidget):
         self.views = {s: StageView(s, self) for s in STAGES}
         for s in STAGES:
             self.splitter.addWidget(self.views[s])
-            self.views[s].setMinimumWidth(160)
-        self.splitter.setSizes([370, 230, 320, 230])
+        self.splitter.setSizes([430, 210, 300, 190])
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(2)
@@ -75,6 +87,7 @@ class StagesPanel(QWidget):
         self.vm = vm
         self.tokens: Tokens = LIGHT
         self.lanes: list[LaneView] = []
+        self.header_states: dict[str, bytes] = {}  # saved column widths, per stage
         self._layout = QVBoxLayout(self)
         self._layout.setContentsMargins(0, 0, 0, 0)
         self._layout.setSpacing(8)
@@ -87,7 +100,9 @@ class StagesPanel(QWidget):
     def _ensure_lanes(self, n: int) -> None:
         while len(self.lanes) < n:
             lane = LaneView(len(self.lanes), self)
-            for view in lane.views.values():
+            for stage, view in lane.views.items():
+                if stage in self.header_states:
+                    view.table.horizontalHeader().restoreState(self.header_states[stage])
                 view.set_tokens(self.tokens)
                 view.row_picked.connect(lambda rid, k=lane.lane: self.vm.select(rid, k))
                 view.row_action.connect(self._row_action)
@@ -111,6 +126,9 @@ class StagesPanel(QWidget):
             notes = stage_notes(trace) if trace is not None else {}
             for s, view in lane.views.items():
                 view.set_trace(trace, expected, vm.selected, notes.get(s, ""))
+            tip = depth_tip(trace) if trace is not None else ""
+            if lane.views["raw"].note.toolTip() != tip:
+                lane.views["raw"].note.setToolTip(tip)
 
     def _show_selected(self, row_id: Any) -> None:
         for lane in self.lanes:

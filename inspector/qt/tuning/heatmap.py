@@ -13,7 +13,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, Signal
 
-from inspector.qt.pipeline.plots import _style
+from inspector.qt.pipeline.plots import MIN_PLOT, _style, empty_note, plain_axes
 from inspector.qt.theme import LIGHT, Tokens
 
 MAX_LABELS = 240  # cell value labels above this many cells would be unreadable
@@ -45,7 +45,8 @@ class Heatmap(pg.PlotWidget):
     cell_clicked = Signal(int, int)  # over-fetch index, blend index
 
     def __init__(self, parent: Any = None) -> None:
-        super().__init__(parent)
+        super().__init__(parent, axisItems=plain_axes())
+        self.setMinimumSize(*MIN_PLOT)
         self.setObjectName("sweepHeatmap")
         self.tokens = LIGHT
         self.values = np.zeros((0, 0))
@@ -70,6 +71,7 @@ class Heatmap(pg.PlotWidget):
             item.mouseClickEvent = _ignore  # clicks pass through the overlays to the cells
             plot.addItem(item)
         self.labels: list[pg.TextItem] = []
+        self.empty = empty_note(self, "Run a sweep to fill this grid", (1, 10), (0, 1))
         self.setToolTip("Each cell is the sweep's metric at that over-fetch and blend weight "
                         "(the colour bar gives the scale; blank = undefined).\nOutlined: the "
                         "best region. Cross: the window's current parameters.\nClick a cell to "
@@ -79,6 +81,7 @@ class Heatmap(pg.PlotWidget):
     def set_tokens(self, tk: Tokens) -> None:
         self.tokens = tk
         _style(self, tk)
+        self.empty.setColor(tk.muted)
         self.best.setPen(pg.mkPen(tk.accent, width=1.5))
         self.cap_line.setPen(pg.mkPen(tk.cut, width=2, style=Qt.PenStyle.DashLine))
         self.current.setPen(pg.mkPen("#ffffff", width=2))
@@ -89,6 +92,7 @@ class Heatmap(pg.PlotWidget):
                    levels: tuple[float, float] = (0.0, 1.0)) -> None:
         """Show a (len(overfetch), len(blend)) array; NaN cells stay blank."""
         self.values = np.asarray(values, np.float64)
+        self.empty.hide()
         self.axes = (tuple(overfetch), tuple(blend))
         nf, nw = self.values.shape
         self.image.setImage(self.values, autoLevels=False)  # NaN cells are drawn transparent
@@ -164,7 +168,8 @@ class SafeCurve(pg.PlotWidget):
     minimum safe over-fetch and the configured cap drawn as vertical lines."""
 
     def __init__(self, parent: Any = None) -> None:
-        super().__init__(parent)
+        super().__init__(parent, axisItems=plain_axes())
+        self.setMinimumSize(*MIN_PLOT)
         self.setObjectName("safeCurve")
         plot = self.getPlotItem()
         plot.setMenuEnabled(False)
@@ -180,6 +185,10 @@ class SafeCurve(pg.PlotWidget):
                                    labelOpts={"position": 0.9})
         for item in (self.curve, self.safe, self.cap):
             plot.addItem(item)
+        self.safe.hide()  # no sweep yet: no safe factor to claim
+        self.cap.hide()
+        self.empty = empty_note(self, "Run a sweep to see recall by over-fetch", (1, 10),
+                                (-0.03, 1.05))
         self.setToolTip("Scoped recall of this query at each over-fetch, with no cap, at the "
                         "base blend weight and min score.\nThe solid line is the smallest "
                         "factor reaching full recall (the minimum safe over-fetch); the dashed "
@@ -195,12 +204,14 @@ class SafeCurve(pg.PlotWidget):
         self.safe.label.setColor(tk.returned)
         self.cap.setPen(pg.mkPen(tk.cut, width=1.5, style=Qt.PenStyle.DashLine))
         self.cap.label.setColor(tk.cut)
+        self.empty.setColor(tk.muted)
 
     def set_curve(self, curve: Sequence[tuple[float, float | None]], safe: float | None,
                   cap_factor: float | None) -> None:
         xs = np.array([f for f, _ in curve], np.float64)
         ys = np.array([np.nan if r is None else r for _, r in curve], np.float64)
         self.curve.setData(xs, ys, connect="finite")
+        self.empty.setVisible(not len(xs))
         self.safe.setVisible(safe is not None)
         if safe is not None:
             self.safe.setValue(safe)
@@ -218,7 +229,8 @@ class SafeShare(pg.PlotWidget):
     (summarize_safe's share_full_at) and each query's own safe factor as a tick."""
 
     def __init__(self, parent: Any = None) -> None:
-        super().__init__(parent)
+        super().__init__(parent, axisItems=plain_axes())
+        self.setMinimumSize(*MIN_PLOT)
         self.setObjectName("safeShare")
         plot = self.getPlotItem()
         plot.setMenuEnabled(False)
@@ -230,6 +242,7 @@ class SafeShare(pg.PlotWidget):
         self.ticks = pg.ScatterPlotItem(symbol="|", size=14)
         plot.addItem(self.share)
         plot.addItem(self.ticks)
+        self.empty = empty_note(self, "Sweep a query set to see this", (1, 10), (-0.03, 1.05))
         self.setToolTip("Share of the set's queries whose scoped recall is 1 at each over-fetch "
                         "(no cap); ticks along the bottom are each query's minimum safe "
                         "over-fetch.")
@@ -237,6 +250,7 @@ class SafeShare(pg.PlotWidget):
 
     def set_tokens(self, tk: Tokens) -> None:
         _style(self, tk)
+        self.empty.setColor(tk.muted)
         self.share.setPen(pg.mkPen(tk.returned, width=2))
         self.share.setSymbolBrush(pg.mkBrush(tk.returned))
         self.ticks.setPen(pg.mkPen(tk.accent, width=2))
@@ -245,4 +259,5 @@ class SafeShare(pg.PlotWidget):
         pts = [(s["overfetch"], s["share"]) for s in summary.get("share_full_at", [])
                if s["share"] is not None]
         self.share.setData([x for x, _ in pts], [y for _, y in pts])
+        self.empty.setVisible(not pts)
         self.ticks.setData(list(factors), [0.0] * len(factors))

@@ -1,5 +1,6 @@
 """The Map tab: the candidate pool and the query in 2-D (core.poolmap's PCA), in-scope against
-out-of-scope, filled inside the top-N cut and hollow beyond it, with the cut drawn as a ring.
+out-of-scope, filled inside the top-N cut and hollow beyond it. The cut is by rank in the
+full vector space, so it is drawn as what it is, a mark on each point, never as a 2-D circle.
 
 Vectors are read from the store in a worker, after the trace settles (a slider drag makes one
 request, not fifty), and only while the tab is visible; stale answers are dropped."""
@@ -11,10 +12,10 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import QGraphicsEllipseItem, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from inspector.core.analysis.poolmap import PoolMap
-from inspector.qt.pipeline.plots import _style
+from inspector.qt.pipeline.plots import MIN_PLOT, _style, plain_axes
 from inspector.qt.theme import LIGHT, Tokens
 from inspector.qt.tuning.tuning_jobs import map_job
 from inspector.qt.viewmodel import Inspector
@@ -36,16 +37,15 @@ class PoolMapPlot(pg.PlotWidget):
     point_clicked = Signal(object)  # row id
 
     def __init__(self, parent: Any = None) -> None:
-        super().__init__(parent)
+        super().__init__(parent, axisItems=plain_axes())
+        self.setMinimumSize(*MIN_PLOT)
         self.setObjectName("poolMap")
         plot = self.getPlotItem()
         plot.setMenuEnabled(False)
         self.texts: dict[Any, str] = {}
         self.groups = {g: pg.ScatterPlotItem(size=9, hoverable=True, tip=self._tip)
                        for g in GROUPS}
-        self.ring = QGraphicsEllipseItem()
         self.query = pg.ScatterPlotItem(symbol="star", size=22)
-        plot.addItem(self.ring)
         for item in (*self.groups.values(), self.query):
             plot.addItem(item)
             if item is not self.query:
@@ -53,9 +53,9 @@ class PoolMapPlot(pg.PlotWidget):
         self.setToolTip("The candidate pool projected on its first two principal components, "
                         "with the query (star).\nFilled: inside the top-N cut (raw "
                         "candidates); hollow: fetched deeper, beyond the cut. Blue in scope, "
-                        "grey out of scope, green returned.\nThe dashed ring passes through "
-                        "the farthest row inside the cut (a 2-D projection: distances are "
-                        "only approximate, and the axes are scaled to fill the view).")
+                        "grey out of scope, green returned.\nThe cut is by rank in the full "
+                        "vector space; in this 2-D projection rows inside and beyond it can "
+                        "sit side by side, so no boundary is drawn.")
         self.set_tokens(LIGHT)
 
     def set_tokens(self, tk: Tokens) -> None:
@@ -72,8 +72,6 @@ class PoolMapPlot(pg.PlotWidget):
             self.groups[g].setSize(size)
         self.query.setPen(pg.mkPen(tk.text))
         self.query.setBrush(pg.mkBrush(tk.accent))
-        self.ring.setPen(pg.mkPen(tk.cut, width=1.5, style=Qt.PenStyle.DashLine,
-                                  cosmetic=True))
 
     def _tip(self, x: float, y: float, data: Any) -> str:
         return f"{data}\n{self.texts.get(data, '')[:160]}"
@@ -87,7 +85,6 @@ class PoolMapPlot(pg.PlotWidget):
         if m is None:
             for item in (*self.groups.values(), self.query):
                 item.setData([], [])
-            self.ring.setVisible(False)
             return
         ids = np.empty(len(m.ids), dtype=object)
         ids[:] = m.ids
@@ -95,10 +92,6 @@ class PoolMapPlot(pg.PlotWidget):
             self.groups[g].setData(m.xy[idx, 0], m.xy[idx, 1], data=ids[idx])
         if m.query_xy is not None:
             self.query.setData([m.query_xy[0]], [m.query_xy[1]])
-        r = m.cut_radius
-        self.ring.setVisible(r is not None and m.query_xy is not None)
-        if r is not None and m.query_xy is not None:
-            self.ring.setRect(m.query_xy[0] - r, m.query_xy[1] - r, 2 * r, 2 * r)
         plot = self.getPlotItem()
         plot.setLabel("bottom", f"PC1 ({m.explained[0]:.0%} of variance)")
         plot.setLabel("left", f"PC2 ({m.explained[1]:.0%})")
@@ -144,12 +137,13 @@ class PoolMapView(QWidget):
     def set_tokens(self, tk: Tokens) -> None:
         self.tokens = tk
         self.plot.set_tokens(tk)
-        items = [(tk.returned, "returned"), (tk.scoped, "in scope, inside the cut"),
-                 (tk.out, "out of scope, inside the cut"),
-                 (tk.scoped, "hollow ○: fetched deeper, beyond the top-N cut"),
-                 (tk.accent, "★ the query"), (tk.cut, "dashed ring: the top-N cut")]
+        items = [(tk.returned, "●", "returned"), (tk.scoped, "●", "in scope, inside the cut"),
+                 (tk.out, "●", "out of scope, inside the cut"),
+                 (tk.scoped, "○", "fetched deeper, beyond the top-N cut (by rank, not by "
+                                  "distance on this map)"),
+                 (tk.accent, "★", "the query")]
         self.header.setText("<b>Candidate pool and query (PCA)</b><br>" + "<br>".join(
-            f"<span style='color:{c}'>●</span>&nbsp;{t}" for c, t in items))
+            f"<span style='color:{c}'>{g}</span>&nbsp;{t}" for c, g, t in items))
 
     def showEvent(self, event: Any) -> None:
         super().showEvent(event)

@@ -106,7 +106,7 @@ class Receipts(QObject):
         if on and self.loaded is not None:
             data = self.loaded.data
             name = Path(self.path or "receipt").name
-            w.setWindowTitle(f"Memory-store inspector — receipt {name} (offline)")
+            w.setWindowTitle(f"receipt {name} (offline)")  # Qt adds the app name
             st = data.get("store") or {}
             w.query_bar.show_offline(name, f"A receipt of {st.get('uri')} ({st.get('table')}, "
                                            f"version {st.get('version')}), opened offline")

@@ -221,6 +221,7 @@ class SweepPanel(QWidget):
             return
         total = len(req.query_set.queries) if req.query_set is not None else 1
         self.progress.setRange(0, total)
+        self.progress.setFormat("%v / %m " + ("query" if total == 1 else "queries"))
         self.progress.setValue(0)
         self.progress.show()
         self.run_button.setEnabled(False)

@@ -19,7 +19,6 @@ from inspector.qt.tuning.receipts import OFFLINE_NOTE, Receipts
 from inspector.qt.tuning.sweep_tab import SweepPanel
 
 TABS = ("sweep", "judgments", "compare", "map", "index")
-SHORT_WINDOW = 900  # below this height the dock opens floating, over the window
 
 
 class TuningDock(QDockWidget):
@@ -53,18 +52,11 @@ class TuningDock(QDockWidget):
         self.setWidget(body)
 
     def show_tab(self, name: str) -> None:
-        was_hidden = not self.isVisible()
+        """Show the dock on this tab; where it goes (docked or floating) is the window's one
+        dock rule (inspector/qt/fit.py), applied as it becomes visible."""
         self.show()
         self.raise_()
         self.tabs.setCurrentIndex(TABS.index(name))
-        win = self.window_
-        if was_hidden and not self.isFloating():
-            if win.height() < SHORT_WINDOW:  # docked, the heatmap would be a sliver
-                self.setFloating(True)
-                self.resize(min(win.width(), 1280), 460)
-                self.move(win.geometry().left(), win.geometry().bottom() - 460)
-            else:
-                win.resizeDocks([self], [int(win.height() * 0.42)], Qt.Orientation.Vertical)
 
     def apply_tokens(self, tk: theme.Tokens) -> None:
         for panel in (self.sweep, self.compare, self.map):

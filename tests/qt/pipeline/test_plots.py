@@ -34,3 +34,47 @@ def test_scatter_groups_are_the_engines_outcomes(window) -> None:
         want = sorted(str(trace.pool.ids[i]) for i in raw if trace.outcome(int(i)) == outcome)
         got = sorted(str(p.data()) for p in window.scatter.groups[outcome].points())
         assert got == want, outcome
+
+
+def test_rank_shift_dots_wear_the_colours_of_their_key(window, ready) -> None:
+    window.vm.load_suggested(1)
+    ready(window.vm)
+    move(window, "blend", 0.5)
+    bump, trace, tk = window.bump, window.vm.trace, window.tokens
+    key = dict((text, colour) for colour, text, *_ in bump.key(tk))
+    returned = {str(trace.pool.ids[i]) for i in trace.stage("final").rows}
+    points = bump.dots.points()
+    assert len(points)
+    for p in points:
+        want = key["returned"] if str(p.data()) in returned else key["not returned"]
+        assert p.brush().color().name() == want, p.data()
+
+
+def test_rank_shift_shows_every_rank_when_there_are_few(window, ready) -> None:
+    window.vm.load_suggested(1)  # 15 in-scope rows, limit 5
+    ready(window.vm)
+    n = len(window.vm.trace.stage("scoped").rows)
+    _, (lo, hi) = window.bump.getPlotItem().viewRange()
+    assert (lo, hi) == (0.5, n + 0.5)
+
+
+def test_empty_plots_say_what_will_appear(qtbot, window) -> None:
+    from inspector.qt.pipeline.plots import BumpChart, ScoreScatter
+
+    scatter, bump = ScoreScatter(), BumpChart()
+    qtbot.addWidget(scatter)
+    qtbot.addWidget(bump)
+    assert scatter.empty.isVisible() and "Run a query" in scatter.empty.toPlainText()
+    assert bump.empty.toPlainText().startswith("Run a query")
+    assert not bump.limit_line.isVisible()
+    assert not window.scatter.empty.isVisible()  # with a trace the note is gone
+
+
+def test_the_sweep_tab_before_any_run_claims_nothing(window) -> None:
+    sweep = window.tuning_dock.sweep
+    curve = sweep.curve
+    assert not curve.safe.isVisible()  # no "safe F = 0" before a sweep
+    assert curve.empty.isVisible()
+    (x0, x1), _ = curve.getPlotItem().viewRange()
+    assert (x0, x1) == (1, 10)  # over-fetch factors, not -0.4..0.4
+    assert sweep.heatmap.empty.isVisible()

@@ -1,0 +1,185 @@
+"""A visual harness: the real window rendered in named states, at named sizes, in both themes.
+
+`python -m inspector.qt.gallery OUTDIR [--sizes 1366x768,1920x1080] [--states a,b]` writes one
+PNG per state, theme and size, plus `checks.txt` with what `visual_checks.problems` found in
+each. Tests drive the same `enter_state` offscreen; the README says how to render it under Xvfb.
+Never reads or writes the user's settings."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+SIZES = ((1366, 768), (1920, 1080))
+THEMES = ("light", "dark")
+STATES = ("empty-store", "scoped-miss", "importance", "tuning-dock", "map", "receipt", "error")
+
+
+def empty_store(folder: Path) -> str:
+    """A LanceDB store with a memories table and no rows."""
+    import lancedb
+    import pyarrow as pa
+
+    schema = pa.schema([pa.field("id", pa.utf8()), pa.field("text", pa.utf8()),
+                        pa.field("vector", pa.list_(pa.float32(), 8)),
+                        pa.field("importance", pa.float64())])
+    folder.mkdir(parents=True, exist_ok=True)
+    lancedb.connect(str(folder)).create_table("memories", schema=schema, mode="overwrite")
+    return str(folder)
+
+
+def _idle(win: Any) -> None:
+    win.vm.jobs.wait_idle(60.0)
+    from PySide6.QtWidgets import QApplication
+
+    QApplication.processEvents()
+
+
+def _demo(win: Any, story: int | None) -> None:
+    """The demo store; a story (suggested query) when given."""
+    vm = win.vm
+    if vm.store is None or not vm.opened.demo or win.tuning_receipts.offline:
+        vm.open_store(None, then="none")
+        _idle(win)
+    if story is not None:
+        vm.load_suggested(story)
+        _idle(win)
+
+
+def _state_empty(win: Any, work: Path) -> None:
+    win.vm.open_store(empty_store(work / "empty-store"), then="none")
+
+
+def _state_scoped(win: Any, work: Path) -> None:
+    _demo(win, 0)
+
+
+def _state_importance(win: Any, work: Path) -> None:
+    _demo(win, 1)
+    win.vm.set_param("blend", 0.5)
+
+
+def _state_tuning(win: Any, work: Path) -> None:
+    _demo(win, 0)
+    win.tuning_dock.show_tab("sweep")
+    win.tuning_dock.sweep.run()
+
+
+def _state_map(win: Any, work: Path) -> None:
+    _demo(win, 0)
+    win.tuning_dock.show_tab("map")
+
+
+def _state_receipt(win: Any, work: Path) -> None:
+    _demo(win, 1)
+    path = str(work / "receipt.json")
+    win.tuning_receipts.export(path)
+    _idle(win)
+    win.tuning_receipts.open(path)
+
+
+def _state_error(win: Any, work: Path) -> None:
+    _demo(win, 0)
+    win.vm.open_store(str(work / "no-such-store"))
+
+
+ENTER: dict[str, Callable[[Any, Path], None]] = {
+    "empty-store": _state_empty, "scoped-miss": _state_scoped, "importance": _state_importance,
+    "tuning-dock": _state_tuning, "map": _state_map, "receipt": _state_receipt,
+    "error": _state_error,
+}
+
+
+def reset(win: Any) -> None:
+    """Between states: docks closed, no error."""
+    win.tuning_dock.hide()
+    win.vm.clear_error()
+
+
+def enter_state(win: Any, state: str, work: Path) -> None:
+    """Put a window into a named state and wait until it is idle."""
+    reset(win)
+    ENTER[state](win, work)
+    _idle(win)
+
+
+def make_window(size: tuple[int, int], theme: str) -> Any:
+    from inspector.qt.window import MainWindow
+
+    win = MainWindow(restore=False, persist=False)
+    win.apply_theme(theme)
+    win.resize(*size)
+    win.show()
+    _idle(win)
+    return win
+
+
+def render(out: Path, sizes: tuple[tuple[int, int], ...] = SIZES,
+           states: tuple[str, ...] = STATES, themes: tuple[str, ...] = THEMES) -> list[str]:
+    """Write every state's PNG; returns the problems found, one line each."""
+    from inspector.qt.visual_checks import problems
+
+    out.mkdir(parents=True, exist_ok=True)
+    found: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="inspector-gallery-") as tmp:
+        for size in sizes:
+            for theme in themes:
+                win = make_window(size, theme)
+                for state in states:
+                    enter_state(win, state, Path(tmp) / f"{size[0]}-{theme}")
+                    name = f"{state}-{theme}-{size[0]}x{size[1]}"
+                    win.grab().save(str(out / f"{name}.png"), "PNG")
+                    for dock in win.dock_areas:  # a floating dock is a window of its own
+                        if dock.isVisible() and dock.isFloating():
+                            dock.grab().save(str(out / f"{name}-{dock.objectName()}.png"))
+                    found += [f"{name}: {p}" for p in problems(win)]
+                win.close()
+    (out / "checks.txt").write_text("\n".join(found) + ("\n" if found else ""),
+                                    encoding="utf-8")
+    return found
+
+
+def _parse_sizes(text: str) -> tuple[tuple[int, int], ...]:
+    pairs = [part.lower().split("x") for part in text.split(",") if part]
+    return tuple((int(w), int(h)) for w, h in pairs)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m inspector.qt.gallery",
+                                 description="Render the window in named states to PNGs.")
+    ap.add_argument("outdir")
+    ap.add_argument("--sizes", default=",".join(f"{w}x{h}" for w, h in SIZES))
+    ap.add_argument("--states", default=",".join(STATES))
+    ap.add_argument("--themes", default=",".join(THEMES))
+    args = ap.parse_args(argv)
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from inspector.qt.app import _application
+
+    app = _application()
+    from PySide6.QtCore import QSettings
+
+    # a gallery never touches the user's settings
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope,
+                      tempfile.mkdtemp(prefix="inspector-gallery-settings-"))
+    states = tuple(s for s in args.states.split(",") if s)
+    unknown = [s for s in states if s not in ENTER]
+    if unknown:
+        print(f"gallery: unknown state {unknown[0]!r}; states: {', '.join(STATES)}",
+              file=sys.stderr)
+        return 2
+    found = render(Path(args.outdir), _parse_sizes(args.sizes), states,
+                   tuple(t for t in args.themes.split(",") if t))
+    print(f"wrote {args.outdir}; {len(found)} problems" + (":" if found else ""))
+    for line in found:
+        print("  " + line)
+    app.processEvents()
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,146 @@
+"""What a machine can see in a rendered window: tick labels that cover the plotted range at the
+right scale, widgets inside the window, plots at or above their minimum size, scope verdicts
+shown in full. Used by the gallery and by the tests; each check returns plain sentences."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pyqtgraph as pg
+from PySide6.QtCore import QPoint, QRect, Qt
+from PySide6.QtGui import QImage, QPainter
+from PySide6.QtWidgets import QAbstractScrollArea, QTableView, QWidget
+
+NUMBER = re.compile(r"^[−-]?\d+(\.\d+)?(e[−+-]?\d+)?$")
+
+
+def tick_labels(axis: pg.AxisItem) -> list[str]:
+    """The tick label texts the axis paints at its current size and range."""
+    img = QImage(8, 8, QImage.Format.Format_ARGB32)
+    painter = QPainter(img)
+    try:
+        specs = axis.generateDrawSpecs(painter)
+    finally:
+        painter.end()
+    return [text for _rect, _flags, text in specs[2]] if specs else []
+
+
+def axis_problems(name: str, axis: pg.AxisItem, data: tuple[float, float] | None) -> list[str]:
+    """Numeric tick labels must lie inside the axis's range and span a fair part of it, and
+    the plotted data (lo, hi) must lie inside that range."""
+    lo, hi = sorted(float(v) for v in axis.range)
+    values = [float(t.replace("−", "-")) for t in tick_labels(axis) if NUMBER.match(t)]
+    out: list[str] = []
+    if not values:
+        return [f"{name}: no numeric tick labels"]
+    tol = (hi - lo) * 0.02 + 1e-12
+    if min(values) < lo - tol or max(values) > hi + tol:
+        out.append(f"{name}: tick labels {min(values):g}..{max(values):g} outside the axis "
+                   f"range {lo:g}..{hi:g} (a hidden scale factor?)")
+    elif len(values) < 2 and hi - lo > 0:
+        out.append(f"{name}: only one tick label")
+    if data is not None and (data[0] < lo - tol or data[1] > hi + tol):
+        out.append(f"{name}: data {data[0]:g}..{data[1]:g} outside the axis range "
+                   f"{lo:g}..{hi:g}")
+    return out
+
+
+def _scrolled(w: QWidget, top: QWidget) -> bool:
+    """Inside a scroll area's viewport, where overflowing is what scrolling is for."""
+    p = w.parentWidget()
+    while p is not None and p is not top:
+        if isinstance(p, QAbstractScrollArea):
+            return True
+        p = p.parentWidget()
+    return False
+
+
+def outside_problems(win: QWidget) -> list[str]:
+    """Visible widgets of the window (not of floating docks or popups) that stick out of it."""
+    box = win.rect().adjusted(-1, -1, 1, 1)
+    out = []
+    for w in win.findChildren(QWidget):
+        if not w.isVisible() or w.window() is not win or _scrolled(w, win):
+            continue
+        r = QRect(w.mapTo(win, QPoint(0, 0)), w.size())
+        if not box.contains(r):
+            label = w.objectName() or type(w).__name__
+            out.append(f"{label} at {r.x()},{r.y()} {r.width()}x{r.height()} lies outside the "
+                       f"{win.width()}x{win.height()} window")
+    return out[:5]
+
+
+def plot_size_problems(win: QWidget) -> list[str]:
+    out = []
+    for w in win.findChildren(pg.PlotWidget):
+        if not w.isVisible():
+            continue
+        m = w.minimumSize()
+        if m.width() < 120 or m.height() < 100:
+            out.append(f"{w.objectName() or 'a plot'} has no usable minimum size ({m.width()}x"
+                       f"{m.height()})")
+        elif w.width() < m.width() or w.height() < m.height():
+            out.append(f"{w.objectName() or 'a plot'} is {w.width()}x{w.height()}, below its "
+                       f"minimum {m.width()}x{m.height()}")
+    return out
+
+
+def dock_problems(win: Any) -> list[str]:
+    """Visible docks at least their minimum size (floating ones are windows of their own)."""
+    out = []
+    for dock in getattr(win, "dock_areas", {}):
+        if dock.isVisible():
+            m = dock.minimumSizeHint()
+            if dock.height() < m.height() or dock.width() < m.width():
+                out.append(f"{dock.objectName()} is {dock.width()}x{dock.height()}, below its "
+                           f"minimum {m.width()}x{m.height()}")
+    return out
+
+
+def elided_scope_problems(win: QWidget) -> list[str]:
+    """Scope verdict cells whose text is wider than their column."""
+    out = []
+    for table in win.findChildren(QTableView):
+        model = table.model()
+        if not table.isVisible() or model is None or "scope" not in getattr(model, "columns",
+                                                                            ()):
+            continue
+        col = model.columns.index("scope")
+        if table.isColumnHidden(col):
+            continue
+        right = table.columnViewportPosition(col) + table.columnWidth(col)
+        if model.rowCount() and (table.columnViewportPosition(col) < 0
+                                 or right > table.viewport().width() + 1):
+            out.append(f"{table.objectName()}: the scope column is scrolled out of view")
+            continue
+        fm = table.fontMetrics()
+        for r in range(min(model.rowCount(), 60)):
+            text = str(model.data(model.index(r, col), Qt.ItemDataRole.DisplayRole) or "")
+            need = fm.horizontalAdvance(text) + 10
+            if need > table.columnWidth(col):
+                out.append(f"{table.objectName()}: scope verdict {text!r} needs {need} px, "
+                           f"column is {table.columnWidth(col)}")
+                break
+    return out
+
+
+def plot_axis_problems(win: Any) -> list[str]:
+    """The score-vs-importance y axis against the scores it plots."""
+    out: list[str] = []
+    scatter = win.scatter
+    if not scatter.isVisible() or win.vm.trace is None:
+        return out
+    ys = [y for g in scatter.groups.values() for y in (g.getData()[1] if g.getData()[1]
+                                                       is not None else [])]
+    data = (min(ys), max(ys)) if ys else None
+    plot = scatter.getPlotItem()
+    out += axis_problems("score axis", plot.getAxis("left"), data)
+    out += axis_problems("importance axis", plot.getAxis("bottom"), None)
+    return out
+
+
+def problems(win: Any) -> list[str]:
+    """Everything the checks find, one sentence each."""
+    return (plot_axis_problems(win) + outside_problems(win) + plot_size_problems(win)
+            + elided_scope_problems(win) + dock_problems(win))

@@ -1,0 +1,23 @@
+"""Words the window shows: the core speaks the command line's language, the window says
+where to click instead; counts read as English."""
+
+from __future__ import annotations
+
+# the core speaks the command line's language; the window says where to click instead
+GUI_WORDS = (
+    ("pass --embedder NAME, or query with --vector or --vector-of ID instead",
+     "pick an embedder next to Run, or right-click a row and choose Use as query"),
+    ("pass --embedder NAME", "pick an embedder next to Run"),
+    ("--vector-of ID", "Use as query (right-click a row)"),
+    ("pass --embedder ", "pick in the embedder box next to Run: "),
+)
+
+
+def gui_words(message: str) -> str:
+    for cli, gui in GUI_WORDS:
+        message = message.replace(cli, gui)
+    return message
+
+
+def plural(n: int, noun: str) -> str:
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")

@@ -1,0 +1,131 @@
+"""What a machine can see in the rendered window: the gallery's named states at a laptop and a
+desktop size, checked for axis scale, widgets inside the window, plot sizes and scope verdicts
+shown in full (inspector/qt/visual_checks.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from inspector.qt import gallery
+from inspector.qt.visual_checks import axis_problems, problems, tick_labels
+from tests.qt.qtkit import move
+
+
+def _scores_on_screen(win) -> tuple[float, float]:
+    trace = win.vm.trace
+    raw = trace.stage("raw").rows
+    return float(trace.base[raw].min()), float(trace.base[raw].max())
+
+
+@pytest.mark.parametrize("theme", ["dark", "light", "system"])
+def test_score_axis_labels_scores_at_their_own_scale_after_a_theme_change(window, qtbot,
+                                                                          theme) -> None:
+    lo, hi = _scores_on_screen(window)  # the scoped miss: fused scores near 0.03
+    window.apply_theme(theme)
+    qtbot.wait(50)
+    axis = window.scatter.getPlotItem().getAxis("left")
+    assert axis_problems("score axis", axis, (lo, hi)) == []
+    values = [float(t) for t in tick_labels(axis)]
+    assert values and max(values) < 2 * hi, "tick labels are scaled (0.03 shown as 30?)"
+
+
+def test_axis_scale_survives_a_restart_with_a_saved_theme(window, qtbot, ready) -> None:
+    from inspector.qt.window import MainWindow
+
+    window.apply_theme("dark")
+    window.close()  # saves the theme
+    again = MainWindow()
+    qtbot.addWidget(again)
+    again.show()
+    again.vm.open_store(None)
+    ready(again.vm)
+    move(again, "blend", 0.5)
+    lo, hi = _scores_on_screen(again)
+    assert axis_problems("score axis", again.scatter.getPlotItem().getAxis("left"),
+                         (lo, hi)) == []
+
+
+@pytest.mark.parametrize("size", gallery.SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_gallery_states_pass_the_visual_checks(qtbot, tmp_path: Path, size) -> None:
+    win = gallery.make_window(size, "dark")
+    qtbot.addWidget(win)
+    found = []
+    for state in gallery.STATES:
+        gallery.enter_state(win, state, tmp_path)
+        assert win.size().width() <= size[0] and win.size().height() <= size[1], state
+        found += [f"{state}: {p}" for p in problems(win)]
+    assert found == []
+
+
+def test_checks_catch_an_elided_scope_verdict(window) -> None:
+    view = window.stages.view("raw")
+    col = view.model.columns.index("scope")
+    view.table.setColumnWidth(col, 40)
+    assert any("scope verdict" in p for p in problems(window))
+
+
+def test_checks_catch_a_plot_squeezed_below_its_minimum(window) -> None:
+    window.scatter.setMinimumSize(4000, 4000)  # more than any window gives it
+    assert any("scoreScatter" in p for p in problems(window))
+
+
+def test_gallery_command_writes_named_pngs(tmp_path: Path) -> None:
+    code = gallery.main([str(tmp_path), "--sizes", "1366x768", "--states",
+                         "scoped-miss,error", "--themes", "light"])
+    names = sorted(p.name for p in tmp_path.glob("*.png"))
+    assert names == ["error-light-1366x768.png", "scoped-miss-light-1366x768.png"]
+    assert code == 0, (tmp_path / "checks.txt").read_text()
+
+
+def test_a_first_window_fits_the_available_screen(qtbot) -> None:
+    from inspector.qt.window import MainWindow
+
+    win = MainWindow()  # no saved geometry in the redirected settings
+    qtbot.addWidget(win)
+    win.show()
+    area = win.screen().availableGeometry()
+    assert area.contains(win.frameGeometry()) or area.contains(win.geometry())
+    assert win.width() <= 1600 and win.height() <= 1000
+
+
+def test_tuning_panel_on_a_short_window_floats_inside_the_screen(window, qtbot) -> None:
+    window.resize(1366, 740)
+    qtbot.wait(20)
+    before = window.size()
+    window.action_tuning = window.tuning_dock.toggleViewAction()
+    window.action_tuning.trigger()  # Ctrl+T
+    qtbot.wait(50)
+    dock = window.tuning_dock
+    assert dock.isVisible() and dock.isFloating()
+    assert window.size() == before
+    assert window.screen().availableGeometry().contains(dock.geometry())
+
+
+def test_tuning_panel_docks_when_the_stages_keep_room(window, qtbot) -> None:
+    window.resize(1900, 1400)
+    qtbot.wait(20)
+    window.tuning_dock.toggleViewAction().trigger()
+    qtbot.wait(50)
+    assert window.tuning_dock.isVisible() and not window.tuning_dock.isFloating()
+    assert window.stages.height() >= 200
+
+
+def test_results_arriving_do_not_push_the_stages_down(qtbot, ready) -> None:
+    from PySide6.QtCore import QPoint
+
+    from inspector.qt.window import MainWindow
+
+    win = MainWindow(restore=False, persist=False)
+    qtbot.addWidget(win)
+    win.resize(1600, 1000)
+    win.show()
+    qtbot.wait(20)
+    y = win.stages.mapTo(win, QPoint(0, 0)).y()
+    assert not win.banner.isVisible()
+    win.vm.open_store(None)
+    ready(win.vm)
+    qtbot.wait(20)
+    assert win.banner.isVisible()
+    assert abs(win.stages.mapTo(win, QPoint(0, 0)).y() - y) <= 45  # the notice bar, not ~90
