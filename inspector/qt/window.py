@@ -54,7 +54,7 @@ from inspector.qt.wording import gui_words, plural
 
 SPLITTERS = ("main", "left", "plots", "side")
 PLOT_SETTLE_MS = 120  # plots redraw once a slider has rested this long (or at once when shown)
-STAGES_MIN_HEIGHT = 210
+STAGES_MIN_HEIGHT = 200
 
 
 class MainWindow(QMainWindow):
@@ -134,7 +134,7 @@ class MainWindow(QMainWindow):
         self.banner_placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         slot.addWidget(self.banner_placeholder)
         line = self.banner.fontMetrics().lineSpacing()
-        self.banner_slot.setMinimumHeight(3 * line + 16)
+        self.banner_slot.setMinimumHeight(3 * line + 24)  # fix buttons share the title's line
         self.expected = ExpectedPanel(vm, self)
         self.busy_bar = QProgressBar(self, minimum=0, maximum=0)
         self.busy_bar.setFixedWidth(120)

@@ -8,7 +8,6 @@ from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QLabel,
-    QPushButton,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -138,16 +137,16 @@ class DiagnosisBanner(QFrame):
         self.message = QLabel("", objectName="bannerMessage")
         self.message.setWordWrap(True)
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.buttons: list[QPushButton] = []
-        self._fix_row = QHBoxLayout()
-        self._fix_row.setContentsMargins(0, 2, 0, 0)
+        self.buttons: list[QToolButton] = []
+        self._fix_row = QHBoxLayout()  # the title's line: fixes sit beside it, adding no height
+        self._fix_row.setContentsMargins(0, 0, 0, 0)
+        self._fix_row.addWidget(self.title)
         self._fix_row.addStretch(1)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(10, 6, 10, 6)
         lay.setSpacing(2)
-        lay.addWidget(self.title)
-        lay.addWidget(self.message)
         lay.addLayout(self._fix_row)
+        lay.addWidget(self.message)
         self.tokens = LIGHT
         self.codes: list[str] = []
         self.hide()
@@ -182,10 +181,11 @@ class DiagnosisBanner(QFrame):
             b.deleteLater()
         self.buttons = []
         for fix in fixes:
-            b = QPushButton(fix.label, self, objectName="bannerFix")
+            b = QToolButton(self, objectName="bannerFix", text=fix.label)
+            b.setFixedHeight(self.title.fontMetrics().lineSpacing() + 6)
             b.setToolTip("Apply: " + ", ".join(f"{k} = {v}" for k, v in fix.changes))
             b.clicked.connect(lambda _=False, c=dict(fix.changes): self.fix_applied.emit(c))
-            self._fix_row.insertWidget(self._fix_row.count() - 1, b)
+            self._fix_row.addWidget(b)
             self.buttons.append(b)
 
     def _colour(self, code: str) -> None:
