@@ -33,6 +33,7 @@ Index = QModelIndex | QPersistentModelIndex
 _LEFT = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _OUTCOME_CODES = {k: n for n, k in enumerate(OUTCOMES)}
+_TIE_CODES = {"": 0, "=": 1, "!": 2}
 _DOTS: dict[str, QPixmap] = {}
 
 
@@ -95,6 +96,7 @@ class StageModel(QAbstractTableModel):
         self._key: Any = None
         self.capacity = 0  # table rows: the stage's rows, then rows past them
         self._cells = np.zeros((0, 0))
+        self._ties: dict[int, str] = {}
         self._italic = QFont()
         self._italic.setItalic(True)
 
@@ -106,6 +108,8 @@ class StageModel(QAbstractTableModel):
         Anything else (a new pool, mode, limit, cap or expected set) resets the model."""
         rows = trace.stage(self.stage).rows if trace is not None else np.zeros(0, np.int64)
         fates = trace.outcomes()[rows].tolist() if trace is not None else []
+        self._ties = {} if trace is None else {
+            i: ("!" if g.at_cut else "=") for i, g in trace.tie_marks(self.stage).items()}
         key = self._layout_key(trace, expected)
         same = key is not None and key == self._key and len(rows) <= self.capacity
         if not same:
@@ -171,7 +175,9 @@ class StageModel(QAbstractTableModel):
         n = len(rows)
         if n:
             out[0, :n] = rows
-            out[1, :n] = [_OUTCOME_CODES[f] for f in fates]
+            ties = self._ties
+            out[1, :n] = [_OUTCOME_CODES[f] + 10 * _TIE_CODES[ties.get(int(i), "")]
+                          for f, i in zip(fates, rows, strict=True)]
             for k, c in enumerate(wanted):
                 out[2 + k, :n] = arrays[c][rows]
         if n < self.capacity:
@@ -260,8 +266,8 @@ class StageModel(QAbstractTableModel):
 
     def _display(self, r: int, i: int, name: str) -> Any:
         t = self.trace
-        if name == "#":
-            return str(r + 1)
+        if name == "#":  # = a tie with other rows; ! a tie across a cut (see the banner)
+            return f"{r + 1}{self._ties.get(i, '')}"
         if name == "id":
             mark = "★ " if str(t.pool.ids[i]) in self.expected else ""
             return mark + str(t.pool.ids[i])
@@ -306,9 +312,13 @@ class StageModel(QAbstractTableModel):
         if name in ("text", "id"):
             return f"id {t.pool.ids[i]}\n{self._display(r, i, 'text')}"
         if name == "#":
+            tie = {"=": "\nTied: other rows share this score; the system's tie rule orders "
+                        "them.", "!": "\nTied across a cut: which of the tied rows are kept is "
+                        "decided by the tie order, not the score (see the banner)."}
             return _FATE_TEXT[self.fate(r, i)].format(rank=int(t.final_rank[i]),
                                                       limit=t.params.limit,
-                                                      min=t.params.min_score)
+                                                      min=t.params.min_score) \
+                + tie.get(self._ties.get(i, ""), "")
         if name == "Δ":
             return (f"Rank before blending {int(t.rank_before[i])}, after "
                     f"{int(t.rank_after[i])}.")

@@ -77,3 +77,21 @@ def test_dock_results_for_an_earlier_query_say_so(window) -> None:
     compare.run()
     vm.jobs.wait_idle()
     assert not compare.stale_note.isVisible()
+
+
+def test_ties_are_marked_and_a_tie_at_the_cut_is_said(window) -> None:
+    """The demo's tie story: one memory saved twice ties across the limit of 1."""
+    vm = window.vm
+    names = [q["name"] for q in vm.store.suggested_queries]
+    vm.load_suggested(next(n for n, x in enumerate(names) if x.startswith("Tie")))
+    vm.jobs.wait_idle()
+    t = vm.trace
+    cut = [g for g in t.ties() if g.at_cut]
+    assert cut, "the tie story has a tie across a cut"
+    for g in cut:
+        view = window.stages.view("raw" if g.stage in ("raw", "vec", "fts") else "blended")
+        m = view.model
+        shown = {str(m.row_id(r)): m.data(m.index(r, 0)) for r in range(len(m.rows))}
+        assert [shown[str(x)] for x in g.ids if str(x) in shown]
+        assert all(shown[str(x)].endswith("!") for x in g.ids if str(x) in shown)
+        assert f"Tie at the {g.cut} cut" in window.banner.message.text()
