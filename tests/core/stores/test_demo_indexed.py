@@ -52,13 +52,21 @@ def test_the_suggested_story_is_an_in_scope_memory_lost_to_the_index_with_its_fi
     vecs = np.stack(tbl.column("vector").to_numpy(zero_copy_only=False))
     mine = np.flatnonzero(np.asarray(tbl.column("agentId").to_pylist()) == "main")
     d = ((vecs[mine].astype(np.float64) - query.vector) ** 2).sum(axis=1)
-    order = [tbl.column("id")[int(i)].as_py() for i in mine[np.lexsort((mine, d))]]
-    assert e.dropped_at == "index" and e.exhaustive_rank == order.index(rid) + 1
-    if "only --exact" in e.index_fix:
-        assert "only --exact" in s["story"]
-    else:
-        assert e.index_fix.split(" brings")[0] in s["story"]
-        knob, value = e.index_fix.split()[:2]
-        fixed = p.with_(**{knob[2:].replace("-", "_"): int(value)})
-        assert rid in run(store, query, fixed).ids("final")
+    order = mine[np.lexsort((mine, d))]
+    ids = [tbl.column("id")[int(i)].as_py() for i in order]
+    assert e.dropped_at == "index"
+    # LanceDB ranks by float32 distances: allow only a reordering among near-equal distances
+    true = ids.index(rid)
+    ranked = np.sort(d)
+    assert np.isclose(ranked[e.exhaustive_rank - 1], ranked[true], rtol=1e-5), \
+        (e.exhaustive_rank, true + 1)
+
+    def works(fix: str) -> bool:
+        knob, value = fix.split()[:2]
+        return rid in run(store, query, p.with_(**{knob[2:].replace("-", "_"): int(value)})
+                          ).ids("final")
+
+    for fix in (e.index_fix, s["story"].rsplit("): ", 1)[-1]):  # ours, and the story's own
+        if "only --exact" not in fix:
+            assert works(fix.split(" brings")[0].strip()), fix
     assert rid in run(store, query, p.with_(exact=True)).ids("final")
