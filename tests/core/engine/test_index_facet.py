@@ -112,7 +112,7 @@ def test_selective_pushdown_on_ivf_pq_is_index_starvation(paths, table):
     store = open_store(str(paths["IVF_PQ"]))
     p = Params(limit=10, scope=indexkit.RARE, filter="pushdown", **SCOPE)
     seen = 0
-    for q in indexkit.queries(20):
+    for q in indexkit.queries(40):  # index training is LanceDB's (not seeded): ask enough
         query = Query(vector=q, source="vector")
         t = index_facet.attach(store, query, run(store, query, p))
         assert t.ids("final") == _lancedb(store, q, 10, f"agentId = '{indexkit.RARE}'")
@@ -120,7 +120,8 @@ def test_selective_pushdown_on_ivf_pq_is_index_starvation(paths, table):
             seen += 1
             assert t.diagnosis.code == "index_starvation"
             exact = indexkit.exact_ids(vecs, ids, q, 10, agents == indexkit.RARE)
-            assert list(t.index_facet.exact_final) == exact
+            # float32 (LanceDB) against float64 (numpy): the same rows; near-ties may swap
+            assert sorted(t.index_facet.exact_final) == sorted(exact)
     assert seen, "a rare scope pushed into IVF_PQ should starve some queries"
 
 
