@@ -95,6 +95,7 @@ class Inspector(QObject):
         self.error: str | None = None
         self._after_open: str | dict[str, Any] | None = None
         self.busy = False
+        self.requery_reason: str | None = None  # why the cached pools could not answer
         self.jobs.channel_changed.connect(lambda _c, _b: self._update_busy())
         self.jobs.failed.connect(self._job_failed)
 
@@ -323,7 +324,9 @@ class Inspector(QObject):
         if s is None:  # nothing fetched yet, or the last query failed: ask again (latest wins)
             self.run()
             return
-        if not s.answers(self.params, self.placements):
+        reason = s.why_not(self.params, self.placements)
+        self.requery_reason = reason
+        if reason is not None:
             self.traces = ()
             self.trace_changed.emit()
             self.jobs.start("query", refetch_job, s, self.params, self.placements,

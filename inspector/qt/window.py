@@ -388,7 +388,8 @@ class MainWindow(QMainWindow):
         vm = self.vm
         if vm.busy:
             opening = vm.jobs.busy("open")
-            self.status_label.setText("Opening the store…" if opening else "Working…")
+            again = f"Querying again: {vm.requery_reason}…" if vm.requery_reason else "Working…"
+            self.status_label.setText("Opening the store…" if opening else again)
         elif vm.trace is not None:
             c = vm.trace.counters
             self.status_label.setText(

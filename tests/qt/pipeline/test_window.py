@@ -129,6 +129,8 @@ def test_a_depth_past_the_cached_pool_is_requeried_not_derived(window) -> None:
     assert vm.trace.pool.size == 200
     vm.set_param("overfetch", 40.0)
     assert vm.trace is None and vm.busy  # no derived answer from a too-shallow pool
+    assert "Querying again: depth 400 is deeper than the cached pool (200)" in \
+        window.status_label.text()
     vm.jobs.wait_idle()
     assert vm.trace.pool.size == 400 and vm.error is None
     assert_matches_engine(window)
