@@ -41,8 +41,11 @@ def _load(meta: dict[str, Any]) -> str:
     load = meta.get("load_avg_1min")
     if not load:
         return ""
+    cpus = meta.get("cpus") or 0
+    shared = (" (above the core count: other work shared them)" if cpus and max(load) > cpus
+              else "")
     return (f" Load average during the run: {min(load):.1f} to {max(load):.1f} on "
-            f"{meta.get('cpus', '?')} cores (above the core count, other work shared them).")
+            f"{cpus or '?'} cores{shared}.")
 
 
 def rewrite(readme: str, block: str) -> str:

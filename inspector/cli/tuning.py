@@ -126,14 +126,18 @@ def _cmd_sweep(a: argparse.Namespace) -> int:
         return _nprobes_sweep(a, store, cases, params)
     result = run_sweep(store, cases, params, grid, k=a.k, progress=_progress,
                        scan=_scan_plan(a))
-    data = result.to_json()
+    return _emit(a, result.to_json(), lambda: format_sweep(result))
+
+
+def _emit(a: argparse.Namespace, data: Any, text: Any) -> int:
+    """A tuning result: JSON to --out, then JSON or text (text() builds it) on stdout."""
     if a.out:
         _write_json(a.out, data)
     if a.json:
         json.dump(data, sys.stdout, allow_nan=False, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
-        print(format_sweep(result))
+        print(text())
     return 0
 
 
@@ -142,15 +146,7 @@ def _nprobes_sweep(a: argparse.Namespace, store: Any, cases: Any, params: Any) -
     from inspector.core.analysis.index_sweep import format_nprobes, nprobes_sweep, parse_nprobes
 
     result = nprobes_sweep(store, cases, params, _grid(a), parse_nprobes(a.grid_nprobes), a.k)
-    data = result.to_json()
-    if a.out:
-        _write_json(a.out, data)
-    if a.json:
-        json.dump(data, sys.stdout, allow_nan=False, ensure_ascii=False)
-        sys.stdout.write("\n")
-    else:
-        print(format_nprobes(result))
-    return 0
+    return _emit(a, result.to_json(), lambda: format_nprobes(result))
 
 
 def _scan_plan(a: argparse.Namespace) -> Any:

@@ -28,6 +28,7 @@ from inspector.core.engine.params import Params
 from inspector.core.engine.presets import PRESETS
 from inspector.core.errors import InspectorError
 from inspector.qt.theme import LIGHT, Tokens
+from inspector.qt.tuning.stale import StaleNote
 from inspector.qt.tuning.tuning_jobs import compare_job, side_params
 from inspector.qt.viewmodel import Inspector
 
@@ -73,13 +74,7 @@ class CompareView(QWidget):
                               "lists aligned, rank shifts, agreement, and the in-scope rows a "
                               "post-filter starves.", objectName="compareSummary")
         self.summary.setWordWrap(True)
-        self.stale_note = QLabel("These results are for an earlier query or store version; "
-                                 "run again for the current one.", objectName="staleNote")
-        self.stale_note.setWordWrap(True)
-        self.stale_note.hide()
-        self._asked: tuple[object, ...] = ()
-        vm.query_changed.connect(self._question_changed)
-        vm.store_opened.connect(lambda _o: self._question_changed())
+        self.stale_note = StaleNote(vm, self)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.table = QTableWidget(0, len(COLUMNS), self, objectName="compareTable")
         self.table.setHorizontalHeaderLabels(COLUMNS)
@@ -129,7 +124,7 @@ class CompareView(QWidget):
             return
         self.run_button.setEnabled(False)
         self.summary.setText("Comparing…")
-        self._asked = vm.question()
+        self.stale_note.asked()
         vm.jobs.start("compare", compare_job, vm.store, vm.query, a, b, (la, lb),
                       on_done=self._answered, on_error=self._failed)
 
@@ -147,15 +142,9 @@ class CompareView(QWidget):
         self.show_result(c)
         self.compared.emit(c)
 
-    def _question_changed(self) -> None:
-        """A result about an earlier query or store version says so instead of passing as
-        current."""
-        stale = self.result is not None and self._asked != self.vm.question()
-        self.stale_note.setVisible(stale)
-
     def show_result(self, c: Comparison) -> None:
         self.result = c
-        self._question_changed()
+        self.stale_note.refresh()
         self.summary.setText(self.describe(c))
         tk = self.tokens
         tint = {"a": QColor(tk.cut), "b": QColor(tk.returned)}

@@ -33,6 +33,7 @@ from inspector.core.engine.live import MAX_OVERFETCH
 from inspector.core.errors import InspectorError
 from inspector.qt.theme import Tokens
 from inspector.qt.tuning.heatmap import Heatmap, SafeCurve, SafeShare
+from inspector.qt.tuning.stale import StaleNote
 from inspector.qt.tuning.tuning_jobs import SweepRequest, sweep_job
 from inspector.qt.viewmodel import Inspector
 
@@ -99,13 +100,7 @@ class SweepPanel(QWidget):
         self.summary = QLabel("Run a sweep to see how recall changes with over-fetch and blend "
                               "weight for this query.", self, objectName="sweepSummary")
         self.summary.setWordWrap(True)
-        self.stale_note = QLabel("These results are for an earlier query or store version; "
-                                 "run again for the current one.", objectName="staleNote")
-        self.stale_note.setWordWrap(True)
-        self.stale_note.hide()
-        self._asked: tuple[object, ...] = ()
-        self.vm.query_changed.connect(self._question_changed)
-        self.vm.store_opened.connect(lambda _o: self._question_changed())
+        self.stale_note = StaleNote(self.vm, self)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.heatmap = Heatmap(self)
         self.curve = SafeCurve(self)
@@ -227,7 +222,7 @@ class SweepPanel(QWidget):
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.summary.setText("Sweeping…")
-        self._asked = self.vm.question()
+        self.stale_note.asked()
         self.vm.jobs.start("sweep", sweep_job, self.vm.store, req, on_done=self._finished,
                            on_error=self._failed, on_yield=self._progressed)
 
@@ -262,15 +257,9 @@ class SweepPanel(QWidget):
         self.sweep_finished.emit(result)
 
     # ---- showing ----
-    def _question_changed(self) -> None:
-        """A result about an earlier query or store version says so instead of passing as
-        current."""
-        stale = self.result is not None and self._asked != self.vm.question()
-        self.stale_note.setVisible(stale)
-
     def show_result(self, result: SweepResult) -> None:
         self.result = result
-        self._question_changed()
+        self.stale_note.refresh()
         for combo in (self.metric, self.query_pick, self.slice):
             combo.blockSignals(True)
             combo.clear()
