@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import Qt, QTimer, QUrl
 from PySide6.QtGui import (
     QAction,
     QActionGroup,
@@ -16,16 +16,13 @@ from PySide6.QtGui import (
     QDragEnterEvent,
     QDropEvent,
     QGuiApplication,
-    QKeySequence,
     QResizeEvent,
 )
 from PySide6.QtWidgets import (
     QApplication,
-    QDockWidget,
     QFileDialog,
     QFrame,
     QLabel,
-    QMainWindow,
     QMenu,
     QProgressBar,
     QScrollArea,
@@ -40,6 +37,7 @@ from inspector.core.errors import InspectorError
 from inspector.core.stores.opening import Opened
 from inspector.qt import fit, help_menu, theme
 from inspector.qt import settings as cfg
+from inspector.qt.extensible import ExtensibleWindow
 from inspector.qt.pipeline.detail import DetailPane
 from inspector.qt.pipeline.expected import ExpectedPanel
 from inspector.qt.pipeline.funnel import DiagnosisBanner, ErrorBar, FunnelChart
@@ -57,12 +55,9 @@ PLOT_SETTLE_MS = 120  # plots redraw once a slider has rested this long (or at o
 STAGES_MIN_HEIGHT = 200
 
 
-class MainWindow(QMainWindow):
-    """The pipeline window. Add-ons extend it only through its extension points: `menu`,
-    `add_menu`, `add_action`, `action`, `add_notice`, `add_dock`, `add_query_widget`,
-    `set_open_handler`, and the `tokens_changed` signal (the one theming path)."""
-
-    tokens_changed = Signal(object)  # theme.Tokens, after every theme change
+class MainWindow(ExtensibleWindow):
+    """The pipeline window. Add-ons extend it only through its extension points (see
+    qt/extensible.py) and follow the theme through `tokens_changed`."""
 
     def __init__(self, vm: Inspector | None = None, restore: bool = True,
                  persist: bool = True) -> None:
@@ -78,14 +73,11 @@ class MainWindow(QMainWindow):
         self.theme_choice = "system"
         self.tokens = theme.LIGHT
         self._bar_key: Any = None
-        self._menus: dict[str, QMenu] = {}
-        self._actions: dict[str, QAction] = {}
-        self._open_handler: Any = self.choose_store
+        self._open_handler = self.choose_store
         self._sliding = False  # inside a slider tick: plots wait until the slider rests
         self._plots_stale: set[PlotBox] = set()
         self._plot_timer = QTimer(self, singleShot=True, interval=PLOT_SETTLE_MS)
         self._plot_timer.timeout.connect(self.flush_plots)
-        self.dock_areas: dict[QDockWidget, Qt.DockWidgetArea] = {}
         self._build_panels()
         self._build_layout()
         self._build_menus()
@@ -171,8 +163,6 @@ class MainWindow(QMainWindow):
         lay = QVBoxLayout(central)
         lay.setContentsMargins(8, 6, 8, 4)
         lay.setSpacing(6)
-        self.notices = QVBoxLayout()
-        self.notices.setSpacing(4)
         lay.addWidget(self.query_bar)
         lay.addWidget(self.error_bar)
         lay.addLayout(self.notices)
@@ -188,72 +178,6 @@ class MainWindow(QMainWindow):
         self.splitters["left"].setSizes([520, 340])
         self.splitters["plots"].setSizes([260, 380, 420])
         self.splitters["side"].setSizes([520, 220])
-
-    # ---- extension points ----
-    def menu(self, menu_id: str) -> QMenu:
-        """A menu by id: file, query, view, help, or one an add-on added."""
-        return self._menus[menu_id]
-
-    def add_menu(self, menu_id: str, title: str, before: str | None = "help") -> QMenu:
-        menu = QMenu(title, self)
-        anchor = self._menus.get(before) if before else None
-        if anchor is not None:
-            self.menuBar().insertMenu(anchor.menuAction(), menu)
-        else:
-            self.menuBar().addMenu(menu)
-        self._menus[menu_id] = menu
-        return menu
-
-    def action(self, action_id: str) -> QAction:
-        return self._actions[action_id]
-
-    def add_action(self, menu_id: str, act: QAction, action_id: str | None = None,
-                   before: str | None = None) -> QAction:
-        """Put an action in a menu (before another action, by id) and keep its shortcut
-        working from any focus, even with the menu bar hidden."""
-        menu = self._menus[menu_id]
-        anchor = self._actions.get(before) if before else None
-        if anchor is not None:
-            menu.insertAction(anchor, act)
-        else:
-            menu.addAction(act)
-        self.addAction(act)
-        act.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
-        if action_id:
-            self._actions[action_id] = act
-        return act
-
-    def add_notice(self, widget: QWidget) -> None:
-        """A notice bar under the error bar (newer version, shape suggestion, ...)."""
-        self.notices.addWidget(widget)
-
-    def add_dock(self, dock: QDockWidget, area: Qt.DockWidgetArea) -> None:
-        """Add a dock that follows the window's one dock rule (fit.place_dock): docked when
-        the stages keep a usable size beside it, floating over the window otherwise."""
-        self.addDockWidget(area, dock)
-        self.dock_areas[dock] = area
-        fit.prepare_docks(self, {dock: area})
-        dock.visibilityChanged.connect(
-            lambda on, d=dock, a=area: on and fit.size_docked(self, d, a))
-
-    def add_query_widget(self, widget: QWidget) -> None:
-        """A control in the query row, before the Run button."""
-        self.query_bar.add_widget(widget)
-
-    def set_open_handler(self, handler: Any) -> None:
-        """What File > Open… (Ctrl+O) does."""
-        self._open_handler = handler
-
-    def _action(self, text: str, slot: Any, keys: tuple[str, ...] = (), tip: str = "") -> QAction:
-        act = QAction(text, self)
-        if keys:
-            act.setShortcuts([QKeySequence(k) for k in keys])
-        if tip:
-            act.setStatusTip(tip)
-            act.setToolTip(tip)
-        act.triggered.connect(slot)
-        self.addAction(act)  # shortcuts work even when the menu bar is hidden
-        return act
 
     def _build_menus(self) -> None:
         bar = self.menuBar()
