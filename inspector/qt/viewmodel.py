@@ -8,57 +8,25 @@ Parameters follow the CLI exactly: a preset name plus explicitly given values, c
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
 from inspector.core.engine.expect import Expectation
-from inspector.core.engine.inputs import build_params, build_query, parse_vector
+from inspector.core.engine.inputs import build_params
 from inspector.core.engine.live import PLACEMENTS, LiveSession
 from inspector.core.engine.params import Params
 from inspector.core.engine.pool import Pool, Query
 from inspector.core.engine.trace import Trace
 from inspector.core.errors import InspectorError
 from inspector.core.stores.opening import Opened, open_for_browsing
-from inspector.core.stores.store import Store, VersionGoneError
+from inspector.core.stores.store import VersionGoneError
 from inspector.qt.jobs import Jobs
+from inspector.qt.live_jobs import QueryRequest, expect_job, query_job, refetch_job
 
 EXPECT_DELAY_MS = 250  # expected rows are re-analysed once a slider rests this long
 REQUERY_DELAY_MS = 150  # a parameter the cached pools cannot answer is re-queried after this
-
-
-@dataclass(frozen=True)
-class QueryRequest:
-    """What the query job needs: the parameters, the placements shown, and the query input."""
-
-    params: Params
-    placements: tuple[str, ...]
-    text: str | None = None
-    vector_of: str | None = None
-    embedder: str | None = None  # None: the one the store records
-
-
-def query_job(store: Store, req: QueryRequest, cancelled: Any = None) -> LiveSession:
-    """Build the query once, then a live session deep enough for every slider position.
-    Text that is a JSON array is taken as the query vector itself."""
-    text = (req.text or "").strip()
-    if text.startswith("[") and req.vector_of is None:
-        query = build_query(store, req.params.mode, vector=parse_vector(text))
-    else:
-        query = build_query(store, req.params.mode, text=text or None, vector_of=req.vector_of,
-                            embedder=req.embedder)
-    return LiveSession.fetch(store, query, req.params, req.placements, cancelled=cancelled)
-
-
-def refetch_job(session: LiveSession, params: Params, placements: tuple[str, ...],
-                cancelled: Any = None) -> LiveSession:
-    return session.refetched(params, placements, cancelled=cancelled)
-
-
-def expect_job(session: LiveSession, traces: tuple[Trace, ...], ids: list[str],
-               cancelled: Any = None) -> tuple[tuple[Expectation, ...], ...]:
-    return session.expectations(traces, ids, cancelled=cancelled)
 
 
 class Inspector(QObject):

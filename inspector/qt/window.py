@@ -3,24 +3,19 @@ export and settings. Holds no state of its own beyond the layout."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, QTimer, QUrl
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import (
     QAction,
     QActionGroup,
     QCloseEvent,
-    QDragEnterEvent,
-    QDropEvent,
     QGuiApplication,
     QResizeEvent,
 )
 from PySide6.QtWidgets import (
     QApplication,
-    QFileDialog,
     QFrame,
     QLabel,
     QMenu,
@@ -31,9 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.engine.expect import attach
 from inspector.core.engine.trace import STAGES
-from inspector.core.errors import InspectorError
 from inspector.core.stores.opening import Opened
 from inspector.qt import fit, help_menu, theme
 from inspector.qt import settings as cfg
@@ -48,6 +41,7 @@ from inspector.qt.pipeline.sliders import SliderPanel
 from inspector.qt.pipeline.stages import StagesPanel
 from inspector.qt.shortcuts import ShortcutGuard
 from inspector.qt.viewmodel import Inspector
+from inspector.qt.window_files import FilesMixin
 from inspector.qt.wording import gui_words, plural
 
 SPLITTERS = ("main", "left", "plots", "side")
@@ -55,7 +49,7 @@ PLOT_SETTLE_MS = 120  # plots redraw once a slider has rested this long (or at o
 STAGES_MIN_HEIGHT = 200
 
 
-class MainWindow(ExtensibleWindow):
+class MainWindow(FilesMixin, ExtensibleWindow):
     """The pipeline window. Add-ons extend it only through its extension points (see
     qt/extensible.py) and follow the theme through `tokens_changed`."""
 
@@ -343,64 +337,9 @@ class MainWindow(ExtensibleWindow):
         self.status_label.setText(message)
 
     # ---- commands ----
-    def open_store(self, uri: str | None, table: str | None = None) -> None:
-        self.vm.open_store(uri, table, then="run" if uri is not None and self.vm.has_query()
-                           else None)
-
-    def choose_store(self) -> None:
-        start = self.vm.store.uri if self.vm.store else str(Path.home())
-        path = QFileDialog.getExistingDirectory(self, "Open a LanceDB store folder", start)
-        if path:
-            self.open_store(path)
-
-    def choose_scope_map(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Load a scope map", str(Path.home()),
-                                              "JSON (*.json)")
-        if path:
-            self.vm.load_scope_map(path)
-
     def focus_query(self) -> None:
         self.query_bar.text.setFocus()
         self.query_bar.text.selectAll()
-
-    def export_json(self, path: str) -> None:
-        vm = self.vm
-        trace = vm.trace
-        if trace is None:
-            raise InspectorError("There is no trace to export yet: run a query first.")
-        if vm.expectations and vm.focus_lane < len(vm.expectations):
-            trace = attach(trace, vm.expectations[vm.focus_lane])
-        Path(path).write_text(json.dumps(trace.to_json(), allow_nan=False, ensure_ascii=False,
-                                         indent=1), encoding="utf-8")
-
-    def export_png(self, path: str) -> None:
-        if not self.grab().save(path, "PNG"):
-            raise InspectorError(f"Cannot write the picture to {path}.")
-
-    def _export(self, title: str, pattern: str, suffix: str, write: Any) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, title, f"inspector-trace{suffix}", pattern)
-        if not path:
-            return
-        try:
-            write(path)
-        except (InspectorError, OSError) as exc:
-            self._error(str(exc) if isinstance(exc, InspectorError) else
-                        f"Cannot write {path}: {exc.strerror}.")
-            return
-        self.status_label.setText(f"Saved {path}")
-
-    def choose_json(self) -> None:
-        self._export("Export trace as JSON", "JSON (*.json)", ".json", self.export_json)
-
-    def choose_png(self) -> None:
-        self._export("Export view as PNG", "PNG image (*.png)", ".png", self.export_png)
-
-    def _fill_recent(self, items: list[str]) -> None:
-        self.recent_menu.clear()
-        for uri in items:
-            act = self.recent_menu.addAction(uri)
-            act.triggered.connect(lambda _=False, u=uri: self.open_store(u))
-        self.recent_menu.setEnabled(bool(items))
 
     def apply_theme(self, choice: str) -> None:
         self.theme_choice = choice
@@ -414,25 +353,6 @@ class MainWindow(ExtensibleWindow):
         self.funnel.update()
         self._trace_changed()
         self.tokens_changed.emit(tk)
-
-    # ---- drag and drop ----
-    @staticmethod
-    def _dropped_folder(urls: list[QUrl]) -> str | None:
-        """A dropped store: a LanceDB folder, or a file (a SQLite docs store)."""
-        for url in urls:
-            if url.isLocalFile() and Path(url.toLocalFile()).exists():
-                return url.toLocalFile()
-        return None
-
-    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
-        if event.mimeData().hasUrls() and self._dropped_folder(event.mimeData().urls()):
-            event.acceptProposedAction()
-
-    def dropEvent(self, event: QDropEvent) -> None:
-        folder = self._dropped_folder(event.mimeData().urls())
-        if folder:
-            event.acceptProposedAction()
-            self.open_store(folder)
 
     # ---- settings ----
     def _restore_settings(self) -> None:

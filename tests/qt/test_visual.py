@@ -1,6 +1,6 @@
 """What a machine can see in the rendered window: the gallery's named states at a laptop and a
 desktop size, checked for axis scale, widgets inside the window, plot sizes and scope verdicts
-shown in full (inspector/qt/visual_checks.py)."""
+shown in full (inspector/qt/harness/visual_checks.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from inspector.qt import gallery
-from inspector.qt.visual_checks import axis_problems, problems, tick_labels
+from inspector.qt.harness import gallery
+from inspector.qt.harness.visual_checks import axis_problems, problems, tick_labels
 from tests.qt.qtkit import move
 
 

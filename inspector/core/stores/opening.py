@@ -5,17 +5,26 @@ store: its sibling tables and the scope values to suggest."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
 
 from inspector.core.errors import InspectorError
 from inspector.core.stores import docs_sqlite
+from inspector.core.stores.ann.indexes import vector_indexes
 from inspector.core.stores.docs_source import is_sqlite_file
 from inspector.core.stores.options import OpenOptions
+from inspector.core.stores.roles import Roles, detect_roles, ignored_columns
+from inspector.core.stores.safety.redact import redact_uri
 from inspector.core.stores.store import (
     Store,
     TableInfo,
-    describe_lance,
+    connect,
+    first_line,
     is_remote,
+    list_table_names,
     local_path,
+    no_tables_message,
     open_lance,
 )
 
@@ -80,3 +89,38 @@ def open_for_browsing(uri: str | None, table: str | None,
         except Exception:  # noqa: BLE001 - scope suggestions are a convenience
             values[col] = []
     return Opened(store=store, tables=tables, scope_values=values, demo=demo, options=options)
+
+
+def describe_lance(uri: str, storage_options: dict[str, str] | None = None) -> list[TableInfo]:
+    """Every table of a LanceDB store with its columns, detected roles and size."""
+    db = connect(uri, storage_options)
+    names = list_table_names(db, uri, storage_options)
+    if not names:
+        raise InspectorError(no_tables_message(uri))
+    out = []
+    for name in names:
+        try:
+            out.append(_describe_one(db, name))
+        except InspectorError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a damaged table is named, not a traceback
+            raise InspectorError(f"Cannot read table '{name}' in {redact_uri(uri)}: "
+                                 f"{first_line(exc)}.") from exc
+    return out
+
+
+def _describe_one(db: Any, name: str) -> TableInfo:
+    tbl = db.open_table(name)
+    schema = tbl.schema
+    roles = detect_roles(schema) if _vector_count(schema) < 2 else Roles()
+    dim = (schema.field(roles.vector).type.list_size if roles.vector else None)
+    indices = list(tbl.list_indices())
+    fts = any(getattr(i, "index_type", "") == "FTS" for i in indices)
+    return TableInfo(name=name, rows=int(tbl.count_rows()), version=int(tbl.version),
+                     columns={f.name: str(f.type) for f in schema}, roles=roles,
+                     dim=dim, fts_indexed=fts, notes=tuple(ignored_columns(schema, roles)),
+                     vector_indexes=vector_indexes(indices))
+
+
+def _vector_count(schema: pa.Schema) -> int:
+    return sum(1 for f in schema if pa.types.is_fixed_size_list(f.type))

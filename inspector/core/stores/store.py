@@ -118,7 +118,7 @@ class Store:
             return int(self.db.open_table(self.table_name).version)
         except Exception as exc:  # noqa: BLE001 - a vanished table is a user-facing condition
             raise InspectorError(f"Cannot check {self.display_uri} for a newer version of table "
-                                 f"'{self.table_name}': {_first_line(exc)}.") from exc
+                                 f"'{self.table_name}': {first_line(exc)}.") from exc
 
     def table_names(self) -> list[str]:
         """Every table beside this one, over the same connection and options."""
@@ -157,7 +157,7 @@ class Store:
         """The error to raise when a read of the pinned version failed: a VersionGoneError when
         its files were cleaned up, else one line naming the table."""
         return self.gone_or_none(exc) or InspectorError(
-            f"Cannot read table '{self.table_name}' in {self.display_uri}: {_first_line(exc)}.")
+            f"Cannot read table '{self.table_name}' in {self.display_uri}: {first_line(exc)}.")
 
     def vector_of(self, row_id: str) -> np.ndarray:
         """The stored vector of one row (query by example)."""
@@ -216,7 +216,7 @@ def local_path(uri: str) -> Path:
     return Path(uri[len("file://"):] if uri.startswith("file://") else uri).expanduser()
 
 
-def _first_line(exc: BaseException) -> str:
+def first_line(exc: BaseException) -> str:
     """The first line of an error, shortened and without credentials."""
     text = redact_text(str(exc)).strip()
     return (text.splitlines()[0] if text else type(exc).__name__)[:200].rstrip(".")
@@ -256,7 +256,7 @@ def connect(uri: str, storage_options: dict[str, str] | None = None) -> Any:
     try:
         return lancedb.connect(uri, storage_options=storage_options)
     except Exception as exc:  # noqa: BLE001 - connection errors are user-facing
-        raise InspectorError(f"Cannot open {uri}: {_first_line(exc)}.") from exc
+        raise InspectorError(f"Cannot open {uri}: {first_line(exc)}.") from exc
 
 
 def list_table_names(db: Any, uri: str = "",
@@ -265,7 +265,7 @@ def list_table_names(db: Any, uri: str = "",
         return _list_table_names(db)
     except Exception as exc:  # noqa: BLE001 - listing fails for user-facing reasons
         if not is_remote(uri):
-            raise InspectorError(f"Cannot list the tables of {uri}: {_first_line(exc)}.") \
+            raise InspectorError(f"Cannot list the tables of {uri}: {first_line(exc)}.") \
                 from exc
         from inspector.core.stores import remote
 
@@ -283,7 +283,7 @@ def _list_table_names(db: Any) -> list[str]:
             return names
 
 
-def _no_tables_message(uri: str) -> str:
+def no_tables_message(uri: str) -> str:
     if is_remote(uri):
         return f"{redact_uri(uri)} holds no LanceDB tables."
     entries = sorted(p.name for p in local_path(uri).iterdir())
@@ -295,7 +295,7 @@ def _no_tables_message(uri: str) -> str:
 
 def choose_table(uri: str, names: list[str], table: str | None) -> str:
     if not names:
-        raise InspectorError(_no_tables_message(uri))
+        raise InspectorError(no_tables_message(uri))
     if table is not None:
         if table not in names:
             raise InspectorError(f"Table '{table}' not found in {redact_uri(uri)}; tables: "
@@ -324,7 +324,7 @@ def open_lance(uri: str, table: str | None = None, roles: dict[str, str] | None 
         raise
     except Exception as exc:  # noqa: BLE001 - a damaged table is a user-facing condition
         raise InspectorError(f"Cannot open table '{name}' in {redact_uri(uri)}: "
-                             f"{_first_line(exc)}.") from exc
+                             f"{first_line(exc)}.") from exc
     detected = detect_roles(schema, roles)
     if detected.vector is None:
         raise InspectorError(vector_refusal(schema) or (
@@ -368,38 +368,3 @@ def _ranges(nums: list[int]) -> str:
             runs.append((n, n))
     parts = [f"{a}-{b}" if b > a else str(a) for a, b in runs]
     return ", ".join(parts[:8]) + (", ..." if len(parts) > 8 else "") if parts else "none"
-
-
-def describe_lance(uri: str, storage_options: dict[str, str] | None = None) -> list[TableInfo]:
-    """Every table of a LanceDB store with its columns, detected roles and size."""
-    db = connect(uri, storage_options)
-    names = list_table_names(db, uri, storage_options)
-    if not names:
-        raise InspectorError(_no_tables_message(uri))
-    out = []
-    for name in names:
-        try:
-            out.append(_describe_one(db, name))
-        except InspectorError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - a damaged table is named, not a traceback
-            raise InspectorError(f"Cannot read table '{name}' in {redact_uri(uri)}: "
-                                 f"{_first_line(exc)}.") from exc
-    return out
-
-
-def _describe_one(db: Any, name: str) -> TableInfo:
-    tbl = db.open_table(name)
-    schema = tbl.schema
-    roles = detect_roles(schema) if _vector_count(schema) < 2 else Roles()
-    dim = (schema.field(roles.vector).type.list_size if roles.vector else None)
-    indices = list(tbl.list_indices())
-    fts = any(getattr(i, "index_type", "") == "FTS" for i in indices)
-    return TableInfo(name=name, rows=int(tbl.count_rows()), version=int(tbl.version),
-                     columns={f.name: str(f.type) for f in schema}, roles=roles,
-                     dim=dim, fts_indexed=fts, notes=tuple(ignored_columns(schema, roles)),
-                     vector_indexes=vector_indexes(indices))
-
-
-def _vector_count(schema: pa.Schema) -> int:
-    return sum(1 for f in schema if pa.types.is_fixed_size_list(f.type))

@@ -1,9 +1,9 @@
 """A visual harness: the real window rendered in named states, at named sizes, in both themes.
 
-`python -m inspector.qt.gallery OUTDIR [--sizes 1366x768,1920x1080] [--states a,b]` writes one
-PNG per state, theme and size, plus `checks.txt` with what `visual_checks.problems` found in
-each. Tests drive the same `enter_state` offscreen; the README says how to render it under Xvfb.
-Never reads or writes the user's settings."""
+`python -m inspector.qt.harness.gallery OUTDIR [--sizes 1366x768,1920x1080] [--states a,b]`
+writes one PNG per state, theme and size, plus `checks.txt` with what
+`visual_checks.problems` found in each. Tests drive the same `enter_state` offscreen; the
+README says how to render it under Xvfb. Never reads or writes the user's settings."""
 
 from __future__ import annotations
 
@@ -122,7 +122,7 @@ def make_window(size: tuple[int, int], theme: str) -> Any:
 def render(out: Path, sizes: tuple[tuple[int, int], ...] = SIZES,
            states: tuple[str, ...] = STATES, themes: tuple[str, ...] = THEMES) -> list[str]:
     """Write every state's PNG; returns the problems found, one line each."""
-    from inspector.qt.visual_checks import problems
+    from inspector.qt.harness.visual_checks import problems
 
     out.mkdir(parents=True, exist_ok=True)
     found: list[str] = []
@@ -150,7 +150,7 @@ def _parse_sizes(text: str) -> tuple[tuple[int, int], ...]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m inspector.qt.gallery",
+    ap = argparse.ArgumentParser(prog="python -m inspector.qt.harness.gallery",
                                  description="Render the window in named states to PNGs.")
     ap.add_argument("outdir")
     ap.add_argument("--sizes", default=",".join(f"{w}x{h}" for w, h in SIZES))

@@ -1,0 +1,100 @@
+"""What the main window reads and writes as files: the trace as JSON, the view as PNG, and
+stores dropped on it. A mixin of MainWindow (it uses the window's view-model and status)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QUrl
+from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import QFileDialog
+
+from inspector.core.engine.expect import attach
+from inspector.core.errors import InspectorError
+
+
+class FilesMixin:
+    """Export (Ctrl+E, Ctrl+Shift+S) and drag and drop for MainWindow."""
+
+    vm: Any
+    status_label: Any
+    recent_menu: Any
+
+    def open_store(self, uri: str | None, table: str | None = None) -> None:
+        """Open a store (None: the demo) and run the current query on it, if there is one."""
+        self.vm.open_store(uri, table, then="run" if uri is not None and self.vm.has_query()
+                           else None)
+
+    def choose_store(self) -> None:
+        start = self.vm.store.uri if self.vm.store else str(Path.home())
+        path = QFileDialog.getExistingDirectory(self, "Open a LanceDB store folder", start)
+        if path:
+            self.open_store(path)
+
+    def choose_scope_map(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Load a scope map", str(Path.home()),
+                                              "JSON (*.json)")
+        if path:
+            self.vm.load_scope_map(path)
+
+    def _fill_recent(self, items: list[str]) -> None:
+        self.recent_menu.clear()
+        for uri in items:
+            act = self.recent_menu.addAction(uri)
+            act.triggered.connect(lambda _=False, u=uri: self.open_store(u))
+        self.recent_menu.setEnabled(bool(items))
+
+
+    def export_json(self, path: str) -> None:
+        vm = self.vm
+        trace = vm.trace
+        if trace is None:
+            raise InspectorError("There is no trace to export yet: run a query first.")
+        if vm.expectations and vm.focus_lane < len(vm.expectations):
+            trace = attach(trace, vm.expectations[vm.focus_lane])
+        Path(path).write_text(json.dumps(trace.to_json(), allow_nan=False, ensure_ascii=False,
+                                         indent=1), encoding="utf-8")
+
+    def export_png(self, path: str) -> None:
+        if not self.grab().save(path, "PNG"):
+            raise InspectorError(f"Cannot write the picture to {path}.")
+
+    def _export(self, title: str, pattern: str, suffix: str, write: Any) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, title, f"inspector-trace{suffix}", pattern)
+        if not path:
+            return
+        try:
+            write(path)
+        except (InspectorError, OSError) as exc:
+            self._error(str(exc) if isinstance(exc, InspectorError) else
+                        f"Cannot write {path}: {exc.strerror}.")
+            return
+        self.status_label.setText(f"Saved {path}")
+
+    def choose_json(self) -> None:
+        self._export("Export trace as JSON", "JSON (*.json)", ".json", self.export_json)
+
+    def choose_png(self) -> None:
+        self._export("Export view as PNG", "PNG image (*.png)", ".png", self.export_png)
+
+    # ---- drag and drop ----
+    @staticmethod
+    def _dropped_folder(urls: list[QUrl]) -> str | None:
+        """A dropped store: a LanceDB folder, or a file (a SQLite docs store)."""
+        for url in urls:
+            if url.isLocalFile() and Path(url.toLocalFile()).exists():
+                return url.toLocalFile()
+        return None
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if event.mimeData().hasUrls() and self._dropped_folder(event.mimeData().urls()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        folder = self._dropped_folder(event.mimeData().urls())
+        if folder:
+            event.acceptProposedAction()
+            self.open_store(folder)
+
