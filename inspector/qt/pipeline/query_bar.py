@@ -193,7 +193,11 @@ class QueryBar(QWidget):
     # ---- showing state ----
     def show_offline(self, name: str, tip: str) -> None:
         """Receipt mode: the header names the receipt, not a store that is not open."""
-        self.store_label.setText(f"receipt {name} (offline)")
+        text = f"receipt {name} (offline)"
+        self.store_label.setText(text)
+        width = self.store_label.fontMetrics().horizontalAdvance(text) + 8
+        self.store_label.setMinimumWidth(min(width, 260))
+        self.store_label.setMaximumWidth(min(width, 480))
         self.store_label.setToolTip(tip)
         self.table.clear()
 

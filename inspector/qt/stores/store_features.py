@@ -185,6 +185,13 @@ class StoreFeatures(QObject):
     _recorded: str | None = None
     _dim: int | None = None
 
+    def show_offline(self) -> None:
+        """Receipt mode: no store is open, so nothing about one (version, shape, notices)."""
+        for notice in (self.newer_notice, self.shape_notice):
+            notice.hide()
+        self.pinned_label.setText("offline")
+        self.pinned_label.setToolTip("A receipt's bundled pool: no table version is open.")
+
     def _show_pinned(self, opened: Opened) -> None:
         st = opened.store
         if getattr(st, "source", None) is not None:

@@ -110,6 +110,7 @@ class Receipts(QObject):
             st = data.get("store") or {}
             w.query_bar.show_offline(name, f"A receipt of {st.get('uri')} ({st.get('table')}, "
                                            f"version {st.get('version')}), opened offline")
+            w.store_features.show_offline()
             w.status_label.setText(f"Opened receipt {name}: {st.get('uri')} "
                                    f"({st.get('table')}, version {st.get('version')}), "
                                    f"created {data.get('created')}. Offline: the sliders "

@@ -43,6 +43,8 @@ def test_exported_receipt_reopens_offline_and_re_ranks_like_the_original_pool(
     assert not dock.compare.run_button.isEnabled()
     assert "(offline)" in window.windowTitle()
     assert window.query_bar.store_label.text().startswith("receipt ")  # not "demo store"
+    assert window.store_features.pinned_label.text() == "offline"
+    assert not window.store_features.shape_notice.isVisible()
     for f, w, ms in ((3.0, 0.0, 0.0), (1.0, 0.0, 0.0), (5.0, 0.5, 0.0), (2.5, 1.0, 0.02)):
         for key, value in (("overfetch", f), ("blend", w), ("min_score", ms)):
             window.sliders.sliders[key].setValue(value)
