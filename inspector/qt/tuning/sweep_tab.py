@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QProgressBar,
     QPushButton,
+    QScrollArea,
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
@@ -145,9 +146,14 @@ class SweepPanel(QWidget):
         grid.addWidget(self.share, 1, 1)
         grid.addWidget(self.summary, 2, 0, 1, 2)
         grid.addWidget(self.stale_note, 3, 0, 1, 2)
+        # word-wrapped text under two plots: when the dock is short it scrolls, never overlaps
+        scroll = QScrollArea(self)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroll.setWidget(right)
         self.body = QSplitter(Qt.Orientation.Horizontal, self)
         self.body.setChildrenCollapsible(False)
-        for w in (self.heatmap, right, self.table):
+        for w in (self.heatmap, scroll, self.table):
             self.body.addWidget(w)
         self.body.setSizes([520, 620, 360])
         lay = QVBoxLayout(self)
