@@ -37,7 +37,7 @@ def test_query_json_carries_the_index_the_knobs_and_the_facet(capsys, path):
     doc = _json(capsys, "query", str(path), "--vector-of", "r00042", "--json")
     ix = doc["params"]["index"]
     assert ix["type"] == "IVF_PQ" and ix["used"] and ix["nprobes"] == 20
-    assert ix["refine_factor"] is None and ix["ef"] is None and ix["prefix_exact"]
+    assert ix["refine_factor"] is None and ix["ef"] is None and not ix["prefix_exact"]
     assert doc["index_facet"]["depth"] == 10
     assert doc["counters"]["lostToIndex"] == doc["index_facet"]["lostToIndex"]
     assert all("exact_rank" in c for c in doc["stages"][0]["candidates"])

@@ -1,13 +1,13 @@
 """When a vector index is in play, and whether a deep fetch answers a shallower depth exactly.
 
 Established by property tests on real LanceDB 0.40 tables (tests/core/engine/test_index_rule.py):
-LanceDB sorts every vector search by (_distance, _rowid) and, by default, probes minimum =
-maximum = 20 IVF partitions at every depth (also under a prefilter), so an IVF_PQ search without
-refinement returns the same top k as the first k of a deeper one, with or without a pushed-down
-scope and for any fixed nprobes. A refine factor re-ranks k * R candidates (deeper fetches refine
-more rows); a maximum nprobes above the minimum lets a deeper k under a selective prefilter
-search more partitions; HNSW's walk depends on k (default ef = 1.5 * k, and counterexamples
-remain with a fixed ef). Those re-query per depth instead of deriving from a cached pool.
+no approximate search is reliably a prefix of a deeper one. A refine factor re-ranks k * R
+candidates (deeper fetches refine more rows); a maximum nprobes above the minimum lets a deeper
+k under a selective prefilter search more partitions; HNSW's walk depends on k. Even IVF_PQ
+without refinement, which usually agrees, gave 2 differing depths in 60 on one trained index
+(its coarse PQ distances tie at the cut and LanceDB keeps an arbitrary subset of the tied
+rows). So every search that uses an index re-queries per depth instead of deriving from a
+cached pool; flat search (no index, another metric, --exact) stays prefix-exact.
 """
 
 from __future__ import annotations
@@ -34,11 +34,7 @@ def prefix_exact(index: IndexInfo | None, p: Params) -> bool:
     used = used_index(index, p)
     if used is None:
         return True
-    if used.is_hnsw or p.refine_factor is not None:
-        return False
-    lo, hi = effective_nprobes(p)
-    # with more maximum than minimum probes, a deeper k can search more partitions
-    return used.is_ivf and hi == lo
+    return False  # see the module docstring: an approximate top k is not a prefix
 
 
 def effective_nprobes(p: Params) -> tuple[int, int]:

@@ -48,35 +48,39 @@ def _mismatches(store, p: Params, n_queries: int = 12) -> int:
     return bad
 
 
+# (kind, knobs, rule, evidence): the rule says whether a deep fetch answers shallower depths;
+# evidence, where the rule says no, says counterexamples are common enough to require one in
+# a short run (IVF_PQ without refine differs only now and then: the rule is conservative).
 CASES = [
-    ("IVF_PQ", {}, True),
-    ("IVF_PQ", {"filter": "pushdown", **SCOPED}, True),
-    ("IVF_PQ", {"filter": "pushdown", **RARE}, True),
-    ("IVF_PQ", {"nprobes": 7}, True),
-    ("IVF_PQ", {"refine_factor": 2}, False),
-    ("IVF_PQ", {"refine_factor": 3, "filter": "pushdown", **SCOPED}, False),
-    ("IVF_PQ", {"min_nprobes": 4, "max_nprobes": 0, "filter": "pushdown", **RARE}, False),
-    ("IVF_PQ", {"exact": True}, True),
-    ("IVF_HNSW_SQ", {}, False),
-    ("IVF_HNSW_SQ", {"filter": "pushdown", **SCOPED}, False),
-    ("IVF_HNSW_SQ", {"exact": True}, True),
+    ("IVF_PQ", {}, False, False),
+    ("IVF_PQ", {"filter": "pushdown", **SCOPED}, False, False),
+    ("IVF_PQ", {"filter": "pushdown", **RARE}, False, False),
+    ("IVF_PQ", {"nprobes": 7}, False, False),
+    ("IVF_PQ", {"refine_factor": 2}, False, True),
+    ("IVF_PQ", {"refine_factor": 3, "filter": "pushdown", **SCOPED}, False, True),
+    ("IVF_PQ", {"min_nprobes": 4, "max_nprobes": 0, "filter": "pushdown", **RARE}, False, True),
+    ("IVF_PQ", {"exact": True}, True, False),
+    ("IVF_HNSW_SQ", {}, False, True),
+    ("IVF_HNSW_SQ", {"filter": "pushdown", **SCOPED}, False, True),
+    ("IVF_HNSW_SQ", {"exact": True}, True, False),
 ]
 
 
-@pytest.mark.parametrize(("kind", "knobs", "rule"), CASES,
+@pytest.mark.parametrize(("kind", "knobs", "rule", "evidence"), CASES,
                          ids=[f"{k}-{'-'.join(map(str, v.values())) or 'default'}"
-                              for k, v, _ in CASES])
-def test_prefix_rule_matches_lancedb(stores, kind, knobs, rule):
+                              for k, v, _, _ in CASES])
+def test_prefix_rule_matches_lancedb(stores, kind, knobs, rule, evidence):
     path = stores[kind]
     before = snapshot(path)
     store = open_store(str(path))
     p = Params(limit=10, **knobs)
     assert store.vector_index is not None and store.vector_index.type == kind
     assert prefix_exact(store.vector_index, p) is rule
-    bad = _mismatches(store, p, 12 if rule else 30 if kind == "IVF_PQ" else 80)  # HNSW: rarer
     if rule:
+        bad = _mismatches(store, p, 12)
         assert bad == 0, f"{kind} {knobs}: a deep prefix differed from a fresh run {bad} times"
-    else:
+    elif evidence:
+        bad = _mismatches(store, p, 30 if kind == "IVF_PQ" else 80)  # HNSW: rarer
         assert bad > 0, f"{kind} {knobs}: no counterexample; the rule could say exact"
     assert snapshot(path) == before
 
@@ -89,5 +93,5 @@ def test_rule_on_a_flat_table_and_when_the_index_is_not_used():
     assert used_index(hnsw, Params(distance="cosine")) is None
     assert prefix_exact(hnsw, Params(mode="fts"))
     assert not prefix_exact(hnsw, Params())
-    assert prefix_exact(ivf, Params(nprobes=50))
-    assert not prefix_exact(ivf, Params(min_nprobes=5, max_nprobes=50))
+    assert not prefix_exact(ivf, Params(nprobes=50))  # approximate: re-query per depth
+    assert prefix_exact(ivf, Params(exact=True))
