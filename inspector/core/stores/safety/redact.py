@@ -63,6 +63,17 @@ def _redact_query(rest: str) -> str:
 def redact_uri(uri: str) -> str:
     """The URI without credentials: user-info replaced by `***`, secret query values masked.
     Plain paths are returned unchanged."""
+    return _rewrite(uri, f"{MASK}@")
+
+
+def without_credentials(uri: str) -> str:
+    """The URI with its user-info removed entirely (what settings may keep)."""
+    return _rewrite(uri, "")
+
+
+def _rewrite(uri: str, userinfo: str) -> str:
+    """The URI with its user-info replaced by `userinfo` (every part of the old one
+    remembered, so it is scrubbed from free text too) and secret query values masked."""
     m = _SCHEME.match(uri)
     if m is None:
         return uri
@@ -72,20 +83,7 @@ def redact_uri(uri: str) -> str:
         remember(info)
         for piece in re.split(r"[:]", info, maxsplit=1):
             remember(piece)
-        rest = f"{MASK}@{after}"
-    return scheme + _redact_query(rest)
-
-
-def without_credentials(uri: str) -> str:
-    """The URI with its user-info removed entirely (what settings may keep)."""
-    m = _SCHEME.match(uri)
-    if m is None:
-        return uri
-    scheme, rest = m.groups()
-    info, after = _split_userinfo(rest)
-    if info is not None:
-        remember(info)
-        rest = after
+        rest = f"{userinfo}{after}"
     return scheme + _redact_query(rest)
 
 
