@@ -7,17 +7,17 @@ import os
 
 os.environ.setdefault("LANCEDB_LOG", "error")  # before lancedb loads: as the package itself does
 
-from collections.abc import Callable  # noqa: E402
+import time  # noqa: E402
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pyarrow as pa
 import pytest
 
-from tests.storekit import write_table, write_tuning_store
-
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# LanceDB, numpy and pyarrow load in the fixtures that use them, not here: this file also
+# loads in pytest-xdist's controller, which would otherwise import them before any worker
+# starts.
 
 
 @pytest.fixture(autouse=True)
@@ -34,6 +34,10 @@ def _private_app_dirs(tmp_path_factory: pytest.TempPathFactory,
 
 @pytest.fixture
 def make_store(tmp_path: Path) -> Callable[..., Path]:
+    import pyarrow as pa
+
+    from tests.storekit import write_table
+
     counter = iter(range(10_000))
 
     def make(columns: dict[str, Any], name: str = "memories",
@@ -44,36 +48,68 @@ def make_store(tmp_path: Path) -> Callable[..., Path]:
 
 
 @pytest.fixture
-def random_store(make_store: Callable[..., Path]) -> Callable[..., Path]:
-    """A store of n random rows over several repos, with importance, some of it missing."""
+def random_store(tmp_path: Path) -> Callable[..., Path]:
+    """A store of n random rows over several repos, with importance, some of it missing
+    (storekit.write_random_store)."""
+    from tests.storekit import write_random_store
+
+    counter = iter(range(10_000))
 
     def make(n: int = 300, dim: int = 8, seed: int = 0, repos: int = 6) -> Path:
-        rng = np.random.default_rng(seed)
-        names = [f"repo{r}" for r in range(repos)]
-        imp = [None if i % 11 == 0 else float(rng.uniform(-0.2, 1.2)) for i in range(n)]
-        return make_store({
-            "id": [f"m{i:04d}" for i in range(n)],
-            "text": [f"note {i} about {'keys' if i % 3 else 'tokens'} and {names[i % repos]}"
-                     for i in range(n)],
-            "vector": rng.normal(size=(n, dim)).astype(np.float32),
-            "importance": pa.array(imp, pa.float64()),
-            "category": ["fact"] * n,
-            "repo": [names[int(rng.integers(repos))] for _ in range(n)],
-            "path": [f"{names[i % repos]}/docs/{i}.md" for i in range(n)],
-        })
+        return write_random_store(tmp_path / f"random{next(counter)}", n, dim, seed, repos)
 
     return make
 
 
-@pytest.fixture(scope="session")
-def demo_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The deterministic demo store, written once per session (3,022 rows, two stories)."""
-    from inspector.core.stores.demo import build_demo
+def _built_once(target: Path, build: Callable[[Path], Any], wait: float = 300.0) -> Path:
+    """Build `target` once for every pytest-xdist worker of this run: the first worker takes
+    a lock file and builds into a side folder that is renamed into place; the others wait for
+    the folder to appear."""
+    lock = target.with_name(target.name + ".lock")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    end = time.monotonic() + wait
+    while not target.exists():
+        try:
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            if time.monotonic() > end:
+                raise TimeoutError(f"{target} was not built within {wait:.0f} s") from None
+            time.sleep(0.05)
+            continue
+        try:
+            if not target.exists():
+                side = target.with_name(target.name + ".building")
+                build(side)
+                side.rename(target)
+        finally:
+            os.close(fd)
+            os.unlink(lock)
+    return target
 
-    return build_demo(tmp_path_factory.mktemp("demo") / "demo")
+
+@pytest.fixture(scope="session")
+def data_root(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """A data folder holding the deterministic demo store (3,022 rows, two stories, and its
+    indexed table), written once per run and shared by every worker: nothing writes to it."""
+    from inspector.core.stores.demo import DEMO_VERSION, build_demo
+
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if worker_id != "master" else base
+    _built_once(shared / "shared-data" / f"demo-store-v{DEMO_VERSION}", build_demo)
+    return shared / "shared-data"
+
+
+@pytest.fixture(scope="session")
+def demo_path(data_root: Path) -> Path:
+    """The demo store (built once per run)."""
+    from inspector.core.stores.demo import DEMO_VERSION
+
+    return data_root / f"demo-store-v{DEMO_VERSION}"
 
 
 @pytest.fixture
 def small_store(tmp_path: Path) -> Path:
     """240 random rows over five repos; repo0 is rare (crowded out under a post-filter)."""
+    from tests.storekit import write_tuning_store
+
     return write_tuning_store(tmp_path / "small")

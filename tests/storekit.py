@@ -132,6 +132,24 @@ def build_docs_db(path: Path, n: int = 240, seed: int = 3, model: str = "hash-v1
     return {"vectors": vecs.astype("<f4").astype(np.float64), "repos": np.array(repos)}
 
 
+def write_random_store(path: Path, n: int = 300, dim: int = 8, seed: int = 0,
+                       repos: int = 6) -> Path:
+    """n random rows over several repos, with importance (some missing, some outside 0-1)."""
+    rng = np.random.default_rng(seed)
+    names = [f"repo{r}" for r in range(repos)]
+    imp = [None if i % 11 == 0 else float(rng.uniform(-0.2, 1.2)) for i in range(n)]
+    return write_table(path, {
+        "id": [f"m{i:04d}" for i in range(n)],
+        "text": [f"note {i} about {'keys' if i % 3 else 'tokens'} and {names[i % repos]}"
+                 for i in range(n)],
+        "vector": rng.normal(size=(n, dim)).astype(np.float32),
+        "importance": pa.array(imp, pa.float64()),
+        "category": ["fact"] * n,
+        "repo": [names[int(rng.integers(repos))] for _ in range(n)],
+        "path": [f"{names[i % repos]}/docs/{i}.md" for i in range(n)],
+    })
+
+
 def write_tuning_store(path: Path, n: int = 240, dim: int = 8, seed: int = 3,
                        repos: int = 5) -> Path:
     """n random rows over several repos; repo0 is rare (crowded out under a post-filter)."""

@@ -67,7 +67,10 @@ class ExtensibleWindow(QMainWindow):
 
     def add_dock(self, dock: QDockWidget, area: Qt.DockWidgetArea) -> None:
         """Add a dock that follows the window's one dock rule (fit.place_dock): docked when
-        the stages keep a usable size beside it, floating over the window otherwise."""
+        the stages keep a usable size beside it, floating over the window otherwise. The
+        dock starts hidden (its toggle action or `show()` opens it): deciding where it goes
+        must not flash it on the screen or build what it shows."""
+        dock.hide()
         self.addDockWidget(area, dock)
         self.dock_areas[dock] = area
         fit.prepare_docks(self, {dock: area})

@@ -216,6 +216,18 @@ def local_path(uri: str) -> Path:
     return Path(uri[len("file://"):] if uri.startswith("file://") else uri).expanduser()
 
 
+def readable_folder(uri: str) -> Path:
+    """A local store's folder, or why it cannot be one (checked before anything connects)."""
+    path = local_path(uri)
+    if not path.exists():
+        raise InspectorError(f"No store at {path}: the folder does not exist.")
+    if not path.is_dir():
+        raise InspectorError(f"{path} is a file, not a LanceDB store folder.")
+    if not os.access(path, os.R_OK | os.X_OK):
+        raise InspectorError(f"{path} cannot be read (permission denied).")
+    return path
+
+
 def first_line(exc: BaseException) -> str:
     """The first line of an error, shortened and without credentials."""
     text = redact_text(str(exc)).strip()
@@ -244,15 +256,7 @@ def connect(uri: str, storage_options: dict[str, str] | None = None) -> Any:
             return lancedb.connect(uri, storage_options=opts or None)
         except Exception as exc:  # noqa: BLE001
             raise InspectorError(remote.explain(uri, exc, opts)) from exc
-    if not is_remote(uri):
-        path = local_path(uri)
-        if not path.exists():
-            raise InspectorError(f"No store at {path}: the folder does not exist.")
-        if not path.is_dir():
-            raise InspectorError(f"{path} is a file, not a LanceDB store folder.")
-        if not os.access(path, os.R_OK | os.X_OK):
-            raise InspectorError(f"{path} cannot be read (permission denied).")
-        uri = str(path)
+    uri = str(readable_folder(uri))
     try:
         return lancedb.connect(uri, storage_options=storage_options)
     except Exception as exc:  # noqa: BLE001 - connection errors are user-facing

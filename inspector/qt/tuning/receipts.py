@@ -55,7 +55,8 @@ class Receipts(QObject):
             vm.fail("A receipt is built from the store: run a query on an open store first.")
             return
         against = None
-        cmp = self.tuning.compare.result
+        compare = self.tuning.built("compare")
+        cmp = compare.result if compare is not None else None
         if cmp is not None:
             against = (cmp.labels[1], cmp.params[1])
         grades = self.tuning.judgments.grades()

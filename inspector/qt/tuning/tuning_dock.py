@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QLabel, QTabWidget, QVBoxLayout, QWidget
 
@@ -19,30 +19,49 @@ from inspector.qt.tuning.receipts import OFFLINE_NOTE, Receipts
 from inspector.qt.tuning.sweep_tab import SweepPanel
 
 TABS = ("sweep", "judgments", "compare", "map", "index")
+TITLES = {"sweep": "Sweep", "judgments": "Judgments", "compare": "Compare", "map": "Map",
+          "index": "Index"}
+PANELS: dict[str, Any] = {"sweep": SweepPanel, "judgments": JudgmentsPanel,
+                          "compare": CompareView, "map": PoolMapView, "index": IndexSweepView}
+
+
+class _Tab(QWidget):
+    """A tab's page; its panel is built into it when the page is first shown (the sweep and
+    map panels hold several plots, and most sessions never open the dock)."""
+
+    def __init__(self, build: Any) -> None:
+        super().__init__()
+        self._build = build
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        super().showEvent(event)
+        self._build()
 
 
 class TuningDock(QDockWidget):
-    """The dock and its four panels; follows the window's theme."""
+    """The dock and its panels; follows the window's theme. The Judgments panel (it holds
+    the marks the stage tables show) is built with the dock; the others when their tab is
+    first shown or first asked for (`dock.sweep` builds it)."""
+
+    panel_built = Signal(str)
 
     def __init__(self, window: Any) -> None:
         super().__init__("Tuning and evidence", window)
         self.setObjectName("tuningDock")
         self.window_ = window
-        vm = window.vm
-        self.sweep = SweepPanel(vm, self)
-        self.judgments = JudgmentsPanel(vm, self)
-        self.compare = CompareView(vm, self)
-        self.map = PoolMapView(vm, self)
-        self.index = IndexSweepView(vm, self)
-        self.sweep.grades = self.judgments.grade_pairs
+        self._built: dict[str, QWidget] = {}
+        self._tokens: theme.Tokens | None = None
+        self._offline = False
+        self.query_set: tuple[Any, str] = (None, "")
         self.offline_note = QLabel(OFFLINE_NOTE, objectName="offlineNote")
         self.offline_note.setWordWrap(True)
         self.offline_note.hide()
         self.tabs = QTabWidget(self, objectName="tuningTabs")
-        for w, name in ((self.sweep, "Sweep"), (self.judgments, "Judgments"),
-                        (self.compare, "Compare"), (self.map, "Map"),
-                        (self.index, "Index")):
-            self.tabs.addTab(w, name)
+        for name in TABS:
+            self.tabs.addTab(_Tab(lambda n=name: self.panel(n)), TITLES[name])
+        self.panel("judgments")
         body = QWidget(self)
         lay = QVBoxLayout(body)
         lay.setContentsMargins(0, 0, 0, 0)
@@ -51,25 +70,91 @@ class TuningDock(QDockWidget):
         lay.addWidget(self.tabs, 1)
         self.setWidget(body)
 
+    # ---- panels, built on demand ----
+    def built(self, name: str) -> Any | None:
+        """The panel if it exists, without building it."""
+        return self._built.get(name)
+
+    def panel(self, name: str) -> Any:
+        """The panel, built (in its tab) if it is not yet."""
+        if name in self._built:
+            return self._built[name]
+        panel = self._build(name)
+        self.tabs.widget(TABS.index(name)).layout().addWidget(panel)
+        self.panel_built.emit(name)
+        return panel
+
+    def _build(self, name: str) -> QWidget:
+        vm = self.window_.vm
+        panel: Any = PANELS[name](vm, self)
+        self._built[name] = panel
+        if name == "sweep":
+            panel.grades = self.judgments.grade_pairs
+            if self.query_set[0] is not None:
+                panel.set_query_set(*self.query_set)
+        if self._tokens is not None and hasattr(panel, "set_tokens"):
+            panel.set_tokens(self._tokens)
+        if self._offline:
+            self._offline_panel(name, panel)
+        return panel
+
+    @property
+    def sweep(self) -> SweepPanel:
+        return self.panel("sweep")
+
+    @property
+    def judgments(self) -> JudgmentsPanel:
+        return self._built["judgments"]
+
+    @property
+    def compare(self) -> CompareView:
+        return self.panel("compare")
+
+    @property
+    def map(self) -> PoolMapView:
+        return self.panel("map")
+
+    @property
+    def index(self) -> IndexSweepView:
+        return self.panel("index")
+
+    def set_query_set(self, judgments: Any, name: str) -> None:
+        """Judgments loaded in the Judgments tab become the sweep's query set."""
+        self.query_set = (judgments, name)
+        if (sweep := self.built("sweep")) is not None:
+            sweep.set_query_set(judgments, name)
+
+    # ---- window-wide state ----
     def show_tab(self, name: str) -> None:
         """Show the dock on this tab; where it goes (docked or floating) is the window's one
         dock rule (inspector/qt/fit.py), applied as it becomes visible."""
+        self.panel(name)
         self.show()
         self.raise_()
         self.tabs.setCurrentIndex(TABS.index(name))
 
     def apply_tokens(self, tk: theme.Tokens) -> None:
-        for panel in (self.sweep, self.compare, self.map):
-            panel.set_tokens(tk)
+        self._tokens = tk
+        for panel in self._built.values():
+            if hasattr(panel, "set_tokens"):
+                panel.set_tokens(tk)
         self.offline_note.setStyleSheet(f"background:{tk.warn_bg}; padding:4px 8px;")
 
     def set_offline(self, on: bool) -> None:
+        self._offline = on
         self.offline_note.setVisible(on)
-        for button, why in ((self.sweep.run_button, "Sweeps fetch from the store"),
-                            (self.compare.run_button, "Comparisons query the store")):
-            button.setEnabled(not on)
-            button.setToolTip(f"{why}; open a store to use this." if on else "")
-        self.map.show_offline((self.window_.tuning_receipts.loaded.data.get("map") or {})
+        for name, panel in self._built.items():
+            self._offline_panel(name, panel)
+
+    def _offline_panel(self, name: str, panel: Any) -> None:
+        on = self._offline
+        why = {"sweep": "Sweeps fetch from the store",
+               "compare": "Comparisons query the store"}.get(name)
+        if why is not None:
+            panel.run_button.setEnabled(not on)
+            panel.run_button.setToolTip(f"{why}; open a store to use this." if on else "")
+        elif name == "map":
+            panel.show_offline((self.window_.tuning_receipts.loaded.data.get("map") or {})
                                if on else None)
 
 
@@ -150,10 +235,15 @@ def install_tuning(window: Any) -> TuningDock:
     receipts.offline_changed.connect(dock.set_offline)
     receipts.offline_changed.connect(lambda on: on and dock.show_tab("sweep"))
     dock.judgments.judgments_loaded.connect(
-        lambda name: dock.sweep.set_query_set(dock.judgments.judgments, name))
-    dock.sweep.cell_applied.connect(
-        lambda f, w, m: window.status_label.setText(
-            f"Applied the sweep cell F {f:g}, w {w:g}, min score {m:g}."))
+        lambda name: dock.set_query_set(dock.judgments.judgments, name))
+
+    def built(name: str) -> None:
+        if name == "sweep":
+            dock.sweep.cell_applied.connect(
+                lambda f, w, m: window.status_label.setText(
+                    f"Applied the sweep cell F {f:g}, w {w:g}, min score {m:g}."))
+
+    dock.panel_built.connect(built)
     _menus(window, dock, receipts)
     dock.apply_tokens(window.tokens)
     window.tokens_changed.connect(dock.apply_tokens)

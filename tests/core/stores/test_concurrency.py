@@ -6,6 +6,8 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -18,40 +20,59 @@ from inspector.core.stores.opening import open_store
 
 _WRITER = textwrap.dedent("""
     import sys, time, lancedb, numpy as np, pyarrow as pa
-    path, action, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    tbl = lancedb.connect(path).open_table("memories")
-    dim = tbl.schema.field("vector").type.list_size
-    rng = np.random.default_rng(99)
-    for r in range(rounds):
-        if action in ("add", "mixed"):
-            vec = rng.normal(size=(20, dim)).astype(np.float32) * 0.01  # very close to 0
-            tbl.add(pa.table({"id": [f"new{r}-{i}" for i in range(20)], "text": ["new"] * 20,
-                "vector": pa.FixedSizeListArray.from_arrays(pa.array(vec.ravel()), dim),
-                "importance": pa.array([1.0] * 20, pa.float64()), "category": ["fact"] * 20,
-                "repo": ["repo1"] * 20, "path": ["repo1/new"] * 20}))
-        if action in ("delete", "mixed"):
-            tbl.delete(f"id = 'm{r:04d}'")
-        if action == "overwrite":
-            tbl.update(where="true", values={"importance": 0.0})
-        time.sleep(0.01)
+    rounds, jobs = int(sys.argv[1]), sys.argv[2:]  # PATH ACTION pairs, one after the other
+    for path, action in zip(jobs[::2], jobs[1::2]):
+      tbl = lancedb.connect(path).open_table("memories")
+      dim = tbl.schema.field("vector").type.list_size
+      rng = np.random.default_rng(99)
+      for r in range(rounds):
+          if action in ("add", "mixed"):
+              vec = rng.normal(size=(20, dim)).astype(np.float32) * 0.01  # very close to 0
+              tbl.add(pa.table({"id": [f"new{r}-{i}" for i in range(20)], "text": ["new"] * 20,
+                  "vector": pa.FixedSizeListArray.from_arrays(pa.array(vec.ravel()), dim),
+                  "importance": pa.array([1.0] * 20, pa.float64()), "category": ["fact"] * 20,
+                  "repo": ["repo1"] * 20, "path": ["repo1/new"] * 20}))
+          if action in ("delete", "mixed"):
+              tbl.delete(f"id = 'm{r:04d}'")
+          if action == "overwrite":
+              tbl.update(where="true", values={"importance": 0.0})
+          time.sleep(0.01)
 """)
 
 
-def _write(path, action, rounds=3):
-    subprocess.run([sys.executable, "-c", _WRITER, str(path), action, str(rounds)],
-                   check=True, timeout=120)
+def _write(jobs: list[tuple[Path, str]], rounds: int = 3) -> None:
+    """One writer process makes every (store, action) change, one store after the other."""
+    args = [str(x) for path, action in jobs for x in (path, action)]
+    subprocess.run([sys.executable, "-c", _WRITER, str(rounds), *args], check=True,
+                   timeout=120)
 
 
 ORIGIN = Query(vector=np.zeros(8, np.float32), text="note keys", source="vector")
 
 
-@pytest.mark.parametrize("action", ["add", "delete", "overwrite", "mixed"])
-def test_answers_stay_on_the_pinned_version_until_a_refresh(random_store, action):
-    path = random_store(n=200)
-    store = open_store(str(path))
-    p = Params(limit=10, blend=0.5, scope="repo1")
-    before = run(store, ORIGIN, p)
-    _write(path, action)
+ACTIONS = ("add", "delete", "overwrite", "mixed")
+PINNED = Params(limit=10, blend=0.5, scope="repo1")
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Any, Any]]:
+    """Per action: a store opened and queried, then changed by another process (one writer
+    process for all four stores)."""
+    from tests.storekit import write_random_store
+
+    opened = {}
+    for action in ACTIONS:
+        path = write_random_store(tmp_path_factory.mktemp(action) / "store", n=200)
+        store = open_store(str(path))
+        opened[action] = (path, store, run(store, ORIGIN, PINNED))
+    _write([(path, action) for action, (path, _s, _b) in opened.items()])
+    return {action: (store, before) for action, (_p, store, before) in opened.items()}
+
+
+@pytest.mark.parametrize("action", ACTIONS)
+def test_answers_stay_on_the_pinned_version_until_a_refresh(written, action):
+    store, before = written[action]
+    p = PINNED
     after = run(store, ORIGIN, p)
     assert after.ids("final") == before.ids("final")
     assert [float(x) for x in after.score[after.stage("final").rows]] == \
@@ -72,7 +93,7 @@ def test_queries_keep_working_while_a_writer_runs(random_store):
     store = open_store(str(path))
     p = Params(mode="hybrid", limit=10, overfetch=3, scope="repo2")
     want = run(store, ORIGIN, p).ids("final")
-    writer = subprocess.Popen([sys.executable, "-c", _WRITER, str(path), "mixed", "40"])
+    writer = subprocess.Popen([sys.executable, "-c", _WRITER, "40", str(path), "mixed"])
     try:
         deadline = time.monotonic() + 60
         runs = 0

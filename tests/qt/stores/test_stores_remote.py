@@ -119,6 +119,7 @@ def test_unreachable_endpoint_is_one_sentence_in_the_dialog(window, qtbot, aws_e
     dlg = window.store_features.open_dialog()
     dlg.location.setText(URI)
     dlg.add_option("aws_endpoint", f"http://127.0.0.1:{_free_port()}")
+    dlg.add_option("client_max_retries", "0")  # the same sentence, without 5 s of retries
     dlg.request_open()
     qtbot.waitUntil(dlg.error.isVisible, timeout=60_000)
     text = dlg.error.text()
