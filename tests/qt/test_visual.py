@@ -1,6 +1,6 @@
 """What a machine can see in the rendered window: the gallery's named states at a laptop and a
-desktop size, checked for axis scale, widgets inside the window, plot sizes and scope verdicts
-shown in full (inspector/qt/harness/visual_checks.py)."""
+desktop size, checked for axis scale, overlapping plot texts, widgets inside the window and the
+screen, plot sizes and scope verdicts shown in full (inspector/qt/harness/visual_checks.py)."""
 
 from __future__ import annotations
 
@@ -129,3 +129,26 @@ def test_results_arriving_do_not_push_the_stages_down(qtbot, ready) -> None:
     qtbot.wait(20)
     assert win.banner.isVisible()
     assert abs(win.stages.mapTo(win, QPoint(0, 0)).y() - y) <= 45  # the notice bar, not ~90
+
+
+@pytest.mark.parametrize("what", ["row labels", "tick labels"])
+def test_checks_catch_overlapping_plot_texts(window, ready, what) -> None:
+    window.vm.load_suggested(1)
+    ready(window.vm)
+    bump = window.bump
+    assert not [p for p in problems(window) if "overlaps" in p]
+    if what == "row labels":  # two labels forced onto one row
+        bump.labels[2].setPos(bump.labels[0].pos())
+    else:  # ticks a tenth of a row apart
+        bump.getPlotItem().getAxis("left").setTicks([[(1, "1"), (1.1, "1.1"), (5, "5")]])
+    assert any(p.startswith("bumpChart:") and "overlaps" in p for p in problems(window))
+
+
+def test_checks_catch_a_floating_dock_off_the_screen(window, qtbot) -> None:
+    dock = window.tuning_dock
+    dock.setFloating(True)
+    dock.show()
+    area = window.screen().availableGeometry()
+    dock.move(area.right() - 40, area.bottom() - 40)
+    qtbot.wait(20)
+    assert any("tuningDock" in p and "off the screen" in p for p in problems(window))
