@@ -11,6 +11,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QDialog,
+    QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -23,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 import inspector
+from inspector.qt.theme import LIGHT, Tokens
 
 
 @dataclass(frozen=True)
@@ -34,14 +36,14 @@ class Step:
 
 def open_demo_story(win: Any, n: int) -> None:
     """One of the demo store's suggested queries (opening the demo store first if
-    another store is open)."""
+    another store is open), and its answer: the next step changes a parameter, and a change
+    made while the query is in flight re-ranks the previous query's rows."""
     opened = win.vm.opened
-    if opened is not None and opened.demo and win.vm.store is not None:
-        win.vm.load_suggested(n)
-    else:
+    if opened is None or not opened.demo or win.vm.store is None:
         win.vm.open_store(None, then="none")
         win.vm.jobs.wait_idle(60.0)
-        win.vm.load_suggested(n)
+    win.vm.load_suggested(n)
+    win.vm.jobs.wait_idle(60.0)
 
 
 def _first_raw(win: Any) -> None:
@@ -74,37 +76,38 @@ TOUR = (
 )
 
 
-class TourPanel(QDialog):
-    """A small non-modal panel: one sentence per step, Back and Next; each step is applied
-    in the real window."""
+class TourPanel(QFrame):
+    """The tour as a bar at the top of the window: where it is, one sentence, Back and Next;
+    each step is applied in the real window. A bar rather than a floating panel: on a laptop
+    screen a panel over the window hid the very chart or table a step talks about."""
 
     def __init__(self, win: Any) -> None:
-        super().__init__(win)
+        super().__init__(win, objectName="tourPanel")
         self.win = win
-        self.setObjectName("tourPanel")
-        self.setWindowTitle("Tour")
-        self.setModal(False)
         self.step = -1
         self.where = QLabel("", objectName="sectionTitle")
         self.sentence = QLabel("", objectName="tourSentence")
         self.sentence.setWordWrap(True)
-        self.sentence.setMinimumWidth(360)
         self.back = QPushButton("Back")
         self.next = QPushButton("Next")
-        self.next.setDefault(True)
-        done = QPushButton("Close")
+        done = QPushButton("End tour")
         self.back.clicked.connect(lambda: self.go(self.step - 1))
         self.next.clicked.connect(lambda: self.go(self.step + 1))
-        done.clicked.connect(self.close)
-        row = QHBoxLayout()
-        row.addWidget(self.back)
-        row.addStretch(1)
-        row.addWidget(done)
-        row.addWidget(self.next)
-        lay = QVBoxLayout(self)
+        done.clicked.connect(self.hide)
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(10, 3, 4, 3)
+        lay.setSpacing(8)
         lay.addWidget(self.where)
         lay.addWidget(self.sentence, 1)
-        lay.addLayout(row)
+        for b in (self.back, self.next, done):
+            lay.addWidget(b)
+        self.set_tokens(LIGHT)
+        self.hide()
+
+    def set_tokens(self, tk: Tokens) -> None:
+        self.setStyleSheet(f"QFrame#tourPanel {{ background: {tk.surface}; border: 1px solid "
+                           f"{tk.accent}; border-radius: 6px; }} QFrame#tourPanel QLabel "
+                           f"{{ color: {tk.text}; }}")
 
     def go(self, n: int) -> None:
         """Show and apply step n (0-based). Going back re-applies the story from its start,
@@ -115,8 +118,12 @@ class TourPanel(QDialog):
         else:  # back, or a jump: the story's steps from its start
             start = max(k for k in range(n + 1) if k == 0 or TOUR[k].story != TOUR[k - 1].story)
             replay = list(range(start, n + 1))
-        for k in replay:
-            TOUR[k].apply(self.win)
+        self.setEnabled(False)  # while a story's query is awaited, no second click
+        try:
+            for k in replay:
+                TOUR[k].apply(self.win)
+        finally:
+            self.setEnabled(True)
         self.step = n
         s = TOUR[n]
         self.where.setText(f"{s.story} · step {n + 1} of {len(TOUR)}")
@@ -124,12 +131,10 @@ class TourPanel(QDialog):
         self.back.setEnabled(n > 0)
         self.next.setEnabled(n < len(TOUR) - 1)
 
-    def start(self) -> None:
+    def start(self, step: int = 0) -> None:
+        """Show the bar and apply the tour up to `step` (0-based)."""
         self.show()
-        g = self.win.geometry()
-        self.adjustSize()
-        self.move(g.right() - self.width() - 24, g.bottom() - self.height() - 60)
-        self.go(0)
+        self.go(step)
 
 
 def shortcut_rows(win: Any) -> list[tuple[str, str]]:
@@ -186,6 +191,8 @@ def install(win: Any) -> None:
         dialog.raise_()
 
     win.tour = TourPanel(win)
+    win.add_notice(win.tour)
+    win.tokens_changed.connect(win.tour.set_tokens)
     win.shortcuts_dialog = None
     win.about_box = QMessageBox(QMessageBox.Icon.NoIcon, "About", about_text(),
                                 QMessageBox.StandardButton.Close, win)

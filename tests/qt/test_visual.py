@@ -1,6 +1,7 @@
-"""What a machine can see in the rendered window: the gallery's named states at a laptop and a
-desktop size, checked for axis scale, widgets inside the window, plot sizes and scope verdicts
-shown in full (inspector/qt/harness/visual_checks.py)."""
+"""What a machine can see in the rendered window: the gallery's named states (the tour's
+among them) at a laptop and a desktop size, checked for axis scale, overlapping plot texts,
+widgets inside the window and the screen, plot sizes and scope verdicts shown in full
+(inspector/qt/harness/visual_checks.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 
 from inspector.qt.harness import gallery
 from inspector.qt.harness.visual_checks import axis_problems, problems, tick_labels
+from inspector.qt.help_menu import TOUR
 from tests.qt.qtkit import move
 
 
@@ -129,3 +131,56 @@ def test_results_arriving_do_not_push_the_stages_down(qtbot, ready) -> None:
     qtbot.wait(20)
     assert win.banner.isVisible()
     assert abs(win.stages.mapTo(win, QPoint(0, 0)).y() - y) <= 45  # the notice bar, not ~90
+
+
+@pytest.mark.parametrize("what", ["row labels", "tick labels"])
+def test_checks_catch_overlapping_plot_texts(window, ready, what) -> None:
+    window.vm.load_suggested(1)
+    ready(window.vm)
+    bump = window.bump
+    assert not [p for p in problems(window) if "overlaps" in p]
+    if what == "row labels":  # two labels forced onto one row
+        bump.labels[2].setPos(bump.labels[0].pos())
+    else:  # ticks a tenth of a row apart
+        bump.getPlotItem().getAxis("left").setTicks([[(1, "1"), (1.1, "1.1"), (5, "5")]])
+    assert any(p.startswith("bumpChart:") and "overlaps" in p for p in problems(window))
+
+
+def test_the_tour_is_a_bar_inside_the_window_on_a_laptop_screen(window, ready) -> None:
+    from PySide6.QtCore import QPoint, QRect
+
+    window.resize(1366, 768)
+    tour = window.tour
+    tour.start(5)  # the importance story's middle step
+    ready(window.vm)
+    assert not tour.isWindow() and tour.isVisible()  # covers nothing a step talks about
+    assert window.rect().contains(QRect(tour.mapTo(window, QPoint(0, 0)), tour.size()))
+    assert "step 6 of 7" in tour.where.text() and tour.sentence.text() == TOUR[5].sentence
+    assert problems(window) == []
+
+
+def test_a_tour_jump_shows_the_story_it_names_not_the_last_query(qtbot, ready) -> None:
+    from inspector.qt.window import MainWindow
+
+    win = MainWindow(restore=False, persist=False)
+    qtbot.addWidget(win)
+    win.show()
+    win.vm.open_store(None, then="none")
+    ready(win.vm)
+    win.vm.load_suggested(0)  # the scoped miss's rows are the cached ones
+    ready(win.vm)
+    win.tour.start(5)  # the importance story (never queried yet), then blend 0.5
+    ready(win.vm)
+    trace = win.vm.trace
+    raw = {str(trace.pool.ids[int(i)]) for i in trace.stage("raw").rows}
+    assert trace.params.blend == 0.5 and set(win.vm.expected) <= raw
+
+
+def test_checks_catch_a_floating_dock_off_the_screen(window, qtbot) -> None:
+    dock = window.tuning_dock
+    dock.setFloating(True)
+    dock.show()
+    area = window.screen().availableGeometry()
+    dock.move(area.right() - 40, area.bottom() - 40)
+    qtbot.wait(20)
+    assert any("tuningDock" in p and "off the screen" in p for p in problems(window))

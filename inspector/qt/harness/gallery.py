@@ -17,7 +17,9 @@ from typing import Any
 
 SIZES = ((1366, 768), (1920, 1080))
 THEMES = ("light", "dark")
-STATES = ("empty-store", "scoped-miss", "importance", "tuning-dock", "map", "receipt", "error")
+STATES = ("empty-store", "scoped-miss", "importance", "tuning-dock", "map", "receipt", "error",
+          "tour-scoped-miss", "tour-importance")
+TOUR_STEPS = {"tour-scoped-miss": 2, "tour-importance": 5}  # a middle step of each story
 
 
 def empty_store(folder: Path) -> str:
@@ -88,16 +90,24 @@ def _state_error(win: Any, work: Path) -> None:
     win.vm.open_store(str(work / "no-such-store"))
 
 
+def _state_tour(win: Any, step: int) -> None:
+    """Help › Tour at one step, its bar showing that step's sentence."""
+    _demo(win, None)
+    win.tour.start(step)
+
+
 ENTER: dict[str, Callable[[Any, Path], None]] = {
     "empty-store": _state_empty, "scoped-miss": _state_scoped, "importance": _state_importance,
     "tuning-dock": _state_tuning, "map": _state_map, "receipt": _state_receipt,
     "error": _state_error,
+    **{name: (lambda win, _work, n=n: _state_tour(win, n)) for name, n in TOUR_STEPS.items()},
 }
 
 
 def reset(win: Any) -> None:
-    """Between states: docks closed, no error."""
+    """Between states: docks and the tour closed, no error."""
     win.tuning_dock.hide()
+    win.tour.hide()
     win.vm.clear_error()
 
 

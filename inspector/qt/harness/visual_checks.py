@@ -1,6 +1,7 @@
 """What a machine can see in a rendered window: tick labels that cover the plotted range at the
-right scale, widgets inside the window, plots at or above their minimum size, scope verdicts
-shown in full. Used by the gallery and by the tests; each check returns plain sentences."""
+right scale, texts in a plot that do not overlap, widgets inside the window and its other
+windows on the screen, plots at or above their minimum size, scope verdicts shown in full.
+Used by the gallery and by the tests; each check returns plain sentences."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ import re
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import QPoint, QRect, Qt
+from PySide6.QtCore import QPoint, QRect, QRectF, Qt
 from PySide6.QtGui import QImage, QPainter
-from PySide6.QtWidgets import QAbstractScrollArea, QTableView, QWidget
+from PySide6.QtWidgets import QAbstractScrollArea, QGraphicsTextItem, QTableView, QWidget
 
 NUMBER = re.compile(r"^[−-]?\d+(\.\d+)?(e[−+-]?\d+)?$")
 
@@ -24,6 +25,68 @@ def tick_labels(axis: pg.AxisItem) -> list[str]:
     finally:
         painter.end()
     return [text for _rect, _flags, text in specs[2]] if specs else []
+
+
+def _glyphs(item: QGraphicsTextItem) -> QRectF:
+    """A text item's lines in scene coordinates, without the document's empty margin."""
+    m = item.document().documentMargin()
+    return item.mapRectToScene(item.boundingRect().adjusted(m, m, -m, -m))
+
+
+def plot_texts(widget: pg.PlotWidget) -> list[tuple[str, QRectF]]:
+    """Every text a plot shows, as (text, scene rectangle): text items (clipped to their
+    view, as painted), axis tick labels and axis titles."""
+    scene = widget.scene()
+    for vb in (i for i in scene.items() if isinstance(i, pg.ViewBox)):
+        vb.updateMatrix()  # the view's transform as the next paint will have it
+    img = QImage(8, 8, QImage.Format.Format_ARGB32)
+    painter = QPainter(img)
+    out: list[tuple[str, QRectF]] = []
+    try:
+        for item in scene.items():
+            if not item.isVisible():
+                continue
+            if isinstance(item, pg.TextItem) and item.textItem.toPlainText().strip():
+                item.updateTransform()
+                rect = _glyphs(item.textItem)
+                vb = item.getViewBox()
+                if isinstance(vb, pg.ViewBox):
+                    rect = rect & vb.sceneBoundingRect()
+                if not rect.isEmpty():
+                    out.append((item.textItem.toPlainText(), rect))
+            elif isinstance(item, pg.AxisItem):
+                specs = item.generateDrawSpecs(painter) if item.style["showValues"] else None
+                out += [(text, item.mapRectToScene(r)) for r, _f, text in
+                        (specs[2] if specs else [])]
+                if item.label.isVisible() and item.label.toPlainText().strip():
+                    out.append((item.label.toPlainText(), _glyphs(item.label)))
+    finally:
+        painter.end()
+    return out
+
+
+def overlapping_texts(widget: pg.PlotWidget, most: int = 2) -> list[tuple[str, str]]:
+    """Pairs of texts in one plot whose painted rectangles overlap (by more than rounding)."""
+    texts = plot_texts(widget)
+    pairs = []
+    for n, (a, ra) in enumerate(texts):
+        for b, rb in texts[n + 1:]:
+            both = ra & rb
+            if both.width() > 0.5 and both.height() > 0.5:
+                pairs.append((a, b))
+                if len(pairs) >= most:
+                    return pairs
+    return pairs
+
+
+def text_overlap_problems(win: QWidget) -> list[str]:
+    """Texts that overlap in any visible plot of the window (its docks' plots included)."""
+    out = []
+    for w in win.findChildren(pg.PlotWidget):
+        if w.isVisible():
+            out += [f"{w.objectName() or 'a plot'}: {a!r} overlaps {b!r}"
+                    for a, b in overlapping_texts(w)]
+    return out
 
 
 def axis_problems(name: str, axis: pg.AxisItem, data: tuple[float, float] | None) -> list[str]:
@@ -69,6 +132,18 @@ def outside_problems(win: QWidget) -> list[str]:
             out.append(f"{label} at {r.x()},{r.y()} {r.width()}x{r.height()} lies outside the "
                        f"{win.width()}x{win.height()} window")
     return out[:5]
+
+
+def own_window_problems(win: QWidget) -> list[str]:
+    """The window's own other windows (a floating dock, a dialog) on the screen."""
+    screen = win.screen().availableGeometry().adjusted(-1, -1, 1, 1)
+    out = []
+    for w in win.findChildren(QWidget):
+        if w.isWindow() and w.isVisible() and not screen.contains(w.frameGeometry()):
+            g = w.frameGeometry()
+            out.append(f"{w.objectName() or type(w).__name__} at {g.x()},{g.y()} "
+                       f"{g.width()}x{g.height()} lies off the screen")
+    return out
 
 
 def plot_size_problems(win: QWidget) -> list[str]:
@@ -142,5 +217,6 @@ def plot_axis_problems(win: Any) -> list[str]:
 
 def problems(win: Any) -> list[str]:
     """Everything the checks find, one sentence each."""
-    return (plot_axis_problems(win) + outside_problems(win) + plot_size_problems(win)
-            + elided_scope_problems(win) + dock_problems(win))
+    return (plot_axis_problems(win) + text_overlap_problems(win) + outside_problems(win)
+            + own_window_problems(win) + plot_size_problems(win) + elided_scope_problems(win)
+            + dock_problems(win))

@@ -5,17 +5,17 @@ with setData on every tick."""
 from __future__ import annotations
 
 import html
-import math
 from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFontMetrics, QShowEvent
+from PySide6.QtGui import QFontMetricsF, QShowEvent
 from PySide6.QtWidgets import QGraphicsItem, QLabel, QVBoxLayout, QWidget
 
 from inspector.core.engine.blend import iso_base
 from inspector.core.engine.trace import OUTCOME_LABELS, Trace
+from inspector.qt.pipeline.label_room import labelled_ranks, rank_ticks, shown_ranks
 from inspector.qt.theme import LIGHT, Tokens, outcome_colour
 
 IMP_GRID = np.linspace(0.0, 1.0, 101)
@@ -278,13 +278,18 @@ class BumpChart(pg.PlotWidget):
         self.dots = pg.ScatterPlotItem(size=6, hoverable=True)
         self.limit_line = pg.InfiniteLine(angle=0, movable=False, label="limit",
                                           labelOpts={"position": 0.05})
+        # the dashed limit stops at the "after" dots instead of striking through a label
+        self.limit_line.setSpan(0, (LABEL_X - X_RANGE[0]) / (X_RANGE[1] - X_RANGE[0]))
         self.empty = pg.TextItem("", anchor=(0.5, 0.5))
-        self.labels = [pg.TextItem("", anchor=(0, 0.5)) for _ in range(N_LABELS)]
+        # the top ranks, plus the selected row wherever it is
+        self.labels = [pg.TextItem("", anchor=(0, 0.5)) for _ in range(N_LABELS + 1)]
+        self._last: tuple[Trace, Any, int] | None = None  # what the text was fitted to
         for item in (self.others, self.kept, self.chosen, self.dots, self.limit_line,
                      self.empty, *self.labels):
             plot.addItem(item)
         self.dots.sigClicked.connect(lambda _i, pts, *_: pts and
                                      self.point_clicked.emit(pts[0].data()))
+        plot.getViewBox().sigResized.connect(self._fit_text)  # room per row changed
         self.set_tokens(LIGHT)
         self.set_trace(None, None)
 
@@ -298,12 +303,12 @@ class BumpChart(pg.PlotWidget):
         self.limit_line.setPen(pg.mkPen(tk.cut, width=1, style=Qt.PenStyle.DashLine))
         self.limit_line.label.setColor(tk.cut)
         self.empty.setColor(tk.muted)
-        for lab in self.labels:
-            lab.setColor(tk.text)
+        self._fit_text()
 
     def set_trace(self, trace: Trace | None, selected: Any) -> None:
         rows = trace.stage("scoped").rows if trace is not None else np.zeros(0, np.int64)
         if trace is None or not len(rows):
+            self._last = None
             for c in (self.others, self.kept, self.chosen):
                 c.setData([], [])
             self.dots.setData([], [])
@@ -342,12 +347,10 @@ class BumpChart(pg.PlotWidget):
                                          min(trace.rank_after[i], edge)])
         else:
             self.chosen.setData([], [])
-        self._label(trace, shown)
         self.limit_line.setPos(limit + 0.5)
-        step = 1 if shown <= 12 else 2 if shown <= 24 else 5 if shown <= 60 else 10
-        self.getPlotItem().getAxis("left").setTicks(
-            [[(v, str(v)) for v in dict.fromkeys([1, *range(step, shown + 1, step)])]])
         self.getPlotItem().setRange(xRange=X_RANGE, yRange=(0.5, shown + 0.5), padding=0)
+        self._last = (trace, selected, shown)
+        self._fit_text()
 
     @staticmethod
     def _pairs(curve: pg.PlotCurveItem, before: np.ndarray, after: np.ndarray,
@@ -357,25 +360,38 @@ class BumpChart(pg.PlotWidget):
         y[0::2], y[1::2] = np.minimum(before, edge), np.minimum(after, edge)
         curve.setData(x, y)
 
-    def _label(self, trace: Trace, shown: int) -> None:
-        """The text of the top blended rows beside their final position, elided to the room
-        right of the chart, and thinned out when rows are closer than a line of text."""
-        col = trace.pool.roles.get("text")
-        top = trace.stage("blended").rows[:min(N_LABELS, shown)]
+    def _fit_text(self, *_: Any) -> None:
+        """Rank ticks and row labels for the room the chart has now: rows closer than a line
+        of text are thinned out, so no two texts overlap at any height (re-run on resize)."""
+        if self._last is None:
+            return
+        trace, selected, shown = self._last
         vb = self.getPlotItem().getViewBox()
-        fm = QFontMetrics(self.labels[0].textItem.font())
-        room = int(vb.width() * (X_RANGE[1] - LABEL_X) / (X_RANGE[1] - X_RANGE[0])) - 6
-        every = max(1, math.ceil(fm.lineSpacing() / max(vb.height() / max(shown, 1), 1)))
+        pitch = vb.height() / max(shown, 1)  # pixels from one rank to the next
+        axis = self.getPlotItem().getAxis("left")
+        ticks = rank_ticks(shown, pitch, QFontMetricsF(axis.font()).height())
+        axis.setTicks([[(v, str(v)) for v in ticks]])
+        self._label(trace, selected, shown, pitch)
+
+    def _label(self, trace: Trace, selected: Any, shown: int, pitch: float) -> None:
+        """The text of the top blended rows (and the selected one) beside their final
+        position, elided to the room right of the chart; only rows a line of text apart."""
+        col = trace.pool.roles.get("text")
+        blended = trace.stage("blended").rows
+        vb = self.getPlotItem().getViewBox()
+        fm = QFontMetricsF(self.labels[0].textItem.font())
+        room = vb.width() * (X_RANGE[1] - LABEL_X) / (X_RANGE[1] - X_RANGE[0]) - 6
+        i = trace.row_of(selected) if selected is not None else None
+        mine = int(trace.rank_after[i]) if i is not None else 0  # 0: out of scope
+        ranks = labelled_ranks(min(N_LABELS, shown, len(blended)), pitch, fm.height() + 1,
+                               mine if 0 < mine <= shown else None) if col and room > 30 else []
+        tk = self.tokens
         for n, lab in enumerate(self.labels):
-            if n < len(top) and col and n % every == 0 and room > 30:
-                text = " ".join(str(trace.pool.columns[col][int(top[n])]).split())
-                lab.setText(fm.elidedText(text, Qt.TextElideMode.ElideRight, room))
-                lab.setPos(LABEL_X, n + 1)
-            else:
+            if n >= len(ranks):
                 lab.setText("")
-
-
-def shown_ranks(n: int, limit: int) -> int:
-    """How many ranks the rank-shift chart shows: all of them when there are few, else
-    twice the limit (at least 12)."""
-    return n if n <= 20 else min(n, max(2 * limit, 12))
+                continue
+            r = ranks[n]
+            text = " ".join(str(trace.pool.columns[col][int(blended[r - 1])]).split())
+            lab.setText(fm.elidedText(text, Qt.TextElideMode.ElideRight, room),
+                        tk.accent if r == mine else tk.text)
+            lab.setPos(LABEL_X, r)

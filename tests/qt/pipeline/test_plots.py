@@ -78,3 +78,55 @@ def test_the_sweep_tab_before_any_run_claims_nothing(window) -> None:
     (x0, x1), _ = curve.getPlotItem().viewRange()
     assert (x0, x1) == (1, 10)  # over-fetch factors, not -0.4..0.4
     assert sweep.heatmap.empty.isVisible()
+
+
+def test_label_room_keeps_rank_one_and_the_selected_row_a_line_apart() -> None:
+    from inspector.qt.pipeline.label_room import labelled_ranks, rank_ticks, spaced
+
+    assert labelled_ranks(10, 30.0, 15.0) == list(range(1, 11))  # room for all
+    assert labelled_ranks(10, 10.0, 15.0) == [1, 3, 5, 7, 9]
+    assert labelled_ranks(10, 10.0, 15.0, selected=4) == [1, 4, 6, 8, 10]
+    assert labelled_ranks(10, 10.0, 15.0, selected=2) == [1, 3, 5, 7, 9]  # rank 1 first
+    assert labelled_ranks(10, 10.0, 15.0, selected=14) == [1, 3, 5, 7, 9, 14]
+    assert spaced([5, 1, 2, 9], 0.0, 15.0) == [5]  # no room at all: the first only
+    assert rank_ticks(15, 20.0, 14.0) == list(range(1, 16))
+    assert rank_ticks(15, 10.0, 14.0) == [1, 3, 5, 7, 9, 11, 13, 15]
+    assert rank_ticks(40, 4.0, 14.0) == [1, 5, 10, 15, 20, 25, 30, 35, 40]
+    assert rank_ticks(40, 2.0, 14.0) == [1, 10, 20, 30, 40]
+
+
+def _labels(bump) -> dict[int, str]:
+    return {round(lab.pos().y()): lab.toPlainText() for lab in bump.labels
+            if lab.toPlainText()}
+
+
+def test_rank_shift_labels_never_overlap_and_follow_the_height(qtbot, window, ready) -> None:
+    from PySide6.QtWidgets import QApplication
+
+    from inspector.qt.harness.visual_checks import overlapping_texts
+    from inspector.qt.pipeline.plots import MIN_PLOT, N_LABELS, BumpChart
+
+    window.vm.load_suggested(1)  # 15 in-scope rows
+    ready(window.vm)
+    trace = window.vm.trace
+    blended = trace.stage("blended").rows
+    selected = str(trace.pool.ids[int(blended[3])])  # rank 4
+    bump = BumpChart()
+    qtbot.addWidget(bump)
+    bump.resize(520, 700)
+    bump.show()
+    bump.set_trace(trace, selected)
+    heights = [700, MIN_PLOT[1], 200, 260, 340, 700]
+    counts = []
+    for h in heights:  # set once: every later layout comes from the resize alone
+        bump.resize(520, h)
+        QApplication.processEvents()
+        assert overlapping_texts(bump) == [], h
+        shown = _labels(bump)
+        assert 1 in shown and 4 in shown, (h, shown)
+        for rank, text in shown.items():  # each label is its blended row's own text
+            full = " ".join(str(trace.pool.columns["text"][int(blended[rank - 1])]).split())
+            assert full.startswith(text.rstrip("…")), (rank, text)
+        counts.append(len(shown))
+    assert counts[0] == counts[-1] == N_LABELS  # tall: every top rank labelled
+    assert counts[1] < N_LABELS  # short: thinned out
