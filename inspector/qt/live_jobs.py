@@ -1,5 +1,6 @@
 """The view-model's background work: plain functions over the core's LiveSession, run through
-the window's jobs (qt.jobs) and testable without a GUI."""
+the window's jobs (qt.jobs) and testable without a GUI; and the view-model's expected-row
+analysis, which starts one of them after every answer."""
 
 from __future__ import annotations
 
@@ -45,3 +46,45 @@ def refetch_job(session: LiveSession, params: Params, placements: tuple[str, ...
 def expect_job(session: LiveSession, traces: tuple[Trace, ...], ids: list[str],
                cancelled: Any = None) -> tuple[tuple[Expectation, ...], ...]:
     return session.expectations(traces, ids, cancelled=cancelled)
+
+
+class ExpectedRows:
+    """The view-model's expected rows (a mixin of qt.viewmodel.Inspector): the ids a user
+    expects, and where each is dropped per lane, analysed in the background."""
+
+    def set_expected(self, ids: list[str]) -> None:
+        self.expected = list(dict.fromkeys(str(i) for i in ids if str(i).strip()))
+        self.expectations = ()
+        self.trace_changed.emit()
+        self._analyse_expected(0)
+
+    def toggle_expected(self, row_id: Any) -> None:
+        rid = str(row_id)
+        ids = [i for i in self.expected if i != rid] if rid in self.expected \
+            else [*self.expected, rid]
+        self.set_expected(ids)
+
+    def _analyse_expected(self, delay_ms: int) -> None:
+        """Where each expected row is dropped, per lane, in the background (debounced)."""
+        if not (self.expected and self.traces and self.session is not None):
+            self.jobs.cancel("expect")
+            self.expectations_changed.emit()
+            return
+        if self.session.store is None:
+            self.jobs.cancel("expect")
+            self.expectations_changed.emit()
+            self.fail("Expected-row analysis searches the store, and this receipt is open "
+                      "without it; open the store to analyse expected rows.")
+            return
+        self.jobs.start("expect", expect_job, self.session, self.traces, list(self.expected),
+                        on_done=self._expected_ready, on_error=self._expect_failed,
+                        delay_ms=delay_ms)
+        self.expectations_changed.emit()
+
+    def _expected_ready(self, expectations: tuple[tuple[Expectation, ...], ...]) -> None:
+        self.expectations = expectations
+        self.expectations_changed.emit()
+
+    def _expect_failed(self, message: str) -> None:
+        self.expectations_changed.emit()
+        self.fail(message)

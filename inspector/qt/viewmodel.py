@@ -23,13 +23,13 @@ from inspector.core.errors import InspectorError
 from inspector.core.stores.opening import Opened, open_for_browsing
 from inspector.core.stores.store import VersionGoneError
 from inspector.qt.jobs import Jobs
-from inspector.qt.live_jobs import QueryRequest, expect_job, query_job, refetch_job
+from inspector.qt.live_jobs import ExpectedRows, QueryRequest, query_job, refetch_job
 
 EXPECT_DELAY_MS = 250  # expected rows are re-analysed once a slider rests this long
 REQUERY_DELAY_MS = 150  # a parameter the cached pools cannot answer is re-queried after this
 
 
-class Inspector(QObject):
+class Inspector(ExpectedRows, QObject):
     """State plus the operations on it; panels subscribe to the past-tense signals."""
 
     store_opened = Signal(object)  # Opened
@@ -64,6 +64,7 @@ class Inspector(QObject):
         self._after_open: str | dict[str, Any] | None = None
         self.busy = False
         self.requery_reason: str | None = None  # why the cached pools could not answer
+        self._answered: tuple[Any, ...] | None = None  # the question the session answers
         self.jobs.channel_changed.connect(lambda _c, _b: self._update_busy())
         self.jobs.failed.connect(self._job_failed)
 
@@ -251,21 +252,34 @@ class Inspector(QObject):
             return
         req = QueryRequest(params=self.params, placements=self.placements,
                            text=self.text, vector_of=self.vector_of, embedder=self.embedder)
+        asked = (*self.question(), self.embedder)
+        if self.session is not None and self._answered != asked:
+            # rows that answer another query must not stand under this one while it runs,
+            # nor be re-ranked by a slider moved meanwhile (rederive waits for the answer)
+            self.session, self.traces = None, ()
+            self.trace_changed.emit()
         if self.expectations:  # verdicts about the previous fetch must not outlive it
             self.expectations = ()
             self.jobs.cancel("expect")
             self.expectations_changed.emit()
-        self.jobs.start("query", query_job, self.store, req, on_done=self._fetched,
-                        on_error=self._query_failed)
+        ran = (self.params, self.placements)
+        self.jobs.start("query", query_job, self.store, req,
+                        on_done=lambda session: self._fetched(session, asked),
+                        on_error=lambda message: self._query_failed(message, ran))
 
-    def _query_failed(self, message: str) -> None:
+    def _query_failed(self, message: str, ran: tuple[Any, ...] | None = None) -> None:
+        if ran is not None and ran != (self.params, self.placements):
+            self.run()  # parameters changed while it ran: its failure may not be theirs
+            return
         # results for other parameters would mislead: show the sentence, not stale rows
         self.session, self.traces, self.expectations = None, (), ()
         self.trace_changed.emit()
         self.expectations_changed.emit()
         self.fail(message)
 
-    def _fetched(self, session: LiveSession) -> None:
+    def _fetched(self, session: LiveSession, asked: tuple[Any, ...] | None = None) -> None:
+        if asked is not None:  # a new query's answer (a re-query keeps the question)
+            self._answered = asked
         self.session = session
         self.expectations = ()
         self.focus_lane = min(self.focus_lane, len(session.lanes) - 1)
@@ -290,7 +304,8 @@ class Inspector(QObject):
         that answer arrives no trace is shown, so no stale or inexact answer is on screen."""
         s = self.session
         if s is None:  # nothing fetched yet, or the last query failed: ask again (latest wins)
-            self.run()
+            if not self.jobs.busy("query"):  # else the answer on its way is re-derived with
+                self.run()  # the parameters as they are then
             return
         reason = s.why_not(self.params, self.placements)
         self.requery_reason = reason
@@ -322,43 +337,6 @@ class Inspector(QObject):
             if refocus:
                 self.trace_changed.emit()
             self.selection_changed.emit(row_id)
-
-    def set_expected(self, ids: list[str]) -> None:
-        self.expected = list(dict.fromkeys(str(i) for i in ids if str(i).strip()))
-        self.expectations = ()
-        self.trace_changed.emit()
-        self._analyse_expected(0)
-
-    def toggle_expected(self, row_id: Any) -> None:
-        rid = str(row_id)
-        ids = [i for i in self.expected if i != rid] if rid in self.expected \
-            else [*self.expected, rid]
-        self.set_expected(ids)
-
-    def _analyse_expected(self, delay_ms: int) -> None:
-        """Where each expected row is dropped, per lane, in the background (debounced)."""
-        if not (self.expected and self.traces and self.session is not None):
-            self.jobs.cancel("expect")
-            self.expectations_changed.emit()
-            return
-        if self.session.store is None:
-            self.jobs.cancel("expect")
-            self.expectations_changed.emit()
-            self.fail("Expected-row analysis searches the store, and this receipt is open "
-                      "without it; open the store to analyse expected rows.")
-            return
-        self.jobs.start("expect", expect_job, self.session, self.traces, list(self.expected),
-                        on_done=self._expected_ready, on_error=self._expect_failed,
-                        delay_ms=delay_ms)
-        self.expectations_changed.emit()
-
-    def _expected_ready(self, expectations: tuple[tuple[Expectation, ...], ...]) -> None:
-        self.expectations = expectations
-        self.expectations_changed.emit()
-
-    def _expect_failed(self, message: str) -> None:
-        self.expectations_changed.emit()
-        self.fail(message)
 
     # ---- plumbing ----
     def _job_failed(self, exc: BaseException) -> None:

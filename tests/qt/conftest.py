@@ -74,7 +74,7 @@ def state_of(win: Any) -> tuple[Any, ...]:
     store = vm.store
     return (
         win.isVisible(), win.isMaximized(), (win.width(), win.height()), win.theme_choice,
-        win.windowTitle(), win.query_bar.isEnabled(), win.persist,
+        win.windowTitle(), win.query_bar.isEnabled(), win.persist, win.tour.isVisible(),
         tuple(sorted((d.objectName(), d.isVisible(), d.isFloating()) for d in win.dock_areas)),
         tuple(n for n in ("sweep", "compare", "map", "index") if dock.built(n) is not None),
         dock.judgments.judgments, dock.judgments.path, dock.query_set[1],

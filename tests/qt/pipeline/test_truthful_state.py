@@ -29,6 +29,33 @@ def test_expected_verdicts_follow_the_query_never_an_earlier_one(window) -> None
     assert vm.expectations[0] == want
 
 
+def test_a_slider_moved_while_a_new_query_runs_never_reranks_the_old_rows(window,
+                                                                         monkeypatch) -> None:
+    """The new query is slow: until it answers no stage shows the previous query's rows (not
+    even re-ranked by the slider moved meanwhile); then it shows the engine's answer for the
+    new query at the slider's value."""
+    import threading
+
+    from inspector.qt import viewmodel
+
+    vm, real, release = window.vm, viewmodel.query_job, threading.Event()
+
+    def job(store, req, cancelled=None):
+        if req.text == BLEND_QUERY:
+            release.wait(10)
+        return real(store, req)
+
+    monkeypatch.setattr(viewmodel, "query_job", job)
+    vm.set_query(BLEND_QUERY)
+    move(window, "blend", 0.5)
+    assert vm.busy and vm.traces == ()
+    assert window.stages.view("final").model.live_count() == 0
+    release.set()
+    vm.jobs.wait_idle()
+    assert vm.params.blend == 0.5 and vm.query.text == BLEND_QUERY
+    assert_matches_engine(window)
+
+
 def test_an_edited_query_is_marked_until_it_runs(window, qtbot) -> None:
     bar = window.query_bar
     assert not bar.stale.isVisible()
