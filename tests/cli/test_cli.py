@@ -161,15 +161,14 @@ def test_presets_and_tables_commands(capsys, demo_path):
     assert t["vector_indexes"] == [] and ix["vector_indexes"][0]["type"] == "IVF_PQ"
 
 
-def test_demo_command_and_python_dash_m(tmp_path):
+def test_demo_command_and_python_dash_m(tmp_path, capsys):
     target = tmp_path / "fresh"
     env = {**os.environ, "INSPECTOR_CACHE_DIR": str(tmp_path / "c")}
     done = subprocess.run([sys.executable, "-m", "inspector", "demo", str(target)],
                           capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
     assert (target / "memories.lance").is_dir()
-    q = subprocess.run([sys.executable, "-m", "inspector", "query", str(target), "--text",
-                        SCOPE_QUERY, "--json"], capture_output=True, text=True, env=env,
-                       timeout=120)
-    assert q.returncode == 0 and json.loads(q.stdout)["counters"]["returned"] == 10
-    assert q.stderr == ""
+    capsys.readouterr()
+    assert main(["query", str(target), "--text", SCOPE_QUERY, "--json"]) == 0  # in-process
+    out = capsys.readouterr()
+    assert json.loads(out.out)["counters"]["returned"] == 10 and out.err == ""

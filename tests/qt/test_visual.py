@@ -68,6 +68,21 @@ def test_checks_catch_an_elided_scope_verdict(window) -> None:
     assert any("scope verdict" in p for p in problems(window))
 
 
+def test_checks_catch_a_stage_title_cut_before_its_count(window) -> None:
+    view = window.stages.view("scoped")
+    view.title.setText("▸ " + "Scoped candidates " * 30 + "(15)")
+    assert any("stage scoped: the title" in p for p in problems(window))
+
+
+def test_a_narrow_stage_keeps_its_row_count_in_the_title(window) -> None:
+    view = window.stages.view("scoped")
+    n = len(window.vm.trace.stage("scoped").rows)
+    view.resize(170, view.height())  # narrower than "▸ Scoped candidates  (15)"
+    assert view.title.text() == f"▸ Scoped ({n})" and view.title.toolTip().endswith(f"({n})")
+    view.resize(600, view.height())
+    assert view.title.text() == f"▸ Scoped candidates  ({n})"
+
+
 def test_checks_catch_a_plot_squeezed_below_its_minimum(window) -> None:
     window.scatter.setMinimumSize(4000, 4000)  # more than any window gives it
     assert any("scoreScatter" in p for p in problems(window))

@@ -200,6 +200,17 @@ def elided_scope_problems(win: QWidget) -> list[str]:
     return out
 
 
+def clipped_title_problems(win: Any) -> list[str]:
+    """Stage titles whose text (the row count at its end) is wider than the label."""
+    out = []
+    for lane in win.stages.lanes:
+        for stage, view in lane.views.items():
+            t = view.title
+            if t.isVisible() and t.fontMetrics().horizontalAdvance(t.text()) > t.width():
+                out.append(f"stage {stage}: the title {t.text()!r} is cut at {t.width()} px")
+    return out
+
+
 def plot_axis_problems(win: Any) -> list[str]:
     """The score-vs-importance y axis against the scores it plots."""
     out: list[str] = []
@@ -219,4 +230,4 @@ def problems(win: Any) -> list[str]:
     """Everything the checks find, one sentence each."""
     return (plot_axis_problems(win) + text_overlap_problems(win) + outside_problems(win)
             + own_window_problems(win) + plot_size_problems(win) + elided_scope_problems(win)
-            + dock_problems(win))
+            + dock_problems(win) + clipped_title_problems(win))

@@ -27,6 +27,7 @@ from inspector.qt.pipeline.stage_table import (
 )
 from inspector.qt.theme import Tokens
 
+SHORT_TITLES = {"raw": "Raw", "scoped": "Scoped", "blended": "Blended", "final": "Final"}
 STAGE_MIN = 160  # narrower stages come from docks: the window's dock rule floats those
 SCOPE_MAX = 420  # wider verdicts elide in the middle; the tooltip has them whole
 
@@ -59,6 +60,7 @@ class StageView(QWidget):
         lay.addWidget(self.note)
         lay.addWidget(self.table, 1)
         self._syncing = False
+        self._count = 0
         self._sized_for: object = None
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
 
@@ -94,11 +96,23 @@ class StageView(QWidget):
                 and trace.pool is not self._sized_for:
             self._sized_for = trace.pool  # verdicts belong to the pool: size once per pool
             self._fit_scope(trace)
-        n = len(self.model.rows)
-        arrow = "" if self.stage == "raw" else "▸ "
-        self.title.setText(f"{arrow}{TITLES[self.stage]}  ({n})")
+        self._count = len(self.model.rows)
+        self._fit_title()
         self.note.setText(note)
         self.show_selected(selected, scroll=False)
+
+    def _fit_title(self) -> None:
+        """The stage's name and its row count; a short name when the full one would push the
+        count out of a narrow panel (the count is what the funnel is about)."""
+        arrow = "" if self.stage == "raw" else "▸ "
+        full = f"{arrow}{TITLES[self.stage]}  ({self._count})"
+        fits = self.title.fontMetrics().horizontalAdvance(full) <= self.width()
+        self.title.setText(full if fits else f"{arrow}{SHORT_TITLES[self.stage]} ({self._count})")
+        self.title.setToolTip("" if fits else full)
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        self._fit_title()
 
     def _fit_scope(self, trace: Trace) -> None:
         """The scope column as wide as its longest verdict (the repo name is what the user

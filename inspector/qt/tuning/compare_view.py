@@ -96,6 +96,7 @@ class CompareView(QWidget):
 
     def set_tokens(self, tk: Tokens) -> None:
         self.tokens = tk
+        self.stale_note.set_tokens(tk)
         if self.result is not None:
             self.show_result(self.result)
 

@@ -19,6 +19,10 @@ class StaleNote(QLabel):
         vm.query_changed.connect(self.refresh)
         vm.store_opened.connect(lambda _o: self.refresh())
 
+    def set_tokens(self, tk: Any) -> None:
+        """The window's warning colours: a stale result must be seen, not read past."""
+        self.setStyleSheet(f"background:{tk.warn_bg}; padding:4px 8px;")
+
     def asked(self) -> None:
         """The panel starts a result for the window's current question."""
         self._asked = self.vm.question()

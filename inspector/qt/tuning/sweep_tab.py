@@ -145,7 +145,6 @@ class SweepPanel(QWidget):
         grid.addWidget(self.share_title, 0, 1)
         grid.addWidget(self.share, 1, 1)
         grid.addWidget(self.summary, 2, 0, 1, 2)
-        grid.addWidget(self.stale_note, 3, 0, 1, 2)
         # word-wrapped text under two plots: when the dock is short it scrolls, never overlaps
         scroll = QScrollArea(self)
         scroll.setWidgetResizable(True)
@@ -160,11 +159,13 @@ class SweepPanel(QWidget):
         lay.setContentsMargins(6, 4, 6, 4)
         lay.addLayout(top)
         lay.addLayout(show)
+        lay.addWidget(self.stale_note)  # above the results it speaks of: never scrolled away
         lay.addWidget(self.body, 1)
 
     def set_tokens(self, tk: Tokens) -> None:
         for plot in (self.heatmap, self.curve, self.share):
             plot.set_tokens(tk)
+        self.stale_note.set_tokens(tk)
 
     # ---- query set ----
     def set_query_set(self, judgments: Judgments | None, name: str = "") -> None:

@@ -106,6 +106,25 @@ def test_dock_results_for_an_earlier_query_say_so(window) -> None:
     assert not compare.stale_note.isVisible()
 
 
+def test_a_stale_sweep_is_said_where_a_short_dock_still_shows_it(window) -> None:
+    vm, dock = window.vm, window.tuning_dock
+    window.resize(1900, 1000)
+    dock.show_tab("sweep")
+    sweep = dock.sweep
+    sweep.overfetch.setText("1,3")
+    sweep.blend.setText("0,0.5")
+    sweep.run()
+    vm.jobs.wait_idle()
+    assert sweep.result is not None and not sweep.stale_note.isVisible()
+    vm.set_query(BLEND_QUERY)
+    vm.jobs.wait_idle()
+    dock.setFloating(False)
+    window.resizeDocks([dock], [260], Qt.Orientation.Vertical)  # a short dock
+    vm.jobs.wait_idle()
+    assert sweep.stale_note.isVisible()
+    assert not sweep.stale_note.visibleRegion().isEmpty(), "the note is scrolled out of view"
+
+
 def test_ties_are_marked_and_a_tie_at_the_cut_is_said(window) -> None:
     """The demo's tie story: one memory saved twice ties across the limit of 1."""
     vm = window.vm
