@@ -64,6 +64,7 @@ class Heatmap(pg.PlotWidget):
         self.bar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=self.cmap, interactive=False,
                                    width=14)
         self.bar.setImageItem(self.image, insert_in=plot)
+        plot.layout.setContentsMargins(2, 8, 2, 2)  # room for the colour bar's top label
         self.best = pg.ScatterPlotItem(symbol="s", brush=None, pxMode=False, size=0.92)
         self.current = pg.ScatterPlotItem(symbol="+", size=18)
         self.cap_line = pg.InfiniteLine(angle=90, movable=False)

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+from superqt import QElidingLabel
 
 from inspector.core.analysis.judgments import Judgments
 from inspector.core.analysis.safe import summarize_safe
@@ -106,8 +107,8 @@ class SweepPanel(QWidget):
         self.heatmap = Heatmap(self)
         self.curve = SafeCurve(self)
         self.share = SafeShare(self)
-        self.curve_title = QLabel("Minimum safe over-fetch", objectName="sectionTitle")
-        self.share_title = QLabel("Across the query set", objectName="sectionTitle")
+        self.curve_title = QElidingLabel("Minimum safe over-fetch", objectName="sectionTitle")
+        self.share_title = QElidingLabel("Across the query set", objectName="sectionTitle")
         self.table = QTableWidget(0, 5, self, objectName="sweepQueries")
         self.table.setHorizontalHeaderLabels(["query", "scope", "best", "pick F, w", "safe F"])
         self.table.verticalHeader().hide()
@@ -332,7 +333,8 @@ class SweepPanel(QWidget):
             p = shown.params
             self.curve.set_curve(shown.safe.curve, shown.safe.overfetch,
                                  p.cap / p.limit if p.cap else None)
-            self.curve_title.setText(f"Minimum safe over-fetch: {shown.case.name[:50]}")
+            self.curve_title.setText(f"Minimum safe over-fetch: {shown.case.name}")
+            self.curve_title.setToolTip(self.curve_title.text())
         safe = summarize_safe([(x.case.scope or x.params.scope, x.safe) for x in res.queries],
                               grid.overfetch)
         for w in (self.share, self.share_title):
