@@ -125,9 +125,14 @@ class Depths:
         return asdict(self)
 
 
+MAX_DEPTH = 2**31 - 1  # the most rows a search can be asked for: every row of any table
+
+
 def pool_depth(limit: int, overfetch: float, cap: int) -> int:
-    """ceil(limit * F), capped (cap 0 = none). The epsilon absorbs float noise in F = D/limit."""
-    depth = max(1, math.ceil(limit * overfetch - 1e-9))
+    """ceil(limit * F), capped (cap 0 = none). The epsilon absorbs float noise in F = D/limit.
+    A product past MAX_DEPTH (F = 1e308 is a finite number) asks for every row."""
+    want = limit * overfetch
+    depth = max(1, math.ceil(want - 1e-9)) if want < MAX_DEPTH else MAX_DEPTH
     return min(depth, cap) if cap else depth
 
 

@@ -113,3 +113,16 @@ def test_awkward_scope_names_compare_literally(make_store, scope):
         t = run(store, ORIGIN, Params(limit=n, scope=scope, scope_strategy="column",
                                       scope_column="repo", filter=filt))
         assert t.ids("final") == ["r0"], filt
+
+
+@pytest.mark.parametrize("mode", ["vector", "fts", "hybrid"])
+def test_an_overfetch_whose_depth_overflows_asks_for_every_row(make_store, mode):
+    """F = 1e308 is finite but limit x F is not: the pool is every row (or the cap)."""
+    store = _store(make_store, pa.array([0.2, 0.9, 0.5], pa.float64()),
+                   text=["apple pie", "apple tart", "apple cake"])
+    q = build_query(store, mode, text="apple", vector=[0.0, 0.0])
+    whole = run(store, q, Params(mode=mode, limit=2, overfetch=1e308, cap=0))
+    assert whole.depths.pool == 2**31 - 1
+    assert len(whole.stage("raw").rows) == 3
+    capped = run(store, q, Params(mode=mode, limit=2, overfetch=1e308, cap=2))
+    assert capped.depths.pool == 2 and capped.ids("final") == whole.ids("final")[:2]
