@@ -199,3 +199,24 @@ def test_checks_catch_a_floating_dock_off_the_screen(window, qtbot) -> None:
     dock.move(area.right() - 40, area.bottom() - 40)
     qtbot.wait(20)
     assert any("tuningDock" in p and "off the screen" in p for p in problems(window))
+
+
+def test_the_whole_tour_fits_a_laptop_screen(qtbot) -> None:
+    """Help > Tour on a 1366x768 window: at every step of both stories the machine checks
+    find nothing (nothing outside the window, no cut or overlapping text, no squeezed plot)
+    and the tour's bar shows the step's sentence in full."""
+    from inspector.qt.help_menu import TOUR
+
+    win = gallery.make_window((1366, 768), "light")
+    qtbot.addWidget(win)
+    win.tour.start(0)
+    for n in range(len(TOUR)):
+        if n:
+            win.tour.go(n)
+        win.vm.jobs.wait_idle()
+        assert win.width() <= 1366 and win.height() <= 768
+        assert problems(win) == [], f"step {n + 1}"
+        sentence = win.tour.sentence
+        assert sentence.text() == TOUR[n].sentence and sentence.isVisible()
+        assert sentence.heightForWidth(sentence.width()) <= sentence.height(), \
+            f"step {n + 1}: the sentence does not fit its bar"
