@@ -134,6 +134,12 @@ def window(_window_slot: dict[str, Any], isolated: Path) -> Iterator[Any]:
         # a debounced job (expected rows, shape) must not answer after the test
         win.vm.jobs.cancel_all()
         win.vm.jobs.wait_idle(30)
+        opened = win.vm.opened
+        if opened is None or not opened.demo:
+            # left on the test's own store (a temporary folder, a local S3 server): closed
+            # now, while that store is still there, not at the end of the module
+            _dispose(win)
+            slot["win"] = None
     except RuntimeError:
         slot["win"] = None
 
