@@ -98,7 +98,7 @@ def _reset(win: Any) -> bool:
         for dock in win.dock_areas:
             dock.hide()
         win.resize(1600, 1000)
-        win.vm.expected = []
+        win.vm.set_expected([])
         win.vm.open_store(None)
         win.vm.jobs.wait_idle(30)
         return True

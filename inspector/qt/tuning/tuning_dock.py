@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QLabel, QTabWidget, QVBoxLayout, QWidget
 
@@ -45,8 +45,6 @@ class TuningDock(QDockWidget):
     the marks the stage tables show) is built with the dock; the others when their tab is
     first shown or first asked for (`dock.sweep` builds it)."""
 
-    panel_built = Signal(str)
-
     def __init__(self, window: Any) -> None:
         super().__init__("Tuning and evidence", window)
         self.setObjectName("tuningDock")
@@ -81,7 +79,6 @@ class TuningDock(QDockWidget):
             return self._built[name]
         panel = self._build(name)
         self.tabs.widget(TABS.index(name)).layout().addWidget(panel)
-        self.panel_built.emit(name)
         return panel
 
     def _build(self, name: str) -> QWidget:
@@ -92,6 +89,9 @@ class TuningDock(QDockWidget):
             panel.grades = self.judgments.grade_pairs
             if self.query_set[0] is not None:
                 panel.set_query_set(*self.query_set)
+            panel.cell_applied.connect(
+                lambda f, w, m: self.window_.status_label.setText(
+                    f"Applied the sweep cell F {f:g}, w {w:g}, min score {m:g}."))
         if self._tokens is not None and hasattr(panel, "set_tokens"):
             panel.set_tokens(self._tokens)
         if self._offline:
@@ -236,14 +236,6 @@ def install_tuning(window: Any) -> TuningDock:
     receipts.offline_changed.connect(lambda on: on and dock.show_tab("sweep"))
     dock.judgments.judgments_loaded.connect(
         lambda name: dock.set_query_set(dock.judgments.judgments, name))
-
-    def built(name: str) -> None:
-        if name == "sweep":
-            dock.sweep.cell_applied.connect(
-                lambda f, w, m: window.status_label.setText(
-                    f"Applied the sweep cell F {f:g}, w {w:g}, min score {m:g}."))
-
-    dock.panel_built.connect(built)
     _menus(window, dock, receipts)
     dock.apply_tokens(window.tokens)
     window.tokens_changed.connect(dock.apply_tokens)
