@@ -14,6 +14,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from inspector.cli import flow as cli_flow
 from inspector.cli import guard
 from inspector.cli import stores as cli_stores
 from inspector.cli import tuning as cli_tuning
@@ -21,6 +22,7 @@ from inspector.cli.options import (
     Parser,
     add_query_options,
     add_store_options,
+    is_flow,
     open_from_args,
     open_options,
     params_from_args,
@@ -32,8 +34,8 @@ from inspector.cli.options import (
 from inspector.core.errors import InspectorError
 from inspector.core.stores.safety.redact import redact_uri
 
-COMMANDS = ("query", "tables", "presets", "demo", "shot", "sweep", "report", "check",
-            "versions", "diff-versions")
+COMMANDS = ("query", "tables", "presets", "pipeline", "demo", "shot", "sweep", "report",
+            "check", "versions", "diff-versions")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -49,6 +51,7 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--json", action="store_true")
     add_store_options(t, as_of=False)
     sub.add_parser("presets", help="the named presets and their candidate depths")
+    cli_flow.add_parser(sub)
     d = sub.add_parser("demo", help="write the demo store to PATH")
     d.add_argument("path")
     sh = sub.add_parser("shot", help="render the window offscreen after a query and save a PNG")
@@ -79,6 +82,8 @@ def run_query(a: argparse.Namespace) -> object:
 def _cmd_query(a: argparse.Namespace) -> int:
     from inspector.core.evidence.report import format_trace
 
+    if is_flow(a):
+        return cli_flow.cmd_query(a)
     trace = run_query(a)
     if a.json:
         json.dump(trace.to_json(), sys.stdout, allow_nan=False, ensure_ascii=False)
@@ -148,6 +153,7 @@ def _launch(argv: Sequence[str]) -> int:
 
 
 HANDLERS = {"query": _cmd_query, "tables": _cmd_tables, "presets": _cmd_presets,
+            "pipeline": cli_flow.cmd_pipeline,
             "demo": _cmd_demo, "shot": _cmd_shot, **cli_tuning.HANDLERS, **cli_stores.HANDLERS}
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from inspector.core.engine.flow.shipped import shipped_names
 from inspector.core.engine.params import DISTANCES, FILTERS, MODES, TIE_RULES, Params
 from inspector.core.engine.presets import PRESETS
 from inspector.core.engine.scope import STRATEGIES
@@ -37,7 +38,17 @@ def add_query_options(ap: argparse.ArgumentParser) -> None:
     q.add_argument("--vector-of", metavar="ID", help="use a stored row's vector (query by example)")
     q.add_argument("--embedder", help="embedder for --text (default: the one the store records)")
     g = ap.add_argument_group("pipeline")
-    g.add_argument("--preset", choices=list(PRESETS), help="reproduce a real system's parameters")
+    g.add_argument("--preset", choices=[*PRESETS, *shipped_names()],
+                   help="reproduce a real system (see `inspector presets`, `inspector pipeline "
+                        "list`)")
+    g.add_argument("--pipeline", metavar="FILE",
+                   help="a pipeline file (TOML or JSON) to run instead of a preset")
+    g.add_argument("--system-config", metavar="FILE",
+                   help="the system's own configuration (JSON), mapped onto the pipeline")
+    g.add_argument("--set", action="append", default=[], metavar="STAGE.PARAM=VALUE",
+                   help="change one stage parameter (or a pipeline SETTING=VALUE)")
+    g.add_argument("--now", metavar="EPOCH_MS|ISO",
+                   help="the clock of time-dependent stages (default: now)")
     g.add_argument("--mode", choices=MODES)
     g.add_argument("--distance", choices=DISTANCES)
     g.add_argument("--limit", type=int)
@@ -53,7 +64,11 @@ def add_query_options(ap: argparse.ArgumentParser) -> None:
                         "native hybrid) or id (ties by id ascending, the docs engine)")
     _add_ann_options(ap)
     s = ap.add_argument_group("scope")
-    s.add_argument("--scope", help="the caller's scope (empty or 'global' = everything)")
+    s.add_argument("--scope", action="append",
+                   help="the caller's scope (empty or 'global' = everything); pipeline presets "
+                        "take it repeated: rows in any listed scope are in scope")
+    s.add_argument("--scope-list", metavar="JSON",
+                   help="pipeline presets: the scopes as a JSON array; [] denies everything")
     s.add_argument("--scope-strategy", choices=STRATEGIES)
     s.add_argument("--scope-map", metavar="FILE", help="JSON {scope: [prefix, ...]}")
     s.add_argument("--scope-column", help="column compared for --scope-strategy column")
@@ -119,10 +134,38 @@ def given_from_args(a: argparse.Namespace) -> dict[str, Any]:
     from inspector.core.engine.params import freeze_map
     from inspector.core.engine.scope import load_scope_map
 
+    refuse_flow_options(a)
     given = {k: getattr(a, k) for k in PARAM_KEYS if getattr(a, k, None) is not None}
+    if isinstance(given.get("scope"), list):
+        if len(given["scope"]) > 1:
+            raise InspectorError("This preset takes one --scope; the pipeline presets ("
+                                 + ", ".join(shipped_names()) + ") take several.")
+        given["scope"] = given["scope"][0]
     if getattr(a, "scope_map", None):
         given["scope_map"] = freeze_map(load_scope_map(a.scope_map))
     return given
+
+
+FLOW_ONLY = ("pipeline", "system_config", "scope_list", "now")
+
+
+def is_flow(a: argparse.Namespace) -> bool:
+    """True when the arguments ask for a pipeline file (a pipeline preset or --pipeline)."""
+    return getattr(a, "pipeline", None) is not None or getattr(a, "preset", None) in \
+        shipped_names()
+
+
+def refuse_flow_options(a: argparse.Namespace) -> None:
+    """Pipeline presets run only in `inspector query` for now; say so instead of guessing."""
+    given = [f"--{k.replace('_', '-')}" for k in FLOW_ONLY if getattr(a, k, None) is not None]
+    given += ["--set"] if getattr(a, "set", None) else []
+    if is_flow(a):
+        raise InspectorError(f"`inspector {getattr(a, 'command', None) or 'query'}` runs the "
+                             f"fixed presets only; pipeline presets and --pipeline run in "
+                             f"`inspector query`.")
+    if given:
+        raise InspectorError(f"{', '.join(given)} apply to pipeline presets ("
+                             f"{', '.join(shipped_names())}) and --pipeline FILE.")
 
 
 def params_from_args(a: argparse.Namespace) -> Params:

@@ -1,0 +1,117 @@
+"""A pipeline run as the one JSON object the CLI, receipts and tools read, with its diagnosis
+in structured codes (the window renders codes, never splits sentences)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from inspector.core.engine.flow.rows import Scored
+from inspector.core.engine.flow.runner import FlowTrace, StageRun
+from inspector.core.jsonio import plain
+
+SCHEMA_VERSION = 2  # 1 is the fixed pipeline's trace (raw, scoped, blended, final)
+
+
+def iso(ms: float) -> str:
+    return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).isoformat().replace("+00:00", "Z")
+
+
+def diagnose(t: FlowTrace) -> dict[str, Any]:
+    """ok | scope_denies_all | query_or_index | all_dropped, with the stage to look at."""
+    fetched = [s for s in t.stages if s.role == "fetch"]
+    if t.scopes == ():
+        return {"code": "scope_denies_all", "stage": None, "fixes": [],
+                "message": "The scope list is empty, which denies everything: the system "
+                           "returns nothing and makes no search."}
+    if fetched and not any(s.rows for s in fetched):
+        return {"code": "query_or_index", "stage": fetched[0].name, "fixes": [],
+                "message": "No leg fetched a row: check the query, the scope and the index."}
+    if not t.final.rows:
+        last = next((s for s in t.stages if s.role != "query" and s.rows_in and not s.rows),
+                    t.final)
+        return {"code": "all_dropped", "stage": last.name, "fixes": [],
+                "message": f"Rows were fetched, but stage {last.name} ({last.kind}) dropped "
+                           f"the last of them."}
+    return {"code": "ok", "stage": None, "fixes": [],
+            "message": f"{len(t.final.rows)} result(s) through the {t.route} route."}
+
+
+def _cand(s: Scored, rank: int, before: dict[str, tuple[int, float]]) -> dict[str, Any]:
+    prev = before.get(s.id)
+    row = s.row
+    return {"id": s.id, "rank": rank, "score": s.score,
+            "score_before": prev[1] if prev else None,
+            "rank_before": prev[0] if prev else None,
+            "inputs": {k: plain(v) for k, v in s.inputs},
+            "scope": row.scope, "importance": row.importance, "timestamp": row.timestamp,
+            "text_length": len(row.text)}
+
+
+def stage_json(st: StageRun) -> dict[str, Any]:
+    before = {s.id: (i, s.score) for i, s in enumerate(st.rows_in, start=1)}
+    return {"name": st.name, "kind": st.kind, "role": st.role, "count": len(st.rows),
+            "count_in": len(st.rows_in) if st.role != "fetch" else None, "note": st.note,
+            "candidates": [_cand(s, i, before) for i, s in enumerate(st.rows, start=1)],
+            "dropped": [d.to_json() for d in st.dropped], "deferred": list(st.deferred)}
+
+
+def to_json(t: FlowTrace, expect: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    spec = t.spec
+    vec = None if t.vector is None else [float(x) for x in t.vector]
+    return {
+        "schema": SCHEMA_VERSION,
+        "store": t.store,
+        "pipeline": {"name": spec.name, "title": spec.title, "system": spec.system,
+                     "version": spec.version, "path": spec.path, "route": t.route,
+                     "ties": spec.ties},
+        "query": {"text": t.text, "bm25_text": t.bm25_text, "source": t.query_source,
+                  "vector": vec},
+        "params": {"pipeline": spec.name, "route": t.route, "limit": t.limit,
+                   "limit_asked": t.limit_asked, "now": t.now_ms, "now_iso": iso(t.now_ms),
+                   "scopes": None if t.scopes is None else list(t.scopes),
+                   "settings": {k: list(v) if isinstance(v, tuple) else v
+                                for k, v in spec.settings.items()},
+                   "stages": {st.name: {k: list(v) if isinstance(v, tuple) else v
+                                        for k, v in st.params.items()
+                                        if not isinstance(v, dict)} for st in t.stages}},
+        "stages": [stage_json(st) for st in t.stages],
+        "counters": {**{st.name: len(st.rows) for st in t.stages},
+                     "returned": len(t.final.rows)},
+        "diagnosis": diagnose(t),
+        "warnings": list(t.warnings),
+        "exact": not t.inexact,
+        "inexact": list(t.inexact),
+        "expect": expect or [],
+        "ties": [x.to_json() for x in t.ties],
+        "index_facet": None,
+    }
+
+
+def format_text(t: FlowTrace, max_rows: int = 15) -> str:
+    """The run for a terminal: each stage's count and its first rows, drops and notes."""
+    d = diagnose(t)
+    lines = [f"{t.spec.title}", f"route {t.route} · limit {t.limit} · now {iso(t.now_ms)} · "
+             f"scopes {'unscoped' if t.scopes is None else list(t.scopes)}",
+             f"diagnosis: {d['code']}: {d['message']}"]
+    lines += [f"warning: {w}" for w in t.warnings]
+    lines += [f"not exact: {w}" for w in t.inexact]
+    tied = {i for x in t.ties for i in x.ids}
+    for st in t.stages:
+        head = f"\n== {st.name} ({st.kind}) · {len(st.rows)} row(s)"
+        lines.append(head + (f" · {st.note}" if st.note else ""))
+        for i, s in enumerate(st.rows[:max_rows], start=1):
+            mark = "=" if s.id in tied and st.role == "fetch" else " "
+            defer = " (deferred)" if s.id in st.deferred else ""
+            lines.append(f"  {i:>3}{mark} {s.score:.6f}  {s.id}{defer}")
+        if len(st.rows) > max_rows:
+            lines.append(f"  … {len(st.rows) - max_rows} more")
+        for dr in st.dropped[:max_rows]:
+            detail = ", ".join(f"{k} {v}" for k, v in dr.detail)
+            lines.append(f"   x  {dr.id}: {dr.code}" + (f" ({detail})" if detail else ""))
+    for x in t.ties:
+        if x.at_cut:
+            lines.append(f"\ntie at the cut: {x.stage} keeps {len(x.ids)} of "
+                         f"{len(x.ids) + x.beyond} rows tied at {x.measure} {x.value:.6g} "
+                         f"(arbitrary in LanceDB)")
+    return "\n".join(lines)

@@ -1,0 +1,153 @@
+"""The question model: everything one retrieval question asks (store, query input, pipeline
+and its overrides, scopes, clock, expected rows), serialised as JSON with a published JSON
+Schema, and `ask`, which answers it through the pipeline engine."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import time
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from inspector.core.engine.flow import expect as flow_expect
+from inspector.core.engine.flow.runner import FlowTrace, PoolCache, run
+from inspector.core.engine.flow.spec import (
+    PipelineSpec,
+    apply_set,
+    load_file,
+    load_shipped,
+)
+from inspector.core.engine.flow.sysconfig import from_config, read_config
+from inspector.core.errors import InspectorError
+
+MAX_SCOPES = 1_000
+
+
+class Question(BaseModel):
+    """What is asked. `scopes`: None = unscoped, [] = deny everything (as the systems do)."""
+
+    model_config = ConfigDict(extra="forbid")
+    schema_: int = Field(1, alias="schema")
+    store: str
+    table: str | None = None
+    text: str | None = None
+    vector: list[float] | None = None
+    vector_of: str | None = None
+    embedder: str | None = None
+    preset: str | None = None
+    pipeline_file: str | None = None
+    system_config: str | None = None
+    set: dict[str, Any] = Field(default_factory=dict)
+    scopes: list[str] | None = None
+    limit: int | None = None
+    now: float | None = Field(None, description="the clock of time-dependent stages, epoch ms")
+    expect: list[str] = Field(default_factory=list)
+
+    @field_validator("scopes")
+    @classmethod
+    def _scopes(cls, v: list[str] | None) -> list[str] | None:
+        if v is not None and len(v) > MAX_SCOPES:
+            raise ValueError(f"at most {MAX_SCOPES} scopes")
+        return v
+
+    @field_validator("vector")
+    @classmethod
+    def _vector(cls, v: list[float] | None) -> list[float] | None:
+        if v is not None and (not v or not all(math.isfinite(x) for x in v)):
+            raise ValueError("the vector must be a non-empty list of finite numbers")
+        return v
+
+    @model_validator(mode="after")
+    def _one_pipeline(self) -> Question:
+        if self.vector is not None and self.vector_of is not None:
+            raise ValueError("give either vector or vector_of, not both")
+        if (self.preset is None) == (self.pipeline_file is None):
+            raise ValueError("name exactly one of preset and pipeline_file")
+        return self
+
+
+def question_schema() -> dict[str, Any]:
+    return Question.model_json_schema(by_alias=True)
+
+
+def parse_now(text: str) -> float:
+    """Epoch milliseconds, or an ISO 8601 date-time (UTC when no offset is given)."""
+    try:
+        ms = float(text)
+    except ValueError:
+        try:
+            when = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            raise InspectorError(f"--now takes epoch milliseconds or an ISO date-time, not "
+                                 f"{text!r}.") from None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=dt.UTC)
+        return when.timestamp() * 1000
+    if not math.isfinite(ms) or not 0 <= ms < 2**53:
+        raise InspectorError(f"--now {text} is not a usable epoch time in milliseconds.")
+    return ms
+
+
+def resolve(q: Question) -> tuple[PipelineSpec, list[str], list[str]]:
+    """The pipeline the question runs: preset or file, then the system's own configuration,
+    then --set on top. Also what the configuration said that changes nothing, and what it
+    asks for that is not reproduced."""
+    spec = load_shipped(q.preset) if q.preset else load_file(str(q.pipeline_file))
+    notes: list[str] = []
+    inexact: list[str] = []
+    if q.system_config:
+        applied = from_config(spec, read_config(q.system_config))
+        spec = apply_set(spec, applied.assignments)
+        notes += [f"system config {n}" for n in applied.notes]
+        notes += [f"system config key {k} is not a {spec.name} retrieval setting: ignored"
+                  for k in applied.unknown]
+        inexact += list(applied.inexact)
+    if q.set:
+        spec = apply_set(spec, q.set)
+    return spec, notes, inexact
+
+
+def query_vector(store: Any, q: Question) -> tuple[np.ndarray | None, str, str | None]:
+    """(vector or None, how it was made, why there is none)."""
+    if q.vector is not None:
+        vec = np.asarray(q.vector, np.float64)
+        if vec.shape[0] != store.dim:
+            raise InspectorError(f"The query vector has {vec.shape[0]} dimensions but the "
+                                 f"store's vectors have {store.dim}.")
+        return vec, "vector", None
+    if q.vector_of is not None:
+        return np.asarray(store.vector_of(q.vector_of), np.float64), f"example:{q.vector_of}", \
+            None
+    if not q.text or not q.text.strip():
+        raise InspectorError("Give a query: --text TEXT, --vector JSON or --vector-of ID.")
+    from inspector.core.stores.embed import embedder_for_store
+
+    try:
+        emb = embedder_for_store(store.embedder, q.embedder, store.dim)
+    except InspectorError as exc:
+        return None, "text", str(exc)
+    return np.asarray(emb.embed([q.text])[0], np.float64), f"text:{emb.name}", None
+
+
+def ask(q: Question, store: Any, cache: PoolCache | None = None) -> tuple[FlowTrace,
+                                                                         list[dict[str, Any]]]:
+    """Run the question's pipeline on an open store; expected rows explained."""
+    spec, notes, inexact = resolve(q)
+    vec, source, why = query_vector(store, q)
+    now = q.now if q.now is not None else time.time() * 1000
+    scopes = None if q.scopes is None else tuple(q.scopes)
+    cache = cache if cache is not None else PoolCache()
+
+    def once(s: PipelineSpec, limit: int | None) -> FlowTrace:
+        return run(store, s, text=q.text, vector=vec, scopes=scopes,
+                   limit=q.limit if limit is None else limit, now_ms=now,
+                   query_source=source, cache=cache, vector_error=why)
+
+    trace = once(spec, None)
+    if notes or inexact:
+        trace = trace.with_notes(notes, inexact)
+    expected = [flow_expect.explain(spec, trace, rid, once) for rid in q.expect]
+    return trace, expected

@@ -1,0 +1,135 @@
+"""The stage registry: every stage kind a pipeline file may name, with its declared parameters.
+
+A stage kind is a plain function over the candidate list (see `rows.py`) registered with
+`@stage(...)`. Its parameters are declared once, here, with type, range, default and whether a
+change can be answered exactly from the rows the run already fetched (`live`); pipeline files,
+`--set`, `--system-config` and `inspector pipeline show` all read these declarations.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from inspector.core.errors import InspectorError
+
+ROLES = ("query", "fetch", "fusion", "filter", "transform", "cut", "diversity")
+TYPES = ("float", "int", "bool", "str", "list", "table")
+
+
+@dataclass(frozen=True)
+class ParamDecl:
+    """One declared parameter of a stage kind."""
+
+    name: str
+    type: str  # one of TYPES; "list" is a list of strings, "table" a JSON object
+    default: Any
+    doc: str
+    lo: float | None = None
+    hi: float | None = None
+    live: bool = True  # a change is answered exactly from the fetched rows, without a search
+    choices: tuple[str, ...] = ()
+
+    def check(self, value: Any, where: str) -> Any:
+        """The value as this parameter's type, or one sentence saying why it cannot be."""
+        what = f"{where}.{self.name}"
+        if self.type in ("float", "int"):
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise InspectorError(f"{what} must be a number, not {value!r}.")
+            if self.type == "int":
+                if float(value) != int(value):
+                    raise InspectorError(f"{what} must be a whole number, not {value!r}.")
+                value = int(value)
+            elif not math.isfinite(value):
+                raise InspectorError(f"{what} must be a finite number, not {value!r}.")
+            else:
+                value = float(value)
+            if self.lo is not None and value < self.lo or self.hi is not None and value > self.hi:
+                raise InspectorError(f"{what} must lie in [{_num(self.lo)}, {_num(self.hi)}], "
+                                     f"not {value!r}.")
+            return value
+        if self.type == "bool":
+            if not isinstance(value, bool):
+                raise InspectorError(f"{what} must be true or false, not {value!r}.")
+            return value
+        if self.type == "str":
+            if not isinstance(value, str):
+                raise InspectorError(f"{what} must be text, not {value!r}.")
+            if self.choices and value not in self.choices:
+                raise InspectorError(f"{what} must be one of {', '.join(self.choices)}, "
+                                     f"not {value!r}.")
+            return value
+        if self.type == "list":
+            if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+                raise InspectorError(f"{what} must be a list of texts, not {value!r}.")
+            return tuple(value)
+        if not isinstance(value, dict):
+            raise InspectorError(f"{what} must be a table (a JSON object), not {value!r}.")
+        return value
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "type": self.type, "default": _jsonable(
+            self.default), "live": self.live, "doc": self.doc}
+        if self.lo is not None or self.hi is not None:
+            out["range"] = [self.lo, self.hi]
+        if self.choices:
+            out["choices"] = list(self.choices)
+        return out
+
+
+def _num(x: float | None) -> str:
+    return "-inf" if x is None else f"{x:g}"
+
+
+def _jsonable(v: Any) -> Any:
+    return list(v) if isinstance(v, tuple) else v
+
+
+@dataclass(frozen=True)
+class StageKind:
+    kind: str
+    role: str
+    fn: Callable[..., Any]
+    params: tuple[ParamDecl, ...]
+    doc: str
+    by_name: dict[str, ParamDecl] = field(default_factory=dict, compare=False)
+
+    def resolve(self, given: dict[str, Any], where: str) -> dict[str, Any]:
+        """Every parameter's effective value: the declared default unless given, checked."""
+        unknown = sorted(set(given) - set(self.by_name))
+        if unknown:
+            raise InspectorError(f"{where} ({self.kind}) has no parameter "
+                                 f"{', '.join(unknown)}; it takes "
+                                 f"{', '.join(self.by_name) or 'none'}.")
+        return {p.name: p.check(given[p.name], where) if p.name in given else p.default
+                for p in self.params}
+
+
+KINDS: dict[str, StageKind] = {}
+
+
+def stage(kind: str, role: str, *params: ParamDecl) -> Callable[[Callable[..., Any]],
+                                                                 Callable[..., Any]]:
+    """Register a stage function under `kind`; its docstring's first line is its description."""
+    if role not in ROLES:
+        raise ValueError(f"unknown stage role {role}")
+
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        if kind in KINDS:
+            raise ValueError(f"stage kind {kind} registered twice")
+        doc = (fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else ""
+        KINDS[kind] = StageKind(kind, role, fn, params, doc, {p.name: p for p in params})
+        return fn
+
+    return register
+
+
+def kind_of(kind: str) -> StageKind:
+    """The registered kind (callers import `flow.stages` first, which registers them all)."""
+    try:
+        return KINDS[kind]
+    except KeyError:
+        raise InspectorError(f"Unknown stage kind '{kind}'; the registry has "
+                             f"{', '.join(sorted(KINDS))}.") from None

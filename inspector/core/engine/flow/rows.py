@@ -1,0 +1,136 @@
+"""Plain data between stages: a memory as read, a scored candidate, a drop and its reason,
+and the run's context (query, scopes, clock, limit, the legs fetched so far)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Row:
+    """One stored memory, its values read as the system reads them (see legs.read_row)."""
+
+    id: str
+    text: str
+    vector: np.ndarray | None = field(compare=False)  # float64; None when unusable
+    scope: str | None
+    importance: float
+    timestamp: float  # epoch ms
+    metadata: dict[str, Any] = field(compare=False)
+    columns: dict[str, Any] = field(compare=False)  # every non-vector column as stored
+    rowid: int = -1
+
+
+@dataclass(frozen=True)
+class Scored:
+    """A candidate in a stage's list: its row, its current score and what fed that score."""
+
+    row: Row
+    score: float
+    inputs: tuple[tuple[str, float], ...] = ()  # e.g. (("vector", 0.90), ("bm25", 0.96))
+
+    @property
+    def id(self) -> str:
+        return self.row.id
+
+    def rescored(self, score: float, **inputs: float) -> Scored:
+        return replace(self, score=score, inputs=self.inputs + tuple(inputs.items()))
+
+    def input(self, name: str, default: float | None = None) -> float | None:
+        for k, v in reversed(self.inputs):
+            if k == name:
+                return v
+        return default
+
+
+@dataclass(frozen=True)
+class Drop:
+    """Why a row left a stage, in the one vocabulary every view renders (never sentences).
+
+    code: below_min_score | expired | inactive | outside_window | past_limit | noise |
+    must_contain | out_of_scope | category | no_vector
+    """
+
+    id: str
+    code: str
+    detail: tuple[tuple[str, Any], ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "code": self.code, **dict(self.detail)}
+
+
+DROP_LABELS = {
+    "below_min_score": "below the stage's min score",
+    "expired": "expired (valid_until passed)",
+    "inactive": "inactive (not yet valid, or superseded)",
+    "outside_window": "outside the window",
+    "past_limit": "past the limit",
+    "noise": "matched a noise pattern",
+    "must_contain": "lacks a required tag",
+    "out_of_scope": "out of scope",
+    "no_vector": "has no usable vector",
+}
+
+
+@dataclass(frozen=True)
+class Tie:
+    """Rows with equal scores at a fetch cut whose order the system leaves to LanceDB."""
+
+    stage: str
+    ids: tuple[str, ...]  # the tied rows this run kept
+    value: float
+    measure: str  # bm25 | distance
+    cut: int  # the depth the leg asked LanceDB for
+    beyond: int  # tied rows past the cut (at least); 0 when the tie ends inside
+    arbitrary: bool
+    at_cut: bool = True
+    near: bool = False  # scores a few float32 units apart, which clients order differently
+    members: tuple[str, ...] = ()  # every row of the tie that was seen, past the cut too
+
+    def to_json(self) -> dict[str, Any]:
+        if self.at_cut:
+            order = ("arbitrary: LanceDB's full-text search keeps any subset of the rows tied "
+                     "at its limit (its Node and Python clients keep different ones); the "
+                     "lowest row ids are shown")
+        elif self.near:
+            order = ("arbitrary: BM25 scores this close are ordered differently by LanceDB's "
+                     "Node and Python clients (measured); shown by score, then row id")
+        else:
+            order = ("arbitrary: LanceDB orders equal BM25 scores arbitrarily (its clients "
+                     "differ); shown by row id")
+        return {"stage": self.stage, "ids": list(self.ids), "score": self.value,
+                "measure": self.measure, "at_cut": self.at_cut, "cut": self.cut,
+                "beyond": self.beyond, "arbitrary": self.arbitrary, "near": self.near,
+                "members": list(self.members), "order": order}
+
+
+@dataclass
+class Context:
+    """What one run knows besides the candidate list. Stages read it; legs add to it."""
+
+    store: Any
+    text: str | None
+    vector: np.ndarray | None
+    scopes: tuple[str, ...] | None  # None: unscoped; (): deny everything
+    limit: int
+    now_ms: float
+    settings: dict[str, Any]
+    bm25_text: str | None = None
+    legs: dict[str, list[Scored]] = field(default_factory=dict)
+    ties: list[Tie] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    inexact: list[str] = field(default_factory=list)  # why the answer is not the system's
+    rows_read: int = 0
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a stage returns: its output list, the rows it dropped and why, and a note."""
+
+    rows: list[Scored]
+    dropped: tuple[Drop, ...] = ()
+    note: str = ""
+    deferred: tuple[str, ...] = ()  # ids moved to the end without a re-sort (MMR)

@@ -1,0 +1,169 @@
+"""Run a pipeline over a store: pick the route, run each stage over the candidate list, and
+record every stage in one vocabulary (rows in and out, scores before and after, why each
+dropped row fell, rank moves). Fetch results are cached by everything that shapes them, so a
+change of a live parameter re-runs the stages from the cached legs, exactly as a fresh run."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from inspector.core.engine.flow.registry import kind_of
+from inspector.core.engine.flow.rows import Context, Drop, Outcome, Scored, Tie
+from inspector.core.engine.flow.spec import PipelineSpec, RouteSpec
+from inspector.core.errors import InspectorError
+
+
+@dataclass(frozen=True)
+class StageRun:
+    name: str
+    kind: str
+    role: str
+    params: dict[str, Any]
+    rows_in: tuple[Scored, ...]
+    rows: tuple[Scored, ...]
+    dropped: tuple[Drop, ...]
+    note: str
+    deferred: tuple[str, ...] = ()
+
+    @property
+    def ids(self) -> list[str]:
+        return [s.id for s in self.rows]
+
+
+@dataclass
+class PoolCache:
+    """Fetch-stage results of one store and query, keyed by everything that shapes them.
+    The one owner of fetched rows for flow pipelines; bounded by `max_entries` (oldest out)."""
+
+    max_entries: int = 64
+    entries: dict[Any, tuple[Outcome, tuple[Tie, ...]]] = field(default_factory=dict)
+    hits: int = 0
+    misses: int = 0
+
+    def get(self, key: Any) -> tuple[Outcome, tuple[Tie, ...]] | None:
+        got = self.entries.get(key)
+        if got is not None:
+            self.hits += 1
+        return got
+
+    def put(self, key: Any, value: tuple[Outcome, tuple[Tie, ...]]) -> None:
+        self.misses += 1
+        self.entries[key] = value
+        while len(self.entries) > self.max_entries:
+            self.entries.pop(next(iter(self.entries)))
+
+
+@dataclass(frozen=True)
+class FlowTrace:
+    spec: PipelineSpec
+    route: str
+    stages: tuple[StageRun, ...]
+    limit: int
+    limit_asked: int | None
+    now_ms: float
+    scopes: tuple[str, ...] | None
+    text: str | None
+    bm25_text: str | None
+    vector: np.ndarray | None
+    query_source: str
+    ties: tuple[Tie, ...]
+    warnings: tuple[str, ...]
+    inexact: tuple[str, ...]
+    store: dict[str, Any]
+
+    def with_notes(self, warnings: list[str], inexact: list[str]) -> FlowTrace:
+        return replace(self, warnings=self.warnings + tuple(warnings),
+                       inexact=tuple(dict.fromkeys(self.inexact + tuple(inexact))))
+
+    @property
+    def final(self) -> StageRun:
+        return self.stages[-1]
+
+    def stage(self, name: str) -> StageRun:
+        for s in self.stages:
+            if s.name == name:
+                return s
+        raise KeyError(name)
+
+
+def tag_tokens(text: str | None, prefixes: list[str] | tuple[str, ...]) -> list[str]:
+    """Tokens like `proj:atlas` (the JavaScript `(?:p1|p2):[\\w-]+` with flags gi)."""
+    if not text or not prefixes:
+        return []
+    rx = re.compile("(?:" + "|".join(prefixes) + r"):[\w-]+", re.IGNORECASE | re.ASCII)
+    return rx.findall(text)
+
+
+def choose_route(spec: PipelineSpec, ctx: Context) -> RouteSpec:
+    for route in spec.routes:
+        for cond in route.when:
+            if cond == "always" \
+                    or cond == "tag_query" and ctx.settings.get("_tags") \
+                    or cond == "mode_vector" and ctx.settings.get("mode") == "vector" \
+                    or cond == "no_fts_index" and ctx.store.fts_index_column is None:
+                return route
+    raise InspectorError(f"No route of pipeline {spec.name} applies to this query.")
+
+
+def clamp_limit(spec: PipelineSpec, limit: int | None) -> int:
+    n = spec.limit.default if limit is None else limit
+    return max(spec.limit.min, min(spec.limit.max, math.floor(n)))
+
+
+def _key(ctx: Context, st_name: str, kind: str, params: dict[str, Any]) -> Any:
+    vec = None if ctx.vector is None else ctx.vector.tobytes()
+    return (st_name, kind, tuple(sorted((k, repr(v)) for k, v in params.items())), ctx.text,
+            ctx.bm25_text, vec, ctx.scopes, ctx.limit, ctx.now_ms, ctx.store.version)
+
+
+def run(store: Any, spec: PipelineSpec, *, text: str | None, vector: np.ndarray | None,
+        scopes: tuple[str, ...] | None, limit: int | None, now_ms: float,
+        query_source: str = "text", cache: PoolCache | None = None,
+        vector_error: str | None = None) -> FlowTrace:
+    """Every stage of the route the system would take for this query."""
+    n = clamp_limit(spec, limit)
+    settings = dict(spec.settings)
+    settings["_tags"] = tuple(tag_tokens(text, settings.get("tag_prefixes", ())))
+    settings["_vector_error"] = vector_error
+    ctx = Context(store=store, text=text, vector=vector, scopes=scopes, limit=n,
+                  now_ms=float(now_ms), settings=settings)
+    if limit is not None and n != limit:
+        ctx.warnings.append(f"limit {limit} clamped to {n}, as the system clamps it "
+                            f"({spec.limit.min}..{spec.limit.max})")
+    route = choose_route(spec, ctx)
+    current: list[Scored] = []
+    runs: list[StageRun] = []
+    for st in route.stages:
+        kind = kind_of(st.kind)
+        params = kind.resolve(st.params, st.name)
+        if kind.role == "fetch":
+            key = _key(ctx, st.name, st.kind, params)
+            hit = cache.get(key) if cache is not None else None
+            if hit is None:
+                before = len(ctx.ties)
+                out = kind.fn(ctx, current, params)
+                if cache is not None:
+                    cache.put(key, (out, tuple(ctx.ties[before:])))
+            else:
+                out, ties = hit
+                ctx.ties.extend(ties)
+            ctx.legs[st.name] = list(out.rows)
+        else:
+            out = kind.fn(ctx, current, params)
+        rows_in = tuple(current) if kind.role != "fetch" else ()
+        runs.append(StageRun(st.name, st.kind, kind.role, params, rows_in, tuple(out.rows),
+                             out.dropped, out.note, out.deferred))
+        if kind.role != "query":
+            current = list(out.rows)
+    return FlowTrace(spec=spec, route=route.name, stages=tuple(runs), limit=n,
+                     limit_asked=limit, now_ms=float(now_ms), scopes=scopes, text=text,
+                     bm25_text=ctx.bm25_text, vector=vector, query_source=query_source,
+                     ties=tuple(ctx.ties), warnings=tuple(ctx.warnings),
+                     inexact=tuple(dict.fromkeys(ctx.inexact)),
+                     store={"uri": store.display_uri, "table": store.table_name,
+                            "version": store.version, "rows": store.rows})

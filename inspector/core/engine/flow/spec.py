@@ -1,0 +1,233 @@
+"""Pipeline files: a retrieval system as data (routes of stages with parameters), read from
+TOML or JSON, checked against the stage registry, changed by `--set` and by the system's own
+configuration file (`--system-config`)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from inspector.core.engine.flow import stages as _stages  # noqa: F401  (registers the kinds)
+from inspector.core.engine.flow.registry import kind_of
+from inspector.core.engine.flow.shipped import shipped_dir, shipped_names
+from inspector.core.errors import InspectorError
+
+CONDITIONS = ("always", "tag_query", "mode_vector", "no_fts_index")
+MAX_FILE_BYTES = 4 * 1024 * 1024
+
+
+class StageSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    name: str
+    kind: str
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class RouteSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    name: str
+    when: list[Literal["always", "tag_query", "mode_vector", "no_fts_index"]] = ["always"]
+    stages: list[StageSpec]
+
+
+class LimitSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    default: int = 5
+    min: int = 1
+    max: int = 10_000
+
+
+class SystemConfigSpec(BaseModel):
+    """How the system's own configuration file maps onto stage parameters."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    format: str
+    roots: list[str] = Field(default_factory=list)  # where the config may sit in a bigger file
+    map: dict[str, list[str]] = Field(default_factory=dict)
+    ignored: dict[str, str] = Field(default_factory=dict)  # key: why it changes nothing here
+    unmodelled: dict[str, str] = Field(default_factory=dict)  # key: what is not reproduced
+
+
+class PipelineSpec(BaseModel):
+    """One system and path: its routes (the first whose condition holds runs), limit rule,
+    settings and how its configuration file maps onto parameters."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    schema_: int = Field(1, alias="schema")
+    name: str
+    title: str
+    system: str = ""
+    version: str = ""
+    path: str = ""
+    sources: list[str] = Field(default_factory=list)
+    ties: str = ""
+    limit: LimitSpec = LimitSpec()
+    settings: dict[str, Any] = Field(default_factory=dict)
+    routes: list[RouteSpec]
+    system_config: SystemConfigSpec | None = None
+
+    def stage_names(self) -> list[str]:
+        return list(dict.fromkeys(s.name for r in self.routes for s in r.stages))
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True)
+
+
+def _expand_defs(data: dict[str, Any]) -> dict[str, Any]:
+    """Pipeline files name shared tables once under [defs] and refer to them as "@name"."""
+    defs = data.pop("defs", {})
+    for route in data.get("routes", []):
+        for st in route.get("stages", []):
+            params = {k: v for k, v in st.items() if k not in ("name", "kind", "params")}
+            params.update(st.get("params", {}))
+            for k, v in list(params.items()):
+                if isinstance(v, str) and v.startswith("@"):
+                    if v[1:] not in defs:
+                        raise InspectorError(f"Stage {st.get('name')} refers to {v}, which "
+                                             f"the file's [defs] does not hold.")
+                    params[k] = copy.deepcopy(defs[v[1:]])
+            for k in list(st):
+                if k not in ("name", "kind"):
+                    del st[k]
+            st["params"] = params
+    return data
+
+
+def _raw_shipped(name: str) -> dict[str, Any]:
+    f = shipped_dir().joinpath(f"{name}.toml")
+    if not f.is_file():
+        raise InspectorError(f"Unknown pipeline '{name}'; the shipped ones are "
+                             f"{', '.join(shipped_names())}.")
+    return tomllib.loads(f.read_text(encoding="utf-8"))
+
+
+def _extended(data: dict[str, Any], where: str, depth: int = 0) -> dict[str, Any]:
+    """`extends = "NAME"`: start from that shipped pipeline; every top-level key given here
+    replaces the base's, except [defs], whose tables merge."""
+    base_name = data.pop("extends", None)
+    if base_name is None:
+        return data
+    if not isinstance(base_name, str) or depth > 4:
+        raise InspectorError(f"The pipeline file {where}: extends must name one shipped "
+                             f"pipeline (at most 4 levels).")
+    base = _extended(_raw_shipped(base_name), base_name, depth + 1)
+    merged = {**base, **data}
+    merged["defs"] = {**base.get("defs", {}), **data.get("defs", {})}
+    return merged
+
+
+def parse_pipeline(text: str, where: str, fmt: str) -> PipelineSpec:
+    try:
+        data = tomllib.loads(text) if fmt == "toml" else json.loads(text)
+    except (tomllib.TOMLDecodeError, ValueError) as exc:
+        raise InspectorError(f"The pipeline file {where} is not valid {fmt.upper()}: "
+                             f"{exc}.") from None
+    if not isinstance(data, dict):
+        raise InspectorError(f"The pipeline file {where} must hold a table (object).")
+    data = _extended(data, where)
+    try:
+        spec = PipelineSpec.model_validate(_expand_defs(data))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(x) for x in first["loc"])
+        raise InspectorError(f"The pipeline file {where}: {loc}: {first['msg']}.") from None
+    check(spec)
+    return spec
+
+
+def check(spec: PipelineSpec) -> None:
+    """Every stage names a registered kind and only its declared parameters, within range."""
+    if not spec.routes:
+        raise InspectorError(f"Pipeline {spec.name} has no route.")
+    for route in spec.routes:
+        names = [s.name for s in route.stages]
+        if len(set(names)) != len(names):
+            raise InspectorError(f"Pipeline {spec.name}, route {route.name}: stage names must "
+                                 f"be unique.")
+        for st in route.stages:
+            kind_of(st.kind).resolve(st.params, st.name)
+    if not 1 <= spec.limit.min <= spec.limit.default <= spec.limit.max:
+        raise InspectorError(f"Pipeline {spec.name}: limit needs min <= default <= max.")
+
+
+def load_shipped(name: str) -> PipelineSpec:
+    _raw_shipped(name)  # names the shipped ones when this is not one of them
+    text = shipped_dir().joinpath(f"{name}.toml").read_text(encoding="utf-8")
+    return parse_pipeline(text, f"{name}.toml", "toml")
+
+
+def load_file(path: str) -> PipelineSpec:
+    text = read_small(path, "The pipeline file")
+    fmt = "json" if path.lower().endswith(".json") else "toml"
+    return parse_pipeline(text, path, fmt)
+
+
+def read_small(path: str, what: str, limit: int = MAX_FILE_BYTES) -> str:
+    """A regular file's UTF-8 text, refused unread when larger than `limit` or not a file."""
+    p = Path(path)
+    try:
+        if not p.is_file():
+            raise InspectorError(f"{what} {p} is not a regular file." if p.exists()
+                                 else f"{what} {p} does not exist.")
+        size = p.stat().st_size
+        if size > limit:
+            raise InspectorError(f"{what} {p} is {size:,} bytes; at most {limit:,} are read.")
+        return p.read_bytes()[:limit].decode("utf-8")
+    except OSError as exc:
+        raise InspectorError(f"Cannot read {what.lower()} {p}: {exc.strerror}.") from None
+    except UnicodeDecodeError:
+        raise InspectorError(f"{what} {p} is not UTF-8 text.") from None
+
+
+def apply_set(spec: PipelineSpec, assignments: dict[str, Any]) -> PipelineSpec:
+    """`STAGE.PARAM=VALUE` changes that parameter in every route's stage of that name;
+    `SETTING=VALUE` (no dot) a pipeline setting; `limit.default` the default limit."""
+    data = spec.model_dump(by_alias=True)
+    names = spec.stage_names()
+    for key, value in assignments.items():
+        stage_name, dot, param = key.partition(".")
+        if not dot:
+            if key not in data["settings"]:
+                raise InspectorError(f"--set {key}: pipeline {spec.name} has no setting {key}"
+                                     f" (settings: {', '.join(data['settings']) or 'none'}; "
+                                     f"stage parameters are STAGE.PARAM).")
+            data["settings"][key] = value
+            continue
+        if stage_name == "limit":
+            if param not in ("default", "min", "max"):
+                raise InspectorError(f"--set {key}: limit has default, min and max.")
+            data["limit"][param] = value
+            continue
+        if stage_name not in names:
+            raise InspectorError(f"--set {key}: pipeline {spec.name} has no stage "
+                                 f"{stage_name}; its stages are {', '.join(names)}.")
+        for route in data["routes"]:
+            for st in route["stages"]:
+                if st["name"] == stage_name:
+                    decl = kind_of(st["kind"]).by_name.get(param)
+                    if decl is None:
+                        raise InspectorError(
+                            f"--set {key}: stage {stage_name} ({st['kind']}) has no parameter "
+                            f"{param}; it takes {', '.join(kind_of(st['kind']).by_name)}.")
+                    st["params"][param] = decl.check(value, stage_name)
+    out = PipelineSpec.model_validate(data)
+    check(out)
+    return out
+
+
+def parse_assignment(text: str) -> tuple[str, Any]:
+    """`KEY=VALUE`, the value read as JSON when it parses (numbers, true/false, lists), else
+    as text."""
+    key, sep, raw = text.partition("=")
+    if not sep or not key.strip():
+        raise InspectorError(f"--set takes STAGE.PARAM=VALUE, not {text!r}.")
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        value = raw
+    return key.strip(), value

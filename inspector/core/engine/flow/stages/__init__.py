@@ -1,0 +1,10 @@
+"""Every stage kind, registered on import (the registry is `flow.registry.KINDS`)."""
+
+from inspector.core.engine.flow.stages import (  # noqa: F401
+    cuts,
+    diversity,
+    fusion,
+    legs,
+    query,
+    scoring,
+)

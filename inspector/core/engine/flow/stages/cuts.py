@@ -1,0 +1,98 @@
+"""Cuts and filters: thresholds, expiry, windows, limits, noise and tag requirements. They
+keep the order they are given."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inspector.core.engine.flow import js
+from inspector.core.engine.flow.registry import ParamDecl as P
+from inspector.core.engine.flow.registry import stage
+from inspector.core.engine.flow.rows import Context, Drop, Outcome, Scored
+from inspector.core.engine.flow.stages.meta import expired_at
+
+
+@stage("min_score", "cut",
+       P("min", "float", 0.3, "keep score >= min", -1e9, 1e9),
+       P("drop_expired", "bool", False, "also drop rows whose valid_until has passed"))
+def min_score(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
+    """Keep rows scoring at least `min` (then, optionally, drop expired rows)."""
+    keep, dropped = [], []
+    for s in rows:
+        if not s.score >= p["min"]:
+            dropped.append(Drop(s.id, "below_min_score", (("score", s.score), ("min", p["min"]))))
+        elif p["drop_expired"] and expired_at(s.row, ctx.now_ms):
+            dropped.append(Drop(s.id, "expired", (("valid_until",
+                                                  s.row.metadata.get("valid_until")),)))
+        else:
+            keep.append(s)
+    return Outcome(keep, tuple(dropped))
+
+
+@stage("unexpired", "filter")
+def unexpired(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
+    """Drop rows whose valid_until has passed."""
+    out = min_score(ctx, rows, {"min": float("-inf"), "drop_expired": True})
+    return out
+
+
+@stage("window", "cut",
+       P("per_limit", "float", 2.0, "keep the first per_limit * limit rows", 0, 1000),
+       P("enabled", "bool", True, "memory-lancedb-pro: on unless rerank is 'none'"))
+def window(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
+    """Keep the first per_limit * limit rows; the rest are gone for good."""
+    if not p["enabled"]:
+        return Outcome(rows, note="window off")
+    n = int(p["per_limit"] * ctx.limit)
+    return Outcome(rows[:n], tuple(Drop(s.id, "outside_window", (("rank", i + 1),
+                                                                  ("window", n)))
+                                   for i, s in enumerate(rows[n:], start=n)))
+
+
+@stage("limit", "cut")
+def limit(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
+    """Keep the first `limit` rows."""
+    n = ctx.limit
+    return Outcome(rows[:n], tuple(Drop(s.id, "past_limit", (("rank", i + 1), ("limit", n)))
+                                   for i, s in enumerate(rows[n:], start=n)))
+
+
+@stage("noise_filter", "filter",
+       P("enabled", "bool", True, "filterNoise"),
+       P("min_length", "int", 5, "a trimmed text shorter than this (UTF-16 units) is noise",
+         0, 10_000),
+       P("patterns", "table", {}, "groups: {name: [[pattern, flags], ...]} (JavaScript regex "
+         "literals); a text matching any is noise"))
+def noise(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
+    """Drop rows whose text is too short or matches a noise pattern."""
+    if not p["enabled"]:
+        return Outcome(rows, note="noise filter off")
+    compiled = [(g, pat, js.js_regex(pat, flags)) for g, pats in p["patterns"].items()
+                for pat, flags in pats]
+    keep, dropped = [], []
+    for s in rows:
+        text = s.row.text.strip()
+        if js.length(text) < p["min_length"]:
+            dropped.append(Drop(s.id, "noise", (("group", "too_short"),)))
+            continue
+        hit = next(((g, pat) for g, pat, rx in compiled if rx.search(text)), None)
+        if hit:
+            dropped.append(Drop(s.id, "noise", (("group", hit[0]), ("pattern", hit[1]))))
+        else:
+            keep.append(s)
+    return Outcome(keep, tuple(dropped))
+
+
+@stage("must_contain_tags", "filter")
+def must_contain(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
+    """Keep rows whose lower-cased text holds every tag token of the query."""
+    tags = ctx.settings.get("_tags", ())
+    keep, dropped = [], []
+    for s in rows:
+        low = s.row.text.lower()
+        missing = [t for t in tags if t.lower() not in low]
+        if missing:
+            dropped.append(Drop(s.id, "must_contain", (("missing", missing[0]),)))
+        else:
+            keep.append(s)
+    return Outcome(keep, tuple(dropped))

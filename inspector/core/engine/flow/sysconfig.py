@@ -1,0 +1,94 @@
+"""A system's own configuration file turned into `--set` assignments, through the mapping its
+pipeline file declares; every key is accounted for: applied, changes nothing here (and why),
+or not reproduced (which makes the answer inexact)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from inspector.core.engine.flow.spec import PipelineSpec, read_small
+from inspector.core.errors import InspectorError
+
+
+@dataclass(frozen=True)
+class Applied:
+    assignments: dict[str, Any]
+    notes: tuple[str, ...]  # keys that change nothing in this path, and why
+    inexact: tuple[str, ...]  # keys whose effect the inspector does not reproduce
+    unknown: tuple[str, ...]
+
+
+def _flatten(obj: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in obj.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict) and v:
+            out[key] = v
+            out.update(_flatten(v, key + "."))
+        else:
+            out[key] = v
+    return out
+
+
+def _root(data: dict[str, Any], roots: list[str]) -> dict[str, Any]:
+    for path in roots:
+        node: Any = data
+        for part in _split_root(path):
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, dict):
+            return node
+    return data
+
+
+def _split_root(path: str) -> list[str]:
+    # "plugins.entries.memory-lancedb-pro.config": entry names may hold dots only as here
+    return path.split(".")
+
+
+def _convert(value: Any, conv: str) -> Any:
+    if conv == "not_none":
+        return value != "none"
+    if conv == "present":
+        return bool(value)
+    raise InspectorError(f"Unknown conversion {conv} in a pipeline's system_config map.")
+
+
+def from_config(spec: PipelineSpec, data: Any) -> Applied:
+    sc = spec.system_config
+    if sc is None:
+        raise InspectorError(f"Pipeline {spec.name} reads no system configuration.")
+    if not isinstance(data, dict):
+        raise InspectorError("A system configuration file must hold a JSON object.")
+    flat = _flatten(_root(data, sc.roots))
+    assignments: dict[str, Any] = {}
+    notes: list[str] = []
+    inexact: list[str] = []
+    unknown: list[str] = []
+    tops = {k.split(".")[0] for k in sc.map}
+    for key, value in flat.items():
+        if key in sc.map:
+            for target in sc.map[key]:
+                name, _, conv = target.partition("=")
+                assignments[name] = _convert(value, conv) if conv else value
+        elif key in sc.unmodelled:
+            if value not in (False, None, 0, ""):
+                inexact.append(f"{key}: {sc.unmodelled[key]}")
+        elif key in sc.ignored:
+            notes.append(f"{key}: {sc.ignored[key]}")
+        elif key.split(".")[0] in sc.ignored:
+            top = key.split(".")[0]
+            notes.append(f"{top}: {sc.ignored[top]}")
+        elif not isinstance(value, dict) and key.split(".")[0] in tops:
+            unknown.append(key)
+    return Applied(assignments, tuple(dict.fromkeys(notes)), tuple(inexact), tuple(unknown))
+
+
+def read_config(path: str) -> Any:
+    text = read_small(path, "The system configuration file")
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise InspectorError(f"The system configuration file {path} is not valid JSON: "
+                             f"{exc}.") from None
