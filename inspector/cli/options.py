@@ -38,7 +38,8 @@ def add_query_options(ap: argparse.ArgumentParser) -> None:
     q.add_argument("--vector-of", metavar="ID", help="use a stored row's vector (query by example)")
     q.add_argument("--embedder", help="embedder for --text (default: the one the store records)")
     g = ap.add_argument_group("pipeline")
-    g.add_argument("--preset", choices=[*PRESETS, *shipped_names()],
+    g.add_argument("--preset", choices=[*PRESETS, *(n for n in shipped_names()
+                                                    if n not in PRESETS)],
                    help="reproduce a real system (see `inspector presets`, `inspector pipeline "
                         "list`)")
     g.add_argument("--pipeline", metavar="FILE",
@@ -146,32 +147,61 @@ def given_from_args(a: argparse.Namespace) -> dict[str, Any]:
     return given
 
 
-FLOW_ONLY = ("pipeline", "system_config", "scope_list", "now")
+FLOW_ONLY = ("system_config", "scope_list", "now")
+
+
+def _pipeline_spec(a: argparse.Namespace) -> Any:
+    from inspector.core.engine.flow.spec import load_file
+
+    return load_file(a.pipeline)
 
 
 def is_flow(a: argparse.Namespace) -> bool:
-    """True when the arguments ask for a pipeline file (a pipeline preset or --pipeline)."""
-    return getattr(a, "pipeline", None) is not None or getattr(a, "preset", None) in \
-        shipped_names()
+    """True when the arguments name a pipeline of stages (not the fixed pipeline's shape)."""
+    if getattr(a, "pipeline", None) is not None:
+        return _pipeline_spec(a).engine != "fixed"
+    return getattr(a, "preset", None) is not None and a.preset not in PRESETS
 
 
 def refuse_flow_options(a: argparse.Namespace) -> None:
-    """Pipeline presets run only in `inspector query` for now; say so instead of guessing."""
-    given = [f"--{k.replace('_', '-')}" for k in FLOW_ONLY if getattr(a, k, None) is not None]
-    given += ["--set"] if getattr(a, "set", None) else []
+    """Pipelines of stages run only in `inspector query` for now; say so instead of guessing."""
     if is_flow(a):
         raise InspectorError(f"`inspector {getattr(a, 'command', None) or 'query'}` runs the "
-                             f"fixed presets only; pipeline presets and --pipeline run in "
-                             f"`inspector query`.")
+                             f"fixed pipeline's presets only; pipelines of stages ("
+                             f"{', '.join(n for n in shipped_names() if n not in PRESETS)}, "
+                             f"or --pipeline FILE) run in `inspector query`.")
+    given = [f"--{k.replace('_', '-')}" for k in FLOW_ONLY if getattr(a, k, None) is not None]
     if given:
-        raise InspectorError(f"{', '.join(given)} apply to pipeline presets ("
-                             f"{', '.join(shipped_names())}) and --pipeline FILE.")
+        raise InspectorError(f"{', '.join(given)} apply to pipelines of stages ("
+                             f"{', '.join(n for n in shipped_names() if n not in PRESETS)}, "
+                             f"or --pipeline FILE).")
+
+
+def fixed_preset(a: argparse.Namespace) -> Any:
+    """The preset the arguments name: a name, or, for --pipeline FILE or --set, the Preset
+    compiled from the pipeline file with the assignments applied (None: no preset)."""
+    from inspector.core.engine.flow.spec import apply_set, load_shipped, parse_assignment
+    from inspector.core.engine.presets import from_spec
+
+    sets = dict(parse_assignment(x) for x in getattr(a, "set", None) or [])
+    if getattr(a, "pipeline", None) is None and not sets:
+        return a.preset
+    if getattr(a, "pipeline", None) is not None:
+        if a.preset is not None:
+            raise InspectorError("Give --preset or --pipeline, not both.")
+        spec = _pipeline_spec(a)
+    elif a.preset is None:
+        raise InspectorError("--set changes a pipeline: give --preset NAME or --pipeline FILE.")
+    else:
+        spec = load_shipped(a.preset)
+    return from_spec(apply_set(spec, sets) if sets else spec)
 
 
 def params_from_args(a: argparse.Namespace) -> Params:
     from inspector.core.engine.inputs import build_params
 
-    return build_params(preset=a.preset, **given_from_args(a))
+    given = given_from_args(a)
+    return build_params(preset=fixed_preset(a), **given)
 
 
 def spec_from_args(a: argparse.Namespace) -> QuerySpec:
@@ -181,6 +211,9 @@ def spec_from_args(a: argparse.Namespace) -> QuerySpec:
     if a.vector is not None and a.vector_of is not None:
         raise InspectorError("Give either --vector or --vector-of, not both.")
     given = given_from_args(a)
+    if getattr(a, "pipeline", None) is not None or getattr(a, "set", None):
+        raise InspectorError("The window and `inspector shot` take --preset NAME; --pipeline "
+                             "and --set run in query, sweep and report.")
     build_params(preset=a.preset, **given)  # validate before anything opens
     return QuerySpec(preset=a.preset, given=given, text=a.text,
                      vector=tuple(parse_vector(a.vector).tolist()) if a.vector is not None

@@ -13,7 +13,7 @@ import numpy as np
 
 from inspector.core.engine.params import Params, freeze_map
 from inspector.core.engine.pool import Query
-from inspector.core.engine.presets import get_preset
+from inspector.core.engine.presets import Preset, get_preset
 from inspector.core.engine.scope import is_global, load_scope_map, parse_scope_map
 from inspector.core.errors import InspectorError
 from inspector.core.stores.embed import embedder_for_store
@@ -128,7 +128,7 @@ def build_query(store: Store, mode: str, text: str | None = None,
     return Query(text=text, vector=vec, source=f"text:{emb.name}")
 
 
-def build_params(preset: str | None = None, scope_map_file: str | None = None,
+def build_params(preset: str | Preset | None = None, scope_map_file: str | None = None,
                  **given: Any) -> Params:
     """A preset (for the given limit and scope) with every explicitly given value on top,
     checked against the depth bounds."""
@@ -139,7 +139,7 @@ def build_params(preset: str | None = None, scope_map_file: str | None = None,
         return check_bounds(Params(**given))
     limit = given.pop("limit", 10)
     scope = given.pop("scope", None)
-    chosen = get_preset(preset)
+    chosen = preset if isinstance(preset, Preset) else get_preset(preset)
     if "overfetch" not in given and isinstance(limit, int) and not isinstance(limit, bool) \
             and limit >= 1:
         own = chosen.build(limit, scope is not None and not is_global(scope)).get("overfetch", 1)

@@ -6,6 +6,8 @@ import math
 from typing import Any
 
 from inspector.core.engine.index_rule import index_json
+from inspector.core.engine.flow.shipped import shipped_names
+from inspector.core.engine.flow.spec import load_shipped
 from inspector.core.engine.presets import PRESETS
 from inspector.core.engine.ties import RULE_TEXT, TieGroup, marks
 from inspector.core.engine.trace import Trace
@@ -128,6 +130,13 @@ def format_presets() -> str:
     for p in PRESETS.values():
         lines.append(f"{p.name:<18} {p.title}\n{'':<18} depth: {p.depth_rule}\n"
                      f"{'':<18} ties: {p.ties}\n{'':<18} index knobs: {p.index_knobs}")
+    staged = [n for n in shipped_names() if n not in PRESETS]
+    if staged:
+        lines.append("\npipelines of stages (`inspector pipeline show NAME` lists every stage):")
+        for name in staged:
+            spec = load_shipped(name)
+            lines.append(f"{name:<18} {spec.title}\n{'':<18} read from: {spec.system} "
+                         f"{spec.version}\n{'':<18} ties: {spec.ties}")
     return "\n".join(lines)
 
 

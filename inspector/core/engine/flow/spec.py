@@ -59,8 +59,11 @@ class PipelineSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     schema_: int = Field(1, alias="schema")
+    engine: Literal["stages", "fixed"] = "stages"
     name: str
     title: str
+    depth_rule: str = ""
+    index_knobs: str = ""
     system: str = ""
     version: str = ""
     path: str = ""

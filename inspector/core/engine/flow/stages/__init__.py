@@ -3,6 +3,7 @@
 from inspector.core.engine.flow.stages import (  # noqa: F401
     cuts,
     diversity,
+    fixed,
     fusion,
     legs,
     query,

@@ -1,0 +1,199 @@
+"""`inspector pipeline ...` and `inspector query` over pipeline files, as a user types them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from inspector.cli.main import main
+from tests.core.engine.flow.fixtures import fixture_copy
+from tests.storekit import snapshot
+
+
+@pytest.fixture(scope="module")
+def fx(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return fixture_copy("memory-lancedb-pro", tmp_path_factory.mktemp("mlp-cli"))
+
+
+def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    capsys.readouterr()
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def pg(fx: Path, *extra: str) -> list[str]:
+    return ["query", str(fx / "store"), "--preset", "memory-lancedb-pro", "--vector",
+            f"@{fx / 'q_pg.json'}", "--text", "postgres connection pool size", "--limit", "5",
+            "--now", "1796113042582", *extra]
+
+
+def as_json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict[str, Any]:
+    code, out, err = cli(capsys, *argv, "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_pipeline_list_and_show_name_every_stage(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = cli(capsys, "pipeline", "list")
+    assert code == 0 and "memory-lancedb-pro " in out and "memory-lancedb-pro-cli" in out
+    code, out, _ = cli(capsys, "pipeline", "show", "memory-lancedb-pro-cli")
+    assert code == 0
+    for stage in ("vector_leg", "bm25_leg", "fused", "rerank_window", "recency_boost",
+                  "importance_weight", "time_decay", "hard_min_score", "noise_filter", "mmr"):
+        assert f". {stage} [" in out
+    assert "route tag (when tag_query)" in out
+
+
+def test_pipeline_show_json_holds_every_effective_parameter(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = cli(capsys, "pipeline", "show", "memory-lancedb-pro", "--json")
+    data = json.loads(out)
+    hybrid = next(r for r in data["routes"] if r["name"] == "hybrid")
+    mmr = next(s for s in hybrid["stages"] if s["name"] == "mmr")
+    assert mmr["effective"] == {"threshold": 0.85} and mmr["role"] == "diversity"
+    assert any(d["name"] == "threshold" and d["live"] for d in mmr["declared"])
+
+
+def test_question_schema_is_published(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = cli(capsys, "pipeline", "schema", "question")
+    schema = json.loads(out)
+    assert code == 0 and {"store", "scopes", "now", "set", "expect"} <= set(schema["properties"])
+
+
+def test_repeated_scope_and_scope_list_agree(fx: Path, capsys: pytest.CaptureFixture[str]
+                                             ) -> None:
+    a = as_json(capsys, pg(fx, "--scope", "global", "--scope", "agent:main"))
+    b = as_json(capsys, pg(fx, "--scope-list", '["global", "agent:main"]'))
+    assert a["stages"][-1]["candidates"] == b["stages"][-1]["candidates"]
+    assert a["params"]["scopes"] == ["global", "agent:main"]
+
+
+def test_now_takes_iso_time_as_well_as_epoch_ms(fx: Path, capsys: pytest.CaptureFixture[str]
+                                                ) -> None:
+    a = as_json(capsys, pg(fx))
+    iso = a["params"]["now_iso"]
+    argv = pg(fx)
+    argv[argv.index("--now") + 1] = iso
+    b = as_json(capsys, argv)
+    assert b["params"]["now"] == a["params"]["now"]
+    assert a["stages"][-1] == b["stages"][-1]
+
+
+def test_set_changes_one_stage_parameter(fx: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base = as_json(capsys, pg(fx))
+    wide = as_json(capsys, pg(fx, "--set", "rerank_window.per_limit=4"))
+    count = {s["name"]: s["count"] for s in wide["stages"]}
+    assert count["rerank_window"] == 20 and base["counters"]["rerank_window"] == 10
+    assert wide["params"]["stages"]["rerank_window"]["per_limit"] == 4
+
+
+@pytest.mark.parametrize(("extra", "says"), [
+    (["--set", "nosuch.x=1"], "has no stage nosuch"),
+    (["--set", "mmr.threshold=2"], "mmr.threshold must lie in"),
+    (["--set", "mmr.treshold=0.5"], "has no parameter treshold"),
+    (["--scope-list", "agent:main"], "--scope-list takes a JSON array"),
+    (["--mode", "vector"], "--set STAGE.PARAM=VALUE"),
+    (["--now", "yesterday"], "--now takes epoch milliseconds"),
+])
+def test_bad_pipeline_input_is_one_line_exit_2(fx: Path, capsys: pytest.CaptureFixture[str],
+                                               extra: list[str], says: str) -> None:
+    code, out, err = cli(capsys, *pg(fx, *extra))
+    assert code == 2 and out == "" and says in err and len(err.strip().splitlines()) == 1
+
+
+def test_classic_commands_say_they_do_not_run_pipeline_presets(
+        fx: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = cli(capsys, "sweep", str(fx / "store"), "--preset", "memory-lancedb-pro",
+                       "--vector-of", "a1")
+    assert code == 2 and "run in `inspector query`" in err
+    code, _, err = cli(capsys, "query", str(fx / "store"), "--preset", "memory-plugin",
+                       "--vector-of", "a1", "--scope", "a", "--scope", "b")
+    assert code == 2 and "takes one --scope" in err
+
+
+def test_system_config_keys_are_accounted_for(fx: Path, tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = tmp_path / "openclaw.json"
+    cfg.write_text(json.dumps({"plugins": {"entries": {"memory-lancedb-pro": {"config": {
+        "embedding": {"model": "x"},
+        "retrieval": {"hardMinScore": 0.5, "rerankApiKey": "k", "recencyWeight": 0.3,
+                      "madeUpKnob": 1}}}}}}))
+    out = as_json(capsys, pg(fx, "--system-config", str(cfg)))
+    assert out["params"]["stages"]["hard_min_score"]["min"] == 0.5
+    assert not out["exact"] and "cross-encoder" in out["inexact"][0]
+    warnings = " ".join(out["warnings"])
+    assert "retrieval.recencyWeight" in warnings and "retrieval.madeUpKnob" in warnings
+    assert "embedding" not in warnings
+
+
+def test_expected_row_names_its_stage_and_smallest_fix(fx: Path,
+                                                       capsys: pytest.CaptureFixture[str]
+                                                       ) -> None:
+    out = as_json(capsys, pg(fx, "--scope-list", '["global", "agent:main", '
+                                                 '"reflection:agent:main"]', "--expect", "a3"))
+    e = out["expect"][0]
+    assert e["dropped_at"] == "final" and e["reason"] == "past_limit"
+    fix = e["fix"]
+    assert fix is not None and "a3" not in fix["lost"] and fix["rank"] <= 5
+    # the fix, applied, returns the row
+    key = f"{fix['stage']}.{fix['param']}" if fix["stage"] else None
+    argv = pg(fx, "--scope-list", '["global", "agent:main", "reflection:agent:main"]')
+    if key:
+        argv += ["--set", f"{key}={json.dumps(fix['to'])}"]
+    else:
+        argv[argv.index("--limit") + 1] = str(fix["to"])
+    again = as_json(capsys, argv)
+    assert "a3" in [c["id"] for c in again["stages"][-1]["candidates"]]
+
+
+def test_a_pipeline_file_of_ones_own_runs(fx: Path, tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    mine = tmp_path / "mine.toml"
+    mine.write_text('extends = "memory-lancedb-pro"\nname = "mine"\ntitle = "no MMR"\n'
+                    '[[routes]]\nname = "v"\n[[routes.stages]]\nname = "vector_leg"\n'
+                    'kind = "lancedb_vector"\n[[routes.stages]]\nname = "final"\n'
+                    'kind = "limit"\n')
+    argv = pg(fx)
+    argv[argv.index("--preset"):argv.index("--preset") + 2] = ["--pipeline", str(mine)]
+    out = as_json(capsys, argv)
+    assert [s["name"] for s in out["stages"]] == ["vector_leg", "final"]
+    assert out["pipeline"]["name"] == "mine" and out["counters"]["final"] == 5
+
+
+def test_querying_writes_nothing_into_the_store(fx: Path, capsys: pytest.CaptureFixture[str]
+                                                ) -> None:
+    before = snapshot(fx / "store")
+    as_json(capsys, pg(fx, "--expect", "b1"))
+    assert snapshot(fx / "store") == before
+
+
+def demo_query(demo: Path, *extra: str) -> list[str]:
+    return ["query", str(demo), "--scope", "vault-agent", "--text",
+            "how do I rotate the signing keys for service tokens", *extra]
+
+
+def test_fixed_presets_are_pipeline_files_that_set_and_pipeline_reach(
+        demo_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--set on a fixed preset equals the matching option; a copy of its file given as
+    --pipeline equals the preset."""
+    from inspector.core.engine.flow.shipped import shipped_dir
+
+    by_option = as_json(capsys, demo_query(demo_path, "--preset", "docs-before-fix",
+                                           "--overfetch", "2.5"))
+    by_set = as_json(capsys, demo_query(demo_path, "--preset", "docs-before-fix", "--set",
+                                        "fetch.overfetch=2.5"))
+    assert by_set["stages"] == by_option["stages"] and by_set["params"] == by_option["params"]
+    copy = tmp_path / "docs.toml"
+    copy.write_text(shipped_dir().joinpath("docs-before-fix.toml").read_text())
+    by_file = as_json(capsys, demo_query(demo_path, "--pipeline", str(copy)))
+    by_name = as_json(capsys, demo_query(demo_path, "--preset", "docs-before-fix"))
+    assert by_file["stages"] == by_name["stages"]
+    code, out, _ = cli(capsys, "pipeline", "show", "docs-before-fix")
+    assert code == 0
+    for stage in ("fetch [fixed_fetch", "scope [fixed_scope", "blend [fixed_blend",
+                  "cut [fixed_cut"):
+        assert stage in out
