@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from inspector.core.engine.index_rule import index_json
 from inspector.core.engine.flow.shipped import shipped_names
 from inspector.core.engine.flow.spec import load_shipped
+from inspector.core.engine.index_rule import index_json
 from inspector.core.engine.presets import PRESETS
 from inspector.core.engine.ties import RULE_TEXT, TieGroup, marks
 from inspector.core.engine.trace import Trace
