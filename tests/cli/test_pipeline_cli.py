@@ -197,3 +197,16 @@ def test_fixed_presets_are_pipeline_files_that_set_and_pipeline_reach(
     for stage in ("fetch [fixed_fetch", "scope [fixed_scope", "blend [fixed_blend",
                   "cut [fixed_cut"):
         assert stage in out
+
+
+def test_the_bm25_leg_falls_back_to_a_substring_scan_when_the_index_finds_nothing(
+        fx: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`lue-gree` is no token of any row, so the index returns nothing; the plugin then scans
+    the scoped rows for the whole query: c1 holds it, scoring min(0.95, 0.72 + 0.02 * 8)."""
+    argv = ["query", str(fx / "store"), "--preset", "memory-lancedb-pro", "--vector",
+            f"@{fx / 'q_atlas.json'}", "--text", "lue-gree", "--now", "1796113042582",
+            "--scope-list", '["global", "agent:main"]']
+    out = as_json(capsys, argv)
+    leg = next(s for s in out["stages"] if s["name"] == "bm25_leg")
+    assert "lexical fallback" in leg["note"]
+    assert [(c["id"], c["score"]) for c in leg["candidates"]] == [("c1", pytest.approx(0.88))]

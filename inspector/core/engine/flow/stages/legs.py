@@ -285,7 +285,7 @@ def _fallback(ctx: Context, p: dict[str, Any], text: str, keep: int, why: str) -
         m = row.metadata
         texts = {"text": row.text, "l0_abstract": _str(m.get("l0_abstract"), row.text),
                  "l2_content": _str(m.get("l2_content"), row.text)}
-        texts["l1_overview"] = _str(m.get("l1_overview"), texts["l0_abstract"])
+        texts["l1_overview"] = _str(m.get("l1_overview"), "- " + texts["l0_abstract"])
         score = max([base * w for f, w in _FIELDS if needle in texts[f].strip().lower()],
                     default=0.0)
         if score > 0:
