@@ -158,7 +158,8 @@ class ScoreScatter(pg.PlotWidget):
             plot.addItem(item, ignoreBounds=True)
         for item in (*self.groups.values(), self.expected, self.selected):
             plot.addItem(item)
-        for g in self.groups.values():
+        # the star and the ring sit over a row's point and take its clicks: they select it too
+        for g in (*self.groups.values(), self.expected, self.selected):
             g.sigClicked.connect(self._clicked)
         self._shown: dict[str, tuple[int, bytes]] = {}
         self.empty = empty_note(self, "Run a query to see scores against importance",
@@ -237,12 +238,12 @@ class ScoreScatter(pg.PlotWidget):
         keys = np.array([str(v) for v in trace.pool.ids], dtype=object) if expected else None
         if expected:
             rows = np.flatnonzero(np.isin(keys, expected) & in_raw)
-            self.expected.setData(x[rows], y[rows])
+            self.expected.setData(x[rows], y[rows], data=trace.pool.ids[rows])
         else:
             self.expected.setData([], [])
         i = trace.row_of(selected) if selected is not None else None
         if i is not None and in_raw[i]:
-            self.selected.setData([x[i]], [y[i]])
+            self.selected.setData([x[i]], [y[i]], data=trace.pool.ids[[i]])
         else:
             self.selected.setData([], [])
 

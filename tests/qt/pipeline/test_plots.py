@@ -130,3 +130,141 @@ def test_rank_shift_labels_never_overlap_and_follow_the_height(qtbot, window, re
         counts.append(len(shown))
     assert counts[0] == counts[-1] == N_LABELS  # tall: every top rank labelled
     assert counts[1] < N_LABELS  # short: thinned out
+
+
+# ---- a click on the score scatter selects the row under the cursor ----
+
+def _viewport_pos(scatter, x: float, y: float):
+    """Where a data point (x, y) sits in the scatter's viewport, in pixels."""
+    from PySide6.QtCore import QPointF
+
+    vb = scatter.getPlotItem().getViewBox()
+    return scatter.mapFromScene(vb.mapViewToScene(QPointF(float(x), float(y))))
+
+
+def _isolated_rows(scatter, trace, room: float = 14.0) -> list[int]:
+    """Raw rows whose point has no other point within `room` pixels (a click there can only
+    mean that row), in raw order."""
+    scatter.grab()  # painted, as on screen: the view's transform follows the new range
+    raw = [int(i) for i in trace.stage("raw").rows]
+    pos = {i: _viewport_pos(scatter, trace.importance_used[i], trace.base[i]) for i in raw}
+    return [i for i in raw if all(np.hypot(pos[i].x() - pos[j].x(), pos[i].y() - pos[j].y())
+                                  >= room for j in raw if j != i)]
+
+
+def _click_point(qtbot, scatter, x: float, y: float) -> None:
+    from PySide6.QtCore import Qt
+
+    at = _viewport_pos(scatter, x, y)
+    qtbot.mouseMove(scatter.viewport(), at)  # as a hand does: the scene sees the hover first
+    qtbot.mouseClick(scatter.viewport(), Qt.MouseButton.LeftButton, pos=at)
+
+
+def _assert_click_selects(qtbot, window, i: int) -> None:
+    scatter, trace = window.scatter, window.vm.trace
+    rid = trace.pool.ids[i]
+    with qtbot.waitSignal(window.vm.selection_changed, timeout=2000) as sig:
+        _click_point(qtbot, scatter, trace.importance_used[i], trace.base[i])
+    assert str(sig.args[0]) == str(rid)
+    assert str(window.vm.selected) == str(rid)
+    assert window.detail.title.text() == f"Row {rid}"
+    (ring,) = scatter.selected.points()  # the ring is drawn on the clicked point
+    assert (ring.pos().x(), ring.pos().y()) == (float(trace.importance_used[i]),
+                                                float(trace.base[i]))
+
+
+def test_clicking_a_scatter_point_selects_that_row_and_shows_it_in_the_detail_pane(
+        qtbot, window, ready) -> None:
+    window.vm.load_suggested(1)  # 15 raw rows: returned and past the limit
+    ready(window.vm)
+    window.flush_plots()
+    trace, vm = window.vm.trace, window.vm
+    marked = {str(vm.selected), *vm.expected}  # rows under a ring or a star: tested below
+    rows = [i for i in _isolated_rows(window.scatter, trace)
+            if str(trace.pool.ids[i]) not in marked]
+    returned = {int(i) for i in trace.stage("final").rows}
+    # a returned row, then one past the limit: two outcome groups, and a change of selection
+    for i in (next(i for i in rows if i in returned), next(i for i in rows if i not in returned)):
+        _assert_click_selects(qtbot, window, i)
+
+
+def test_clicking_an_expected_rows_star_selects_that_row(qtbot, window, ready) -> None:
+    """The star drawn over an expected row's point is that row: a click on it selects it."""
+    window.vm.load_suggested(1)
+    ready(window.vm)
+    window.flush_plots()
+    trace, vm = window.vm.trace, window.vm
+    (expected,) = vm.expected
+    i = trace.row_of(expected)
+    assert i is not None and trace.raw_rank[i] > 0 and str(vm.selected) != expected
+    assert i in _isolated_rows(window.scatter, trace)
+    assert len(window.scatter.expected.points()) == 1
+    _assert_click_selects(qtbot, window, i)
+
+
+# ---- past the limit and below min score wear their own colours, everywhere ----
+
+def _fates_on_screen(window, ready):
+    """The blend story with min score 0.42: 5 returned, 2 past the limit, 8 below min score."""
+    window.vm.load_suggested(1)
+    ready(window.vm)
+    move(window, "min_score", 0.42)
+    trace = window.vm.trace
+    counts = {k: len(v) for k, v in trace.outcome_groups().items()}
+    assert counts == {"returned": 5, "past_limit": 2, "below_min_score": 8, "out_of_scope": 0}
+    return trace
+
+
+def _semantic(tk) -> dict[str, str]:
+    """What each outcome's colour means, as the table's header tip says: green returned, red
+    below min score, blue past the limit, grey out of scope."""
+    return {"returned": tk.returned, "past_limit": tk.scoped, "below_min_score": tk.cut,
+            "out_of_scope": tk.out}
+
+
+def test_outcome_palette_gives_past_limit_and_below_min_score_their_own_colours() -> None:
+    from inspector.qt.theme import DARK, LIGHT, outcome_colour
+
+    for tk in (LIGHT, DARK):
+        got = {k: outcome_colour(tk, k) for k in _semantic(tk)}
+        assert got == _semantic(tk)
+        assert len(set(got.values())) == 4  # four outcomes, four colours
+
+
+def test_scatter_points_past_the_limit_and_below_min_score_wear_their_colours(
+        window, ready) -> None:
+    trace = _fates_on_screen(window, ready)
+    scatter, tk = window.scatter, window.tokens
+    want = _semantic(tk)
+    key = {text: colour for colour, text, *_ in scatter.key(tk)}
+    for outcome, item in scatter.groups.items():
+        assert item.opts["brush"].color().name() == want[outcome], outcome
+        assert key[OUTCOME_LABELS[outcome]] == want[outcome], outcome  # the key says the same
+        for p in item.points():
+            assert trace.outcome(trace.row_of(p.data())) == outcome
+            assert p.brush().color().name() == want[outcome], (outcome, p.data())
+    for p in scatter.groups["below_min_score"].points():  # and a ring in the cut colour
+        assert p.pen().color().name() == tk.cut
+    assert len(scatter.groups["past_limit"].points()) == 2
+    assert len(scatter.groups["below_min_score"].points()) == 8
+
+
+def test_stage_table_dots_and_detail_pane_colour_each_outcome_alike(window, ready) -> None:
+    from PySide6.QtCore import Qt
+
+    trace = _fates_on_screen(window, ready)
+    tk = window.tokens
+    want = _semantic(tk)
+    model = window.stages.view("blended").model
+    seen = set()
+    for r in range(model.live_count()):
+        rid = model.row_id(r)
+        fate = trace.outcome(trace.row_of(rid))
+        dot = model.data(model.index(r, model.columns.index("#")),
+                         Qt.ItemDataRole.DecorationRole)
+        assert dot.toImage().pixelColor(5, 5).name() == want[fate], (r, rid, fate)
+        if fate not in seen:  # the detail pane's verdict line in the same colour
+            seen.add(fate)
+            window.vm.select(rid)
+            assert f"color: {want[fate]};" in window.detail.fate.styleSheet(), fate
+    assert seen == {"returned", "past_limit", "below_min_score"}
