@@ -137,7 +137,10 @@ def run_bench(rows: int, repeat: int) -> dict[str, Any]:
                    "bare": _bare(store, vecs, where, prefilter, text if hybrid else None)}
             if kind == "ivf_pq" and name == "vector":
                 fns["engine+facet"] = lambda i, store=store: index_facet.attach(
-                    store, Query(vector=vecs[i % len(vecs)]), engine(i))
+                    store, Query(vector=vecs[i % len(vecs)]), engine(i), "on")
+                # what `inspector query` runs by default (--index-facet auto)
+                fns["query default"] = lambda i, store=store: index_facet.attach(
+                    store, Query(vector=vecs[i % len(vecs)]), engine(i), "auto")
                 fns["bare exact"] = lambda i, store=store: store.table.search(
                     vecs[i % len(vecs)]).bypass_vector_index().limit(DEPTH).to_arrow()
             med = interleaved(fns, repeat if kind == "flat" else 3 * repeat)  # ANN is cheap
@@ -149,6 +152,8 @@ def run_bench(rows: int, repeat: int) -> dict[str, Any]:
             if "engine+facet" in med:
                 row["facet_ms"] = round(med["engine+facet"] - med["engine"], 2)
                 row["facet_ratio_vs_bare_ann"] = round(med["engine+facet"] / med["bare"], 3)
+                row["query_default_ratio_vs_bare_ann"] = round(med["query default"] /
+                                                               med["bare"], 3)
             results.append(row)
     return {"bench": "index", "repeat": repeat, "results": results}
 

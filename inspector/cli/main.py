@@ -45,6 +45,9 @@ def _parser() -> argparse.ArgumentParser:
     q.add_argument("store")
     add_query_options(q)
     q.add_argument("--json", action="store_true", help="one JSON object instead of tables")
+    q.add_argument("--index-facet", choices=("auto", "on", "off"), default="auto",
+                   help="compare an indexed search with an exact one (auto: on tables of up "
+                        "to 20,000 rows, where it costs about what the search does)")
     q.add_argument("--rows", type=int, default=15, help="rows shown per stage (text output)")
     t = sub.add_parser("tables", help="tables, columns, detected roles and row counts")
     t.add_argument("store")
@@ -73,7 +76,7 @@ def run_query(a: argparse.Namespace) -> object:
     params = params_from_args(a)
     store = open_from_args(a)
     query = query_from_args(a, store, params)
-    trace = index_facet.attach(store, query, run(store, query, params))
+    trace = index_facet.attach(store, query, run(store, query, params), a.index_facet)
     if a.expect:
         trace = attach(trace, analyse(store, query, trace, a.expect))
     return trace

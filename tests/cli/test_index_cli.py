@@ -54,3 +54,22 @@ def test_query_json_carries_the_index_the_knobs_and_the_facet(capsys, path):
 def test_query_knobs_are_validated(capsys, path):
     assert main(["query", str(path), "--vector-of", "r00042", "--nprobes", "0"]) == 2
     assert "nprobes" in capsys.readouterr().err
+
+
+def test_the_index_facet_runs_when_asked_and_says_when_it_did_not(capsys, path, monkeypatch):
+    """A large indexed table is answered at LanceDB's own cost: `auto` skips the exact
+    comparison past AUTO_MAX_ROWS and says so; `on` runs it anyway; `off` never."""
+    from inspector.core.engine.ann import facet
+
+    monkeypatch.setattr(facet, "AUTO_MAX_ROWS", 10)
+    doc = _json(capsys, "query", str(path), "--vector-of", "r00042", "--json")
+    assert doc["index_facet"] is None and "lostToIndex" not in doc["counters"]
+    assert any("not compared with an exact search" in w for w in doc["warnings"])
+    doc = _json(capsys, "query", str(path), "--vector-of", "r00042", "--index-facet", "on",
+                "--json")
+    assert doc["index_facet"]["depth"] == 10
+    monkeypatch.setattr(facet, "AUTO_MAX_ROWS", 10**9)
+    doc = _json(capsys, "query", str(path), "--vector-of", "r00042", "--index-facet", "off",
+                "--json")
+    assert doc["index_facet"] is None
+    assert any("--index-facet off" in w for w in doc["warnings"])

@@ -88,12 +88,30 @@ def _diagnosis(trace: Trace, facet: IndexFacet, exact_trace: Trace) -> Diagnosis
 _EXACT = (Fix("Search exactly (bypass the index)", (("exact", True),)),)
 
 
-def attach(store: Store, query: Query, trace: Trace) -> Trace:
+AUTO_MAX_ROWS = 20_000  # `auto` compares with an exact search up to this many rows
+FACET_MODES = ("auto", "on", "off")
+
+
+def wanted(store: Store, mode: str) -> bool:
+    """Whether `attach` should pay for the exact search: always (on), never (off), or while
+    the table is small enough that an exact flat search costs about what the indexed one does
+    (auto)."""
+    return mode == "on" or (mode == "auto" and int(store.rows or 0) <= AUTO_MAX_ROWS)
+
+
+def attach(store: Store, query: Query, trace: Trace, mode: str = "on") -> Trace:
     """The trace with its index facet, counter `lostToIndex` and, where the index (not scope
     or min score) lost rows, diagnosis `index_recall` or `index_starvation`. Unchanged when
-    the search uses no index."""
+    the search uses no index; with the facet not wanted (see `wanted`), a warning says the
+    answer was not compared with an exact search."""
     if used_index(trace.pool.index, trace.params) is None or trace.pool.vec_leg is None:
         return trace
+    if not wanted(store, mode):
+        why = (f"{store.rows:,} rows" if mode == "auto" else "--index-facet off")
+        note = (f"the {trace.pool.index.type if trace.pool.index else 'vector'} index's answer "
+                f"was not compared with an exact search ({why}): rows the index lost are not "
+                f"counted; add --index-facet on to compare")
+        return replace(trace, warnings=(*trace.warnings, note))
     d = trace.depths
     facet, exact_trace = facet_from(trace, exact_pool(store, query, trace.params,
                                                       d.vec_k, d.fts_k))
