@@ -96,12 +96,15 @@ def format_text(t: FlowTrace, max_rows: int = 15) -> str:
              f"diagnosis: {d['code']}: {d['message']}"]
     lines += [f"warning: {w}" for w in t.warnings]
     lines += [f"not exact: {w}" for w in t.inexact]
-    tied = {i for x in t.ties for i in x.ids}
     for st in t.stages:
-        head = f"\n== {st.name} ({st.kind}) · {len(st.rows)} row(s)"
+        tied = {i for x in t.ties if x.stage == st.name for i in x.ids}
+        head = f"\n== {st.name} ({st.kind})"
+        head += "" if st.role == "query" else f" · {len(st.rows)} row(s)"
         lines.append(head + (f" · {st.note}" if st.note else ""))
+        if st.role == "query":
+            continue
         for i, s in enumerate(st.rows[:max_rows], start=1):
-            mark = "=" if s.id in tied and st.role == "fetch" else " "
+            mark = "=" if s.id in tied else " "
             defer = " (deferred)" if s.id in st.deferred else ""
             lines.append(f"  {i:>3}{mark} {s.score:.6f}  {s.id}{defer}")
         if len(st.rows) > max_rows:
