@@ -210,3 +210,31 @@ def test_the_bm25_leg_falls_back_to_a_substring_scan_when_the_index_finds_nothin
     leg = next(s for s in out["stages"] if s["name"] == "bm25_leg")
     assert "lexical fallback" in leg["note"]
     assert [(c["id"], c["score"]) for c in leg["candidates"]] == [("c1", pytest.approx(0.88))]
+
+
+def test_checks_run_questions_over_pipelines_of_stages(fx: Path, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]
+                                                       ) -> None:
+    """A checks file may hold the question model itself: CI guards a memory-lancedb-pro
+    configuration with stage counts, the diagnosis and expected rows."""
+    vec = json.loads((fx / "q_pg.json").read_text())
+    q = {"preset": "memory-lancedb-pro", "text": "postgres connection pool size",
+         "vector": vec, "limit": 5, "now": 1796113042582,
+         "scopes": ["global", "agent:main", "reflection:agent:main"]}
+    checks = tmp_path / "checks.json"
+    checks.write_text(json.dumps({"store": str(fx / "store"), "checks": [
+        {"name": "pg", "question": q,
+         "assert": ["returned == 5", "hard_min_score >= 9", "diagnosis == ok",
+                    "id a1 in top 2"]},
+        {"name": "a3 is recalled", "question": q, "assert": ["id a3 in top 5"]},
+        {"name": "deny", "question": {**q, "scopes": []},
+         "assert": ["diagnosis == scope_denies_all"]}]}))
+    code, out, _ = cli(capsys, "check", str(checks))
+    assert code == 1
+    assert "PASS  pg" in out and "PASS  deny" in out
+    assert "FAIL  a3 is recalled" in out and "dropped at final (past_limit)" in out
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"store": str(fx / "store"), "checks": [
+        {"question": q, "assert": ["recall@5 >= 1"]}]}))
+    code, _, err = cli(capsys, "check", str(bad))
+    assert code == 2 and "assert stage counts" in err

@@ -46,7 +46,8 @@ class Assertion:
     k: int | None = None
 
 
-def parse_assertion(item: Any, where: str, default_k: int) -> Assertion:
+def parse_assertion(item: Any, where: str, default_k: int,
+                    counters: tuple[str, ...] = COUNTERS) -> Assertion:
     """One assertion from its string or object form; a clear error otherwise."""
     if isinstance(item, dict) and "id" in item:
         top, neg = item.get("top"), item.get("not_in_top")
@@ -77,7 +78,7 @@ def parse_assertion(item: Any, where: str, default_k: int) -> Assertion:
     if not math.isfinite(num):
         raise InspectorError(f"{where}: {item!r} compares with {rhs}, which is not a finite "
                              "number, so it could never be judged.")
-    if lhs in COUNTERS:
+    if lhs in counters:
         return Assertion(item.strip(), "counter", lhs, op, num)
     name, k = parse_metric(lhs, default_k)
     return Assertion(item.strip(), "metric", name, op, num, k)
@@ -94,6 +95,7 @@ class CheckSpec:
     vector_of: str | None = None
     embedder: str | None = None
     grades: dict[str, float] | None = field(default=None, compare=False)
+    question: Any = None  # a flow Question: the check runs a pipeline of stages
 
 
 @dataclass(frozen=True)
@@ -167,6 +169,9 @@ def parse_checks(data: Any, base: Path, source: str) -> ChecksFile:
         if not isinstance(entry, dict):
             raise InspectorError(f"{where}: each check must be an object.")
         _check_strings(entry, _TEXT_FIELDS, where)
+        if "question" in entry:
+            specs.append(_question_check(entry, n, where))
+            continue
         if not entry.get("text") and not entry.get("vector_of"):
             raise InspectorError(f"{where}: give the query as \"text\" or \"vector_of\".")
         p = _params(entry, defaults, base, where)
@@ -187,6 +192,69 @@ def parse_checks(data: Any, base: Path, source: str) -> ChecksFile:
     if store and not str(store).startswith(("s3://", "gs://", "az://", "db://")):
         store = str((base / store).resolve()) if not Path(store).is_absolute() else store
     return ChecksFile(store=store, table=data.get("table"), checks=tuple(specs))
+
+
+def _question_check(entry: dict[str, Any], n: int, where: str) -> CheckSpec:
+    """A check over a pipeline of stages: `"question"` is the question model's JSON (its
+    store comes from the checks file or --store); counters name the pipeline's stages."""
+    from pydantic import ValidationError
+
+    from inspector.core.engine.flow.question import Question, resolve
+
+    raw = entry["question"]
+    if not isinstance(raw, dict):
+        raise InspectorError(f"{where}: \"question\" must be an object (see `inspector "
+                             f"pipeline schema question`).")
+    try:
+        q = Question.model_validate({"store": "-", **raw})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(x) for x in first["loc"])
+        raise InspectorError(f"{where}: question {loc}: {first['msg']}.") from None
+    spec, _, _ = resolve(q)
+    counters = (*spec.stage_names(), "returned")
+    raw_asserts = entry.get("assert", [])
+    if not isinstance(raw_asserts, list) or not raw_asserts:
+        raise InspectorError(f"{where}: \"assert\" must be a non-empty list.")
+    asserts = tuple(parse_assertion(a, where, q.limit or spec.limit.default, counters)
+                    for a in raw_asserts)
+    bad = [a.text for a in asserts if a.kind == "metric"]
+    if bad:
+        raise InspectorError(f"{where}: '{bad[0]}' is not a check a pipeline of stages takes "
+                             f"here; assert stage counts ({', '.join(counters)}), diagnosis "
+                             f"or 'id X in top K'.")
+    return CheckSpec(name=str(entry.get("name") or f"check {n}"), text=q.text,
+                     params=Params(), asserts=asserts, question=q)
+
+
+def _run_question(c: CheckSpec, store: Any, uri: str) -> CheckResult:
+    from inspector.core.engine.flow.answer import diagnose
+    from inspector.core.engine.flow.expect import where_dropped
+    from inspector.core.engine.flow.question import ask
+
+    trace, _ = ask(c.question.model_copy(update={"store": uri}), store)
+    ids = trace.final.ids
+    counts = {**{st.name: len(st.rows) for st in trace.stages}, "returned": len(ids)}
+    d = diagnose(trace)
+    outs = []
+    for a in c.asserts:
+        if a.kind == "id":
+            rank = ids.index(a.target) + 1 if a.target in ids else None
+            inside = rank is not None and rank <= a.value
+            ok = inside if a.op == "in" else not inside
+            fall = where_dropped(trace, a.target)
+            why = "" if ok else (f"returned at rank {rank}" if rank else
+                                 f"not returned: dropped at {fall.stage} ({fall.code})")
+            outs.append(Outcome(a.text, ok, rank, why))
+        elif a.kind == "diagnosis":
+            ok = OPS[a.op](d["code"], a.value)
+            outs.append(Outcome(a.text, ok, d["code"], "" if ok else d["message"]))
+        else:
+            got = counts[a.target]
+            ok = OPS[a.op](got, a.value)
+            outs.append(Outcome(a.text, ok, got, "" if ok else f"got {got}; {d['message']}"))
+    return CheckResult(c.name, all(o.passed for o in outs), tuple(outs), d["code"],
+                       tuple(trace.warnings) + tuple(f"not exact: {x}" for x in trace.inexact))
 
 
 def load_checks(path: str | Path) -> ChecksFile:
@@ -256,6 +324,9 @@ def run_checks(checks: ChecksFile, store_uri: str | None = None,
     store = open_store(uri, table or checks.table)
     results = []
     for c in checks.checks:
+        if c.question is not None:
+            results.append(_run_question(c, store, uri))
+            continue
         q = build_query(store, c.params.mode, text=c.text, vector_of=c.vector_of,
                         embedder=c.embedder)
         trace = run(store, q, c.params)
