@@ -75,6 +75,57 @@ def cmd_query(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_report(a: argparse.Namespace) -> int:
+    """`inspector report` over a pipeline of stages: before (the question) and after
+    (--against-preset, --against STAGE.PARAM=VALUE), verdict first."""
+    from inspector.core.engine.flow.answer import to_json
+    from inspector.core.engine.flow.question import ask, resolve
+    from inspector.core.engine.flow.shipped import shipped_names
+    from inspector.core.engine.flow.spec import parse_assignment
+    from inspector.core.engine.presets import PRESETS
+    from inspector.core.evidence import flow_receipt
+    from inspector.core.stores.opening import open_store
+
+    q = question_from_args(a)
+    after_q = None
+    if a.against_preset is not None:
+        if a.against_preset in PRESETS or a.against_preset not in shipped_names():
+            raise InspectorError(f"--against-preset {a.against_preset} is a fixed-pipeline "
+                                 f"preset; a pipeline of stages is compared with another one.")
+        after_q = q.model_copy(update={"preset": a.against_preset, "pipeline_file": None})
+    if a.against:
+        extra = dict(parse_assignment(x) for x in a.against)
+        base = after_q or q
+        after_q = base.model_copy(update={"set": {**base.set, **extra}})
+    for each in (q, after_q):
+        if each is not None:
+            resolve(each)  # bad pipelines and assignments are said before the store opens
+    store = open_store(a.store, a.table, **open_options(a).kwargs())
+    before, _ = ask(q, store)
+    label = q.preset or q.pipeline_file or "pipeline"
+    if q.set:
+        label += " with " + ", ".join(f"{k}={v}" for k, v in q.set.items())
+    after = after_label = None
+    if after_q is not None:
+        after, _ = ask(after_q, store)
+        after_label = after_q.preset or after_q.pipeline_file or "pipeline"
+        if a.against:
+            after_label += " with " + ", ".join(a.against)
+    receipt = flow_receipt.build(q.model_dump(mode="json", by_alias=True), to_json(before),
+                                 to_json(after) if after is not None else None, label,
+                                 after_label)
+    paths = flow_receipt.save(receipt, a.out, html=not a.no_html)
+    v = receipt["verdict"]
+    for side in ("before", "after"):
+        if side in v:
+            s = v[side]
+            print(f"{side}: {s['label']}: {s['returned']} of {s['limit']} returned "
+                  f"[{s['diagnosis']['code']}]")
+    for p in paths:
+        print(f"wrote {p}")
+    return 0
+
+
 def _expect_line(e: dict[str, Any]) -> str:
     if e["reason"] == "returned":
         return f"expected {e['id']}: returned at rank {e['rank']}"

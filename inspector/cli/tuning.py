@@ -7,12 +7,15 @@ import json
 import sys
 from typing import Any
 
+from inspector.cli import flow as cli_flow
 from inspector.cli.options import (
     add_query_options,
+    is_flow,
     open_from_args,
     params_from_args,
     query_from_args,
 )
+from inspector.core.engine.flow.shipped import shipped_names
 from inspector.core.engine.presets import PRESETS
 from inspector.core.errors import InspectorError
 
@@ -38,7 +41,9 @@ def add_parsers(sub: Any) -> None:
     add_query_options(rp)
     rp.add_argument("--out", required=True, metavar="PATH", help="writes PATH.json, PATH.html")
     rp.add_argument("--judgments", metavar="FILE", help="grades for this query (JSON or CSV)")
-    rp.add_argument("--against-preset", choices=list(PRESETS), help="compare side by side")
+    rp.add_argument("--against-preset", choices=[*PRESETS, *(n for n in shipped_names()
+                                                             if n not in PRESETS)],
+                    help="compare side by side")
     rp.add_argument("--against", action="append", default=[], metavar="KEY=VALUE",
                     help="compare with these parameter changes, e.g. --against filter=pushdown")
     rp.add_argument("--pool-depth", type=int, default=300, help="candidates kept in the bundle")
@@ -176,6 +181,8 @@ def _cmd_report(a: argparse.Namespace) -> int:
     from inspector.core.evidence.bundle import save
     from inspector.core.evidence.receipt import build_receipt
 
+    if is_flow(a):
+        return cli_flow.cmd_report(a)
     if not 1 <= a.pool_depth <= 100_000:
         raise InspectorError("--pool-depth must be between 1 and 100000.")
     base = params_from_args(a)

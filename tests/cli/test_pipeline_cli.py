@@ -238,3 +238,37 @@ def test_checks_run_questions_over_pipelines_of_stages(fx: Path, tmp_path: Path,
         {"question": q, "assert": ["recall@5 >= 1"]}]}))
     code, _, err = cli(capsys, "check", str(bad))
     assert code == 2 and "assert stage counts" in err
+
+
+def test_report_over_a_pipeline_leads_with_the_verdict(fx: Path, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]
+                                                       ) -> None:
+    argv = pg(fx, "--scope-list", '["global", "agent:main", "reflection:agent:main"]')
+    argv[0] = "report"
+    code, out, err = cli(capsys, *argv, "--against", "fused.bm25_floor=0.97",
+                         "--out", str(tmp_path / "r"))
+    assert code == 0, err
+    assert "before: memory-lancedb-pro: 5 of 5 returned [ok]" in out
+    receipt = json.loads((tmp_path / "r.json").read_text())
+    v = receipt["verdict"]
+    assert v["before"]["ids"] == [c["id"] for c in receipt["before"]["stages"][-1]["candidates"]]
+    assert "a3" in v["gained"] and v["after"]["label"].endswith("fused.bm25_floor=0.97")
+    page = (tmp_path / "r.html").read_text()
+    assert page.index("Verdict") < page.index("What changed") < page.index("Stage by stage") \
+        < page.index("Every parameter")
+    assert "False" not in page.split("<script")[0] and "{'" not in page
+
+
+def test_receipt_html_escapes_every_field() -> None:
+    from inspector.core.evidence import flow_receipt
+
+    evil = '</script><img src=x onerror=alert(1)>'
+    cand = {"id": evil, "rank": 1, "score": 0.5, "scope": evil}
+    doc = {"pipeline": {"name": evil}, "params": {"limit": 1, "scopes": [evil], "now_iso": evil,
+                                                  "stages": {evil: {evil: evil}}},
+           "stages": [{"name": evil, "kind": evil, "count": 1, "note": evil,
+                       "dropped": [{"id": evil, "code": evil}], "candidates": [cand]}],
+           "diagnosis": {"code": "ok", "message": evil}, "exact": False, "warnings": [evil],
+           "inexact": [evil], "store": {"uri": evil, "table": evil, "version": 1}}
+    page = flow_receipt.render_html(flow_receipt.build({"text": evil}, doc, doc, evil, evil))
+    assert "<img" not in page and page.count("</script>") == 1
