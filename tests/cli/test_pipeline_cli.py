@@ -266,7 +266,7 @@ def test_receipt_html_escapes_every_field() -> None:
     cand = {"id": evil, "rank": 1, "score": 0.5, "scope": evil}
     doc = {"pipeline": {"name": evil}, "params": {"limit": 1, "scopes": [evil], "now_iso": evil,
                                                   "stages": {evil: {evil: evil}}},
-           "stages": [{"name": evil, "kind": evil, "count": 1, "note": evil,
+           "stages": [{"name": evil, "kind": evil, "role": "cut", "count": 1, "note": evil,
                        "dropped": [{"id": evil, "code": evil}], "candidates": [cand]}],
            "diagnosis": {"code": "ok", "message": evil}, "exact": False, "warnings": [evil],
            "inexact": [evil], "store": {"uri": evil, "table": evil, "version": 1}}

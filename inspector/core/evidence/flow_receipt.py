@@ -17,7 +17,8 @@ FORMAT = "inspector-flow-receipt"
 _CSS = """body{font:15px/1.5 system-ui,sans-serif;margin:20px auto;max-width:1100px;color:#111;
 padding:0 12px}h1{font-size:20px;margin:0 0 4px}h2{font-size:17px;margin-top:26px;
 border-bottom:1px solid #e5e5e5}table{border-collapse:collapse;margin:6px 0;width:100%}
-td,th{border:1px solid #ddd;padding:3px 7px;text-align:left;vertical-align:top}
+td,th{border:1px solid #ddd;padding:3px 7px;text-align:left;vertical-align:top;
+overflow-wrap:anywhere}.scroll{overflow-x:auto}th,.num{white-space:nowrap;overflow-wrap:normal}
 th{background:#f4f4f5}.num{text-align:right;font-variant-numeric:tabular-nums}
 .verdict{display:flex;gap:12px;flex-wrap:wrap}.side{flex:1 1 300px;padding:10px 14px;
 border-left:5px solid #2563eb;background:#eff6ff}.side.bad{border-color:#dc2626;
@@ -80,9 +81,9 @@ def _list_html(title: str, doc: dict[str, Any], mark: set[str], cls: str) -> str
         f'<tr class="{cls if c["id"] in mark else ""}"><td class="num">{c["rank"]}</td>'
         f'<td>{_e(c["id"])}</td><td class="num">{c["score"]:.4f}</td><td>{_e(c["scope"])}'
         f"</td></tr>" for c in doc["stages"][-1]["candidates"])
-    return (f"<div><h3>{_e(title)}</h3><table><tr><th>#</th><th>id</th><th>score</th>"
-            f"<th>scope</th></tr>{rows or '<tr><td colspan=4>nothing returned</td></tr>'}"
-            f"</table></div>")
+    return (f"<div><h3>{_e(title)}</h3><div class=scroll><table><tr><th>#</th><th>id</th>"
+            f"<th>score</th><th>scope</th></tr>"
+            f"{rows or '<tr><td colspan=4>nothing returned</td></tr>'}</table></div></div>")
 
 
 def _stages_html(before: dict[str, Any], after: dict[str, Any] | None) -> str:
@@ -100,12 +101,17 @@ def _stages_html(before: dict[str, Any], after: dict[str, Any] | None) -> str:
         for d in s["dropped"]:
             drops[d["code"]] = drops.get(d["code"], 0) + 1
         did = "; ".join(f"{k.replace('_', ' ')}: {v}" for k, v in drops.items()) or s["note"]
-        cells = f'<td class="num">{b[n]["count"] if n in b else "–"}</td>'
+
+        def count(side: dict[str, Any], n: str = n) -> str:
+            st = side.get(n)
+            return "–" if st is None or st["role"] == "query" else str(st["count"])
+
+        cells = f'<td class="num">{count(b)}</td>'
         if after:
-            cells += f'<td class="num">{a[n]["count"] if n in a else "–"}</td>'
+            cells += f'<td class="num">{count(a)}</td>'
         out.append(f"<tr><td>{_e(n)}</td><td>{_e(s['kind'])}</td>{cells}<td>{_e(did)}</td>"
                    f"</tr>")
-    return f"<table>{head}{''.join(out)}</table>"
+    return f"<div class=scroll><table>{head}{''.join(out)}</table></div>"
 
 
 def _params_html(doc: dict[str, Any]) -> str:
