@@ -117,31 +117,29 @@ def working_copy(con: sqlite3.Connection, src: DocsSource, model: str) -> tuple[
     import lancedb
 
     identity = copy_identity(src, model)
-    where = cache.entry("sqlite", identity)
     rows = int(con.execute(f"SELECT count(*) FROM {CHUNKS}").fetchone()[0])
-    if cache.is_valid(where, identity):
+
+    def rows_match(where: Path) -> bool:
         try:
-            tbl = lancedb.connect(str(where)).open_table(CHUNKS)
-            if int(tbl.count_rows()) == rows:
-                return tbl, where
+            return int(lancedb.connect(str(where)).open_table(CHUNKS).count_rows()) == rows
         except Exception:  # noqa: BLE001 - an unreadable copy is rebuilt
-            pass
+            return False
+
     try:
-        _build(con, src, model, where, identity)
+        where = cache.obtain("sqlite", identity, lambda tmp: _build(con, src, model, tmp),
+                             check=rows_match)
     except InspectorError:
         raise
     except Exception as exc:  # noqa: BLE001 - one line naming the copy, never a traceback
         raise InspectorError(f"Cannot copy the docs store {src.path} into the cache: "
                              f"{str(exc).strip()[:200]}.") from exc
-    cache.prune(keep=(where,))
     return lancedb.connect(str(where)).open_table(CHUNKS), where
 
 
-def _build(con: sqlite3.Connection, src: DocsSource, model: str, where: Path,
-           identity: dict[str, Any]) -> None:
+def _build(con: sqlite3.Connection, src: DocsSource, model: str, tmp: Path) -> dict[str, Any]:
+    """Write the working copy into `tmp`, a private build folder; its READY extras."""
     import lancedb
 
-    tmp = cache.new_tmp(where)
     types = _column_types(con)
     dim = src.dims[model]
     missing: list[int] = []
@@ -159,8 +157,7 @@ def _build(con: sqlite3.Connection, src: DocsSource, model: str, where: Path,
         from lancedb.index import FTS
 
         tbl.create_index("text", config=FTS())  # the copy is ours: index it in place
-    cache.write_ready(tmp, identity, without_vector=sum(missing))
-    cache.publish(tmp, where)
+    return {"without_vector": sum(missing)}
 
 
 def _stale_note(where: Path) -> int:

@@ -6,17 +6,25 @@ table, and a stamp that changes when the table is deleted and recreated (the cre
 the pinned version's manifest). The identity is also written into the copy's READY file and
 compared before every use, so a hash collision or a stale folder is rebuilt, never trusted.
 
+Concurrent builds of one copy, from any number of processes and threads, make one copy: a
+builder takes the copy's build lock (an exclusive `flock` on `<key>.lock` beside it), checks
+again, builds into a private folder and renames it into place; everyone else waits on the lock
+and then finds the finished copy. A published copy is never replaced while it is valid.
+
 Copies are pruned after each build: those unused for MAX_AGE_DAYS, then the least recently
 used until the total is under the size limit (INSPECTOR_CACHE_MAX_MB, default 2048 MB).
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
 import shutil
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -87,8 +95,81 @@ def new_tmp(where: Path) -> Path:
 
 
 def publish(tmp: Path, where: Path) -> None:
-    shutil.rmtree(where, ignore_errors=True)
+    """Rename a finished build into place (under the copy's build lock). A stale folder at
+    `where` is first renamed aside, so `where` is only ever missing or complete."""
+    if where.exists():
+        old = where.with_name(f"{tmp.name}.old")
+        shutil.rmtree(old, ignore_errors=True)
+        os.replace(where, old)
+        shutil.rmtree(old, ignore_errors=True)
     os.replace(tmp, where)
+
+
+def _side(where: Path, suffix: str) -> Path:
+    return where.with_name(where.name + suffix)
+
+
+def _flock(path: Path, op: int) -> int | None:
+    """An open descriptor of `path` holding `flock(op)`, or None when a non-blocking lock is
+    taken by someone else. The file may be unlinked by a prune between open and lock: the lock
+    is only kept when the path still names the locked file, else it is taken again. flock
+    locks belong to the open file, so two threads of one process exclude each other too."""
+    while True:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, op)
+        except BlockingIOError:
+            os.close(fd)
+            return None
+        except BaseException:
+            os.close(fd)
+            raise
+        try:
+            same = os.stat(path).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            return fd
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def build_lock(where: Path) -> Iterator[None]:
+    """The copy's build lock: one builder at a time, in every process and thread."""
+    fd = _flock(_side(where, ".lock"), fcntl.LOCK_EX)
+    assert fd is not None
+    try:
+        yield
+    finally:
+        os.close(fd)
+
+
+Build = Callable[[Path], dict[str, Any] | None]
+
+
+def obtain(kind: str, identity: dict[str, Any], build: Build,
+           check: Callable[[Path], bool] | None = None) -> Path:
+    """The folder of a valid copy for `identity`, built once if needed: `build(tmp)` fills a
+    private folder (and may return extra READY fields); a copy is valid when its READY record
+    names this identity and `check(where)` (if given) agrees. Whoever loses the race for the
+    build lock reuses the winner's copy."""
+    where = entry(kind, identity)
+
+    def valid() -> bool:
+        return is_valid(where, identity) and (check is None or check(where))
+
+    if valid():
+        return where
+    with build_lock(where):
+        if valid():  # built by someone else while this one waited
+            return where
+        tmp = new_tmp(where)
+        extra = build(tmp) or {}
+        write_ready(tmp, identity, **extra)
+        publish(tmp, where)
+    prune(keep=(where,))
+    return where
 
 
 def touch(where: Path) -> None:
@@ -116,8 +197,8 @@ def _entries() -> list[tuple[float, Path]]:
         if not base.is_dir():
             continue
         for p in base.iterdir():
-            if ".tmp" in p.name:
-                continue  # another process may be building it
+            if ".tmp" in p.name or not p.is_dir():
+                continue  # another process may be building it; lock files
             try:
                 used = (p / READY).stat().st_mtime
             except OSError:

@@ -70,31 +70,38 @@ def _open(uri: str, shown: Path) -> sqlite3.Connection:
     return con
 
 
+class _Changed(Exception):
+    """The source changed while it was being copied."""
+
+
+def _copy(path: Path, tmp: Path, before: tuple[Any, ...]) -> None:
+    """Copy the database and its side files into `tmp`; _Changed when the stamp moved."""
+    try:
+        shutil.copyfile(path, tmp / path.name)
+        for suffix in _SIDE_FILES:
+            side = Path(str(path) + suffix)
+            if side.exists():
+                shutil.copyfile(side, tmp / (path.name + suffix))
+    except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise InspectorError(f"Cannot copy the SQLite file {path} to read it safely: "
+                             f"{exc.strerror or exc}.") from None
+    if file_stamp(path) != before:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise _Changed
+
+
 def _snapshot(path: Path) -> Path:
     """A private copy of the database and its side files, consistent with one stamp."""
     for _ in range(_COPY_TRIES):
         before = file_stamp(path)
         identity = {"source": str(path), "stamp": list(before)}
-        where = cache.entry("snapshots", identity)
-        if cache.is_valid(where, identity):
-            return where / path.name
-        tmp = cache.new_tmp(where)
         try:
-            shutil.copyfile(path, tmp / path.name)
-            for suffix in _SIDE_FILES:
-                side = Path(str(path) + suffix)
-                if side.exists():
-                    shutil.copyfile(side, tmp / (path.name + suffix))
-        except OSError as exc:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise InspectorError(f"Cannot copy the SQLite file {path} to read it safely: "
-                                 f"{exc.strerror or exc}.") from None
-        if file_stamp(path) == before:
-            cache.write_ready(tmp, identity)
-            cache.publish(tmp, where)
-            cache.prune(keep=(where,))
-            return where / path.name
-        shutil.rmtree(tmp, ignore_errors=True)
+            where = cache.obtain("snapshots", identity,
+                                 lambda tmp, before=before: _copy(path, tmp, before))
+        except _Changed:
+            continue
+        return where / path.name
     raise InspectorError(f"{path} kept changing while it was being copied; try again when "
                          "its writer is idle.")
 

@@ -1,0 +1,175 @@
+"""The cache under concurrency (issue 21): builds of one copy from several processes and
+threads make one copy and never fail.
+
+Processes and threads are lined up with barriers (a socket the test releases, a
+threading.Barrier): no test waits on a clock."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from inspector.core.engine.params import Params
+from inspector.core.engine.pipeline import run
+from inspector.core.engine.pool import Query
+from inspector.core.stores.opening import open_store
+from inspector.core.stores.safety import cache
+from tests.storekit import build_docs_db, write_random_store
+
+ROOT = Path(__file__).resolve().parents[3]
+WORKERS = 4
+
+# Runs `python -m inspector ARGS...` after patching two cache functions: the first lookup of a
+# copy waits until the test has released every process (a socket barrier), and each finished
+# build appends one line to BUILDS. Everything else is the real command.
+_CLI = textwrap.dedent("""
+    import os, runpy, socket, sys
+    port, builds, args = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
+    from inspector.core.stores.safety import cache
+    entry, write_ready, waited = cache.entry, cache.write_ready, []
+
+    def lined_up(kind, identity):
+        if not waited:
+            waited.append(1)
+            with socket.create_connection(("127.0.0.1", port), timeout=120) as s:
+                s.sendall(b"r")
+                assert s.recv(1) == b"g"
+        return entry(kind, identity)
+
+    def counted(tmp, identity, **extra):
+        with open(builds, "a") as fh:
+            fh.write(f"{os.getpid()}\\n")
+        return write_ready(tmp, identity, **extra)
+
+    cache.entry, cache.write_ready = lined_up, counted
+    sys.argv = ["inspector", *args]
+    runpy.run_module("inspector", run_name="__main__")
+""")
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+@contextlib.contextmanager
+def _release_when_all_arrive(server: socket.socket, n: int) -> Iterator[None]:
+    """Accept n processes at the barrier, then let them all go at once."""
+    conns = []
+    try:
+        for _ in range(n):
+            conn, _addr = server.accept()
+            assert conn.recv(1) == b"r"
+            conns.append(conn)
+        for conn in conns:
+            conn.sendall(b"g")
+        yield
+    finally:
+        for conn in conns:
+            conn.close()
+
+
+def _fts_copies() -> list[str]:
+    base = cache.cache_root() / "fts"
+    return sorted(p.name for p in base.iterdir() if p.is_dir()) if base.is_dir() else []
+
+
+def _leftovers() -> list[str]:
+    """Anything in the cache that is neither a finished copy nor its lock/lease file."""
+    root = cache.cache_root()
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if ".tmp" in p.name)
+
+
+def _docs_store(folder: Path) -> Path:
+    folder.mkdir()
+    db = folder / "docs.sqlite"
+    build_docs_db(db, n=120)
+    return db
+
+
+# ---- 1. concurrent builds ------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["lancedb", "docs"])
+def test_cold_cache_queries_in_several_processes_build_one_copy_and_all_succeed(
+        tmp_path: Path, kind: str) -> None:
+    store = (write_random_store(tmp_path / "store", n=2000) if kind == "lancedb"
+             else _docs_store(tmp_path / "docs"))
+    builds = tmp_path / "builds.log"
+    args = ["query", str(store), "--text", "note keys rotate", "--mode", "fts", "--json"]
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(WORKERS)
+        server.settimeout(120)
+        port = server.getsockname()[1]
+        procs = [subprocess.Popen([sys.executable, "-c", _CLI, str(port), str(builds), *args],
+                                  env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True) for _ in range(WORKERS)]
+        try:
+            with _release_when_all_arrive(server, WORKERS):
+                outs = [p.communicate(timeout=300) for p in procs]
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+    errors = [err.strip()[-400:] for p, (_out, err) in zip(procs, outs, strict=True)
+              if p.returncode]
+    assert errors == []
+    finals = [[c["id"] for c in json.loads(out)["stages"][-1]["candidates"]] for out, _ in outs]
+    assert all(f == finals[0] for f in finals)
+    assert len(builds.read_text().split()) == 1  # one process built, the others reused it
+    if kind == "lancedb":
+        assert len(_fts_copies()) == 1
+    assert _leftovers() == []
+
+
+@pytest.mark.parametrize("kind", ["lancedb", "docs"])
+def test_cold_cache_queries_in_several_threads_build_one_copy_and_all_succeed(
+        tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = (write_random_store(tmp_path / "store", n=2000) if kind == "lancedb"
+             else _docs_store(tmp_path / "docs"))
+    barrier = threading.Barrier(WORKERS, timeout=120)
+    seen = threading.local()
+    built: list[int] = []
+    entry, write_ready = cache.entry, cache.write_ready
+
+    def lined_up(kind_: str, identity: dict[str, Any]) -> Path:
+        if not getattr(seen, "waited", False):
+            seen.waited = True
+            barrier.wait()
+        return entry(kind_, identity)
+
+    def counted(tmp: Path, identity: dict[str, Any], **extra: Any) -> None:
+        built.append(threading.get_ident())
+        write_ready(tmp, identity, **extra)
+
+    monkeypatch.setattr(cache, "entry", lined_up)
+    monkeypatch.setattr(cache, "write_ready", counted)
+    answers: list[Any] = [None] * WORKERS
+
+    def work(i: int) -> None:
+        try:
+            s = open_store(str(store))
+            answers[i] = run(s, Query(text="note keys rotate"),
+                             Params(mode="fts", limit=8)).ids("final")
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            answers[i] = exc
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(WORKERS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert [a for a in answers if isinstance(a, BaseException)] == []
+    assert all(a == answers[0] for a in answers) and answers[0]
+    assert len(built) == 1
+    assert _leftovers() == []
+
