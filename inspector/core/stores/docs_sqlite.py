@@ -111,9 +111,11 @@ def cache_key(src: DocsSource, model: str) -> str:
     return cache.key_of(copy_identity(src, model))
 
 
-def working_copy(con: sqlite3.Connection, src: DocsSource, model: str) -> tuple[Any, Path]:
+def working_copy(con: sqlite3.Connection, src: DocsSource, model: str
+                 ) -> tuple[Any, cache.Lease]:
     """The cached LanceDB copy of the chunks with this model's vectors, built if missing or
-    if the copy found does not match its source (identity or row count)."""
+    if the copy found does not match its source (identity or row count), and the lease that
+    keeps it from being pruned while it is open (its folder: `lease.where`)."""
     import lancedb
 
     identity = copy_identity(src, model)
@@ -126,14 +128,18 @@ def working_copy(con: sqlite3.Connection, src: DocsSource, model: str) -> tuple[
             return False
 
     try:
-        where = cache.obtain("sqlite", identity, lambda tmp: _build(con, src, model, tmp),
+        lease = cache.obtain("sqlite", identity, lambda tmp: _build(con, src, model, tmp),
                              check=rows_match)
     except InspectorError:
         raise
     except Exception as exc:  # noqa: BLE001 - one line naming the copy, never a traceback
         raise InspectorError(f"Cannot copy the docs store {src.path} into the cache: "
                              f"{str(exc).strip()[:200]}.") from exc
-    return lancedb.connect(str(where)).open_table(CHUNKS), where
+    try:
+        return lancedb.connect(str(lease.where)).open_table(CHUNKS), lease
+    except BaseException:
+        lease.release()
+        raise
 
 
 def _build(con: sqlite3.Connection, src: DocsSource, model: str, tmp: Path) -> dict[str, Any]:
@@ -175,6 +181,7 @@ class DocsStore(Store):
     source: DocsSource | None = None
     model: str | None = None
     fts5: Any = field(default=None, repr=False, compare=False)
+    lease: cache.Lease | None = field(default=None, repr=False, compare=False)  # of the copy
 
     def fts_index_column(self) -> str | None:
         return self.roles.text if self.fts5 is not None else super().fts_index_column()
@@ -202,14 +209,14 @@ def open_docs_store(path: str, table: str | None = None, roles: dict[str, str] |
     con, read_mode = connect_readonly(path)
     src = inspect_source(con, path, read_mode)
     chosen = choose_model(src, model)
-    tbl, where = working_copy(con, src, chosen)
+    tbl, lease = working_copy(con, src, chosen)
     detected = detect_roles(tbl.schema, roles)
     meta = read_meta(tbl.schema)
     notes = []
     if len(src.models) > 1:
         notes.append(f"embeddings from {len(src.models)} models; using '{chosen}' "
                      f"(others: {', '.join(m for m in src.models if m != chosen)})")
-    if (n := _stale_note(where)):
+    if (n := _stale_note(lease.where)):
         notes.append(f"{n} chunks have no '{chosen}' embedding and no vector hit")
     if src.fts_table is None:
         notes.append("no FTS5 table: full-text search uses a private LanceDB index instead")
@@ -218,7 +225,7 @@ def open_docs_store(path: str, table: str | None = None, roles: dict[str, str] |
     return DocsStore(uri=path, table_name=CHUNKS, table=fts5 or tbl, roles=detected,
                      version=int(tbl.version), rows=int(tbl.count_rows()),
                      dim=int(src.dims[chosen]), meta=meta, role_overrides=roles,
-                     source=src, model=chosen, fts5=fts5)
+                     source=src, model=chosen, fts5=fts5, lease=lease)
 
 
 def describe_docs_store(path: str) -> list[TableInfo]:

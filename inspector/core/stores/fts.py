@@ -11,6 +11,8 @@ checked before every use.
 from __future__ import annotations
 
 import re
+import weakref
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -69,21 +71,29 @@ def fts_table(store: Store) -> tuple[Any, str]:
     if store.fts_index_column():
         return store.table, "store"
     known = store.__dict__.get("_fts_copy")  # this Store object's copy, found once
-    if known is not None:
-        return known
-    identity = store_identity(store)
-    where = cache.entry("fts", identity)
-    if where in _OPENED and cache.is_valid(where, identity):
-        store.__dict__["_fts_copy"] = _OPENED[where]
-        return _OPENED[where]
-    where = _obtain(store, identity)
-    _OPENED[where] = (lancedb.connect(str(where)).open_table("fts"), str(where))
-    store.__dict__["_fts_copy"] = _OPENED[where]
-    return _OPENED[where]
+    if known is None:
+        identity = store_identity(store)
+        where = cache.entry("fts", identity)
+        known = _OPENED.get(where)
+        if known is None or not cache.is_valid(where, identity):
+            lease = _obtain(store, identity)
+            known = _Copy(lancedb.connect(str(lease.where)).open_table("fts"), lease)
+            _OPENED[where] = known
+        store.__dict__["_fts_copy"] = known  # the Store keeps the copy, and its lease
+    return known.table, str(known.lease.where)
+
+
+@dataclass(eq=False)
+class _Copy:
+    """An open private copy and the lease that keeps any prune from removing it."""
+
+    table: Any
+    lease: cache.Lease
 
 
 # a verified copy never changes: open each once per process (keyed by its identity's folder)
-_OPENED: dict[Path, tuple[Any, str]] = {}
+# while some Store uses it; when none does, the copy is closed and its lease released
+_OPENED: weakref.WeakValueDictionary[Path, _Copy] = weakref.WeakValueDictionary()
 
 
 def _rows_match(where: Path, rows: int) -> bool:
@@ -101,7 +111,7 @@ def copy_columns(store: Store) -> list[str]:
             and not pa.types.is_fixed_size_list(f.type) and _PLAIN_NAME.match(f.name)]
 
 
-def _obtain(store: Store, identity: dict[str, Any]) -> Path:
+def _obtain(store: Store, identity: dict[str, Any]) -> cache.Lease:
     """The verified copy's folder, built once whatever the number of concurrent callers."""
     try:
         return cache.obtain("fts", identity, lambda tmp: _write_copy(store, tmp),

@@ -1,8 +1,9 @@
 """The cache under concurrency (issue 21): builds of one copy from several processes and
-threads make one copy and never fail.
+threads make one copy and never fail; a copy open in one process survives another process's
+prune.
 
 Processes and threads are lined up with barriers (a socket the test releases, a
-threading.Barrier): no test waits on a clock."""
+threading.Barrier) and driven through pipes: no test waits on a clock."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import subprocess
 import sys
 import textwrap
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ import pytest
 from inspector.core.engine.params import Params
 from inspector.core.engine.pipeline import run
 from inspector.core.engine.pool import Query
+from inspector.core.stores.fts import fts_table
 from inspector.core.stores.opening import open_store
 from inspector.core.stores.safety import cache
 from tests.storekit import build_docs_db, write_random_store
@@ -56,6 +58,31 @@ _CLI = textwrap.dedent("""
     sys.argv = ["inspector", *args]
     runpy.run_module("inspector", run_name="__main__")
 """)
+
+# Holds a private copy open: opens the store, searches it, says "open", waits for a line on
+# stdin, searches again and prints both answers.
+_HOLDER = textwrap.dedent("""
+    import json, sys
+    from inspector.core.engine.params import Params
+    from inspector.core.engine.pipeline import run
+    from inspector.core.engine.pool import Query
+    from inspector.core.stores.fts import fts_table
+    from inspector.core.stores.opening import open_store
+    store = open_store(sys.argv[1])
+    first = run(store, Query(text="note keys"), Params(mode="fts", limit=5)).ids("final")
+    if getattr(store, "source", None) is None:
+        where = fts_table(store)[1]
+    else:
+        from inspector.core.stores.docs_sqlite import copy_identity
+        from inspector.core.stores.safety import cache
+        where = str(cache.entry("sqlite", copy_identity(store.source, store.model)))
+    print(json.dumps({"where": where}), flush=True)
+    sys.stdin.readline()
+    again = run(store, Query(text="note keys"), Params(mode="fts", limit=5)).ids("final")
+    print(json.dumps({"first": [str(x) for x in first], "again": [str(x) for x in again]}),
+          flush=True)
+""")
+
 
 def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -172,4 +199,42 @@ def test_cold_cache_queries_in_several_threads_build_one_copy_and_all_succeed(
     assert all(a == answers[0] for a in answers) and answers[0]
     assert len(built) == 1
     assert _leftovers() == []
+
+
+# ---- 2. a copy in use survives another process's prune --------------------------------------
+
+@pytest.mark.parametrize("kind", ["lancedb", "docs"])
+def test_a_copy_open_in_another_process_survives_a_prune(tmp_path: Path, kind: str) -> None:
+    store = (write_random_store(tmp_path / "store", n=500) if kind == "lancedb"
+             else _docs_store(tmp_path / "docs"))
+    holder = subprocess.Popen([sys.executable, "-c", _HOLDER, str(store)], env=_env(),
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdin is not None
+        line = holder.stdout.readline()
+        assert line, holder.communicate(timeout=60)[1][-800:]
+        where = Path(json.loads(line)["where"])
+        assert cache.read_ready(where) is not None
+        removed = cache.prune(limit=0)  # everything unused must go; the held copy stays
+        assert where not in removed and cache.read_ready(where) is not None
+        out, err = holder.communicate("go\n", timeout=120)
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+    assert holder.returncode == 0, err[-800:]
+    answer = json.loads(out)
+    assert answer["again"] == answer["first"] and answer["first"]
+    assert where in cache.prune(limit=0)  # no longer in use: pruned like any other copy
+    assert not where.exists()
+
+
+def test_a_copy_open_in_this_process_survives_a_prune(random_store: Callable[..., Path]) -> None:
+    store = open_store(str(random_store(n=200)))
+    want = run(store, Query(text="note keys"), Params(mode="fts", limit=5)).ids("final")
+    where = Path(fts_table(store)[1])
+    cache.prune(limit=0)
+    assert cache.read_ready(where) is not None
+    fresh = open_store(str(store.uri))
+    assert run(fresh, Query(text="note keys"), Params(mode="fts", limit=5)).ids("final") == want
 

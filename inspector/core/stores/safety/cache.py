@@ -11,6 +11,11 @@ builder takes the copy's build lock (an exclusive `flock` on `<key>.lock` beside
 again, builds into a private folder and renames it into place; everyone else waits on the lock
 and then finds the finished copy. A published copy is never replaced while it is valid.
 
+A copy in use is never pruned, whichever process uses it: every user holds a `Lease` (a shared
+`flock` on `<key>.lease`) from before it checks the copy until it has closed it, and prune
+removes a copy only while it holds that lock exclusively (taken without waiting: a copy it
+cannot lock is in use and stays).
+
 Copies are pruned after each build: those unused for MAX_AGE_DAYS, then the least recently
 used until the total is under the size limit (INSPECTOR_CACHE_MAX_MB, default 2048 MB).
 """
@@ -145,31 +150,62 @@ def build_lock(where: Path) -> Iterator[None]:
         os.close(fd)
 
 
+class Lease:
+    """A reader's hold on a copy, valid across processes: a shared flock on `<key>.lease`.
+    Prune never removes a copy whose lease someone holds. Released by `release()` or when
+    the object is collected (whoever keeps the open copy keeps its Lease)."""
+
+    def __init__(self, where: Path) -> None:
+        self.where = where
+        self._fd = _flock(_side(where, ".lease"), fcntl.LOCK_SH)
+
+    def release(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
+
+    def __del__(self) -> None:
+        try:
+            self.release()
+        except Exception:  # noqa: BLE001, S110 - interpreter shutdown
+            pass
+
+
 Build = Callable[[Path], dict[str, Any] | None]
 
 
 def obtain(kind: str, identity: dict[str, Any], build: Build,
-           check: Callable[[Path], bool] | None = None) -> Path:
-    """The folder of a valid copy for `identity`, built once if needed: `build(tmp)` fills a
-    private folder (and may return extra READY fields); a copy is valid when its READY record
-    names this identity and `check(where)` (if given) agrees. Whoever loses the race for the
-    build lock reuses the winner's copy."""
+           check: Callable[[Path], bool] | None = None) -> Lease:
+    """A lease on a valid copy for `identity` (its folder: `.where`), built once if needed:
+    `build(tmp)` fills a private folder (and may return extra READY fields); a copy is valid
+    when its READY record names this identity and `check(where)` (if given) agrees. Whoever
+    loses the race for the build lock reuses the winner's copy. The lease is taken before
+    the copy is checked, so no prune can remove it between the check and its use."""
     where = entry(kind, identity)
+    lease = Lease(where)
+    try:
+        _ensure(where, identity, build, check)
+    except BaseException:
+        lease.release()
+        raise
+    return lease
 
+
+def _ensure(where: Path, identity: dict[str, Any], build: Build,
+            check: Callable[[Path], bool] | None) -> None:
     def valid() -> bool:
         return is_valid(where, identity) and (check is None or check(where))
 
     if valid():
-        return where
+        return
     with build_lock(where):
         if valid():  # built by someone else while this one waited
-            return where
+            return
         tmp = new_tmp(where)
         extra = build(tmp) or {}
         write_ready(tmp, identity, **extra)
         publish(tmp, where)
     prune(keep=(where,))
-    return where
 
 
 def touch(where: Path) -> None:
@@ -207,11 +243,26 @@ def _entries() -> list[tuple[float, Path]]:
     return sorted(out)
 
 
+def _remove(p: Path) -> bool:
+    """Remove a copy unless it is in use (its lease is held somewhere): True when removed."""
+    fd = _flock(_side(p, ".lease"), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    if fd is None:
+        return False
+    try:
+        shutil.rmtree(p, ignore_errors=True)
+        for suffix in (".lock", ".lease"):  # no one can be inside obtain() for it now
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(_side(p, suffix))
+    finally:
+        os.close(fd)
+    return True
+
+
 def prune(keep: tuple[Path, ...] = (), now: float | None = None,
           limit: int | None = None) -> list[Path]:
     """Remove copies unused for MAX_AGE_DAYS, then least recently used ones until the cache is
-    within `limit` bytes (default: max_bytes()). `keep` (copies in use) is never removed.
-    Returns what was removed."""
+    within `limit` bytes (default: max_bytes()). `keep`, and every copy whose lease someone
+    holds (in any process), is never removed. Returns what was removed."""
     now = time.time() if now is None else now
     limit = max_bytes() if limit is None else limit
     kept = {p.resolve() for p in keep}
@@ -220,8 +271,7 @@ def prune(keep: tuple[Path, ...] = (), now: float | None = None,
     for used, p in _entries():
         if p.resolve() in kept:
             sized.append((used, p, _size(p), False))
-        elif now - used > MAX_AGE_DAYS * 86400:
-            shutil.rmtree(p, ignore_errors=True)
+        elif now - used > MAX_AGE_DAYS * 86400 and _remove(p):
             removed.append(p)
         else:
             sized.append((used, p, _size(p), True))
@@ -229,8 +279,7 @@ def prune(keep: tuple[Path, ...] = (), now: float | None = None,
     for _, p, size, removable in sized:
         if total <= limit:
             break
-        if removable:
-            shutil.rmtree(p, ignore_errors=True)
+        if removable and _remove(p):
             removed.append(p)
             total -= size
     return removed

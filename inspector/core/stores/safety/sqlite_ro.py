@@ -60,9 +60,17 @@ def _text(raw: bytes) -> str:
     return raw.decode("utf-8", "replace")
 
 
-def _open(uri: str, shown: Path) -> sqlite3.Connection:
+class LeasedConnection(sqlite3.Connection):
+    """A connection to a private snapshot, holding the snapshot's lease while it is open."""
+
+    lease: cache.Lease | None = None
+
+
+def _open(uri: str, shown: Path, lease: cache.Lease | None = None) -> sqlite3.Connection:
     try:
-        con = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        con = sqlite3.connect(uri, uri=True, check_same_thread=False,
+                              factory=LeasedConnection)
+        con.lease = lease
         con.text_factory = _text
         con.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlite3.Error as exc:
@@ -91,17 +99,17 @@ def _copy(path: Path, tmp: Path, before: tuple[Any, ...]) -> None:
         raise _Changed
 
 
-def _snapshot(path: Path) -> Path:
-    """A private copy of the database and its side files, consistent with one stamp."""
+def _snapshot(path: Path) -> cache.Lease:
+    """A private copy of the database and its side files, consistent with one stamp (its
+    folder: `.where`), leased."""
     for _ in range(_COPY_TRIES):
         before = file_stamp(path)
         identity = {"source": str(path), "stamp": list(before)}
         try:
-            where = cache.obtain("snapshots", identity,
-                                 lambda tmp, before=before: _copy(path, tmp, before))
+            return cache.obtain("snapshots", identity,
+                                lambda tmp, before=before: _copy(path, tmp, before))
         except _Changed:
             continue
-        return where / path.name
     raise InspectorError(f"{path} kept changing while it was being copied; try again when "
                          "its writer is idle.")
 
@@ -112,5 +120,6 @@ def connect_readonly(path: str | Path) -> tuple[sqlite3.Connection, str]:
     p = Path(path).resolve()
     if not needs_snapshot(p):
         return _open(p.as_uri() + "?mode=ro&immutable=1", p), IMMUTABLE
-    copy = _snapshot(p)
-    return _open(copy.as_uri() + "?mode=rw", p), SNAPSHOT
+    lease = _snapshot(p)
+    copy = lease.where / p.name
+    return _open(copy.as_uri() + "?mode=rw", p, lease), SNAPSHOT
