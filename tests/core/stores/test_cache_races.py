@@ -1,6 +1,6 @@
 """The cache under concurrency (issue 21): builds of one copy from several processes and
 threads make one copy and never fail; a copy open in one process survives another process's
-prune.
+prune; a failed build leaves nothing, and prune removes what a dead builder left.
 
 Processes and threads are lined up with barriers (a socket the test releases, a
 threading.Barrier) and driven through pipes: no test waits on a clock."""
@@ -24,6 +24,7 @@ import pytest
 from inspector.core.engine.params import Params
 from inspector.core.engine.pipeline import run
 from inspector.core.engine.pool import Query
+from inspector.core.errors import InspectorError
 from inspector.core.stores.fts import fts_table
 from inspector.core.stores.opening import open_store
 from inspector.core.stores.safety import cache
@@ -238,3 +239,62 @@ def test_a_copy_open_in_this_process_survives_a_prune(random_store: Callable[...
     fresh = open_store(str(store.uri))
     assert run(fresh, Query(text="note keys"), Params(mode="fts", limit=5)).ids("final") == want
 
+
+# ---- 3. failed builds leave nothing; prune removes what a dead builder left -----------------
+
+def _boom(*_a: Any, **_k: Any) -> Any:
+    raise RuntimeError("disk full (simulated)")
+
+
+def test_a_failed_full_text_build_leaves_nothing(random_store: Callable[..., Path],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    import lancedb.index
+
+    store = open_store(str(random_store(n=100)))
+    monkeypatch.setattr(lancedb.index, "FTS", _boom)  # fails after rows are written
+    with pytest.raises(InspectorError, match="disk full"):
+        fts_table(store)
+    assert _leftovers() == [] and list((cache.cache_root() / "fts").iterdir()) == []
+    monkeypatch.undo()
+    assert run(store, Query(text="note"), Params(mode="fts", limit=3)).ids("final")
+
+
+def test_a_failed_docs_build_leaves_nothing(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    from inspector.core.stores import docs_sqlite
+
+    db = _docs_store(tmp_path / "docs")
+    monkeypatch.setattr(docs_sqlite, "_vectors", _boom)  # fails while the rows are copied
+    with pytest.raises(InspectorError, match="disk full"):
+        open_store(str(db))
+    assert _leftovers() == [] and list((cache.cache_root() / "sqlite").iterdir()) == []
+    monkeypatch.undo()
+    assert open_store(str(db)).rows == 120
+
+
+def _dead_pid() -> int:
+    """The id of a process that has exited (and been reaped)."""
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()
+    return p.pid
+
+
+def test_prune_removes_build_folders_left_by_a_dead_process(tmp_path: Path) -> None:
+    base = cache.cache_root() / "fts"
+    base.mkdir(parents=True)
+    dead = base / f"0123abcd.tmp{_dead_pid()}"  # a builder killed mid-build
+    (dead / "fts.lance").mkdir(parents=True)
+    (dead / "fts.lance" / "data").write_bytes(b"x" * 100)
+    for suffix in (".lock", ".lease"):
+        (base / f"0123abcd{suffix}").touch()
+    with subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"],
+                          stdin=subprocess.PIPE) as alive_proc:
+        alive = base / f"4567cdef.tmp{alive_proc.pid}"  # a build that may still be running
+        alive.mkdir()
+        try:
+            removed = cache.prune()
+            assert dead in removed and not dead.exists()
+            assert alive.exists()
+            assert sorted(p.name for p in base.iterdir()) == [alive.name]
+        finally:
+            alive_proc.communicate(b"")

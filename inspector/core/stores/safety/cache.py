@@ -24,9 +24,11 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import glob
 import hashlib
 import json
 import os
+import re
 import shutil
 import time
 from collections.abc import Callable, Iterator
@@ -187,6 +189,8 @@ def obtain(kind: str, identity: dict[str, Any], build: Build,
         _ensure(where, identity, build, check)
     except BaseException:
         lease.release()
+        if not where.exists():
+            _remove(where)  # the lock and lease files, unless someone else waits on them
         raise
     return lease
 
@@ -202,9 +206,12 @@ def _ensure(where: Path, identity: dict[str, Any], build: Build,
         if valid():  # built by someone else while this one waited
             return
         tmp = new_tmp(where)
-        extra = build(tmp) or {}
-        write_ready(tmp, identity, **extra)
-        publish(tmp, where)
+        try:
+            extra = build(tmp) or {}
+            write_ready(tmp, identity, **extra)
+            publish(tmp, where)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)  # a failed build leaves nothing
     prune(keep=(where,))
 
 
@@ -224,6 +231,42 @@ def _size(path: Path) -> int:
         except OSError:
             continue
     return total
+
+
+_BUILD_FOLDER = re.compile(r"(?P<key>.+)\.tmp(?P<pid>\d+)(\.old)?")
+_SIDE_FILE = re.compile(r"(?P<key>.+)\.(lock|lease)")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return True
+
+
+def _dead_builds() -> list[Path]:
+    """Build folders whose process has died."""
+    return [p for kind in KINDS if (cache_root() / kind).is_dir()
+            for p in (cache_root() / kind).iterdir()
+            if (m := _BUILD_FOLDER.fullmatch(p.name)) and not _alive(int(m["pid"]))]
+
+
+def _orphans() -> list[Path]:
+    """Copies whose lock or lease file is left without the copy or a build of it (prune
+    removes those files only when no one holds them)."""
+    out: dict[Path, None] = {}
+    for kind in KINDS:
+        base = cache_root() / kind
+        if not base.is_dir():
+            continue
+        for p in base.iterdir():
+            if (m := _SIDE_FILE.fullmatch(p.name)) and not (base / m["key"]).exists() \
+                    and not any(base.glob(f"{glob.escape(m['key'])}.tmp*")):
+                out[base / m["key"]] = None
+    return list(out)
 
 
 def _entries() -> list[tuple[float, Path]]:
@@ -260,13 +303,18 @@ def _remove(p: Path) -> bool:
 
 def prune(keep: tuple[Path, ...] = (), now: float | None = None,
           limit: int | None = None) -> list[Path]:
-    """Remove copies unused for MAX_AGE_DAYS, then least recently used ones until the cache is
-    within `limit` bytes (default: max_bytes()). `keep`, and every copy whose lease someone
-    holds (in any process), is never removed. Returns what was removed."""
+    """Remove what dead builders left, copies unused for MAX_AGE_DAYS, then least recently
+    used ones until the cache is within `limit` bytes (default: max_bytes()). `keep`, and
+    every copy whose lease someone holds (in any process), is never removed. Returns what was
+    removed."""
     now = time.time() if now is None else now
     limit = max_bytes() if limit is None else limit
     kept = {p.resolve() for p in keep}
     removed: list[Path] = []
+    for p in _dead_builds():
+        shutil.rmtree(p, ignore_errors=True)
+        removed.append(p)
+    removed += [p for p in _orphans() if _remove(p)]
     sized = []
     for used, p in _entries():
         if p.resolve() in kept:

@@ -91,12 +91,10 @@ def _copy(path: Path, tmp: Path, before: tuple[Any, ...]) -> None:
             if side.exists():
                 shutil.copyfile(side, tmp / (path.name + suffix))
     except OSError as exc:
-        shutil.rmtree(tmp, ignore_errors=True)
         raise InspectorError(f"Cannot copy the SQLite file {path} to read it safely: "
                              f"{exc.strerror or exc}.") from None
     if file_stamp(path) != before:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise _Changed
+        raise _Changed  # the cache removes the folder
 
 
 def _snapshot(path: Path) -> cache.Lease:
