@@ -3,8 +3,9 @@
 The source file is only ever read, and nothing beside it is created or touched (sqlite_ro:
 `immutable=1`, or a private snapshot when a write-ahead log or journal is present). Its chunks
 and one model's embeddings are copied into a LanceDB table in the app's cache, keyed by the
-file's resolved path, its stamp (size, modification time and inode of the file, its -wal and
--journal) and the model; the copy's recorded identity and row count are checked before use.
+file's resolved path, its stamp (size, modification and change times, inode and a content
+digest of the file, its -wal and -journal: sqlite_ro.file_stamp) and the model; the copy's
+recorded identity and row count are checked before use.
 
 Faithfulness to the docs engine:
 - vector leg: the engine ranks by brute-force cosine. The copy stores each vector divided by

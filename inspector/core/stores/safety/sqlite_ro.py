@@ -15,6 +15,7 @@ without one. So:
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import sqlite3
 from pathlib import Path
@@ -29,16 +30,40 @@ _SIDE_FILES = ("-wal", "-journal")
 _COPY_TRIES = 3
 
 
+FULL_HASH_BYTES = 8 * 1024 * 1024  # a file up to this size is hashed whole (a few ms)
+_HEADER_BYTES = {"": 100, "-wal": 32, "-journal": 28}  # each file's own header
+
+
+def _digest(path: Path, size: int, head: int) -> str | None:
+    """The whole file's hash when it is small, else its header's: SQLite's database header
+    holds the file change counter (offset 24) and page count (28), the WAL header its
+    checkpoint sequence and salts, the journal header its nonce."""
+    try:
+        with path.open("rb") as fh:
+            if size <= FULL_HASH_BYTES:
+                return "all:" + hashlib.file_digest(fh, "blake2b").hexdigest()[:32]
+            return "head:" + hashlib.blake2b(fh.read(head)).hexdigest()[:32]
+    except OSError:
+        return None
+
+
 def file_stamp(path: Path) -> tuple[Any, ...]:
-    """(size, mtime_ns, inode) of the file and of its -wal and -journal: any write, or the file
-    deleted and recreated, changes it."""
+    """Of the file and of its -wal and -journal: size, mtime, ctime, inode and a digest (the
+    whole content up to FULL_HASH_BYTES, else the SQLite header). Any write changes it, also
+    one that keeps the size and puts the mtime back: the ctime cannot be set back, a commit
+    through SQLite bumps the header's change counter (rollback journal) or grows or re-salts
+    the WAL, and a small file's hash sees any byte, whoever wrote it. Deleting and recreating
+    the file changes the inode."""
     out: list[Any] = []
-    for p in (path, *(Path(str(path) + s) for s in _SIDE_FILES)):
+    for suffix, head in _HEADER_BYTES.items():
+        p = Path(str(path) + suffix)
         try:
             st = p.stat()
-            out += [st.st_size, st.st_mtime_ns, st.st_ino]
         except FileNotFoundError:
-            out += [None, None, None]
+            out += [None] * 5
+            continue
+        out += [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino,
+                _digest(p, st.st_size, head)]
     return tuple(out)
 
 
