@@ -17,7 +17,10 @@ removes a copy only while it holds that lock exclusively (taken without waiting:
 cannot lock is in use and stays).
 
 Copies are pruned after each build: those unused for MAX_AGE_DAYS, then the least recently
-used until the total is under the size limit (INSPECTOR_CACHE_MAX_MB, default 2048 MB).
+used until the total is under the size limit (INSPECTOR_CACHE_MAX_MB, default 2048 MB). A
+failed build leaves nothing (its private folder is removed on the error, and the copy's lock
+and lease files unless someone else holds them); prune also removes build folders
+(`<key>.tmp<PID>`) whose process has died, and lock or lease files left without a copy.
 """
 
 from __future__ import annotations
