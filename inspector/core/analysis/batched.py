@@ -5,7 +5,11 @@ Per query, LanceDB's flat search reads every vector; a sweep over 500 queries re
 per-query search would (ids, order, `_distance`, ties by row id), and `pool.fetch_pool` takes
 each leg as if LanceDB had returned it. Full-text legs stay LanceDB's. Tables with a vector
 index (approximate search), LanceDB Cloud, vectors the scan cannot reproduce bit for bit, or
-a failed self-check against LanceDB fall back to per-query search: `vector_legs` returns {}.
+a failed self-check against LanceDB fall back to per-query search (`Legs.pop` gives None).
+
+Memory does not grow with the number of queries: queries are scanned SCAN_QUERIES at a time
+(one pass each), each pass keeps its queries' top-k row ids and distances and the rows they
+name, and each query's leg table is built only when the sweep takes it.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ class Case(Protocol):
 
 Leg = tuple[pa.Table, bool, float]  # as pool._leg_at returns it: rows, exhausted, next value
 _CHECK_ROWS = 16  # rows of one query compared with LanceDB's own search before trusting
+SCAN_QUERIES = 512  # queries per scan pass: bounds the top-k lists held at once
 
 
 @dataclass(frozen=True)
@@ -108,29 +113,94 @@ def _plan(store: Store, cases: Sequence[Case], base: Params,
     return out if out.index else None
 
 
+@dataclass
+class _Pass:
+    """One scan pass's answers: per query (by position in the plan) row ids and distances,
+    and the rows those ids name; None when the pass fell back to per-query search."""
+
+    first: int
+    result: S.ScanResult | None
+    wanted: np.ndarray
+    rows: pa.Table | None
+
+
+class Legs:
+    """Each scannable case's vector leg, by position in `cases`: `pop(i)` builds it (None
+    when the case is searched per query). The scan runs SCAN_QUERIES cases at a time, the
+    first pass at once (so an explicit Ray scan fails before the first query), the others
+    when their first case is taken; only one pass's answers are held."""
+
+    def __init__(self, store: Store, todo: _Plan | None = None, distance: str = "l2",
+                 plan: ScanPlan = AUTO) -> None:
+        self._store, self._todo, self._distance, self._plan = store, todo, distance, plan
+        self._pos = {} if todo is None else {i: n for n, i in enumerate(todo.index)}
+        self._left: dict[int, int] = {}  # cases not yet taken, per pass (by its first case)
+        for n in self._pos.values():
+            self._left[n - n % SCAN_QUERIES] = self._left.get(n - n % SCAN_QUERIES, 0) + 1
+        self._allowed: tuple[np.ndarray | None, ...] | None = None
+        self._pass: _Pass | None = None
+        if todo is not None:
+            self._load(0)
+
+    def __len__(self) -> int:
+        return len(self._pos)
+
+    def pop(self, i: int, default: Leg | None = None) -> Leg | None:
+        n = self._pos.pop(i, None)
+        if n is None or self._todo is None:
+            return default
+        first = n - n % SCAN_QUERIES
+        self._left[first] -= 1
+        if self._pass is None or self._pass.first != first:
+            self._pass = None  # drop the previous pass's answers before the next scan
+            self._load(first)
+        done = self._pass
+        assert done is not None
+        if done.result is None or done.rows is None:
+            if not self._left[first]:
+                self._pass = None
+            return default
+        leg = _leg(self._todo, done.result, done.wanted, done.rows, n, n - first)
+        if not self._left[first]:
+            self._pass = None  # every case of this pass has been taken
+        return leg
+
+    def _load(self, first: int) -> None:
+        todo = self._todo
+        assert todo is not None
+        part = slice(first, first + SCAN_QUERIES)
+        self._pass = _Pass(first, None, np.zeros(0, np.int64), None)
+        try:
+            store = self._store
+            if self._allowed is None:
+                self._allowed = tuple(
+                    None if w is None else S.allowed_rowids(store.table, w, store.roles.id)
+                    for w in todo.wheres)
+            req = S.ScanRequest(np.stack(todo.vectors[part]), max(todo.depths[part]),
+                                self._distance, np.asarray(todo.groups[part], np.int64),
+                                self._allowed, store.rows)
+            result = run_scan(store, req, self._plan)
+            if not _agrees(store, req, result, todo.wheres):
+                return
+            wanted = np.unique(np.concatenate(
+                [r[:d] for r, d in zip(result.rowids, todo.depths[part], strict=True)]))
+            self._pass = _Pass(first, result, wanted, _take(store, wanted, todo.columns))
+        except S.ScanUnsupported:
+            return
+        except Exception:  # noqa: BLE001 - the per-query path searches, and reports, as before
+            if self._plan.mode == "ray":
+                raise  # asked for explicitly: say why it failed
+
+
 def vector_legs(store: Store, cases: Sequence[Case], base: Params,
-                depth_of: Callable[[Any], int], plan: ScanPlan = AUTO) -> dict[int, Leg]:
-    """Each scannable case's vector leg (by position in `cases`), from one scan."""
+                depth_of: Callable[[Any], int], plan: ScanPlan = AUTO) -> Legs:
+    """Each scannable case's vector leg (by position in `cases`), from batched scans."""
     if plan.mode == "off" or scannable(store) is not None:
-        return {}
+        return Legs(store)
     todo = _plan(store, cases, base, depth_of)
     if todo is None or any(c not in store.schema.names for c in todo.columns):
-        return {}
-    try:
-        allowed = tuple(None if w is None else S.allowed_rowids(store.table, w, store.roles.id)
-                        for w in todo.wheres)
-        req = S.ScanRequest(np.stack(todo.vectors), max(todo.depths), base.distance,
-                            np.asarray(todo.groups, np.int64), allowed, store.rows)
-        result = run_scan(store, req, plan)
-        if not _agrees(store, req, result, todo.wheres):
-            return {}
-        return _legs(store, todo, result)
-    except S.ScanUnsupported:
-        return {}
-    except Exception:  # noqa: BLE001 - the per-query path searches, and reports, as before
-        if plan.mode == "ray":
-            raise  # asked for explicitly: say why it failed
-        return {}
+        return Legs(store)
+    return Legs(store, todo, base.distance, plan)
 
 
 def run_scan(store: Store, req: S.ScanRequest, plan: ScanPlan = AUTO) -> S.ScanResult:
@@ -166,20 +236,16 @@ def _agrees(store: Store, req: S.ScanRequest, got: S.ScanResult, wheres: list[An
             and np.array_equal(want_ids[:n], got.rowids[0][:n]))
 
 
-def _legs(store: Store, todo: _Plan, res: S.ScanResult) -> dict[int, Leg]:
-    """Leg tables as LanceDB would return them: the rows' columns, `_rowid`, `_distance`."""
-    wanted = np.unique(np.concatenate([r[:d] for r, d in zip(res.rowids, todo.depths,
-                                                             strict=True)]))
-    rows = _take(store, wanted, todo.columns)
-    out: dict[int, Leg] = {}
-    for j, i in enumerate(todo.index):
-        e = todo.depths[j]
-        ids, dist = res.rowids[j][:e], res.distances[j][:e]
-        leg = rows.take(pa.array(np.searchsorted(wanted, ids)))
-        leg = leg.append_column("_distance", pa.array(dist, pa.float32()))
-        past = res.distances[j][e] if len(res.distances[j]) > e else float("nan")
-        out[i] = (leg, bool(res.available[j] <= e), float(past))
-    return out
+def _leg(todo: _Plan, res: S.ScanResult, wanted: np.ndarray, rows: pa.Table, n: int,
+         j: int) -> Leg:
+    """Case n's leg table as LanceDB would return it (the rows' columns, `_rowid`,
+    `_distance`), from its answers at position j of the pass."""
+    e = todo.depths[n]
+    ids, dist = res.rowids[j][:e], res.distances[j][:e]
+    leg = rows.take(pa.array(np.searchsorted(wanted, ids)))
+    leg = leg.append_column("_distance", pa.array(dist, pa.float32()))
+    past = res.distances[j][e] if len(res.distances[j]) > e else float("nan")
+    return leg, bool(res.available[j] <= e), float(past)
 
 
 def _take(store: Store, rowids: np.ndarray, columns: list[str]) -> pa.Table:

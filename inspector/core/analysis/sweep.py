@@ -5,13 +5,17 @@ its cap); every grid cell is then `pipeline.derive` over that pool, which equals
 `pipeline.run` with the cell's parameters for exact (flat) search. The same pool gives the
 ground truth (`truth.truth_ids`: a prefiltered search in memory), so scoped recall needs
 no labels. With judgments, recall/precision/MRR/nDCG are computed too.
+
+Memory is bounded by one query's pool, whatever the number of queries: a query's sweep keeps
+its grid of metrics and the ids its cells return, never its pool, and the batched vector legs
+are built one query at a time (batched.py).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -150,7 +154,9 @@ def best_region(values: np.ndarray, grid: Grid, metric: str, base: Params) -> Be
 
 @dataclass(frozen=True)
 class QuerySweep:
-    """One query's grid: metric arrays shaped like the grid (NaN = undefined), and evidence."""
+    """One query's grid: metric arrays shaped like the grid (NaN = undefined), and evidence.
+    It keeps only what its result needs (not the pool): a sweep over many queries holds one
+    pool at a time."""
 
     case: Case
     params: Params
@@ -158,8 +164,9 @@ class QuerySweep:
     objective: str  # ndcg when judged, scoped_recall otherwise
     values: dict[str, np.ndarray]
     returned: np.ndarray
-    finals: np.ndarray  # pool row indices per cell, -1 padded: (nF, nW, nM, limit)
-    pool: Pool = field(repr=False)
+    finals: np.ndarray  # positions in `ids` per cell, -1 padded: (nF, nW, nM, limit)
+    ids: np.ndarray  # the ids of every row some cell returns, in pool order
+    pool_size: int
     truth_size: int
     truth_complete: bool
     best: Best
@@ -167,13 +174,13 @@ class QuerySweep:
     fetch_s: float
 
     def final_ids(self, i: int, j: int, m: int) -> list[Any]:
-        return [self.pool.ids[r] for r in self.finals[i, j, m] if r >= 0]
+        return [self.ids[r] for r in self.finals[i, j, m] if r >= 0]
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.case.name, "text": self.case.query.text, "scope": self.case.scope,
                 "judged": bool(self.case.grades), "k": self.k, "objective": self.objective,
                 "truth_size": self.truth_size, "truth_complete": self.truth_complete,
-                "pool_size": self.pool.size, "best": self.best.to_json(),
+                "pool_size": self.pool_size, "best": self.best.to_json(),
                 "safe": self.safe.to_json(),
                 "values": {k: _nested(v) for k, v in self.values.items()},
                 "returned": self.returned.tolist()}
@@ -214,9 +221,12 @@ def sweep_pool(pool: Pool, case: Case, base: Params, grid: Grid, k: int | None =
             values[key][i, j, m] = np.nan if v is None else v
     objective = "ndcg" if judged else "scoped_recall"
     truth0 = truth_ids(pool, p, sub)
+    used = np.unique(finals[finals >= 0])  # the rows some cell returns: all the result needs
     return QuerySweep(
         case=case, params=p, k=k, objective=objective, values=values, returned=returned,
-        finals=finals, pool=pool, truth_size=len(truth0[:k]),
+        finals=np.where(finals >= 0, np.searchsorted(used, finals), -1),
+        ids=np.array(pool.ids[used], dtype=object), pool_size=pool.size,
+        truth_size=len(truth0[:k]),
         truth_complete=is_complete(pool, table_rows or pool.size),
         best=best_region(values[objective], grid, objective, p),
         safe=safe_depth(pool, p, truth0, k, grid.overfetch, depth, _scan_limit(p, grid)),

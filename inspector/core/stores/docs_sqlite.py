@@ -3,8 +3,9 @@
 The source file is only ever read, and nothing beside it is created or touched (sqlite_ro:
 `immutable=1`, or a private snapshot when a write-ahead log or journal is present). Its chunks
 and one model's embeddings are copied into a LanceDB table in the app's cache, keyed by the
-file's resolved path, its stamp (size, modification time and inode of the file, its -wal and
--journal) and the model; the copy's recorded identity and row count are checked before use.
+file's resolved path, its stamp (size, modification and change times, inode and a content
+digest of the file, its -wal and -journal: sqlite_ro.file_stamp) and the model; the copy's
+recorded identity and row count are checked before use.
 
 Faithfulness to the docs engine:
 - vector leg: the engine ranks by brute-force cosine. The copy stores each vector divided by
@@ -111,37 +112,41 @@ def cache_key(src: DocsSource, model: str) -> str:
     return cache.key_of(copy_identity(src, model))
 
 
-def working_copy(con: sqlite3.Connection, src: DocsSource, model: str) -> tuple[Any, Path]:
+def working_copy(con: sqlite3.Connection, src: DocsSource, model: str
+                 ) -> tuple[Any, cache.Lease]:
     """The cached LanceDB copy of the chunks with this model's vectors, built if missing or
-    if the copy found does not match its source (identity or row count)."""
+    if the copy found does not match its source (identity or row count), and the lease that
+    keeps it from being pruned while it is open (its folder: `lease.where`)."""
     import lancedb
 
     identity = copy_identity(src, model)
-    where = cache.entry("sqlite", identity)
     rows = int(con.execute(f"SELECT count(*) FROM {CHUNKS}").fetchone()[0])
-    if cache.is_valid(where, identity):
+
+    def rows_match(where: Path) -> bool:
         try:
-            tbl = lancedb.connect(str(where)).open_table(CHUNKS)
-            if int(tbl.count_rows()) == rows:
-                return tbl, where
+            return int(lancedb.connect(str(where)).open_table(CHUNKS).count_rows()) == rows
         except Exception:  # noqa: BLE001 - an unreadable copy is rebuilt
-            pass
+            return False
+
     try:
-        _build(con, src, model, where, identity)
+        lease = cache.obtain("sqlite", identity, lambda tmp: _build(con, src, model, tmp),
+                             check=rows_match)
     except InspectorError:
         raise
     except Exception as exc:  # noqa: BLE001 - one line naming the copy, never a traceback
         raise InspectorError(f"Cannot copy the docs store {src.path} into the cache: "
                              f"{str(exc).strip()[:200]}.") from exc
-    cache.prune(keep=(where,))
-    return lancedb.connect(str(where)).open_table(CHUNKS), where
+    try:
+        return lancedb.connect(str(lease.where)).open_table(CHUNKS), lease
+    except BaseException:
+        lease.release()
+        raise
 
 
-def _build(con: sqlite3.Connection, src: DocsSource, model: str, where: Path,
-           identity: dict[str, Any]) -> None:
+def _build(con: sqlite3.Connection, src: DocsSource, model: str, tmp: Path) -> dict[str, Any]:
+    """Write the working copy into `tmp`, a private build folder; its READY extras."""
     import lancedb
 
-    tmp = cache.new_tmp(where)
     types = _column_types(con)
     dim = src.dims[model]
     missing: list[int] = []
@@ -159,8 +164,7 @@ def _build(con: sqlite3.Connection, src: DocsSource, model: str, where: Path,
         from lancedb.index import FTS
 
         tbl.create_index("text", config=FTS())  # the copy is ours: index it in place
-    cache.write_ready(tmp, identity, without_vector=sum(missing))
-    cache.publish(tmp, where)
+    return {"without_vector": sum(missing)}
 
 
 def _stale_note(where: Path) -> int:
@@ -178,6 +182,7 @@ class DocsStore(Store):
     source: DocsSource | None = None
     model: str | None = None
     fts5: Any = field(default=None, repr=False, compare=False)
+    lease: cache.Lease | None = field(default=None, repr=False, compare=False)  # of the copy
 
     def fts_index_column(self) -> str | None:
         return self.roles.text if self.fts5 is not None else super().fts_index_column()
@@ -205,14 +210,14 @@ def open_docs_store(path: str, table: str | None = None, roles: dict[str, str] |
     con, read_mode = connect_readonly(path)
     src = inspect_source(con, path, read_mode)
     chosen = choose_model(src, model)
-    tbl, where = working_copy(con, src, chosen)
+    tbl, lease = working_copy(con, src, chosen)
     detected = detect_roles(tbl.schema, roles)
     meta = read_meta(tbl.schema)
     notes = []
     if len(src.models) > 1:
         notes.append(f"embeddings from {len(src.models)} models; using '{chosen}' "
                      f"(others: {', '.join(m for m in src.models if m != chosen)})")
-    if (n := _stale_note(where)):
+    if (n := _stale_note(lease.where)):
         notes.append(f"{n} chunks have no '{chosen}' embedding and no vector hit")
     if src.fts_table is None:
         notes.append("no FTS5 table: full-text search uses a private LanceDB index instead")
@@ -221,7 +226,7 @@ def open_docs_store(path: str, table: str | None = None, roles: dict[str, str] |
     return DocsStore(uri=path, table_name=CHUNKS, table=fts5 or tbl, roles=detected,
                      version=int(tbl.version), rows=int(tbl.count_rows()),
                      dim=int(src.dims[chosen]), meta=meta, role_overrides=roles,
-                     source=src, model=chosen, fts5=fts5)
+                     source=src, model=chosen, fts5=fts5, lease=lease)
 
 
 def describe_docs_store(path: str) -> list[TableInfo]:

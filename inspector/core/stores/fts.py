@@ -11,6 +11,8 @@ checked before every use.
 from __future__ import annotations
 
 import re
+import weakref
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -69,23 +71,29 @@ def fts_table(store: Store) -> tuple[Any, str]:
     if store.fts_index_column():
         return store.table, "store"
     known = store.__dict__.get("_fts_copy")  # this Store object's copy, found once
-    if known is not None:
-        return known
-    identity = store_identity(store)
-    where = cache.entry("fts", identity)
-    if where in _OPENED and cache.is_valid(where, identity):
-        store.__dict__["_fts_copy"] = _OPENED[where]
-        return _OPENED[where]
-    if not cache.is_valid(where, identity) or not _rows_match(where, store.rows):
-        _build(store, where, identity)
-        cache.prune(keep=(where,))
-    _OPENED[where] = (lancedb.connect(str(where)).open_table("fts"), str(where))
-    store.__dict__["_fts_copy"] = _OPENED[where]
-    return _OPENED[where]
+    if known is None:
+        identity = store_identity(store)
+        where = cache.entry("fts", identity)
+        known = _OPENED.get(where)
+        if known is None or not cache.is_valid(where, identity):
+            lease = _obtain(store, identity)
+            known = _Copy(lancedb.connect(str(lease.where)).open_table("fts"), lease)
+            _OPENED[where] = known
+        store.__dict__["_fts_copy"] = known  # the Store keeps the copy, and its lease
+    return known.table, str(known.lease.where)
+
+
+@dataclass(eq=False)
+class _Copy:
+    """An open private copy and the lease that keeps any prune from removing it."""
+
+    table: Any
+    lease: cache.Lease
 
 
 # a verified copy never changes: open each once per process (keyed by its identity's folder)
-_OPENED: dict[Path, tuple[Any, str]] = {}
+# while some Store uses it; when none does, the copy is closed and its lease released
+_OPENED: weakref.WeakValueDictionary[Path, _Copy] = weakref.WeakValueDictionary()
 
 
 def _rows_match(where: Path, rows: int) -> bool:
@@ -103,9 +111,11 @@ def copy_columns(store: Store) -> list[str]:
             and not pa.types.is_fixed_size_list(f.type) and _PLAIN_NAME.match(f.name)]
 
 
-def _build(store: Store, where: Path, identity: dict[str, Any]) -> None:
+def _obtain(store: Store, identity: dict[str, Any]) -> cache.Lease:
+    """The verified copy's folder, built once whatever the number of concurrent callers."""
     try:
-        _write_copy(store, where, identity)
+        return cache.obtain("fts", identity, lambda tmp: _write_copy(store, tmp),
+                            check=lambda where: _rows_match(where, store.rows))
     except InspectorError:
         raise
     except Exception as exc:  # noqa: BLE001 - one line naming the copy, never a traceback
@@ -115,7 +125,8 @@ def _build(store: Store, where: Path, identity: dict[str, Any]) -> None:
                              f"'{store.table_name}': {str(exc).strip()[:200]}.") from exc
 
 
-def _write_copy(store: Store, where: Path, identity: dict[str, Any]) -> None:
+def _write_copy(store: Store, tmp: Path) -> None:
+    """Write and index the copy in `tmp`, a private build folder."""
     import lancedb
     from lancedb.index import FTS
 
@@ -123,7 +134,6 @@ def _write_copy(store: Store, where: Path, identity: dict[str, Any]) -> None:
     if store.roles.text not in cols:
         raise InspectorError(f"The text column '{store.roles.text}' has a name LanceDB cannot "
                              "select, so the table cannot be searched by full text.")
-    tmp = cache.new_tmp(where)
     try:
         reader = store.table.search().select(cols).limit(None).to_batches(65_536)
     except InspectorError:
@@ -142,5 +152,3 @@ def _write_copy(store: Store, where: Path, identity: dict[str, Any]) -> None:
     if tbl is None:
         raise InspectorError(f"Table '{store.table_name}' is empty; there is nothing to search.")
     tbl.create_index(store.roles.text, config=FTS())
-    cache.write_ready(tmp, identity)
-    cache.publish(tmp, where)

@@ -10,7 +10,14 @@ import numpy as np
 import pytest
 
 from inspector.core.analysis.metrics import ndcg_at_k, scoped_recall
-from inspector.core.analysis.sweep import Case, Grid, iter_sweep, parse_axis, run_sweep
+from inspector.core.analysis.sweep import (
+    Case,
+    Grid,
+    fetch_case,
+    iter_sweep,
+    parse_axis,
+    run_sweep,
+)
 from inspector.core.analysis.truth import truth_ids
 from inspector.core.engine.expect import exhaustive_pool
 from inspector.core.engine.inputs import build_params, build_query
@@ -36,12 +43,14 @@ def test_every_cell_equals_a_single_run(small_store: Path, mode: str, placement:
     base = Params(mode=mode, limit=5, cap=0, filter=placement, fts_k=8, vec_k=8)
     case = _case(store, mode)
     qs = next(iter_sweep(store, [case], base, GRID))
+    pool = fetch_case(store, case, base, GRID)
+    assert qs.pool_size == pool.size
     for (i, j, m), _ in np.ndenumerate(qs.returned):
         p = case.params(base).with_(overfetch=GRID.overfetch[i], blend=GRID.blend[j],
                                     min_score=GRID.min_score[m])
         got = run(store, case.query, p).ids("final")
         assert qs.final_ids(i, j, m) == got, (i, j, m)
-        truth = truth_ids(qs.pool, p)
+        truth = truth_ids(pool, p)
         want = scoped_recall(got, truth, p.limit)
         cell = qs.values["scoped_recall"][i, j, m]
         assert (np.isnan(cell) and want is None) or cell == pytest.approx(want)
@@ -64,7 +73,7 @@ def test_safe_overfetch_is_the_smallest_depth_with_full_recall(small_store: Path
     d = qs.safe.depth
     assert d is not None and qs.safe.overfetch == pytest.approx(d / 5)
     p = case.params(base)
-    truth = truth_ids(qs.pool, p)
+    truth = truth_ids(fetch_case(store, case, base, GRID), p)
 
     def recall(depth: int) -> float | None:
         got = run(store, case.query, p.with_(overfetch=depth / 5)).ids("final")

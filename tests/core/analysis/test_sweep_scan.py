@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from inspector.core.analysis import batched
-from inspector.core.analysis.sweep import Case, Grid, run_sweep
+from inspector.core.analysis.sweep import Case, Grid, case_depth, fetch_case, run_sweep
 from inspector.core.engine.params import Params
 from inspector.core.engine.pool import Query
 from inspector.core.stores.opening import open_store
@@ -57,15 +57,20 @@ def test_sweep_from_one_scan_equals_per_query_sweep(random_store: Callable[..., 
     finally:
         batched.run_scan = real  # type: ignore[assignment]
     assert calls == [1]  # one pass for every query
-    legs = batched.vector_legs(store, cases, base, lambda c: 300)
-    assert sorted(legs) == list(range(len(cases)))  # the scan answered, no fallback
+    legs = batched.vector_legs(store, cases, base, lambda c: case_depth(store, c, base, GRID,
+                                                                         300))
+    assert len(legs) == len(cases)
     per_query = run_sweep(store, cases, base, GRID, truth_depth=300, scan=OFF)
     assert _plain(scanned) == _plain(per_query)
-    for a, b in zip(scanned.queries, per_query.queries, strict=True):
-        assert list(a.pool.ids) == list(b.pool.ids)
-        assert np.array_equal(a.pool.vec_dist, b.pool.vec_dist, equal_nan=True)
-        assert a.pool.vec_leg is not None and b.pool.vec_leg is not None
-        assert a.pool.vec_leg.exhausted == b.pool.vec_leg.exhausted
+    for i, case in enumerate(cases):
+        leg = legs.pop(i)
+        assert leg is not None  # the scan answered, no fallback
+        a = fetch_case(store, case, base, GRID, 300, leg)
+        b = fetch_case(store, case, base, GRID, 300)
+        assert list(a.ids) == list(b.ids)
+        assert np.array_equal(a.vec_dist, b.vec_dist, equal_nan=True)
+        assert a.vec_leg is not None and b.vec_leg is not None
+        assert a.vec_leg.exhausted == b.vec_leg.exhausted
 
 
 def test_small_dimensions_fall_back_to_per_query_search(small_store: Path) -> None:
@@ -73,4 +78,21 @@ def test_small_dimensions_fall_back_to_per_query_search(small_store: Path) -> No
     assert batched.scannable(store) is not None
     cases = [Case("q", Query(text="x", vector=np.ones(8, np.float32)), "repo0")]
     legs = batched.vector_legs(store, cases, Params(mode="vector"), lambda c: 20)
-    assert legs == {}
+    assert len(legs) == 0 and legs.pop(0) is None
+
+
+def test_a_query_set_larger_than_one_pass_is_scanned_in_several(
+        random_store: Callable[..., Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    path = random_store(n=400, dim=24, seed=7)
+    store = open_store(str(path))
+    base = Params(mode="hybrid", limit=5, cap=0, filter="pushdown", fts_k=8, vec_k=8)
+    cases = _cases(path, 24, n=7)
+    monkeypatch.setattr(batched, "SCAN_QUERIES", 3)
+    calls: list[int] = []
+    real = batched.run_scan
+    monkeypatch.setattr(batched, "run_scan",
+                        lambda s, req, *a: calls.append(len(req.vectors)) or real(s, req, *a))
+    scanned = run_sweep(store, cases, base, GRID, truth_depth=200)
+    assert calls == [3, 3, 1]  # one pass per three queries, each when its first is swept
+    assert _plain(scanned) == _plain(run_sweep(store, cases, base, GRID, truth_depth=200,
+                                               scan=OFF))

@@ -1,16 +1,19 @@
 """Private copies cannot be mixed up: keyed by the store's resolved location and the version's
-creation, checked before use, and pruned by age and size (issue 12, cases 1 and 10)."""
+creation (or a docs file's content), checked before use, and pruned by age and size (issue 12,
+cases 1 and 10; issue 21)."""
 
 from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import time
 from pathlib import Path
 
 import lancedb
 import numpy as np
 import pyarrow as pa
+import pytest
 
 from inspector.core.engine.params import Params
 from inspector.core.engine.pipeline import run
@@ -18,7 +21,7 @@ from inspector.core.engine.pool import Query
 from inspector.core.stores.fts import fts_table
 from inspector.core.stores.opening import open_store
 from inspector.core.stores.safety import cache
-from tests.storekit import snapshot, vectors_column
+from tests.storekit import build_docs_db, snapshot, vectors_column
 
 
 def _table(ids: list[str], word: str) -> pa.Table:
@@ -99,3 +102,49 @@ def test_the_size_limit_is_documented_and_configurable(monkeypatch):
     assert cache.max_bytes() == 3 * 1024 * 1024
     monkeypatch.setenv("INSPECTOR_CACHE_MAX_MB", "nonsense")
     assert cache.max_bytes() == cache.DEFAULT_MAX_MB * 1024 * 1024
+
+
+def _same_size_rewrite(db: Path, how: str) -> None:
+    """Change the file's content without changing its size, then put its mtime back."""
+    st = os.stat(db)
+    if how == "sqlite":  # an UPDATE through SQLite, same-length text
+        con = sqlite3.connect(db)
+        con.execute("UPDATE docs_chunks SET title = 'Page Z' WHERE id = 1")
+        con.commit()
+        con.close()
+    else:  # another docs file of the same size written over this one, in place
+        other = db.with_name("other.sqlite")
+        build_docs_db(other, n=60, seed=11)
+        data = other.read_bytes()
+        assert len(data) == st.st_size
+        with open(db, "r+b") as fh:
+            fh.write(data)
+    os.utime(db, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (os.stat(db).st_size, os.stat(db).st_mtime_ns, os.stat(db).st_ino) == \
+        (st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+@pytest.mark.parametrize("full_hash", [True, False])
+@pytest.mark.parametrize("how", ["sqlite", "bytes"])
+def test_a_docs_file_rewritten_at_the_same_size_and_mtime_is_not_answered_from_the_old_copy(
+        tmp_path, monkeypatch, how, full_hash):
+    from inspector.core.stores.safety import sqlite_ro
+
+    if not full_hash:  # a large file: only its header, WAL header and inode times are read
+        monkeypatch.setattr(sqlite_ro, "FULL_HASH_BYTES", 0, raising=False)
+    db = tmp_path / "docs.sqlite"
+    build_docs_db(db, n=60, seed=3)
+    first = open_store(str(db))
+    title = first.table.search().where("id = 1").select(["title"]).to_arrow().column(0)
+    texts = first.table.search().select(["text"]).limit(None).to_arrow().column(0).to_pylist()
+    assert title.to_pylist() == ["Page 0"]
+    _same_size_rewrite(db, how)
+    assert first.has_newer()
+    fresh = open_store(str(db))
+    got = fresh.table.search().select(["id", "title", "text"]).limit(None).to_arrow()
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    want = con.execute("SELECT id, title, text FROM docs_chunks ORDER BY id").fetchall()
+    con.close()
+    assert sorted(zip(*(got.column(c).to_pylist() for c in ("id", "title", "text")),
+                      strict=True)) == want
+    assert [t for (_i, _t, t) in want] != texts or how == "sqlite"
