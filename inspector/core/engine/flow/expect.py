@@ -83,8 +83,11 @@ def explain(spec: PipelineSpec, t: FlowTrace, rid: str,
     base_ids = t.final.ids
     found: list[dict[str, Any]] = []
     tried = 0
+    fetches = {s.name for s in t.stages if s.role == "fetch"}
     for st in route.stages:
         kind = kind_of(st.kind)
+        if fall.stage in fetches and kind.role != "fetch":
+            continue  # a row no leg fetched: later stages only drop and re-order
         params = kind.resolve(st.params, st.name)
         for decl in kind.params:
             for ratio, value in _values(decl, params[decl.name]):
