@@ -15,7 +15,7 @@ from inspector.core.errors import InspectorError
 _CLASSIC = [k for k in PARAM_KEYS if k not in ("limit", "scope")] + ["scope_map"]
 
 
-def question_from_args(a: argparse.Namespace) -> Any:
+def question_from_args(a: argparse.Namespace, need_query: bool = True) -> Any:
     from pydantic import ValidationError
 
     from inspector.core.engine.flow.question import Question, parse_now
@@ -42,6 +42,8 @@ def question_from_args(a: argparse.Namespace) -> Any:
         raise InspectorError("Give either --vector or --vector-of, not both.")
     vector = [float(x) for x in parse_vector(a.vector)] if a.vector is not None else None
     sets = dict(parse_assignment(x) for x in a.set)
+    if need_query and not (a.text or vector or a.vector_of):
+        raise InspectorError("Give a query: --text TEXT, --vector JSON or --vector-of ID.")
     try:
         return Question(store=a.store, table=a.table, text=a.text, vector=vector,
                         vector_of=a.vector_of, embedder=a.embedder, preset=a.preset,
@@ -72,6 +74,47 @@ def cmd_query(a: argparse.Namespace) -> int:
         print(format_text(trace, max_rows=a.rows))
         for e in expected:
             print(_expect_line(e))
+    return 0
+
+
+def cmd_sweep(a: argparse.Namespace) -> int:
+    """`inspector sweep` over a pipeline of stages: --grid STAGE.PARAM=SPEC axes, one query
+    (with --expect / --judgments) or a query set (--queries, texts embedded by the store's
+    embedder or rows given by id)."""
+    import time
+
+    from inspector.core.analysis import flow_sweep
+    from inspector.core.analysis.judgments import load_judgments
+    from inspector.core.engine.flow.question import resolve
+    from inspector.core.stores.opening import open_store
+
+    q = question_from_args(a, need_query=not a.queries)
+    spec, _, _ = resolve(q)
+    axes = flow_sweep.parse_grid(spec, a.grid)
+    store = open_store(a.store, a.table, **open_options(a).kwargs())
+    now = q.now if q.now is not None else time.time() * 1000
+    if a.queries:
+        cases = []
+        for item in load_judgments(a.queries).queries:
+            grades = item.grade_map() or None
+            one = q.model_copy(update={"text": item.text, "vector": None,
+                                       "vector_of": item.vector_of, "expect": []})
+            cases.append(flow_sweep.FlowCase(item.label, one, grades))
+    else:
+        grades = None
+        if a.judgments:
+            grades = load_judgments(a.judgments).grades_for(a.text or "", None) or None
+        cases = [flow_sweep.FlowCase(a.text or a.vector_of or "query", q, grades)]
+    result = flow_sweep.sweep(store, cases, axes, now, a.k)
+    if a.out:
+        from pathlib import Path
+
+        Path(a.out).write_text(json.dumps(result, allow_nan=False), encoding="utf-8")
+    if a.json:
+        json.dump(result, sys.stdout, allow_nan=False, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        print(flow_sweep.format_text(result))
     return 0
 
 

@@ -28,6 +28,8 @@ def add_parsers(sub: Any) -> None:
                     help="query set / judgments file (JSON or CSV); else the one --text query")
     sw.add_argument("--judgments", metavar="FILE", help="grades for the single --text query")
     _add_grid_options(sw)
+    sw.add_argument("--grid", action="append", default=[], metavar="STAGE.PARAM=SPEC",
+                    help="pipelines of stages: an axis over one parameter (up to three)")
     sw.add_argument("--grid-nprobes", metavar="N,N,...",
                     help="indexed table: scoped recall against nprobes x over-fetch, measured "
                     "against the exact search (e.g. 5,10,20,40)")
@@ -117,6 +119,12 @@ def _cmd_sweep(a: argparse.Namespace) -> int:
     from inspector.core.analysis.sweep import Case, cases_from_judgments, run_sweep
     from inspector.core.analysis.tuning_text import format_sweep
 
+    if is_flow(a):
+        return cli_flow.cmd_sweep(a)
+    if a.grid:
+        raise InspectorError("--grid STAGE.PARAM=SPEC sweeps a pipeline of stages; the fixed "
+                             "pipeline's axes are --grid-overfetch, --grid-blend and "
+                             "--grid-min-score.")
     grid = _grid(a, params_from_args(a))  # checked before the store opens
     store, query, params = _store_query_params(a, need_query=False)
     if a.queries:

@@ -272,3 +272,26 @@ def test_receipt_html_escapes_every_field() -> None:
            "inexact": [evil], "store": {"uri": evil, "table": evil, "version": 1}}
     page = flow_receipt.render_html(flow_receipt.build({"text": evil}, doc, doc, evil, evil))
     assert "<img" not in page and page.count("</script>") == 1
+
+
+def test_a_pipeline_sweep_cell_equals_the_query_with_those_settings(
+        fx: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    scopes = '["global", "agent:main", "reflection:agent:main"]'
+    argv = pg(fx, "--scope-list", scopes, "--expect", "a3")
+    argv[0] = "sweep"
+    res = as_json(capsys, [*argv, "--grid", "fused.bm25_floor=0.9,0.97",
+                           "--grid", "rerank_window.per_limit=1,2"])
+    assert len(res["cells"]) == 4
+    best = next(c for c in res["cells"] if c["cell"] == res["best"])
+    assert best["expected_found"] == 1
+    for cell in res["cells"]:
+        sets = [x for k, v in cell["cell"].items() for x in ("--set", f"{k}={v}")]
+        one = as_json(capsys, pg(fx, "--scope-list", scopes, *sets))
+        assert cell["queries"][0]["ids"] == [c["id"] for c in
+                                             one["stages"][-1]["candidates"]]
+        assert cell["expected_found"] == int("a3" in cell["queries"][0]["ids"])
+    code, _, err = cli(capsys, *argv, "--grid", "fused.nosuch=1,2")
+    assert code == 2 and "STAGE.PARAM=SPEC" in err
+    code, _, err = cli(capsys, "sweep", str(fx / "store"), "--preset", "memory-plugin",
+                       "--vector-of", "a1", "--grid", "fetch.cap=1,2")
+    assert code == 2 and "--grid-overfetch" in err
