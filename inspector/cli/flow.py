@@ -196,6 +196,97 @@ def add_parser(sub: Any) -> None:
     ps.add_parser("stages", help="every registered stage kind and its parameters")
 
 
+def add_audit_parser(sub: Any) -> None:
+    from inspector.cli.options import add_store_options
+    from inspector.core.engine.flow.shipped import shipped_names
+
+    p = sub.add_parser("audit", help="store-wide audits over a pipeline of stages")
+    ps = p.add_subparsers(dest="audit_command", required=True, parser_class=type(p))
+    for name, help_ in (("recall", "can each memory be recalled by its own vector and text"),
+                        ("change", "what one parameter change does across every probe")):
+        x = ps.add_parser(name, help=help_)
+        x.add_argument("store")
+        x.add_argument("--table")
+        x.add_argument("--preset", choices=shipped_names())
+        x.add_argument("--pipeline", metavar="FILE")
+        x.add_argument("--system-config", metavar="FILE")
+        x.add_argument("--set", action="append", default=[], metavar="STAGE.PARAM=VALUE",
+                       help="recall: change the pipeline; change: the change to measure")
+        x.add_argument("--scope", action="append",
+                       help="probe every memory in these scopes (default: each its own)")
+        x.add_argument("--scope-list", metavar="JSON")
+        x.add_argument("--limit", type=int)
+        x.add_argument("--now", metavar="EPOCH_MS|ISO")
+        x.add_argument("--sample", type=int, help="probe a random sample of N memories")
+        x.add_argument("--seed", type=int, default=0)
+        x.add_argument("--json", action="store_true")
+        x.add_argument("--rows", type=int, default=20, help="rows listed (text output)")
+        add_store_options(x, as_of=True)
+
+
+def cmd_audit(a: argparse.Namespace) -> int:
+    import time
+
+    from pydantic import ValidationError
+
+    from inspector.core.analysis import audit
+    from inspector.core.engine.flow.question import Question, parse_now, resolve
+    from inspector.core.engine.flow.spec import parse_assignment
+    from inspector.core.stores.opening import open_store
+
+    if a.sample is not None and a.sample < 1:
+        raise InspectorError("--sample takes a whole number of memories >= 1.")
+    scopes = list(a.scope) if a.scope else None
+    if a.scope_list is not None:
+        try:
+            scopes = json.loads(a.scope_list)
+        except ValueError:
+            scopes = None
+        if not isinstance(scopes, list) or not all(isinstance(x, str) for x in scopes):
+            raise InspectorError("--scope-list takes a JSON array of scope names.")
+    sets = dict(parse_assignment(x) for x in a.set)
+    try:
+        q = Question(store=a.store, table=a.table, preset=a.preset, pipeline_file=a.pipeline,
+                     system_config=a.system_config, set={} if a.audit_command == "change"
+                     else sets, scopes=scopes, limit=a.limit,
+                     now=parse_now(a.now) if a.now else None)
+    except ValidationError as exc:
+        raise InspectorError(f"The audit is not valid: {exc.errors()[0]['msg']}.") from None
+    spec, _, _ = resolve(q)
+    if spec.engine == "fixed":
+        raise InspectorError("Audits run pipelines of stages for now (e.g. memory-lancedb-pro); "
+                             f"{spec.name} is a fixed-pipeline preset.")
+    if a.audit_command == "change" and not sets:
+        raise InspectorError("audit change needs the change: --set STAGE.PARAM=VALUE.")
+    store = open_store(a.store, a.table, **open_options(a).kwargs())
+    now = q.now if q.now is not None else time.time() * 1000
+    own = scopes is None
+    if a.audit_command == "recall":
+        def progress(done: int, total: int) -> bool:
+            if sys.stderr.isatty() and (done % 25 == 0 or done == total):
+                sys.stderr.write(f"\rprobed {done}/{total}")
+                sys.stderr.flush()
+            return True
+
+        res = audit.recall_audit(store, q, now, own_scope=own, sample=a.sample, seed=a.seed,
+                                 progress=progress)
+        text = audit.format_recall(res, a.rows)
+    else:
+        res = audit.change_audit(store, q, now, sets, own_scope=own, sample=a.sample,
+                                 seed=a.seed)
+        text = (f"{res['pipeline']} with {', '.join(f'{k}={v}' for k, v in sets.items())} over "
+                f"{res['probes']} probes: {res['improved']} improved, {res['hurt']} hurt; "
+                f"rows gained {res['rows_gained']}, lost {res['rows_lost']}\n"
+                f"improved: {[x['id'] for x in res['improved_ids']]}\n"
+                f"hurt: {[x['id'] for x in res['hurt_ids']]}")
+    if a.json:
+        json.dump(res, sys.stdout, allow_nan=False, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        print(text)
+    return 0
+
+
 def cmd_pipeline(a: argparse.Namespace) -> int:
     from inspector.core.engine.flow import spec as flow_spec
     from inspector.core.engine.flow.registry import KINDS, kind_of

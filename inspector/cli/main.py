@@ -34,8 +34,8 @@ from inspector.cli.options import (
 from inspector.core.errors import InspectorError
 from inspector.core.stores.safety.redact import redact_uri
 
-COMMANDS = ("query", "tables", "presets", "pipeline", "demo", "shot", "sweep", "report",
-            "check", "versions", "diff-versions")
+COMMANDS = ("query", "tables", "presets", "pipeline", "audit", "demo", "shot", "sweep",
+            "report", "check", "versions", "diff-versions")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -55,6 +55,7 @@ def _parser() -> argparse.ArgumentParser:
     add_store_options(t, as_of=False)
     sub.add_parser("presets", help="the named presets and their candidate depths")
     cli_flow.add_parser(sub)
+    cli_flow.add_audit_parser(sub)
     d = sub.add_parser("demo", help="write the demo store to PATH")
     d.add_argument("path")
     sh = sub.add_parser("shot", help="render the window offscreen after a query and save a PNG")
@@ -156,7 +157,7 @@ def _launch(argv: Sequence[str]) -> int:
 
 
 HANDLERS = {"query": _cmd_query, "tables": _cmd_tables, "presets": _cmd_presets,
-            "pipeline": cli_flow.cmd_pipeline,
+            "pipeline": cli_flow.cmd_pipeline, "audit": cli_flow.cmd_audit,
             "demo": _cmd_demo, "shot": _cmd_shot, **cli_tuning.HANDLERS, **cli_stores.HANDLERS}
 
 
