@@ -203,7 +203,8 @@ def add_audit_parser(sub: Any) -> None:
     p = sub.add_parser("audit", help="store-wide audits over a pipeline of stages")
     ps = p.add_subparsers(dest="audit_command", required=True, parser_class=type(p))
     for name, help_ in (("recall", "can each memory be recalled by its own vector and text"),
-                        ("change", "what one parameter change does across every probe")):
+                        ("change", "what one parameter change does across every probe"),
+                        ("scopes", "leaks and starvation, scope by scope")):
         x = ps.add_parser(name, help=help_)
         x.add_argument("store")
         x.add_argument("--table")
@@ -219,6 +220,7 @@ def add_audit_parser(sub: Any) -> None:
         x.add_argument("--now", metavar="EPOCH_MS|ISO")
         x.add_argument("--sample", type=int, help="probe a random sample of N memories")
         x.add_argument("--seed", type=int, default=0)
+        x.add_argument("--per-scope", type=int, default=10, help="scopes: probes a scope")
         x.add_argument("--json", action="store_true")
         x.add_argument("--rows", type=int, default=20, help="rows listed (text output)")
         add_store_options(x, as_of=True)
@@ -261,7 +263,12 @@ def cmd_audit(a: argparse.Namespace) -> int:
     store = open_store(a.store, a.table, **open_options(a).kwargs())
     now = q.now if q.now is not None else time.time() * 1000
     own = scopes is None
-    if a.audit_command == "recall":
+    if a.audit_command == "scopes":
+        if not 1 <= a.per_scope <= 10_000:
+            raise InspectorError("--per-scope takes a whole number between 1 and 10000.")
+        res = audit.scope_audit(store, q, now, per_scope=a.per_scope, seed=a.seed)
+        text = audit.format_scopes(res)
+    elif a.audit_command == "recall":
         def progress(done: int, total: int) -> bool:
             if sys.stderr.isatty() and (done % 25 == 0 or done == total):
                 sys.stderr.write(f"\rprobed {done}/{total}")

@@ -110,3 +110,46 @@ def test_audits_refuse_what_they_cannot_run(fx: Path, capsys: pytest.CaptureFixt
     assert "pipelines of stages" in capsys.readouterr().err
     assert main(["audit", "change", str(fx / "store"), "--preset", "memory-lancedb-pro"]) == 2
     assert "needs the change" in capsys.readouterr().err
+
+
+def test_scope_audit_on_the_plugins_store_finds_no_leak(fx: Path,
+                                                        capsys: pytest.CaptureFixture[str]
+                                                        ) -> None:
+    res = run(capsys, "audit", "scopes", str(fx / "store"), "--preset", "memory-lancedb-pro",
+              "--limit", "5", "--now", NOW, "--per-scope", "5", "--json")
+    assert res["leak_total"] == 0 and not res["pushdown_available"]
+    assert {s["scope"] for s in res["scopes"]} == {"agent:main", "agent:ops", "global",
+                                                   "reflection:agent:main"}
+
+
+def test_scope_audit_finds_a_scope_starved_by_a_global_cut(make_store: Any,
+                                                           capsys: pytest.CaptureFixture[str]
+                                                           ) -> None:
+    """300 rows of a big scope sit nearer every small-scope row than its siblings do: with
+    the scope applied after the cut, a small row's probe returns it alone, and pushing the
+    scope into the search returns the whole page."""
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    centre = np.zeros(16, np.float32)
+    centre[0] = 1
+    big = centre + rng.normal(0, 0.01, (300, 16)).astype(np.float32)
+    small = np.stack([centre + (0.3 * (i + 1)) * np.eye(16, dtype=np.float32)[i + 1]
+                      for i in range(6)])
+    vecs = np.concatenate([big, small])
+    n = len(vecs)
+    path = make_store({"id": [f"b{i:03d}" for i in range(300)] + [f"s{i}" for i in range(6)],
+                       "text": [f"memory number {i} about things" for i in range(n)],
+                       "vector": vecs, "scope": ["big"] * 300 + ["small"] * 6,
+                       "importance": [0.7] * n, "timestamp": [1.79e12] * n,
+                       "metadata": ["{}"] * n})
+    argv = ["audit", "scopes", str(path), "--preset", "memory-lancedb-pro", "--limit", "5",
+            "--now", NOW, "--per-scope", "6", "--json"]
+    post = run(capsys, *argv, "--set", "vector_search.prefilter=false", "--set",
+               "hard_min_score.min=0", "--set", "noise_filter.enabled=false")
+    small_row = next(s for s in post["scopes"] if s["scope"] == "small")
+    assert small_row["short"] == 6 and small_row["ended_by_pushdown"] == 6
+    assert post["leak_total"] == 0  # the plugin double-checks every row's scope
+    pre = run(capsys, *argv, "--set", "hard_min_score.min=0", "--set",
+              "noise_filter.enabled=false")
+    assert next(s for s in pre["scopes"] if s["scope"] == "small")["short"] == 0

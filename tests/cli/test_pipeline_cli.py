@@ -295,3 +295,18 @@ def test_a_pipeline_sweep_cell_equals_the_query_with_those_settings(
     code, _, err = cli(capsys, "sweep", str(fx / "store"), "--preset", "memory-plugin",
                        "--vector-of", "a1", "--grid", "fetch.cap=1,2")
     assert code == 2 and "--grid-overfetch" in err
+
+
+def test_a_table_without_a_full_text_index_takes_the_vector_route(
+        make_store: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """As the plugin does when its store has no FTS index (retriever.ts: hasFtsSupport)."""
+    import numpy as np
+
+    vecs = np.eye(4, dtype=np.float32)
+    path = make_store({"id": ["a", "b", "c", "d"], "text": ["one", "two", "three", "four"],
+                       "vector": vecs, "scope": ["global"] * 4, "importance": [0.7] * 4,
+                       "timestamp": [1.79e12] * 4, "metadata": ["{}"] * 4})
+    out = as_json(capsys, ["query", str(path), "--preset", "memory-lancedb-pro", "--vector",
+                           "[1, 0, 0, 0]", "--text", "one", "--now", "1796113042582"])
+    assert out["pipeline"]["route"] == "vector"
+    assert [s["name"] for s in out["stages"]][0] == "vector_search"

@@ -176,3 +176,78 @@ def format_recall(res: dict[str, Any], rows: int = 20) -> str:
         if len(never) > rows:
             lines.append(f"  … {len(never) - rows} more (--json lists every one)")
     return "\n".join(lines)
+
+
+def _with_pushdown(spec: PipelineSpec) -> PipelineSpec | None:
+    """The pipeline with every fetch stage that can take the scope as a prefilter doing so
+    (None when every one already does, or none can)."""
+    from inspector.core.engine.flow.registry import kind_of
+
+    sets = {}
+    for route in spec.routes:
+        for st in route.stages:
+            kind = kind_of(st.kind)
+            if kind.role == "fetch" and "prefilter" in kind.by_name:
+                if not kind.resolve(st.params, st.name)["prefilter"]:
+                    sets[f"{st.name}.prefilter"] = True
+    return apply_set(spec, sets) if sets else None
+
+
+def scope_audit(store: Any, question: Question, now_ms: float, *, per_scope: int = 10,
+                seed: int = 0) -> dict[str, Any]:
+    """For every scope value in the store, up to `per_scope` of its memories as queries in
+    that scope alone: rows of other scopes returned (leaks, as a scope x scope matrix), and
+    probes that come back short of the limit although the scope holds enough rows
+    (starvation), with whether pushing the scope into the query ends it."""
+    spec, _, _ = resolve(question)
+    pushed = _with_pushdown(spec)
+    rows = _memories(store, None, seed)
+    by_scope: dict[str | None, list[dict[str, Any]]] = {}
+    for r in rows:
+        by_scope.setdefault(r.get("scope"), []).append(r)
+    rng = random.Random(seed)
+    leaks: dict[str, Counter[str]] = {}
+    report = []
+    for scope, members in sorted(by_scope.items(), key=lambda kv: str(kv[0])):
+        if scope is None:
+            continue  # a NULL scope matches no scope filter: nothing to isolate
+        picked = members if len(members) <= per_scope else rng.sample(members, per_scope)
+        short = fixed = 0
+        examples = []
+        for rec in picked:
+            vec = np.asarray(rec["vector"], np.float64)
+            kw = dict(text=rec.get("text") or None, vector=vec, scopes=(scope,),
+                      limit=question.limit, now_ms=now_ms)
+            t = run(store, spec, **kw)
+            got = t.final.rows
+            for s in got:
+                if s.row.scope != scope:
+                    leaks.setdefault(scope, Counter())[str(s.row.scope)] += 1
+            need = min(t.limit, len(members))
+            if len(got) < need:
+                short += 1
+                better = len(run(store, pushed, **kw).final.rows) if pushed else None
+                fixed += int(better is not None and better > len(got))
+                if len(examples) < 3:
+                    examples.append({"id": str(rec["id"]), "returned": len(got),
+                                     "limit": t.limit, "with_pushdown": better})
+        report.append({"scope": scope, "memories": len(members), "probes": len(picked),
+                       "short": short, "ended_by_pushdown": fixed, "examples": examples,
+                       "leaked_in": dict(leaks.get(scope, {}))})
+    return {"kind": "scope-audit", "pipeline": spec.name, "per_scope": per_scope,
+            "pushdown_available": pushed is not None, "scopes": report,
+            "leaks": {s: dict(c) for s, c in leaks.items()},
+            "leak_total": sum(sum(c.values()) for c in leaks.values())}
+
+
+def format_scopes(res: dict[str, Any]) -> str:
+    lines = [f"scope isolation under {res['pipeline']} ({res['per_scope']} probes a scope)",
+             f"  {'scope':<28} {'memories':>8} {'probes':>6} {'short':>6} {'fixed':>6}  leaks in"]
+    for s in res["scopes"]:
+        leaks = ", ".join(f"{k}: {v}" for k, v in s["leaked_in"].items()) or "none"
+        lines.append(f"  {s['scope']:<28} {s['memories']:>8} {s['probes']:>6} {s['short']:>6} "
+                     f"{s['ended_by_pushdown']:>6}  {leaks}")
+    lines.append(f"rows of another scope returned: {res['leak_total']}")
+    if not res["pushdown_available"]:
+        lines.append("(every leg already takes the scope as a prefilter)")
+    return "\n".join(lines)

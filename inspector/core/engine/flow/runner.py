@@ -105,7 +105,7 @@ def choose_route(spec: PipelineSpec, ctx: Context) -> RouteSpec:
             if cond == "always" \
                     or cond == "tag_query" and ctx.settings.get("_tags") \
                     or cond == "mode_vector" and ctx.settings.get("mode") == "vector" \
-                    or cond == "no_fts_index" and ctx.store.fts_index_column is None:
+                    or cond == "no_fts_index" and ctx.store.fts_index_column() is None:
                 return route
     raise InspectorError(f"No route of pipeline {spec.name} applies to this query.")
 

@@ -204,7 +204,7 @@ def fts_leg(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
         raise InspectorError("This pipeline's full-text leg needs query text: give --text.")
     keep, want = depths(ctx, p)
     cols = _columns(ctx)
-    if ctx.store.fts_index_column is None:
+    if ctx.store.fts_index_column() is None:
         return _fallback(ctx, p, text, keep, "the table has no full-text index")
 
     def build(k: int) -> Any:
