@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from inspector.core.engine.inputs import QuerySpec
 
 # Arguments that map one to one onto Params fields (None: not given, so a preset may fill in).
-PARAM_KEYS = ("mode", "distance", "limit", "overfetch", "cap", "fts_k", "vec_k", "blend",
+PARAM_KEYS = ("mode", "distance", "limit", "overfetch", "cap", "fts_k", "vec_k", "rrf_k", "blend",
               "default_importance", "min_score", "scope", "scope_strategy", "scope_column",
               "filter", "tie_rule", "nprobes", "min_nprobes", "max_nprobes", "refine_factor",
               "ef", "exact")
@@ -57,6 +57,7 @@ def add_query_options(ap: argparse.ArgumentParser) -> None:
     g.add_argument("--cap", type=int, help="largest pool depth (0 = none; default 50)")
     g.add_argument("--fts-k", type=int, help="floor for the full-text leg's k (hybrid)")
     g.add_argument("--vec-k", type=int, help="floor for the vector leg's k (hybrid)")
+    g.add_argument("--rrf-k", type=int, help="RRF constant k: 1 / (k + rank) (hybrid; 60)")
     g.add_argument("--blend", type=float, help="importance blend weight w in [0, 1]")
     g.add_argument("--default-importance", type=float, help="importance used when missing")
     g.add_argument("--min-score", type=float, help="drop results whose blended score is lower")

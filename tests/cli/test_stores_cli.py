@@ -57,6 +57,20 @@ def test_query_on_a_docs_sqlite_file_just_works(capsys, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["docs.sqlite"]
 
 
+def test_rrf_k_reaches_the_docs_presets_fusion(capsys, tmp_path):
+    """--rrf-k is the docs engine's --k (the plugin's searchRrfK): 1 / (k + rank) per leg."""
+    db = tmp_path / "docs.sqlite"
+    build_docs_db(db, n=90)
+    code, out, err = _run(capsys, "query", str(db), "--text", "rotate signing keys",
+                          "--preset", "docs-before-fix", "--rrf-k", "30", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["params"]["rrf_k"] == 30
+    for c in doc["stages"][0]["candidates"]:
+        ranks = [r for r in (c["vec_rank"], c["fts_rank"]) if r is not None]
+        assert c["fused_score"] == pytest.approx(sum(1 / (30 + r) for r in ranks), rel=1e-12)
+
+
 def test_versions_as_of_and_diff_versions(capsys, versioned):
     before = snapshot(versioned)
     code, out, _ = _run(capsys, "versions", str(versioned), "--json")

@@ -52,7 +52,7 @@ number = st.one_of(st.integers(-10**12, 10**12).map(str),
                    st.sampled_from(["0", "1", "-1", "1e308", "nan", "inf", "", "x", "1:1:0",
                                     "0:1:1e-9", "3", "0.5"]), text)
 OPTIONS = {"--limit": number, "--overfetch": number, "--cap": number, "--fts-k": number,
-           "--vec-k": number, "--blend": number, "--min-score": number,
+           "--vec-k": number, "--rrf-k": number, "--blend": number, "--min-score": number,
            "--default-importance": number, "--scope": text, "--text": text,
            "--mode": st.sampled_from(["vector", "fts", "hybrid", "bogus"]),
            "--preset": st.sampled_from(["docs-overfetch", "docs-pushdown", "openclaw",

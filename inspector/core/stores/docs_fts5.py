@@ -40,9 +40,9 @@ class Fts5Table:
     """A LanceDB table whose `search(text, query_type="fts")` runs on the SQLite FTS5 table."""
 
     def __init__(self, con: sqlite3.Connection, src: DocsSource, table: Any,
-                 operator: str = "OR") -> None:
+                 operator: str = "OR", lock: Any = None) -> None:
         self._con = con
-        self._lock = threading.Lock()
+        self._lock = lock if lock is not None else threading.Lock()  # one per connection
         self._src = src
         self._table = table
         self.operator = operator

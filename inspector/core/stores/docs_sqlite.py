@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -183,6 +184,19 @@ class DocsStore(Store):
     model: str | None = None
     fts5: Any = field(default=None, repr=False, compare=False)
     lease: cache.Lease | None = field(default=None, repr=False, compare=False)  # of the copy
+    connection: Any = field(default=None, repr=False, compare=False)  # read-only, see sqlite_ro
+    lock: Any = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def source_rows(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """Rows of one query on the SQLite source itself, through the connection it was opened
+        with: `immutable=1` or a private snapshot, so nothing beside the file is ever written.
+        Only SELECT statements; SQLite's own errors (a bad FTS5 expression) pass through."""
+        if self.connection is None:
+            raise InspectorError("This docs store has no SQLite source connection.")
+        if not sql.lstrip().upper().startswith("SELECT"):
+            raise InspectorError("Only SELECT statements are run on a docs store's source.")
+        with self.lock:
+            return self.connection.execute(sql, args).fetchall()
 
     def fts_index_column(self) -> str | None:
         return self.roles.text if self.fts5 is not None else super().fts_index_column()
@@ -222,11 +236,13 @@ def open_docs_store(path: str, table: str | None = None, roles: dict[str, str] |
     if src.fts_table is None:
         notes.append("no FTS5 table: full-text search uses a private LanceDB index instead")
     meta["notes"] = notes
-    fts5 = Fts5Table(con, src, tbl) if src.fts_table else None
+    lock = threading.Lock()
+    fts5 = Fts5Table(con, src, tbl, lock=lock) if src.fts_table else None
     return DocsStore(uri=path, table_name=CHUNKS, table=fts5 or tbl, roles=detected,
                      version=int(tbl.version), rows=int(tbl.count_rows()),
                      dim=int(src.dims[chosen]), meta=meta, role_overrides=roles,
-                     source=src, model=chosen, fts5=fts5, lease=lease)
+                     source=src, model=chosen, fts5=fts5, lease=lease, connection=con,
+                     lock=lock)
 
 
 def describe_docs_store(path: str) -> list[TableInfo]:

@@ -4,6 +4,7 @@ in structured codes (the window renders codes, never splits sentences)."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 from typing import Any
 
 from inspector.core.engine.flow.rows import Scored
@@ -53,7 +54,8 @@ def stage_json(st: StageRun) -> dict[str, Any]:
     return {"name": st.name, "kind": st.kind, "role": st.role, "count": len(st.rows),
             "count_in": len(st.rows_in) if st.role != "fetch" else None, "note": st.note,
             "candidates": [_cand(s, i, before) for i, s in enumerate(st.rows, start=1)],
-            "dropped": [d.to_json() for d in st.dropped], "deferred": list(st.deferred)}
+            "dropped": [d.to_json() for d in st.dropped], "deferred": list(st.deferred),
+            "facts": st.facts}
 
 
 def to_json(t: FlowTrace, expect: list[dict[str, Any]] | None = None) -> dict[str, Any]:
@@ -109,6 +111,9 @@ def format_text(t: FlowTrace, max_rows: int = 15) -> str:
             lines.append(f"  {i:>3}{mark} {s.score:.6f}  {s.id}{defer}")
         if len(st.rows) > max_rows:
             lines.append(f"  … {len(st.rows) - max_rows} more")
+        for k, v in st.facts.items():
+            shown = json.dumps(v, ensure_ascii=False)
+            lines.append(f"   · {k}: {shown if len(shown) <= 100 else shown[:99] + '…'}")
         for dr in st.dropped[:max_rows]:
             detail = ", ".join(f"{k} {v}" for k, v in dr.detail)
             lines.append(f"   x  {dr.id}: {dr.code}" + (f" ({detail})" if detail else ""))

@@ -124,6 +124,9 @@ class Context:
     warnings: list[str] = field(default_factory=list)
     inexact: list[str] = field(default_factory=list)  # why the answer is not the system's
     rows_read: int = 0
+    # what query stages decided that shapes the fetches (depths, allowlists, the text sent);
+    # part of every fetch's cache key, so a change of it searches again
+    request: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -134,3 +137,4 @@ class Outcome:
     dropped: tuple[Drop, ...] = ()
     note: str = ""
     deferred: tuple[str, ...] = ()  # ids moved to the end without a re-sort (MMR)
+    facts: dict[str, Any] = field(default_factory=dict)  # what else it computed (JSON-ready)

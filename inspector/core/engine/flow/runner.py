@@ -29,6 +29,7 @@ class StageRun:
     dropped: tuple[Drop, ...]
     note: str
     deferred: tuple[str, ...] = ()
+    facts: dict[str, Any] = field(default_factory=dict)
 
     @property
     def ids(self) -> list[str]:
@@ -118,7 +119,8 @@ def clamp_limit(spec: PipelineSpec, limit: int | None) -> int:
 def _key(ctx: Context, st_name: str, kind: str, params: dict[str, Any]) -> Any:
     vec = None if ctx.vector is None else ctx.vector.tobytes()
     return (st_name, kind, tuple(sorted((k, repr(v)) for k, v in params.items())), ctx.text,
-            ctx.bm25_text, vec, ctx.scopes, ctx.limit, ctx.now_ms, ctx.store.version)
+            ctx.bm25_text, vec, ctx.scopes, ctx.limit, ctx.now_ms, ctx.store.version,
+            tuple(sorted((k, repr(v)) for k, v in ctx.request.items())))
 
 
 def run(store: Any, spec: PipelineSpec, *, text: str | None, vector: np.ndarray | None,
@@ -157,7 +159,7 @@ def run(store: Any, spec: PipelineSpec, *, text: str | None, vector: np.ndarray 
             out = kind.fn(ctx, current, params)
         rows_in = tuple(current) if kind.role != "fetch" else ()
         runs.append(StageRun(st.name, st.kind, kind.role, params, rows_in, tuple(out.rows),
-                             out.dropped, out.note, out.deferred))
+                             out.dropped, out.note, out.deferred, dict(out.facts)))
         if kind.role != "query":
             current = list(out.rows)
     return FlowTrace(spec=spec, route=route.name, stages=tuple(runs), limit=n,

@@ -5,6 +5,7 @@ or not reproduced (which makes the answer inexact)."""
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,10 +49,26 @@ def _split_root(path: str) -> list[str]:
 
 
 def _convert(value: Any, conv: str) -> Any:
-    if conv == "not_none":
+    """`not_none`, `present`; `int_in:LO:HI:FALLBACK`: a JSON number floored and clamped to
+    [LO, HI], anything else FALLBACK (a JavaScript plugin's normalizeNumberInRange over a
+    typeof-number check); `one_of:A|B|C:FALLBACK`: the value if it is one of them, else
+    FALLBACK; `object`: a JSON object, anything else an empty one."""
+    name, _, args = conv.partition(":")
+    if name == "not_none":
         return value != "none"
-    if conv == "present":
+    if name == "present":
         return bool(value)
+    if name == "int_in":
+        lo, hi, fallback = (int(x) for x in args.split(":"))
+        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or not math.isfinite(value):
+            return fallback
+        return max(lo, min(hi, math.floor(value)))
+    if name == "object":
+        return value if isinstance(value, dict) else {}
+    if name == "one_of":
+        choices, _, fallback = args.rpartition(":")
+        return value if isinstance(value, str) and value in choices.split("|") else fallback
     raise InspectorError(f"Unknown conversion {conv} in a pipeline's system_config map.")
 
 
@@ -67,7 +84,10 @@ def from_config(spec: PipelineSpec, data: Any) -> Applied:
     inexact: list[str] = []
     unknown: list[str] = []
     tops = {k.split(".")[0] for k in sc.map}
+    tables = tuple(k + "." for k in sc.map if isinstance(flat.get(k), dict))
     for key, value in flat.items():
+        if key.startswith(tables):
+            continue  # inside a table the map takes whole (e.g. a scope map)
         if key in sc.map:
             for target in sc.map[key]:
                 name, _, conv = target.partition("=")

@@ -182,3 +182,231 @@ def test_parameters_out_of_range_are_refused_with_their_name() -> None:
         KINDS["mmr_defer"].resolve({"threshold": 2}, "mmr")
     with pytest.raises(InspectorError, match="has no parameter"):
         KINDS["mmr_defer"].resolve({"thresold": 0.5}, "mmr")
+
+
+# ----------------------------------------------- openclaw-mem's docs engine (openclaw_docs)
+
+class _DocsFile:
+    """A store answering `source_rows` from a tiny SQLite file of the docs engine's shape."""
+
+    model = "m"
+
+    def __init__(self, chunks: list[tuple[int, str, str, str]],
+                 embeddings: list[tuple[int, list[float]]] = ()) -> None:
+        import sqlite3
+
+        self.connection = con = sqlite3.connect(":memory:")
+        con.executescript(
+            "CREATE TABLE docs_chunks (id INTEGER PRIMARY KEY, doc_id TEXT, chunk_id TEXT, "
+            "repo TEXT, path TEXT, doc_kind TEXT, heading_path TEXT, title TEXT, text TEXT);"
+            "CREATE VIRTUAL TABLE docs_chunks_fts USING fts5(text, title, heading_path, path, "
+            "repo, doc_kind, content='docs_chunks', content_rowid='id');"
+            "CREATE TABLE docs_embeddings (chunk_rowid INTEGER, model TEXT, dim INTEGER, "
+            "vector BLOB, norm REAL, PRIMARY KEY(chunk_rowid, model));"
+            "CREATE INDEX idx_docs_embeddings_model ON docs_embeddings(model);")
+        for cid, repo, path, text in chunks:
+            con.execute("INSERT INTO docs_chunks VALUES (?, ?, 'c', ?, ?, 'doc', '', '', ?)",
+                        (cid, f"{repo}:{path}", repo, path, text))
+            con.execute("INSERT INTO docs_chunks_fts(rowid, text, title, heading_path, path, "
+                        "repo, doc_kind) VALUES (?, ?, '', '', ?, ?, 'doc')",
+                        (cid, text, path, repo))
+        for cid, vec in embeddings:
+            v = np.asarray(vec, np.float32)
+            con.execute("INSERT OR REPLACE INTO docs_embeddings VALUES (?, 'm', ?, ?, ?)",
+                        (cid, len(vec), v.tobytes(), math.sqrt(sum(x * x for x in vec))))
+
+    def source_rows(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        return self.connection.execute(sql, args).fetchall()
+
+
+def docs_ctx(store: Any, text: str, limit: int = 3, scopes: tuple[str, ...] | None = None,
+             vector: list[float] | None = None) -> Context:
+    return Context(store=store, text=text, vector=None if vector is None else
+                   np.asarray(vector, np.float64), scopes=scopes, limit=limit, now_ms=NOW,
+                   settings={})
+
+
+def test_openclaw_scope_spelling_is_normalised_as_the_plugin_does() -> None:
+    from inspector.core.engine.flow.stages.openclaw_docs import norm_scope, scope_key
+
+    assert norm_scope("[iso:Steamer-Card-Engine]") == "steamer-card-engine"
+    assert norm_scope("  //Docs:Specs]] ") == "docs:specs"
+    assert norm_scope("SCOPE:global") == "global"
+    assert norm_scope("iso:scope:x") == "scope:x"  # one prefix at a time
+    assert scope_key("docs:specs") == "docs" and scope_key("steamer/cards") == "steamer"
+    assert scope_key(":x") == ":x"  # an empty first part keeps the whole
+
+
+def test_openclaw_pushdown_normalises_again_and_unions_the_map() -> None:
+    from inspector.core.engine.flow.stages.openclaw_docs import pushdown_repos
+
+    # the plugin passes the normalised scope, and computeScopePushdownRepos normalises again
+    assert pushdown_repos("iso:x", "repo_prefix", {}) == ["x"]
+    smap = {"steamer": ["A_Repo", "steamer-card-engine"],
+            "steamer/cards": ["steamer-card-engine/docs", "/Steamer-Card-Engine"]}
+    # the scope's own entries, then its key's; entries with '/' out; case-insensitive de-dup
+    assert pushdown_repos("steamer/cards", "map", smap) == ["Steamer-Card-Engine", "A_Repo"]
+    assert pushdown_repos("steamer/cards", "path_prefix", smap) == []
+    assert pushdown_repos("global", "repo_prefix", {}) == []
+
+
+def test_openclaw_post_filter_rules() -> None:
+    from inspector.core.engine.flow.stages.openclaw_docs import matches_scope
+
+    pp = "path_prefix"
+    assert matches_scope("r", "docs/specs/a.md", "docs:specs", pp, {})  # ':' becomes '/'
+    assert matches_scope("r", "x/docs/specs/a.md", "docs:specs", pp, {})
+    assert not matches_scope("r", "docs/specsx.md", "docs:specs", pp, {})
+    assert matches_scope("Steamer", "a.md", "steamer", "repo_prefix", {})  # lower-cased repo
+    assert matches_scope("other", "steamer/a.md", "steamer", "repo_prefix", {})
+    # map: paths are relative to the repo, so a "repo/dir" entry never matches a path
+    smap = {"ops": ["ops-runbooks/runbooks"]}
+    assert not matches_scope("ops-runbooks", "runbooks/a.md", "ops", "map", smap)
+    assert not matches_scope("x", "a.md", "unmapped", "map", smap)  # no entries: nothing
+    assert matches_scope("x", "a.md", "anything", "none", {})
+
+
+def test_openclaw_scope_map_keys_of_object_prototype_throw_as_javascript_does() -> None:
+    from inspector.core.engine.flow.stages.openclaw_docs import matches_scope, pushdown_repos
+    from inspector.core.errors import InspectorError
+
+    with pytest.raises(InspectorError, match="TypeError"):
+        pushdown_repos("constructor", "map", {})
+    with pytest.raises(InspectorError, match="TypeError"):
+        matches_scope("r", "p", "__proto__", "map", {"other": ["x"]})
+    # the scope is lower-cased first, so camel-cased names are ordinary missing keys
+    assert matches_scope("r", "p", "toString", "map", {}) is False
+    assert pushdown_repos("constructor", "map", {"constructor": ["r"]}) == ["r"]
+
+
+def test_openclaw_scope_map_config_is_resolved_as_the_plugin_resolves_it() -> None:
+    from inspector.core.engine.flow.stages.openclaw_docs import normalize_scope_map
+
+    got = normalize_scope_map({"b": ["x"], "[ISO:Team]": [" /a ", 3, "", "b"], "10": ["ten"],
+                               "2": ["two"], "team": ["later"], "empty": [], "bad": "x"})
+    assert list(got) == ["2", "10", "b", "team"]  # index keys first, as Object.entries
+    assert got["team"] == ["later"]  # a later key normalising alike wins
+    assert normalize_scope_map({"k": [str(i) for i in range(20)]})["k"] == \
+        [str(i) for i in range(16)]
+
+
+def test_openclaw_snippet_clip_counts_utf16_units_and_javascript_whitespace() -> None:
+    from inspector.core.engine.flow.stages.openclaw_docs import clip_snippet
+
+    assert clip_snippet("\ufeff a \u00a0\n b \u2028", 280) == "a b"
+    assert clip_snippet("\x1c a", 280) == "\x1c a"  # not JavaScript whitespace
+    assert clip_snippet("x" * 100, 10) == "x" * 80 + "…"  # at least 80
+    assert clip_snippet("😀" * 50, 80) == "😀" * 40 + "…"  # 2 UTF-16 units each
+    assert clip_snippet("y" * 1300, 5000) == "y" * 1200 + "…"  # at most 1200
+
+
+def test_openclaw_depths_follow_the_plugin_and_the_cli() -> None:
+    store = _DocsFile([])
+    c = docs_ctx(store, "  q  ", limit=3, scopes=("steamer",))
+    out = apply("openclaw_docs_request", [], c, search_fts_k=40, search_vec_k=10)
+    assert c.request["limit"] == 40 and c.request["fts_k"] == 40 and c.request["vec_k"] == 40
+    assert c.request["query"] == "q" and out.facts["pushdownRepos"] == ["steamer"]
+    c = docs_ctx(store, "q", limit=10, scopes=("steamer",))
+    apply("openclaw_docs_request", [], c)
+    assert c.request["limit"] == 50 and c.request["pool"] == 50
+    c = docs_ctx(store, "q", limit=3, scopes=("steamer",))
+    out = apply("openclaw_docs_request", [], c, overfetch=False, pushdown=False)
+    assert (c.request["limit"], c.request["fts_k"], out.facts["pushdownRepos"]) == (3, 20, [])
+    c = docs_ctx(store, "q", limit=3, scopes=("",))
+    apply("openclaw_docs_request", [], c, max_items=2)
+    assert (c.request["limit"], c.request["plugin_limit"], c.request["scoped"]) == (2, 2, False)
+    c = docs_ctx(store, "q", limit=4)
+    apply("openclaw_docs_cli_args", [], c, fts_k=0, vec_k=3, k=0)
+    assert (c.request["fts_k"], c.request["vec_k"], c.request["rrf_k"]) == (8, 4, 60)
+
+
+def test_openclaw_request_refusals_and_failures() -> None:
+    from inspector.core.errors import InspectorError
+
+    store = _DocsFile([])
+    with pytest.raises(InspectorError, match="one scope"):
+        apply("openclaw_docs_request", [], docs_ctx(store, "q", scopes=("a", "b")))
+    c = docs_ctx(store, " \ufeff ")
+    assert apply("openclaw_docs_request", [], c).facts["error"] == "empty_query"
+    c = docs_ctx(store, "-card")  # the CLI's argparse takes it for an option
+    assert apply("openclaw_docs_request", [], c).facts["error"] == "docs_search_failed"
+    assert c.inexact
+    c = docs_ctx(store, "-card engine")  # with a space argparse takes it as the query
+    assert apply("openclaw_docs_request", [], c).facts["error"] is None
+    with pytest.raises(InspectorError, match="empty query"):
+        apply("openclaw_docs_cli_args", [], docs_ctx(store, "  "))
+
+
+def _leg(store: Any, text: str, kind: str = "sqlite_fts5", scopes: Any = None,
+         vector: list[float] | None = None, **params: Any) -> Any:
+    c = docs_ctx(store, text, limit=10, scopes=scopes, vector=vector)
+    apply("openclaw_docs_cli_args", [], c)
+    return apply(kind, [], c, **params)
+
+
+def test_openclaw_fts5_leg_hands_the_raw_text_to_fts5() -> None:
+    store = _DocsFile([(1, "r", "a.md", "alpha beta"), (2, "r", "b.md", "alpha"),
+                       (3, "R", "c.md", "beta gamma"), (4, "r", "d.md", "alpha-beta x")])
+    assert [s.id for s in _leg(store, "alpha beta").rows] == ["1", "4"]  # implicit AND
+    assert [s.id for s in _leg(store, "alpha NOT beta").rows] == ["2"]
+    assert {s.id for s in _leg(store, "gam*").rows} == {"3"}
+    out = _leg(store, "alpha-beta")  # FTS5 reads '-beta' as a column: retried as one phrase
+    assert out.facts["syntax_error"] and out.facts["retried_as_phrase"]
+    assert out.facts["match"] == '"alpha-beta"' and {s.id for s in out.rows} == {"1", "4"}
+    out = _leg(store, "alpha-beta", phrase_retry=False)
+    assert out.rows == [] and out.facts["match"] is None
+    out = _leg(store, 'alpha "beta')  # a syntax error without '-': the leg is empty
+    assert out.rows == [] and not out.facts["retried_as_phrase"]
+    assert [s.id for s in _leg(store, "beta", scopes=("R",)).rows] == ["3"]  # exact repo
+    assert _leg(store, "beta", scopes=("r",)).rows[0].id != "3"
+    scores = [s.score for s in _leg(store, "alpha").rows]
+    assert scores == sorted(scores)  # bm25, lower is better
+
+
+def test_openclaw_cjk_fallback_ranks_by_terms_matched_then_id() -> None:
+    from inspector.core.engine.flow.stages.openclaw_docs import cjk_terms
+
+    assert cjk_terms("倉庫白名單") == ["倉庫白名單", "倉庫", "庫白", "白名", "名單"]
+    assert cjk_terms("範圍 飢餓 x 字") == ["範圍", "飢餓"]
+    # chunk 2 holds 倉庫, 白名 and 名單
+    store = _DocsFile([(1, "r", "a.md", "倉庫 only"), (2, "r", "b.md", "有白名單與倉庫"),
+                       (3, "r", "c.md", "白名 here"), (4, "r", "d.md", "none")])
+    out = _leg(store, "倉庫白名單")
+    assert out.facts["fallback"] == "cjk_like"
+    assert [(s.id, s.score) for s in out.rows] == [("2", -3.0), ("1", -1.0), ("3", -1.0)]
+    assert _leg(store, "倉庫白名單", cjk_fallback=False).rows == []
+
+
+def test_openclaw_cosine_leg_keeps_scan_order_for_equal_cosines() -> None:
+    store = _DocsFile([(1, "r", "a.md", "a"), (2, "r", "b.md", "b"), (3, "r", "c.md", "c"),
+                       (4, "r", "d.md", "d")],
+                      [(3, [1.0, 0.0]), (1, [0.0, 1.0]), (2, [2.0, 0.0]), (4, [0.0, 0.0])])
+    store.connection.execute("DELETE FROM docs_embeddings WHERE chunk_rowid = 3")
+    store.connection.execute("INSERT INTO docs_embeddings VALUES (3, 'm', 2, ?, 1.0)",
+                             (np.asarray([1.0, 0.0], np.float32).tobytes(),))  # re-embedded
+    out = _leg(store, "q", kind="sqlite_cosine", vector=[1.0, 0.0])
+    # 2 and 3 tie at cosine 1: 3 was embedded again, so it is scanned (and ranked) last;
+    # the zero vector (norm 0) is skipped
+    assert [(s.id, s.score) for s in out.rows] == [("2", 1.0), ("3", 1.0), ("1", 0.0)]
+
+
+def test_openclaw_python_sums_compensated_or_plain() -> None:
+    from inspector.core.engine.flow.stages.openclaw_docs import _py_sum
+
+    xs = np.asarray([[1e16, 1.0, -1e16]])
+    assert _py_sum(xs, compensated=False)[0] == sum([1e16, 1.0, -1e16]) == 0.0  # this Python
+    assert _py_sum(xs, compensated=True)[0] == 1.0  # CPython 3.12's sum()
+
+
+def test_openclaw_rrf_orders_equal_scores_by_chunk_id() -> None:
+    store = _DocsFile([])
+    c = docs_ctx(store, "q", limit=1)
+    apply("openclaw_docs_cli_args", [], c)
+    a, b = (Row(id=str(i), text="", vector=None, scope="r", importance=0.0, timestamp=0.0,
+                metadata={}, columns={}, rowid=i) for i in (20, 10))
+    c.legs = {"fts_leg": [Scored(a, 0.0), Scored(b, 0.0)],
+              "vec_leg": [Scored(b, 0.0), Scored(a, 0.0)]}
+    out = apply("rrf_fusion", [], c, cut=1)
+    assert [s.id for s in out.rows] == ["10"] and out.rows[0].score == 1 / 61 + 1 / 62
+    assert [d.id for d in out.dropped] == ["20"]
+    assert apply("rrf_fusion", [], c, k=1).rows[0].score == 1 / 2 + 1 / 3

@@ -6,6 +6,7 @@ from inspector.core.engine.flow.stages import (  # noqa: F401
     fixed,
     fusion,
     legs,
+    openclaw_docs,
     query,
     scoring,
 )
