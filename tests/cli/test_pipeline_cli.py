@@ -107,9 +107,12 @@ def test_bad_pipeline_input_is_one_line_exit_2(fx: Path, capsys: pytest.CaptureF
 
 def test_classic_commands_say_they_do_not_run_pipeline_presets(
         fx: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = cli(capsys, "shot", str(fx / "store"), "--preset", "memory-lancedb-pro",
+                       "--vector-of", "a1", "--out", "x.png")
+    assert code == 2 and "runs the fixed pipeline's presets only" in err
     code, _, err = cli(capsys, "sweep", str(fx / "store"), "--preset", "memory-lancedb-pro",
                        "--vector-of", "a1")
-    assert code == 2 and "run in `inspector query`" in err
+    assert code == 2 and "needs --grid STAGE.PARAM=SPEC" in err
     code, _, err = cli(capsys, "query", str(fx / "store"), "--preset", "memory-plugin",
                        "--vector-of", "a1", "--scope", "a", "--scope", "b")
     assert code == 2 and "takes one --scope" in err
