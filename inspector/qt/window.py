@@ -31,6 +31,8 @@ from inspector.core.stores.opening import Opened
 from inspector.qt import fit, help_menu, theme
 from inspector.qt import settings as cfg
 from inspector.qt.extensible import ExtensibleWindow
+from inspector.qt.flow.flow_mode import FlowMode
+from inspector.qt.flow.session import flow_presets
 from inspector.qt.pipeline.detail import DetailPane
 from inspector.qt.pipeline.expected import ExpectedPanel
 from inspector.qt.pipeline.funnel import DiagnosisBanner, ErrorBar, FunnelChart
@@ -88,6 +90,7 @@ class MainWindow(FilesMixin, ExtensibleWindow):
 
         install_tuning(self)
         self.store_features = install_store_features(self)
+        self.flow = FlowMode(self)  # pipelines of stages
         self.index_bar = IndexBar(self.vm, self)
         self.add_notice(self.index_bar)
         self.tokens_changed.connect(self.index_bar.set_tokens)
@@ -195,7 +198,7 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         self._actions["file_end"] = self.menu("file").addSeparator()
         add("file", act("&Quit", self.close, ("Ctrl+Q",)), "quit")
         add("query", act("&Focus query", self.focus_query, ("Ctrl+L",)), "focus_query")
-        add("query", act("&Run again", self.vm.run, ("Ctrl+R", "F5"),
+        add("query", act("&Run again", self.run_again, ("Ctrl+R", "F5"),
                          "Fetch again from the store"), "run")
         add("query", act("Back to &text query", lambda: self.vm.set_query(self.vm.text, None)),
             "text_query")
@@ -214,11 +217,10 @@ class MainWindow(FilesMixin, ExtensibleWindow):
 
     def _connect(self) -> None:
         vm, qb = self.vm, self.query_bar
-        qb.text_submitted.connect(lambda t: vm.set_query(t, vm.vector_of if not t.strip()
-                                                         or t == vm.text else None))
+        qb.text_submitted.connect(self._text_submitted)
         qb.example_cleared.connect(lambda: vm.set_query(vm.text, None))
-        qb.preset_picked.connect(vm.set_preset)
-        qb.param_changed.connect(vm.set_param)
+        qb.preset_picked.connect(self._preset_picked)
+        qb.param_changed.connect(self._param_changed)
         qb.compare_changed.connect(vm.set_compare)
         qb.table_picked.connect(lambda t: vm.open_store(vm.store.uri if vm.store else None, t))
         qb.suggested_picked.connect(vm.load_suggested)
@@ -239,6 +241,35 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         vm.error_cleared.connect(self.error_bar.hide)
         QGuiApplication.styleHints().colorSchemeChanged.connect(
             lambda _s: self.theme_choice == "system" and self.apply_theme("system"))
+
+    # ---- the query bar: the fixed pipeline's view-model, or a pipeline of stages ----
+    def _text_submitted(self, text: str) -> None:
+        vm = self.vm
+        if self.flow.active:
+            self.flow.submit(text)
+            return
+        vm.set_query(text, vm.vector_of if not text.strip() or text == vm.text else None)
+
+    def _preset_picked(self, name: str | None) -> None:
+        if name in flow_presets():
+            self.flow.enter(name)
+            return
+        self.flow.leave()
+        self.vm.set_preset(name)
+
+    def _param_changed(self, key: str, value: Any) -> None:
+        if self.flow.active:
+            if key == "limit":
+                self.flow.set_limit(int(value))
+            return
+        self.vm.set_param(key, value)
+
+    def run_again(self) -> None:
+        """Ctrl+R / F5: fetch again, for whichever pipeline is on screen."""
+        if self.flow.active:
+            self.flow.session.ask()
+        else:
+            self.vm.run()
 
     # ---- reacting to the view-model ------------------------------------------------------------
     def _show_params(self) -> None:
@@ -304,7 +335,9 @@ class MainWindow(FilesMixin, ExtensibleWindow):
 
     def _status(self) -> None:
         vm = self.vm
-        if vm.busy:
+        if getattr(self, "flow", None) is not None and self.flow.active:
+            self.flow.status()
+        elif vm.busy:
             opening = vm.jobs.busy("open")
             again = f"Querying again: {vm.requery_reason}…" if vm.requery_reason else "Working…"
             self.status_label.setText("Opening the store…" if opening else again)
