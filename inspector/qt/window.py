@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 
 from inspector.core.engine.trace import STAGES
 from inspector.core.stores.opening import Opened
-from inspector.qt import fit, help_menu, theme
+from inspector.qt import fit, help_menu, keyboard, theme
 from inspector.qt import settings as cfg
 from inspector.qt.extensible import ExtensibleWindow
 from inspector.qt.flow.flow_mode import FlowMode
@@ -94,6 +94,7 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         self.index_bar = IndexBar(self.vm, self)
         self.add_notice(self.index_bar)
         self.tokens_changed.connect(self.index_bar.set_tokens)
+        self.tab_order = keyboard.install(self)  # after every panel: the chain reads them all
         docks = cfg.load_state("window/docks") if restore else None
         if docks is not None:  # after the hooks: the docks must exist to take their places
             self.restoreState(docks)
@@ -313,6 +314,8 @@ class MainWindow(FilesMixin, ExtensibleWindow):
             self._plot_timer.start()
         else:
             self.flush_plots()
+        if getattr(self, "tab_order", None) is not None:
+            self.tab_order.apply()  # new lanes or fix buttons join the Tab order
 
     @property
     def plots_pending(self) -> bool:

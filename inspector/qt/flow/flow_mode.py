@@ -169,6 +169,8 @@ class FlowMode:
         self.detail.show_row(t, s.selected, s.row(s.selected))
         self._show_bar()
         self.status()
+        if getattr(win, "tab_order", None) is not None:
+            win.tab_order.apply()
 
     def _selection_changed(self, rid: Any) -> None:
         s = self.session

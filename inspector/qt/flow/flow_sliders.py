@@ -101,6 +101,8 @@ class FlowSliders(QWidget):
     def _build(self, current: Any) -> None:
         for w in [*self.sliders.values(), *self._labels]:
             self._grid.removeWidget(w)
+            w.hide()
+            w.setParent(None)  # out of the focus chain now, not when deleteLater runs
             w.deleteLater()
         self.sliders, self._labels = {}, []
         decls = dict(self.params)

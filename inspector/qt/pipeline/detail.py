@@ -154,6 +154,7 @@ class DetailPane(QWidget):
         self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.waterfall = Waterfall(self)
         self.columns = QTableWidget(0, 2, self)
+        self.columns.setTabKeyNavigation(False)  # Tab leaves it; arrows move inside
         self.columns.setObjectName("detailColumns")
         self.columns.setHorizontalHeaderLabels(["column", "value"])
         self.columns.verticalHeader().hide()

@@ -262,3 +262,32 @@ def test_scopes_as_a_list_and_the_clock_reach_the_engine(win: Any, fixture_dir: 
     win.vm.jobs.wait_idle(30)
     assert win.flow.session.scopes == []
     assert "denies everything" in win.flow.panel.headline.text()
+
+
+def test_keyboard_reaches_every_stage_of_a_pipeline_and_alt_n_opens_one(win: Any) -> None:
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+    from PySide6.QtWidgets import QApplication
+
+    from tests.qt.test_keyboard import tab_walk
+
+    seen = tab_walk(win.query_bar.text)
+    secs = win.flow.panel.visible_sections()
+    for sec in secs:
+        assert sec.toggle in seen, sec.summary.name
+        if sec.is_open:
+            k = seen.index(sec.table)
+            assert seen[k + 1] is not sec.table  # Tab leaves the table
+    bar = win.flow.bar
+    for w in (bar.scopes, bar.now, bar.vector, bar.expect):
+        assert w in seen
+    assert seen.index(bar.scopes) < seen.index(secs[0].toggle) < seen.index(secs[-1].toggle)
+    # Space on a stage's header opens it; Alt+N opens stage N and focuses its table
+    third = secs[2]
+    assert not third.is_open
+    third.toggle.setFocus()
+    QTest.keyClick(third.toggle, Qt.Key.Key_Space)
+    assert third.is_open
+    QTest.keyClick(win.query_bar.text, Qt.Key.Key_4, Qt.KeyboardModifier.AltModifier)
+    QApplication.processEvents()
+    assert secs[3].is_open and QApplication.focusWidget() is secs[3].table
