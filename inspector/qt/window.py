@@ -256,14 +256,30 @@ class MainWindow(FilesMixin, ExtensibleWindow):
             self.flow.enter(name)
             return
         self.flow.leave()
+        adopted = self._adopt_typed()
         self.vm.set_preset(name)
+        if adopted:
+            self.vm.run()
 
     def _param_changed(self, key: str, value: Any) -> None:
         if self.flow.active:
             if key == "limit":
                 self.flow.set_limit(int(value))
             return
+        adopted = self._adopt_typed()
         self.vm.set_param(key, value)
+        if adopted:
+            self.vm.run()
+
+    def _adopt_typed(self) -> bool:
+        """A parameter changed while the query box holds edited text: the query that runs is
+        the one on screen, not the one that ran before the edit."""
+        vm, typed = self.vm, self.query_bar.text.text()
+        if not typed.strip() or typed.strip() == vm.text.strip():
+            return False
+        vm.text, vm.vector_of = typed, None
+        vm.query_changed.emit()
+        return True
 
     def run_again(self) -> None:
         """Ctrl+R / F5: fetch again, for whichever pipeline is on screen."""
@@ -305,7 +321,7 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         vm = self.vm
         named = list(zip(vm.placements, vm.traces, strict=False))
         self.funnel.set_traces(named)
-        self.banner.set_traces(named)
+        self.banner.set_traces(named, vm.expected)
         self.banner_placeholder.setVisible(self.banner.isHidden())
         self.detail.show_row(vm.trace, vm.selected)
         self._status()

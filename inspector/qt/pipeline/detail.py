@@ -176,6 +176,7 @@ class DetailPane(QWidget):
         i = trace.row_of(row_id) if trace is not None and row_id is not None else None
         if i is None:
             self.title.setText("Select a row to see it in full" if row_id is None
+                               or trace is None
                                else f"{row_id} is not in this lane's candidates")
             for w in (self.fate, self.text):
                 w.setText("")
