@@ -119,7 +119,7 @@ class FlowBar(QWidget):
                    expected: list[str]) -> None:
         shown = {"scopes": "" if scopes is None else
                  (json.dumps(scopes) if not scopes else ", ".join(scopes)),
-                 "now": iso(now_ms), "expect": ", ".join(expected)}
+                 "now": short_iso(now_ms), "expect": ", ".join(expected)}
         for name, edit in (("scopes", self.scopes), ("now", self.now),
                            ("expect", self.expect)):
             if self._shown.get(name) != shown[name] and not edit.hasFocus():
@@ -130,6 +130,14 @@ class FlowBar(QWidget):
 
     def focus_chain(self) -> list[QWidget]:
         return [self.scopes, self.now, self.vector, self.vector_file, self.expect]
+
+
+def short_iso(ms: float) -> str:
+    """The clock as the box shows it: ISO to the millisecond, UTC (parse_now reads it back)."""
+    full = iso(ms)  # 2026-12-01T08:17:22.582000Z
+    head, _, frac = full.rstrip("Z").partition(".")
+    millis = (frac + "000")[:3]
+    return f"{head}{'.' + millis if millis != '000' else ''}Z"
 
 
 def read_vector(text: str) -> list[float] | None:

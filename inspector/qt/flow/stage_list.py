@@ -338,6 +338,7 @@ class FlowStagesPanel(QWidget):
         self.headline.setText(headline)
         self.headline.setToolTip(headline)
         if trace is None:
+            self._last = None
             for sec in self.sections:
                 sec.show_run(None, frozenset(), frozenset(), {}, None)
             self._ensure(len(self.sections) if self._route is not None else 0)
@@ -368,9 +369,13 @@ class FlowStagesPanel(QWidget):
         stays so."""
         k = stage_that_matters(trace, expected)
         self._auto = trace.stages[k].name if k is not None else None
+        self._last = (trace, list(expected))
         self._placing = True
         try:
             last = len(trace.stages) - 1
+            if k is not None and k != last and not self._room_for(2, len(trace.stages)):
+                last = -1  # a short window: the stage that matters alone (the final is a key
+                # press away), so its rows are readable without scrolling
             for i, (sec, st) in enumerate(zip(self.sections, trace.stages, strict=False)):
                 if st.name in self._opened_by_user:
                     want = True
@@ -382,6 +387,19 @@ class FlowStagesPanel(QWidget):
         finally:
             self._placing = False
         self._stretch()
+
+    def _room_for(self, tables: int, stages: int) -> bool:
+        """Whether the list shows every stage's header and `tables` open tables of at least
+        MIN_ROWS rows without scrolling."""
+        head = self.sections[0].toggle.sizeHint().height() + 2 if self.sections else 20
+        table = self.sections[0].table.minimumHeight() if self.sections else 120
+        return self.scroll.viewport().height() >= stages * head + tables * table
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        last = getattr(self, "_last", None)
+        if last is not None and last[0] is not None:
+            self._place(*last)  # the auto-opened stages follow the room; the user's stay
 
     def _stretch(self) -> None:
         for sec in self.sections:

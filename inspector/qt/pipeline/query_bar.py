@@ -158,7 +158,7 @@ class QueryBar(QWidget):
             row.addSpacing(6)
         row.addStretch(1)
         grid.addLayout(row, 2, 0)
-        self._grid = grid
+        self._params_row = row
 
     def _connect(self) -> None:
         self.text.returnPressed.connect(lambda: self.text_submitted.emit(self.text.text()))
@@ -283,8 +283,9 @@ class QueryBar(QWidget):
     _flow_preset: str | None = None
 
     def add_row(self, widget: QWidget) -> None:
-        """A row of controls under the parameters (the flow mode's scopes and clock)."""
-        self._grid.addWidget(widget, self._grid.rowCount(), 0)
+        """Controls at the end of the parameters' row (the flow mode's scopes and clock: the
+        fixed pipeline's mode, scope, rule and filter make way for them)."""
+        self._params_row.insertWidget(self._params_row.count() - 1, widget, 100)
 
     def add_presets(self, names: tuple[str, ...], titles: dict[str, str]) -> None:
         """Pipelines of stages, after the fixed presets."""
