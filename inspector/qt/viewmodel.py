@@ -127,7 +127,7 @@ class Inspector(ExpectedRows, QObject):
         """One sentence; when a store stays open, it says so (its answers are still valid)."""
         if self.opened is not None:
             name = "the demo store" if self.opened.demo else self.store.display_uri
-            message = f"{message} Still showing {name} ({self.store.table_name})."
+            message = f"{message.rstrip('.')}; still showing {name} ({self.store.table_name})."
         self.fail(message)
 
     def _opened(self, opened: Opened) -> None:

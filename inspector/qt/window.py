@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 
 from inspector.core.engine.trace import STAGES
 from inspector.core.stores.opening import Opened
-from inspector.qt import fit, help_menu, keyboard, theme
+from inspector.qt import fit, help_menu, shortcuts, theme
 from inspector.qt import settings as cfg
 from inspector.qt.extensible import ExtensibleWindow
 from inspector.qt.flow.flow_mode import FlowMode
@@ -94,7 +94,7 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         self.index_bar = IndexBar(self.vm, self)
         self.add_notice(self.index_bar)
         self.tokens_changed.connect(self.index_bar.set_tokens)
-        self.tab_order = keyboard.install(self)  # after every panel: the chain reads them all
+        self.tab_order = shortcuts.install(self)  # after every panel: the chain reads them all
         docks = cfg.load_state("window/docks") if restore else None
         if docks is not None:  # after the hooks: the docks must exist to take their places
             self.restoreState(docks)

@@ -63,7 +63,8 @@ def test_a_failed_open_says_the_store_still_loaded_is_what_the_window_shows(wind
     vm.jobs.wait_idle(30)
     assert vm.opened is not None and vm.opened.demo
     message = window.error_bar.label.text()
-    assert message.startswith("No store at") and "Still showing the demo store" in message
+    assert message.startswith("No store at")
+    assert message.endswith("; still showing the demo store (memories).")
     assert message.count("\n") == 0
     move(window, "overfetch", 3.0)  # the next answer about the loaded store clears it
     assert not window.error_bar.isVisible()
