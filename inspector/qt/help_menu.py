@@ -154,6 +154,7 @@ class ShortcutsDialog(QDialog):
         self.setWindowTitle("Keyboard shortcuts")
         rows = shortcut_rows(win)
         self.table = QTableWidget(len(rows), 2, self)
+        self.table.setTabKeyNavigation(False)  # Tab leaves it; arrows move inside
         self.table.setHorizontalHeaderLabels(["Action", "Keys"])
         self.table.verticalHeader().hide()
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)

@@ -1,12 +1,24 @@
-"""Window shortcuts from any focus: a text field claims some Ctrl keys for itself (Ctrl+E
-moves to the end of the line), so a key bound to one of the window's actions is not let
-through to the field; standard editing keys stay the field's."""
+"""Keyboard use of the window. Window shortcuts from any focus: a text field claims some Ctrl
+keys for itself (Ctrl+E moves to the end of the line), so a key bound to one of the window's
+actions is not let through to the field; standard editing keys stay the field's. One Tab order
+through every control and every stage table (top to bottom, left to right, as the window
+reads), kept when panels add widgets, and Alt+N to jump to stage N. Tables never trap Tab
+(tabKeyNavigation is off wherever one is made)."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject
-from PySide6.QtGui import QKeyEvent, QKeySequence
-from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QComboBox, QLineEdit, QWidget
+from typing import Any
+
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QAbstractSpinBox,
+    QApplication,
+    QComboBox,
+    QLineEdit,
+    QWidget,
+)
 
 EDITING = {QKeySequence(k).toString() for k in ("Ctrl+A", "Ctrl+C", "Ctrl+V", "Ctrl+X",
                                                 "Ctrl+Z", "Ctrl+Y", "Ctrl+Shift+Z")}
@@ -38,3 +50,98 @@ class ShortcutGuard(QObject):
             event.ignore()  # not overridden: the window's shortcut fires
             return True
         return False
+
+
+MAX_STAGE_KEYS = 9  # Alt+1 .. Alt+9
+
+
+def tab_chain(win: Any) -> list[QWidget]:
+    """Every focusable control in reading order (hidden ones are skipped by Qt itself)."""
+    qb = win.query_bar
+    chain: list[QWidget] = [qb.table, qb.suggested, qb.text, qb.example]
+    row = qb._query_row
+    chain += [row.itemAt(i).widget() for i in range(row.count())
+              if row.itemAt(i).widget() not in (None, qb.text, qb.example, qb.stale,
+                                                qb.run_button)]
+    chain += [qb.run_button, qb.preset, qb.mode, qb.scope, qb.rule, qb.filter, qb.limit]
+    flow = getattr(win, "flow", None)
+    if flow is not None:
+        chain += flow.bar.focus_chain()
+    chain += [b for b in win.error_bar.findChildren(QAbstractButton)]
+    notices = win.notices
+    for i in range(notices.count()):
+        w = notices.itemAt(i).widget()
+        if w is not None:
+            chain += [b for b in w.findChildren(QAbstractButton)]
+    chain += win.banner.findChildren(QAbstractButton)
+    chain += list(win.sliders.sliders.values())
+    if flow is not None:
+        chain += flow.sliders.focus_chain()
+        for sec in flow.panel.sections:
+            chain += [sec.toggle, sec.table]
+    for lane in win.stages.lanes:
+        chain += [v.table for v in lane.views.values()]
+    chain += [win.scatter, win.bump]
+    chain += [win.detail.columns, win.expected.entry]
+    if flow is not None:
+        chain.append(flow.detail_scroll)
+    seen: set[int] = set()
+    out = []
+    for w in chain:
+        if w is not None and id(w) not in seen and w.focusPolicy() & Qt.FocusPolicy.TabFocus:
+            seen.add(id(w))
+            out.append(w)
+    return out
+
+
+class TabOrder:
+    """Applies the chain whenever the set of widgets in it changed (a new lane, fix buttons,
+    a pipeline's sections); cheap to call on every answer."""
+
+    def __init__(self, win: Any) -> None:
+        self.win = win
+        self._key: tuple[int, ...] = ()
+
+    def apply(self) -> None:
+        chain = tab_chain(self.win)
+        key = tuple(id(w) for w in chain)
+        if key == self._key:
+            return
+        self._key = key
+        for a, b in zip(chain, chain[1:], strict=False):
+            QWidget.setTabOrder(a, b)
+
+
+def go_to_stage(win: Any, n: int) -> QWidget | None:
+    """Focus stage n (1-based): the pipeline's n-th stage (opened), or the fixed pipeline's
+    raw, scoped, blended, final tables of the lane the plots follow."""
+    flow = getattr(win, "flow", None)
+    if flow is not None and flow.active:
+        sec = flow.panel.open_stage(n - 1)
+        return sec.table if sec is not None else None
+    from inspector.core.engine.trace import STAGES
+
+    if n > len(STAGES) or not win.stages.lanes:
+        return None
+    lane = min(win.vm.focus_lane, len(win.stages.lanes) - 1)
+    table = win.stages.view(STAGES[n - 1], lane).table
+    table.setFocus(Qt.FocusReason.ShortcutFocusReason)
+    if not table.currentIndex().isValid() and table.model().rowCount() > 0:
+        table.setCurrentIndex(table.model().index(0, 0))
+    return table
+
+
+def install(win: Any) -> TabOrder:
+    """The stage shortcuts (View › Go to stage N) and the Tab order."""
+    menu = win.menu("view").addMenu("&Go to stage")
+    for n in range(1, MAX_STAGE_KEYS + 1):
+        act = QAction(f"Stage {n}", win)
+        act.setShortcut(QKeySequence(f"Alt+{n}"))
+        act.setToolTip(f"Focus the table of stage {n} (opening it)")
+        act.triggered.connect(lambda _=False, k=n: go_to_stage(win, k))
+        menu.addAction(act)
+        win.addAction(act)
+        act.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+    order = TabOrder(win)
+    order.apply()
+    return order

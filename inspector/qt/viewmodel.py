@@ -121,7 +121,14 @@ class Inspector(ExpectedRows, QObject):
             self.jobs.cancel(channel)
         self._after_open = then or ("suggested" if uri is None else None)
         self.jobs.start("open", open_for_browsing, uri, table, options, on_done=self._opened,
-                        on_error=self.fail)
+                        on_error=self._open_failed)
+
+    def _open_failed(self, message: str) -> None:
+        """One sentence; when a store stays open, it says so (its answers are still valid)."""
+        if self.opened is not None:
+            name = "the demo store" if self.opened.demo else self.store.display_uri
+            message = f"{message.rstrip('.')}; still showing {name} ({self.store.table_name})."
+        self.fail(message)
 
     def _opened(self, opened: Opened) -> None:
         then, self._after_open = self._after_open, None
@@ -290,13 +297,17 @@ class Inspector(ExpectedRows, QObject):
         """Keep the selection if the new trace holds it, else pick the top result (or the top
         raw candidate) so the detail pane is never empty after a query."""
         t = self.trace
-        if t is None or (self.selected is not None and t.row_of(self.selected) is not None):
+        if t is None:
             return
+        i = t.row_of(self.selected) if self.selected is not None else None
+        if i is not None and i in set(t.stage("raw").rows.tolist()):
+            return  # a table holds it (the deep pool may hold rows no table shows)
         for stage in ("final", "raw"):
             rows = t.stage(stage).rows
             if len(rows):
                 self.select(t.pool.ids[int(rows[0])])
                 return
+        self.select(None)  # nothing fetched: no row of an earlier answer stays selected
 
     def rederive(self) -> None:
         """Every stage for the current parameters: from the session's cached pools when they

@@ -28,9 +28,11 @@ from PySide6.QtWidgets import (
 
 from inspector.core.engine.trace import STAGES
 from inspector.core.stores.opening import Opened
-from inspector.qt import fit, help_menu, theme
+from inspector.qt import fit, help_menu, shortcuts, theme
 from inspector.qt import settings as cfg
 from inspector.qt.extensible import ExtensibleWindow
+from inspector.qt.flow.flow_mode import FlowMode
+from inspector.qt.flow.session import flow_presets
 from inspector.qt.pipeline.detail import DetailPane
 from inspector.qt.pipeline.expected import ExpectedPanel
 from inspector.qt.pipeline.funnel import DiagnosisBanner, ErrorBar, FunnelChart
@@ -88,9 +90,11 @@ class MainWindow(FilesMixin, ExtensibleWindow):
 
         install_tuning(self)
         self.store_features = install_store_features(self)
+        self.flow = FlowMode(self)  # pipelines of stages
         self.index_bar = IndexBar(self.vm, self)
         self.add_notice(self.index_bar)
         self.tokens_changed.connect(self.index_bar.set_tokens)
+        self.tab_order = shortcuts.install(self)  # after every panel: the chain reads them all
         docks = cfg.load_state("window/docks") if restore else None
         if docks is not None:  # after the hooks: the docks must exist to take their places
             self.restoreState(docks)
@@ -195,7 +199,7 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         self._actions["file_end"] = self.menu("file").addSeparator()
         add("file", act("&Quit", self.close, ("Ctrl+Q",)), "quit")
         add("query", act("&Focus query", self.focus_query, ("Ctrl+L",)), "focus_query")
-        add("query", act("&Run again", self.vm.run, ("Ctrl+R", "F5"),
+        add("query", act("&Run again", self.run_again, ("Ctrl+R", "F5"),
                          "Fetch again from the store"), "run")
         add("query", act("Back to &text query", lambda: self.vm.set_query(self.vm.text, None)),
             "text_query")
@@ -214,11 +218,10 @@ class MainWindow(FilesMixin, ExtensibleWindow):
 
     def _connect(self) -> None:
         vm, qb = self.vm, self.query_bar
-        qb.text_submitted.connect(lambda t: vm.set_query(t, vm.vector_of if not t.strip()
-                                                         or t == vm.text else None))
+        qb.text_submitted.connect(self._text_submitted)
         qb.example_cleared.connect(lambda: vm.set_query(vm.text, None))
-        qb.preset_picked.connect(vm.set_preset)
-        qb.param_changed.connect(vm.set_param)
+        qb.preset_picked.connect(self._preset_picked)
+        qb.param_changed.connect(self._param_changed)
         qb.compare_changed.connect(vm.set_compare)
         qb.table_picked.connect(lambda t: vm.open_store(vm.store.uri if vm.store else None, t))
         qb.suggested_picked.connect(vm.load_suggested)
@@ -239,6 +242,51 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         vm.error_cleared.connect(self.error_bar.hide)
         QGuiApplication.styleHints().colorSchemeChanged.connect(
             lambda _s: self.theme_choice == "system" and self.apply_theme("system"))
+
+    # ---- the query bar: the fixed pipeline's view-model, or a pipeline of stages ----
+    def _text_submitted(self, text: str) -> None:
+        vm = self.vm
+        if self.flow.active:
+            self.flow.submit(text)
+            return
+        vm.set_query(text, vm.vector_of if not text.strip() or text == vm.text else None)
+
+    def _preset_picked(self, name: str | None) -> None:
+        if name in flow_presets():
+            self.flow.enter(name)
+            return
+        self.flow.leave()
+        adopted = self._adopt_typed()
+        self.vm.set_preset(name)
+        if adopted:
+            self.vm.run()
+
+    def _param_changed(self, key: str, value: Any) -> None:
+        if self.flow.active:
+            if key == "limit":
+                self.flow.set_limit(int(value))
+            return
+        adopted = self._adopt_typed()
+        self.vm.set_param(key, value)
+        if adopted:
+            self.vm.run()
+
+    def _adopt_typed(self) -> bool:
+        """A parameter changed while the query box holds edited text: the query that runs is
+        the one on screen, not the one that ran before the edit."""
+        vm, typed = self.vm, self.query_bar.text.text()
+        if not typed.strip() or typed.strip() == vm.text.strip():
+            return False
+        vm.text, vm.vector_of = typed, None
+        vm.query_changed.emit()
+        return True
+
+    def run_again(self) -> None:
+        """Ctrl+R / F5: fetch again, for whichever pipeline is on screen."""
+        if self.flow.active:
+            self.flow.session.ask()
+        else:
+            self.vm.run()
 
     # ---- reacting to the view-model ------------------------------------------------------------
     def _show_params(self) -> None:
@@ -273,7 +321,7 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         vm = self.vm
         named = list(zip(vm.placements, vm.traces, strict=False))
         self.funnel.set_traces(named)
-        self.banner.set_traces(named)
+        self.banner.set_traces(named, vm.expected)
         self.banner_placeholder.setVisible(self.banner.isHidden())
         self.detail.show_row(vm.trace, vm.selected)
         self._status()
@@ -282,6 +330,8 @@ class MainWindow(FilesMixin, ExtensibleWindow):
             self._plot_timer.start()
         else:
             self.flush_plots()
+        if getattr(self, "tab_order", None) is not None:
+            self.tab_order.apply()  # new lanes or fix buttons join the Tab order
 
     @property
     def plots_pending(self) -> bool:
@@ -304,7 +354,9 @@ class MainWindow(FilesMixin, ExtensibleWindow):
 
     def _status(self) -> None:
         vm = self.vm
-        if vm.busy:
+        if getattr(self, "flow", None) is not None and self.flow.active:
+            self.flow.status()
+        elif vm.busy:
             opening = vm.jobs.busy("open")
             again = f"Querying again: {vm.requery_reason}…" if vm.requery_reason else "Working…"
             self.status_label.setText("Opening the store…" if opening else again)

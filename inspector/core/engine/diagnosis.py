@@ -55,13 +55,16 @@ def _scope_fixes(hint: ScopeHint | None, p: Params) -> tuple[Fix, ...]:
     if hint is not None and hint.first_rank is not None:  # reach the best in-scope row first;
         need = hint.first_rank if hint.first_rank > p.limit else hint.page_rank  # else a page
     if need is not None and need > p.limit:
+        # from the current settings: never a no-op, never a step back (a lower over-fetch)
         f = _ceil1(need / p.limit)
-        changes: dict[str, Any] = {"overfetch": f}
-        label = f"Apply over-fetch {f:g}"
-        if p.cap and p.cap < need:
+        changes: dict[str, Any] = {"overfetch": f} if f > p.overfetch else {}
+        capped = bool(p.cap) and p.cap < need
+        if capped:
             changes["cap"] = 0
-            label += " (no cap)"
-        fixes.append(Fix(label, tuple(changes.items())))
+        if changes:
+            label = (f"Apply over-fetch {f:g}" + (" (no cap)" if capped else "")
+                     if "overfetch" in changes else "Remove the cap")
+            fixes.append(Fix(label, tuple(changes.items())))
     if p.filter == "post":
         fixes.append(Fix("Try pushdown", (("filter", "pushdown"),)))
     return tuple(fixes)

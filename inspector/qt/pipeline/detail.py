@@ -154,6 +154,7 @@ class DetailPane(QWidget):
         self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.waterfall = Waterfall(self)
         self.columns = QTableWidget(0, 2, self)
+        self.columns.setTabKeyNavigation(False)  # Tab leaves it; arrows move inside
         self.columns.setObjectName("detailColumns")
         self.columns.setHorizontalHeaderLabels(["column", "value"])
         self.columns.verticalHeader().hide()
@@ -175,6 +176,7 @@ class DetailPane(QWidget):
         i = trace.row_of(row_id) if trace is not None and row_id is not None else None
         if i is None:
             self.title.setText("Select a row to see it in full" if row_id is None
+                               or trace is None
                                else f"{row_id} is not in this lane's candidates")
             for w in (self.fate, self.text):
                 w.setText("")

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.core.engine.ties import TieGroup
-from inspector.core.engine.trace import Fix, Trace
+from inspector.core.engine.trace import OUTCOME_LABELS, Fix, Trace
 from inspector.qt.theme import LIGHT, Tokens
 
 DIAGNOSIS_TITLES = {
@@ -125,6 +125,14 @@ def tie_sentence(g: TieGroup) -> str:
             "the rows marked = in the tables are that tie.")
 
 
+def _fate(t: Trace, rid: str) -> str:
+    """What became of a row in a trace, in the trace's outcome vocabulary."""
+    i = t.row_of(rid)
+    if i is None:  # ids stored as numbers are expected as text
+        i = next((k for k, x in enumerate(t.pool.ids.tolist()) if str(x) == rid), None)
+    return "not_fetched" if i is None else t.outcome(i)
+
+
 class DiagnosisBanner(QFrame):
     """The engine's diagnosis in words, with each fix it offers as a button."""
 
@@ -151,14 +159,19 @@ class DiagnosisBanner(QFrame):
         self.codes: list[str] = []
         self.hide()
 
-    def set_traces(self, traces: list[tuple[str, Trace]]) -> None:
+    def set_traces(self, traces: list[tuple[str, Trace]],
+                   expected: tuple[str, ...] | list[str] = ()) -> None:
         if not traces:
             self.hide()
             return
         self.codes = [t.diagnosis.code for _, t in traces]
         worst = min(self.codes, key=lambda c: SEVERITY.index(c) if c in SEVERITY else 0)
+        missing = [(n, rid, fate) for n, t in traces for rid in expected
+                   if (fate := _fate(t, rid)) != "returned"]
         if len(traces) == 1:
-            self.title.setText(DIAGNOSIS_TITLES.get(worst, worst))
+            self.title.setText(DIAGNOSIS_TITLES.get(worst, worst) if not (
+                worst == "ok" and missing) else "Looks fine to the engine, but an expected "
+                                               "row is not returned")
             lines = [traces[0][1].diagnosis.message]
         else:
             self.title.setText("Diagnosis, post-filter vs pushdown")
@@ -167,10 +180,13 @@ class DiagnosisBanner(QFrame):
         for _, t in traces:
             lines.extend(f"⚠ {w}" for w in t.warnings)
             lines.extend(tie_sentence(g) for g in t.ties() if g.at_cut)
+        lines.extend(f"★ expected {rid}: {OUTCOME_LABELS.get(fate, fate)}"
+                     + (f" ({LANE_NAMES.get(n, n)})" if len(traces) > 1 else "")
+                     for n, rid, fate in missing)
         self.message.setText("\n".join(lines))
         worst_trace = next(t for _, t in traces if t.diagnosis.code == worst)
         self._show_fixes(worst_trace.diagnosis.fixes if len(traces) == 1 else ())
-        self._colour(worst)
+        self._colour("expected_missing" if worst == "ok" and missing else worst)
         self.show()
 
     def _show_fixes(self, fixes: tuple[Fix, ...]) -> None:
@@ -178,6 +194,8 @@ class DiagnosisBanner(QFrame):
         if labels == [b.text() for b in self.buttons]:
             return  # a slider tick that keeps the advice keeps the buttons
         for b in self.buttons:
+            b.hide()
+            b.setParent(None)  # out of the Tab order now, not when deleteLater runs
             b.deleteLater()
         self.buttons = []
         for fix in fixes:

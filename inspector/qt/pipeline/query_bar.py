@@ -144,17 +144,21 @@ class QueryBar(QWidget):
         q.addWidget(self.run_button)
         grid.addLayout(q, 1, 0)
         row = QHBoxLayout()
+        self._fixed_only: list[QWidget] = []  # hidden for a pipeline of stages
         for label, w in (("preset", self.preset), ("mode", self.mode), ("scope", self.scope),
                          ("rule", self.rule), ("filter", self.filter), ("limit", self.limit)):
             lab = QLabel(label)
             lab.setToolTip(w.toolTip())
             row.addWidget(lab)
             row.addWidget(w)
+            if label in ("mode", "scope", "rule", "filter"):
+                self._fixed_only += [lab, w]
             if label == "preset":
                 row.addWidget(self.modified)
             row.addSpacing(6)
         row.addStretch(1)
         grid.addLayout(row, 2, 0)
+        self._params_row = row
 
     def _connect(self) -> None:
         self.text.returnPressed.connect(lambda: self.text_submitted.emit(self.text.text()))
@@ -255,14 +259,15 @@ class QueryBar(QWidget):
 
     def show_params(self, p: Params, preset: str | None, given: dict[str, Any],
                     compare: bool) -> None:
-        _select_data(self.preset, preset)
+        _select_data(self.preset, self._flow_preset or preset)
         self.show_modified(preset, given)
         _select_data(self.mode, p.mode)
         _select_data(self.rule, p.scope_strategy)
         _select_data(self.filter, "both" if compare else p.filter)
-        self.limit.blockSignals(True)
-        self.limit.setValue(p.limit)
-        self.limit.blockSignals(False)
+        if self._flow_preset is None:
+            self.limit.blockSignals(True)
+            self.limit.setValue(p.limit)
+            self.limit.blockSignals(False)
         self.scope.blockSignals(True)
         key = (id(self._opened), p.scope_strategy, p.scope_column, p.scope_map)
         if key != self._options_key:  # refilling hundreds of items on every tick is not free
@@ -273,6 +278,41 @@ class QueryBar(QWidget):
             self.scope.setEditText(p.scope or "")
         self.scope.blockSignals(False)
         self._shown_scope = p.scope
+
+    # ---- pipelines of stages ----
+    _flow_preset: str | None = None
+
+    def add_row(self, widget: QWidget) -> None:
+        """Controls at the end of the parameters' row (the flow mode's scopes and clock: the
+        fixed pipeline's mode, scope, rule and filter make way for them)."""
+        self._params_row.insertWidget(self._params_row.count() - 1, widget, 100)
+
+    def add_presets(self, names: tuple[str, ...], titles: dict[str, str]) -> None:
+        """Pipelines of stages, after the fixed presets."""
+        self.preset.insertSeparator(self.preset.count())
+        for name in names:
+            self.preset.addItem(name, name)
+            self.preset.setItemData(self.preset.count() - 1,
+                                    f"{titles.get(name, name)}\nA pipeline of stages",
+                                    Qt.ItemDataRole.ToolTipRole)
+
+    def set_flow_preset(self, name: str | None, lo: int = 1, hi: int = 1000,
+                        limit: int | None = None) -> None:
+        """Show a pipeline of stages (its limit range; no mode, scope rule or filter
+        placement: the pipeline has its own), or the fixed pipeline's controls again."""
+        self._flow_preset = name
+        for w in self._fixed_only:
+            w.setVisible(name is None)
+        self.modified.setVisible(name is None)
+        self.limit.blockSignals(True)
+        if name is None:
+            self.limit.setRange(1, 1000)
+        else:
+            self.limit.setRange(lo, hi)
+            if limit is not None:
+                self.limit.setValue(limit)
+            _select_data(self.preset, name)
+        self.limit.blockSignals(False)
 
     def add_widget(self, widget: QWidget) -> None:
         """A control in the query row, just before Run (the window's add_query_widget)."""

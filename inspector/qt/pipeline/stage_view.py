@@ -50,6 +50,7 @@ class StageView(QWidget):
         self.note.setFixedHeight(2 * self.note.fontMetrics().lineSpacing() + 2)
         self.note.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.table = QTableView(self)
+        self.table.setTabKeyNavigation(False)  # Tab leaves it; arrows move inside
         self.table.setObjectName(f"stage_{stage}")
         self.table.setModel(self.model)
         self._setup_table()

@@ -69,6 +69,7 @@ class OpenDialog(QDialog):
         if self.known:
             box = QGroupBox("Default locations on this machine")
             self.known_list = QListWidget(objectName="knownLocations")
+            self.known_list.setTabKeyNavigation(False)  # Tab leaves it; arrows move inside
             self.known_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
             self.known_list.setTextElideMode(Qt.TextElideMode.ElideMiddle)
             self.known_list.setToolTip("Click to fill in the location; double-click to open")
@@ -134,6 +135,7 @@ class OpenDialog(QDialog):
         self.options_box = box
         v = QVBoxLayout(box)
         self.options = QTableWidget(0, 2, objectName="storageOptions")
+        self.options.setTabKeyNavigation(False)  # Tab leaves it; arrows move inside
         self.options.setHorizontalHeaderLabels(["option", "value"])
         self.options.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         self.options.horizontalHeader().resizeSection(0, 180)

@@ -77,6 +77,7 @@ class CompareView(QWidget):
         self.stale_note = StaleNote(vm, self)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.table = QTableWidget(0, len(COLUMNS), self, objectName="compareTable")
+        self.table.setTabKeyNavigation(False)  # Tab leaves it; arrows move inside
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.verticalHeader().hide()
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)

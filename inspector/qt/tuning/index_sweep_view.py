@@ -44,6 +44,7 @@ class IndexSweepView(QWidget):
                               "search.", objectName="indexSweepSummary")
         self.summary.setWordWrap(True)
         self.table = QTableWidget(self, objectName="indexSweepTable")
+        self.table.setTabKeyNavigation(False)  # Tab leaves it; arrows move inside
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         row = QHBoxLayout()
         for label, w in (("nprobes", self.nprobes), ("over-fetch", self.overfetch)):

@@ -60,6 +60,7 @@ class JudgmentsPanel(QWidget):
         self.metrics = QLabel("", objectName="judgeMetrics")
         self.metrics.setWordWrap(True)
         self.table = QTableWidget(0, 4, self, objectName="judgeTable")
+        self.table.setTabKeyNavigation(False)  # Tab leaves it; arrows move inside
         self.table.setHorizontalHeaderLabels(["grade", "rank now", "id", "text"])
         self.table.verticalHeader().hide()
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)

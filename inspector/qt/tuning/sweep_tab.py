@@ -110,6 +110,7 @@ class SweepPanel(QWidget):
         self.curve_title = QElidingLabel("Minimum safe over-fetch", objectName="sectionTitle")
         self.share_title = QElidingLabel("Across the query set", objectName="sectionTitle")
         self.table = QTableWidget(0, 5, self, objectName="sweepQueries")
+        self.table.setTabKeyNavigation(False)  # Tab leaves it; arrows move inside
         self.table.setHorizontalHeaderLabels(["query", "scope", "best", "pick F, w", "safe F"])
         self.table.verticalHeader().hide()
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)

@@ -99,7 +99,8 @@ def test_an_open_error_is_one_sentence_and_the_dialog_stays_open(window, qtbot, 
     qtbot.mouseClick(dlg.open_button, LEFT)
     qtbot.waitUntil(dlg.error.isVisible, timeout=10_000)
     assert dlg.isVisible() and dlg.open_button.isEnabled()
-    assert dlg.error.text() == f"No store at {tmp_path / 'nowhere'}: the folder does not exist."
+    assert dlg.error.text() == (f"No store at {tmp_path / 'nowhere'}: the folder does not exist; "
+                                 f"still showing the demo store (memories).")
     assert window.error_bar.isVisible() and vm.store.uri == uri_before
     assert not (tmp_path / "nowhere").exists(), "opening never creates a folder"
     dlg.add_option("", "orphan")

@@ -1,0 +1,115 @@
+"""What each stage of a run did, in one line of the engine's own words (rows dropped, with the
+drop codes' labels; re-ordered; re-scored), which stage matters most for a reader, and whether
+a pipeline reads the clock. Every view of a flow trace renders these; none recounts them."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from inspector.core.engine.flow.expect import where_dropped
+from inspector.core.engine.flow.registry import kind_of
+from inspector.core.engine.flow.rows import DROP_LABELS
+from inspector.core.engine.flow.runner import FlowTrace, StageRun
+from inspector.core.engine.flow.spec import PipelineSpec
+
+# stage kinds whose answer depends on the clock (`now`): always, or when the flag is on
+CLOCK_KINDS = {"unexpired": None, "recency_boost": None, "time_decay": None,
+               "lifecycle_decay": None, "min_score": "drop_expired",
+               "lancedb_vector": "exclude_inactive", "lancedb_fts": "exclude_inactive"}
+
+
+@dataclass(frozen=True)
+class StageSummary:
+    """Counts of one stage run: what came in, what left and why, what changed order or score."""
+
+    name: str
+    kind: str
+    role: str
+    count_in: int | None  # None for a fetch (its rows come from the store)
+    count: int
+    drops: tuple[tuple[str, int], ...]  # (code, rows), most first
+    cut: int  # rows that left without a recorded drop
+    rescored: int
+    moved: int  # kept rows whose rank changed
+    deferred: int
+    line: str
+
+
+def _label(code: str) -> str:
+    return DROP_LABELS.get(code, code.replace("_", " "))
+
+
+def summarise(st: StageRun) -> StageSummary:
+    kept = {s.id for s in st.rows}
+    codes = Counter(d.code for d in st.dropped if d.id not in kept)
+    drops = tuple(codes.most_common())
+    before = {s.id: (i, s.score) for i, s in enumerate(st.rows_in)}
+    gone = [s.id for s in st.rows_in if s.id not in kept]
+    recorded = {d.id for d in st.dropped}
+    cut = sum(1 for i in gone if i not in recorded)
+    rescored = sum(1 for s in st.rows if s.id in before and s.score != before[s.id][1])
+    order_in = [s.id for s in st.rows_in if s.id in kept]
+    moved = sum(1 for a, b in zip(order_in, st.ids, strict=False) if a != b)
+    n_in = None if st.role == "fetch" else len(st.rows_in)
+    parts: list[str] = []
+    if st.role == "query":
+        line = st.note or "shapes the query; rows pass through"
+    else:
+        if st.role == "fetch":
+            parts.append(f"fetched {len(st.rows)}")
+        elif st.role == "fusion":  # its input is every leg, not the list before it
+            rescored = moved = cut = 0
+            n_in = None
+            parts.append(f"fused {len(st.rows)} from the legs")
+        else:
+            parts.append(f"kept {len(st.rows)} of {len(st.rows_in)}")
+        if drops:
+            total = sum(n for _, n in drops)
+            parts.append(f"dropped {total}: " + ", ".join(f"{n} {_label(c)}" for c, n in drops))
+        if cut:
+            parts.append(f"{cut} cut")
+        if rescored:
+            parts.append(f"re-scored {rescored}")
+        if moved:
+            parts.append(f"re-ordered ({moved} moved)")
+        if st.deferred:
+            parts.append(f"deferred {len(st.deferred)} to the end")
+        if st.role not in ("fetch", "fusion") and len(parts) == 1:
+            parts.append("unchanged")
+        line = " · ".join(parts)
+    return StageSummary(st.name, st.kind, st.role, n_in, len(st.rows), drops, cut, rescored,
+                        moved, len(st.deferred), line)
+
+
+def stage_that_matters(t: FlowTrace, expected: list[str] | tuple[str, ...] = ()) -> int | None:
+    """The index of the stage a reader should see open: where the first expected row that is
+    not returned fell, else the stage that removed the most rows (None: nothing removed)."""
+    names = [s.name for s in t.stages]
+    for rid in expected:
+        fall = where_dropped(t, rid)
+        if fall.stage is not None and fall.stage in names:
+            return names.index(fall.stage)
+    best, most = None, 0
+    for i, st in enumerate(t.stages):
+        if st.role in ("fetch", "query"):
+            continue
+        lost = len(st.rows_in) - len(st.rows)
+        if lost > most:
+            best, most = i, lost
+    return best
+
+
+def uses_clock(spec: PipelineSpec) -> bool:
+    """True when any stage of any route reads the clock with its effective parameters."""
+    for route in spec.routes:
+        for st in route.stages:
+            if st.kind not in CLOCK_KINDS:
+                continue
+            flag = CLOCK_KINDS[st.kind]
+            if flag is None:
+                return True
+            params = kind_of(st.kind).resolve(st.params, st.name)
+            if params.get(flag):
+                return True
+    return False

@@ -1,0 +1,70 @@
+"""The selected row of a pipeline run: its text and stored values, and its path through the
+stages (rank and score at each, or the drop that ended it), read from the trace."""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+from inspector.core.engine.flow.answer import iso
+from inspector.core.engine.flow.rows import DROP_LABELS
+from inspector.core.engine.flow.runner import FlowTrace
+
+
+def row_path(trace: FlowTrace, rid: str) -> list[tuple[str, str]]:
+    """(stage, what happened to the row there) for every stage that saw it."""
+    out: list[tuple[str, str]] = []
+    for st in trace.stages:
+        if st.role == "query":
+            continue
+        rank = next((i for i, s in enumerate(st.rows, start=1) if s.id == rid), None)
+        if rank is not None:
+            s = st.rows[rank - 1]
+            out.append((st.name, f"#{rank} · {s.score:.4f}"))
+            continue
+        drop = next((d for d in st.dropped if d.id == rid), None)
+        if drop is not None:
+            out.append((st.name, "✗ " + DROP_LABELS.get(drop.code, drop.code)))
+            if st.role != "fetch":
+                break
+    return out
+
+
+class FlowDetail(QWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("flowDetail")
+        self.title = QLabel("", self, objectName="sectionTitle")
+        self.title.setWordWrap(True)
+        self.body = QLabel("", self)
+        self.body.setWordWrap(True)
+        self.body.setTextFormat(Qt.TextFormat.RichText)
+        self.body.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.body.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(4, 0, 4, 0)
+        lay.addWidget(self.title)
+        lay.addWidget(self.body, 1)
+        self.shown: str | None = None
+
+    def show_row(self, trace: FlowTrace | None, rid: Any, scored: Any) -> None:
+        """The row `rid` of `trace`; nothing when no stage of this trace holds it."""
+        if trace is None or rid is None or scored is None:
+            self.shown = None
+            self.title.setText("Select a row to see its path through the stages.")
+            self.body.setText("")
+            return
+        self.shown = str(rid)
+        row = scored.row
+        self.title.setText(f"Row {rid}")
+        lines = [f"<p>{escape(row.text)}</p>",
+                 f"<p>scope <b>{escape(str(row.scope))}</b> · importance "
+                 f"{row.importance:g} · written {iso(row.timestamp) if row.timestamp else '–'}"
+                 "</p>", "<table cellspacing=0 cellpadding=1>"]
+        for stage, what in row_path(trace, str(rid)):
+            lines.append(f"<tr><td>{escape(stage)}&nbsp;&nbsp;</td><td>{escape(what)}</td></tr>")
+        lines.append("</table>")
+        self.body.setText("".join(lines))

@@ -1,0 +1,155 @@
+"""Sliders for a pipeline's live numeric parameters (answered from the cached legs, never a
+new search). The user chooses which are shown; thresholds, weights and half-lives by default."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QMenu, QToolButton, QWidget
+from superqt import QLabeledDoubleSlider
+
+DEFAULT_NAMES = ("min", "threshold", "half_life_days", "weight", "vector_weight",
+                 "bm25_weight", "recency_weight", "base")
+PER_ROW = 4
+
+
+def numeric(params: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    return [(k, d) for k, d in params if d.type in ("float", "int")]
+
+
+def default_keys(params: list[tuple[str, Any]]) -> list[str]:
+    return [k for k, d in numeric(params) if d.name in DEFAULT_NAMES]
+
+
+def slider_range(decl: Any, value: float) -> tuple[float, float]:
+    """A range a hand can use: the declared one, narrowed around the value when it is vast
+    (a min score declared over ±1e9 slides over [0, 1])."""
+    span = max(1.0, abs(value) * 4)
+    lo = decl.lo if decl.lo is not None and decl.lo >= -span else min(0.0, value)
+    hi = decl.hi if decl.hi is not None and decl.hi <= max(span, 10) else max(span, value)
+    if decl.lo is not None:
+        lo = max(lo, decl.lo)
+    return float(lo), float(hi)
+
+
+def decimals_for(lo: float, hi: float, kind: str) -> int:
+    if kind == "int":
+        return 0
+    span = hi - lo
+    return 2 if span >= 10 else 3 if span >= 1 else 4
+
+
+class FlowSliders(QWidget):
+    """A grid of labelled sliders, one per chosen live parameter, and the chooser."""
+
+    value_changed = Signal(str, float)  # STAGE.PARAM, value
+    chosen_changed = Signal(list)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("flowSliders")
+        self.sliders: dict[str, QLabeledDoubleSlider] = {}
+        self.params: list[tuple[str, Any]] = []
+        self.chosen: list[str] = []
+        self.chooser = QToolButton(self, text="Sliders…", objectName="flowSliderChooser")
+        self.chooser.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.chooser.setToolTip("Choose which live parameters have a slider")
+        self.chooser.setMenu(QMenu(self.chooser))
+        self.chooser.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self._grid = QGridLayout()
+        self._grid.setContentsMargins(0, 0, 0, 0)
+        self._grid.setHorizontalSpacing(8)
+        self._grid.setVerticalSpacing(0)
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.chooser, 0, Qt.AlignmentFlag.AlignTop)
+        lay.addLayout(self._grid, 1)
+        self._labels: list[QLabel] = []
+        self._pending: dict[str, float] = {}
+        self._timer = QTimer(self, singleShot=True, interval=0)
+        self._timer.timeout.connect(self.flush)
+
+    def set_params(self, params: list[tuple[str, Any]], chosen: list[str] | None,
+                   current: Any) -> None:
+        """The live parameters of a pipeline; `current(key)` gives each one's value now."""
+        self.params = numeric(params)
+        keys = [k for k, _ in self.params]
+        self.chosen = [k for k in (chosen if chosen is not None else default_keys(params))
+                       if k in keys]
+        menu = self.chooser.menu()
+        menu.clear()
+        for key, decl in self.params:
+            act = QAction(key, menu, checkable=True, checked=key in self.chosen)
+            act.setToolTip(decl.doc)
+            act.toggled.connect(lambda on, k=key: self._choose(k, on, current))
+            menu.addAction(act)
+        menu.setToolTipsVisible(True)
+        self._build(current)
+
+    def _choose(self, key: str, on: bool, current: Any) -> None:
+        if on and key not in self.chosen:
+            order = [k for k, _ in self.params]
+            self.chosen = sorted([*self.chosen, key], key=order.index)
+        elif not on and key in self.chosen:
+            self.chosen.remove(key)
+        self._build(current)
+        self.chosen_changed.emit(list(self.chosen))
+
+    def _build(self, current: Any) -> None:
+        for w in [*self.sliders.values(), *self._labels]:
+            self._grid.removeWidget(w)
+            w.hide()
+            w.setParent(None)  # out of the focus chain now, not when deleteLater runs
+            w.deleteLater()
+        self.sliders, self._labels = {}, []
+        decls = dict(self.params)
+        for n, key in enumerate(self.chosen):
+            decl = decls[key]
+            value = float(current(key) if current(key) is not None else decl.default)
+            lo, hi = slider_range(decl, value)
+            name = QLabel(key, self, objectName="sectionTitle")
+            name.setToolTip(f"{key}: {decl.doc}\nRe-ranks from the fetched rows; no new "
+                            f"search.")
+            s = QLabeledDoubleSlider(Qt.Orientation.Horizontal, self)
+            s.setObjectName(f"flow_slider_{key}")
+            dec = decimals_for(lo, hi, decl.type)
+            s.setDecimals(dec)
+            s.setRange(lo, hi)
+            s.setSingleStep(1.0 if decl.type == "int" else (hi - lo) / 100)
+            s.setValue(value)
+            s.setToolTip(name.toolTip())
+            s.valueChanged.connect(lambda v, k=key: self._moved(k, v))
+            row, col = divmod(n, PER_ROW)
+            self._grid.addWidget(name, row, 2 * col)
+            self._grid.addWidget(s, row, 2 * col + 1)
+            self._grid.setColumnStretch(2 * col + 1, 1)
+            self.sliders[key] = s
+            self._labels.append(name)
+
+    def show_values(self, current: Any) -> None:
+        for key, s in self.sliders.items():
+            v = current(key)
+            if v is not None and not math.isclose(float(v), s.value(), abs_tol=1e-12):
+                s.blockSignals(True)
+                s.setValue(float(v))
+                s.blockSignals(False)
+
+    def _moved(self, key: str, value: float) -> None:
+        """Coalesced: only the latest value per turn of the event loop is asked for."""
+        decl = dict(self.params)[key]
+        v = round(float(value), self.sliders[key].decimals())
+        self._pending[key] = float(int(v)) if decl.type == "int" else v
+        if not self._timer.isActive():
+            self._timer.start()
+
+    def flush(self) -> None:
+        self._timer.stop()
+        pending, self._pending = self._pending, {}
+        for key, value in pending.items():
+            self.value_changed.emit(key, value)
+
+    def focus_chain(self) -> list[QWidget]:
+        return [self.chooser, *self.sliders.values()]

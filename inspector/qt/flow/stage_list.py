@@ -1,0 +1,431 @@
+"""A pipeline of stages, top to bottom: one collapsible section per stage with its count and
+the engine's one line on what it did, and a table of its rows (kept rows in order, then the
+rows it dropped with the drop code's words). The stage that matters opens by itself."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtGui import QColor, QFont
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFrame,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QScrollArea,
+    QSizePolicy,
+    QTableView,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+from superqt import QElidingLabel
+
+from inspector.core.engine.flow.rows import DROP_LABELS, Drop, Scored
+from inspector.core.engine.flow.runner import FlowTrace, StageRun
+from inspector.core.engine.flow.summary import StageSummary, stage_that_matters, summarise
+from inspector.qt.theme import LIGHT, Tokens
+
+COLUMNS = ("#", "id", "text", "score", "Δ", "what happened")
+Index = QModelIndex | QPersistentModelIndex
+ROW_HEIGHT = 22
+MIN_ROWS = 4  # an open stage shows at least this many rows before the list scrolls
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _drop_words(d: Drop) -> str:
+    words = DROP_LABELS.get(d.code, d.code.replace("_", " "))
+    detail = ", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
+                       for k, v in d.detail)
+    return f"✗ {words}" + (f" ({detail})" if detail else "")
+
+
+class FlowStageModel(QAbstractTableModel):
+    """One stage run: its kept rows (rank, id, text, score, rank change), then its drops."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.run: StageRun | None = None
+        self.kept: tuple[Scored, ...] = ()
+        self.drops: tuple[Drop, ...] = ()
+        self.texts: dict[str, str] = {}
+        self.before: dict[str, int] = {}
+        self.tied: frozenset[str] = frozenset()
+        self.expected: frozenset[str] = frozenset()
+        self.tokens: Tokens = LIGHT
+        self._bold = QFont()
+        self._bold.setBold(True)
+
+    def set_run(self, run: StageRun | None, tied: frozenset[str], expected: frozenset[str],
+                texts: dict[str, str]) -> None:
+        self.beginResetModel()
+        self.run, self.tied, self.expected, self.texts = run, tied, expected, texts
+        self.kept = run.rows if run is not None else ()
+        self.drops = run.dropped if run is not None else ()
+        self.before = {} if run is None or run.role in ("fetch", "fusion") else {
+            s.id: i for i, s in enumerate(run.rows_in, start=1)}
+        self.endResetModel()
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008, N802
+        return 0 if parent.isValid() else len(self.kept) + len(self.drops)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008, N802
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return COLUMNS[section]
+        return None
+
+    def row_id(self, r: int) -> str | None:
+        if 0 <= r < len(self.kept):
+            return self.kept[r].id
+        if 0 <= r - len(self.kept) < len(self.drops):
+            return self.drops[r - len(self.kept)].id
+        return None
+
+    def row_for_id(self, rid: Any) -> int:
+        for r in range(self.rowCount()):
+            if self.row_id(r) == rid:
+                return r
+        return -1
+
+    def cell(self, r: int, col: str) -> str:
+        """What a cell shows (tests read the table through this, as a person reads it)."""
+        if r < len(self.kept):
+            s = self.kept[r]
+            run = self.run
+            if col == "#":
+                return f"{r + 1}{'=' if s.id in self.tied else ''}"
+            if col == "id":
+                return ("★ " if s.id in self.expected else "") + s.id
+            if col == "text":
+                return self.texts.get(s.id) or _one_line(s.row.text)
+            if col == "score":
+                return f"{s.score:.4f}"
+            if col == "Δ":
+                was = self.before.get(s.id)
+                if was is None or was == r + 1:
+                    return ""
+                return f"↑{was - r - 1}" if was > r + 1 else f"↓{r + 1 - was}"
+            if col == "what happened":
+                return "deferred to the end" if run is not None and s.id in run.deferred \
+                    else ""
+            return ""
+        d = self.drops[r - len(self.kept)]
+        if col == "#":
+            return "×"
+        if col == "id":
+            return ("★ " if d.id in self.expected else "") + d.id
+        if col == "text":
+            return self.texts.get(d.id, "")
+        if col == "what happened":
+            return _drop_words(d)
+        return ""
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        r, col = index.row(), COLUMNS[index.column()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self.cell(r, col)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if col == "text":
+                rid = self.row_id(r)
+                return self.texts.get(rid or "", "")
+            if col == "score" and r < len(self.kept):
+                ins = ", ".join(f"{k} {v:.4f}" for k, v in self.kept[r].inputs)
+                return f"score {self.kept[r].score:.6f}" + (f"\nfrom: {ins}" if ins else "")
+            text = self.cell(r, col)
+            return text or None
+        if role == Qt.ItemDataRole.ForegroundRole:
+            if r >= len(self.kept):
+                return QColor(self.tokens.out)
+            if self.row_id(r) in self.expected:
+                return QColor(self.tokens.expected)
+            return None
+        if role == Qt.ItemDataRole.FontRole and self.row_id(r) in self.expected:
+            return self._bold
+        if role == Qt.ItemDataRole.TextAlignmentRole and col in ("#", "score", "Δ"):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+
+class StageSection(QFrame):
+    """One stage: a header line (toggle, number, name, count, what it did) and its table."""
+
+    toggled = Signal(bool)
+    row_picked = Signal(object)
+
+    def __init__(self, number: int, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("flowStage")
+        self.number = number
+        self.summary: StageSummary | None = None
+        self.toggle = QToolButton(self, objectName="flowStageToggle", checkable=True)
+        self.toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.toggle.setArrowType(Qt.ArrowType.RightArrow)
+        self.toggle.setAutoRaise(True)
+        self.toggle.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.line = QElidingLabel("", self, objectName="stageNote")
+        self.line.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.model = FlowStageModel(self)
+        self.table = QTableView(self)
+        self.table.setObjectName(f"flow_stage_{number}")
+        self.table.setModel(self.model)
+        self._setup_table()
+        head = QHBoxLayout()
+        head.setContentsMargins(0, 0, 0, 0)
+        head.setSpacing(6)
+        head.addWidget(self.toggle)
+        head.addWidget(self.line, 1)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(1)
+        lay.addLayout(head)
+        lay.addWidget(self.table, 1)
+        self.table.hide()
+        self._syncing = False
+        self.toggle.toggled.connect(self._toggled)
+        self.table.selectionModel().currentRowChanged.connect(self._current_changed)
+
+    def _setup_table(self) -> None:
+        t = self.table
+        t.setTabKeyNavigation(False)  # Tab leaves the table; arrows move inside it
+        t.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        t.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        t.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        t.setWordWrap(False)
+        t.setShowGrid(False)
+        t.setAlternatingRowColors(True)
+        t.verticalHeader().hide()
+        t.verticalHeader().setDefaultSectionSize(ROW_HEIGHT)
+        t.setMinimumHeight(ROW_HEIGHT * (MIN_ROWS + 1) + 4)
+        h = t.horizontalHeader()
+        h.setHighlightSections(False)
+        h.setMinimumSectionSize(24)
+        fm = t.fontMetrics()
+        widths = {"#": fm.horizontalAdvance("888=") + 14, "id": 150,
+                  "score": fm.horizontalAdvance("0.00000") + 14,
+                  "Δ": fm.horizontalAdvance("↑88") + 14, "what happened": 230}
+        for n, name in enumerate(COLUMNS):
+            if name == "text":
+                h.setSectionResizeMode(n, QHeaderView.ResizeMode.Stretch)
+            else:
+                h.setSectionResizeMode(n, QHeaderView.ResizeMode.Interactive)
+                t.setColumnWidth(n, widths[name])
+
+    @property
+    def is_open(self) -> bool:
+        return self.toggle.isChecked()
+
+    def set_open(self, on: bool) -> None:
+        self.toggle.setChecked(on)
+
+    def _toggled(self, on: bool) -> None:
+        self.toggle.setArrowType(Qt.ArrowType.DownArrow if on else Qt.ArrowType.RightArrow)
+        self.table.setVisible(on)
+        self.toggled.emit(on)
+
+    def show_run(self, run: StageRun | None, tied: frozenset[str], expected: frozenset[str],
+                 texts: dict[str, str], selected: Any) -> None:
+        self.summary = summarise(run) if run is not None else None
+        self.model.set_run(run, tied, expected, texts)
+        if run is None:
+            self.toggle.setText(f"{self.number}")
+            self.line.setText("")
+        else:
+            s = self.summary
+            count = f"{s.count}" if s.count_in is None else f"{s.count_in} → {s.count}"
+            key = f"  Alt+{self.number}" if self.number <= 9 else ""
+            self.toggle.setText(f"{self.number}. {run.name}" +
+                                ("" if run.role == "query" else f"  ({count})"))
+            self.toggle.setToolTip(f"{run.name}: a {run.kind} stage ({run.role}). "
+                                   f"Space opens or closes it{key}.\n{s.line}"
+                                   + (f"\n{run.note}" if run.note else ""))
+            self.line.setText(s.line)
+            self.line.setToolTip(s.line + (f"\n{run.note}" if run.note else ""))
+        self.show_selected(selected)
+
+    def show_selected(self, rid: Any) -> None:
+        r = self.model.row_for_id(rid)
+        self._syncing = True
+        try:
+            sm = self.table.selectionModel()
+            if r < 0:
+                sm.clearSelection()
+                sm.setCurrentIndex(QModelIndex(), sm.SelectionFlag.NoUpdate)
+            else:
+                sm.setCurrentIndex(self.model.index(r, 0),
+                                   sm.SelectionFlag.ClearAndSelect | sm.SelectionFlag.Rows)
+        finally:
+            self._syncing = False
+
+    def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if not self._syncing and current.isValid():
+            rid = self.model.row_id(current.row())
+            if rid is not None:
+                self.row_picked.emit(rid)
+
+    def set_tokens(self, tokens: Tokens) -> None:
+        self.model.tokens = tokens
+        self.model.layoutChanged.emit()
+
+
+class FlowStagesPanel(QWidget):
+    """Every stage of the route that ran, in order; open sections share the height."""
+
+    row_picked = Signal(object)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("flowStages")
+        self.tokens: Tokens = LIGHT
+        self.sections: list[StageSection] = []
+        self.headline = QElidingLabel("", self, objectName="sectionTitle")
+        self.headline.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.notes = QLabel("", self, objectName="stageNote")
+        self.notes.setWordWrap(True)
+        self.notes.hide()
+        self._body = QWidget(self)
+        self._lay = QVBoxLayout(self._body)
+        self._lay.setContentsMargins(0, 0, 4, 0)
+        self._lay.setSpacing(2)
+        self._lay.addStretch(1)
+        self.scroll = QScrollArea(self, objectName="flowScroll")
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll.setWidget(self._body)
+        self.scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(2)
+        lay.addWidget(self.headline)
+        lay.addWidget(self.notes)
+        lay.addWidget(self.scroll, 1)
+        self._route: tuple[Any, ...] | None = None  # which stages the sections show
+        self._opened_by_user: set[str] = set()
+        self._closed_by_user: set[str] = set()
+        self._auto: str | None = None
+
+    def _ensure(self, n: int) -> None:
+        while len(self.sections) < n:
+            sec = StageSection(len(self.sections) + 1, self._body)
+            sec.set_tokens(self.tokens)
+            sec.row_picked.connect(self.row_picked)
+            sec.toggled.connect(lambda on, s=sec: self._user_toggled(s, on))
+            self._lay.insertWidget(self._lay.count() - 1, sec)
+            self.sections.append(sec)
+        for k, sec in enumerate(self.sections):
+            sec.setVisible(k < n)
+
+    def _user_toggled(self, sec: StageSection, on: bool) -> None:
+        if sec.summary is None or getattr(self, "_placing", False):
+            return
+        name = sec.summary.name
+        (self._opened_by_user if on else self._closed_by_user).add(name)
+        (self._closed_by_user if on else self._opened_by_user).discard(name)
+        self._stretch()
+
+    def show_trace(self, trace: FlowTrace | None, expected: list[str], selected: Any,
+                   headline: str) -> None:
+        self.headline.setText(headline)
+        self.headline.setToolTip(headline)
+        if trace is None:
+            self._last = None
+            for sec in self.sections:
+                sec.show_run(None, frozenset(), frozenset(), {}, None)
+            self._ensure(len(self.sections) if self._route is not None else 0)
+            return
+        route = (trace.spec.name, trace.route, tuple(s.name for s in trace.stages))
+        if route != self._route:  # another pipeline or route: the reader's choices reset
+            self._route = route
+            self._opened_by_user.clear()
+            self._closed_by_user.clear()
+        self._ensure(len(trace.stages))
+        tied = frozenset(i for x in trace.ties for i in x.ids)
+        texts: dict[str, str] = {}
+        for st in trace.stages:
+            for s in (*st.rows_in, *st.rows):
+                texts.setdefault(s.id, _one_line(s.row.text))
+        exp = frozenset(expected)
+        for sec, run in zip(self.sections, trace.stages, strict=False):
+            sec.show_run(run, tied if run.role == "fetch" else frozenset(), exp, texts,
+                         selected)
+        notes = [f"warning: {w}" for w in trace.warnings] + \
+            [f"not exact: {w}" for w in trace.inexact]
+        self.notes.setText("\n".join(notes))
+        self.notes.setVisible(bool(notes))
+        self._place(trace, expected)
+
+    def _place(self, trace: FlowTrace, expected: list[str]) -> None:
+        """Open the stage that matters and the final one; what the reader opened or closed
+        stays so."""
+        k = stage_that_matters(trace, expected)
+        self._auto = trace.stages[k].name if k is not None else None
+        self._last = (trace, list(expected))
+        self._placing = True
+        try:
+            last = len(trace.stages) - 1
+            if k is not None and k != last and not self._room_for(2, len(trace.stages)):
+                last = -1  # a short window: the stage that matters alone (the final is a key
+                # press away), so its rows are readable without scrolling
+            for i, (sec, st) in enumerate(zip(self.sections, trace.stages, strict=False)):
+                if st.name in self._opened_by_user:
+                    want = True
+                elif st.name in self._closed_by_user:
+                    want = False
+                else:
+                    want = i == k or i == last
+                sec.set_open(want)
+        finally:
+            self._placing = False
+        self._stretch()
+
+    def _room_for(self, tables: int, stages: int) -> bool:
+        """Whether the list shows every stage's header and `tables` open tables of at least
+        MIN_ROWS rows without scrolling."""
+        head = self.sections[0].toggle.sizeHint().height() + 2 if self.sections else 20
+        table = self.sections[0].table.minimumHeight() if self.sections else 120
+        return self.scroll.viewport().height() >= stages * head + tables * table
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        last = getattr(self, "_last", None)
+        if last is not None and last[0] is not None:
+            self._place(*last)  # the auto-opened stages follow the room; the user's stay
+
+    def _stretch(self) -> None:
+        for sec in self.sections:
+            self._lay.setStretchFactor(sec, 1 if sec.is_open else 0)
+        any_open = any(s.is_open and s.isVisible() for s in self.sections)
+        self._lay.setStretch(self._lay.count() - 1, 0 if any_open else 1)
+
+    def open_stage(self, k: int) -> StageSection | None:
+        """Open stage k (0-based), scroll to it and focus its table (the Alt+N shortcuts)."""
+        if not 0 <= k < len(self.sections) or not self.sections[k].isVisible():
+            return None
+        sec = self.sections[k]
+        if not sec.is_open:
+            sec.set_open(True)
+        self.scroll.ensureWidgetVisible(sec)
+        sec.table.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        return sec
+
+    def visible_sections(self) -> list[StageSection]:
+        return [s for s in self.sections if s.isVisible()]
+
+    def show_selected(self, rid: Any) -> None:
+        for sec in self.sections:
+            sec.show_selected(rid)
+
+    def set_tokens(self, tokens: Tokens) -> None:
+        self.tokens = tokens
+        for sec in self.sections:
+            sec.set_tokens(tokens)

@@ -1,0 +1,304 @@
+"""The window on a pipeline of stages (memory-lancedb-pro on the store the plugin wrote): every
+stage in order with its count and line, the stage that matters open, sliders from the live
+parameters re-ranking through LiveFlow in a worker, and exactly the engine's numbers."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QCoreApplication
+
+from inspector.cli.main import main
+from inspector.core.engine.flow import runner
+from inspector.core.engine.flow.answer import to_json
+from inspector.core.engine.flow.live import LiveFlow
+from inspector.core.engine.flow.question import Question
+from inspector.core.engine.flow.summary import summarise
+from inspector.core.stores.opening import open_for_browsing
+from tests.core.engine.flow.fixtures import fixture_copy
+
+TEXT = "postgres connection pool size"
+SCOPES = ["global", "agent:main", "reflection:agent:main"]
+NOW = 1796113042582.0
+
+
+
+@pytest.fixture(scope="module")
+def fixture_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy: the shared fixture is never opened in place."""
+    return fixture_copy("memory-lancedb-pro", tmp_path_factory.mktemp("mlp"))
+
+
+@pytest.fixture(scope="module")
+def flow_win(qapp, fixture_dir: Path) -> Iterator[Any]:
+    from inspector.qt.window import MainWindow
+
+    win = MainWindow(restore=False, persist=False)
+    win.resize(1366, 768)
+    win.show()
+    win.vm.open_store(str(fixture_dir / "store"), "memories")
+    win.vm.jobs.wait_idle(60)
+    yield win
+    win.vm.jobs.cancel_all()
+    win.vm.jobs.wait_idle(30)
+    win.close()
+    win.deleteLater()
+    QCoreApplication.processEvents()
+
+
+def pick_preset(win: Any, name: str) -> None:
+    qb = win.query_bar
+    i = qb.preset.findData(name)
+    assert i >= 0, f"{name} is offered"
+    qb.preset.setCurrentIndex(i)
+    qb.preset.activated.emit(i)
+
+
+def type_into(edit: Any, text: str) -> None:
+    edit.setFocus()
+    edit.setText(text)
+    edit.editingFinished.emit()
+
+
+@pytest.fixture
+def win(flow_win: Any, fixture_dir: Path) -> Any:
+    """The window on memory-lancedb-pro with the pg question, as a user sets it up."""
+    w = flow_win
+    w.resize(1366, 768)
+    pick_preset(w, "docs-before-fix")  # leave, so every test enters afresh
+    w.vm.jobs.wait_idle(30)
+    w.query_bar.text.setText(TEXT)
+    pick_preset(w, "memory-lancedb-pro")
+    bar = w.flow.bar
+    type_into(bar.vector, str(fixture_dir / "q_pg.json"))
+    type_into(bar.scopes, ", ".join(SCOPES))
+    type_into(bar.now, str(int(NOW)))
+    type_into(bar.expect, "")
+    w.flow.session.set_expected([])
+    w.query_bar.limit.setValue(5)
+    w.vm.jobs.wait_idle(30)
+    assert w.flow.session.trace is not None
+    return w
+
+
+def live_for(fixture_dir: Path, preset: str = "memory-lancedb-pro", limit: int = 5,
+             now: float = NOW, scopes: list[str] | None = SCOPES) -> LiveFlow:
+    store = open_for_browsing(str(fixture_dir / "store"), "memories", None).store
+    vec = json.loads((fixture_dir / "q_pg.json").read_text())
+    q = Question(store=str(fixture_dir / "store"), preset=preset, text=TEXT, vector=vec,
+                 scopes=scopes, limit=limit, now=now)
+    return LiveFlow(store, q, now)
+
+
+def shown(win: Any) -> list[dict[str, Any]]:
+    """Every stage as the window shows it: name, header, line, and each row's cells."""
+    out = []
+    for sec in win.flow.panel.visible_sections():
+        m = sec.model
+        rows = [(m.cell(r, "id"), m.cell(r, "score")) for r in range(len(m.kept))]
+        drops = [(m.cell(r, "id"), m.cell(r, "what happened"))
+                 for r in range(len(m.kept), m.rowCount())]
+        out.append({"name": sec.summary.name, "header": sec.toggle.text(),
+                    "line": sec.line.text(), "rows": rows, "drops": drops})
+    return out
+
+
+def engine_view(stages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The same from `inspector query --json` / to_json: names, ranked ids, scores."""
+    return [{"name": st["name"],
+             "rows": [(c["id"], f"{c['score']:.4f}") for c in st["candidates"]],
+             "drops": sorted(d["id"] for d in st["dropped"])} for st in stages]
+
+
+def as_engine(view: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"name": s["name"], "rows": [(i.removeprefix("★ "), sc) for i, sc in s["rows"]],
+             "drops": sorted(i.removeprefix("★ ") for i, _ in s["drops"])} for s in view]
+
+
+def test_a_pipeline_of_stages_shows_every_stage_in_order_with_its_count_and_line(
+        win: Any, fixture_dir: Path) -> None:
+    t = live_for(fixture_dir).answer()
+    view = shown(win)
+    assert [s["name"] for s in view] == [st.name for st in t.stages]
+    assert len(view) == 13
+    for s, st in zip(view, t.stages, strict=True):
+        assert s["line"] == summarise(st).line
+        if st.role != "query":
+            assert s["header"].endswith(f"{len(st.rows)})"), s["header"]
+    # the words are the drop codes' own labels
+    lines = {s["name"]: s["line"] for s in view}
+    assert "10 outside the window" in lines["rerank_window"]
+    assert "1 below the stage's min score" in lines["hard_min_score"]
+    assert "1 matched a noise pattern" in lines["noise_filter"]
+    assert "re-ordered" in lines["rerank"] and "re-scored" in lines["rerank"]
+    assert "3 past the limit" in lines["final"]
+    # the fixed pipeline's panels and sliders make way
+    assert not win.stages.isVisible() and not win.sliders.isVisible()
+    assert win.flow.panel.isVisible()
+
+
+def test_the_window_shows_exactly_what_liveflow_and_inspector_query_return(
+        win: Any, fixture_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sliders = win.flow.sliders
+    moves = {"hard_min_score.min": 0.5, "fused.vector_weight": 0.4,
+             "decay_boost.half_life_days": 90.0}
+    for key, value in moves.items():
+        sliders.sliders[key].setValue(value)
+    sliders.flush()
+    win.vm.jobs.wait_idle(30)
+    sets = dict(win.flow.session.sets)
+    assert sets == pytest.approx(moves, abs=1e-9)
+    live = live_for(fixture_dir)
+    for k, v in sets.items():
+        live.sets[k] = v
+    fresh = to_json(live.answer())
+    assert as_engine(shown(win)) == engine_view(fresh["stages"])
+    argv = ["query", str(fixture_dir / "store"), "--table", "memories", "--preset",
+            "memory-lancedb-pro", "--text", TEXT, "--vector",
+            "@" + str(fixture_dir / "q_pg.json"), "--scope-list", json.dumps(SCOPES),
+            "--limit", "5", "--now", str(int(NOW)), "--json"]
+    for k, v in sets.items():
+        argv += ["--set", f"{k}={v}"]
+    capsys.readouterr()
+    assert main(argv) == 0
+    cli = json.loads(capsys.readouterr().out)
+    assert as_engine(shown(win)) == engine_view(cli["stages"])
+    # the moves mattered: the pipeline's own parameters answer differently
+    assert [s["count"] for s in fresh["stages"]] != [
+        len(st.rows) for st in live_for(fixture_dir).answer().stages]
+
+
+def test_every_slider_re_ranks_in_a_worker_never_on_the_gui_thread(
+        win: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    threads: list[bool] = []
+    real = runner.run
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        threads.append(threading.current_thread() is threading.main_thread())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr("inspector.core.engine.flow.live.run", spy)
+    s = win.flow.sliders.sliders["hard_min_score.min"]
+    for v in (0.36, 0.4, 0.45, 0.6):  # a drag: latest wins
+        s.setValue(v)
+        win.flow.sliders.flush()
+    assert win.vm.jobs.busy("flow")
+    win.vm.jobs.wait_idle(30)
+    assert threads and not any(threads)
+    assert win.flow.session.sets["hard_min_score.min"] == pytest.approx(0.6)
+    assert win.flow.session.trace.stage("hard_min_score").params["min"] == pytest.approx(0.6)
+
+
+def test_the_stage_that_matters_is_open_and_fourteen_stages_fit_a_laptop(
+        win: Any, fixture_dir: Path) -> None:
+    pick_preset(win, "memory-lancedb-pro-cli")
+    win.vm.jobs.wait_idle(30)
+    secs = win.flow.panel.visible_sections()
+    assert len(secs) >= 14
+    opened = [s.summary.name for s in secs if s.is_open]
+    assert opened == ["rerank_window"]  # most rows dropped there: alone, as room is short
+    # every open table shows at least four rows without scrolling the list
+    for s in secs:
+        if s.is_open:
+            assert s.table.viewport().height() >= 4 * s.table.verticalHeader()\
+                .defaultSectionSize()
+    # every stage's header is on screen at 1366x768 without scrolling
+    view = win.flow.panel.scroll.viewport()
+    for s in secs:
+        top = s.toggle.mapTo(view, s.toggle.rect().topLeft()).y()
+        assert 0 <= top and top + s.toggle.height() <= view.height(), s.summary.name
+        assert s.toggle.visibleRegion().boundingRect().width() > 0
+    # on a larger screen the final stage (the answer) opens beside it
+    win.resize(1920, 1080)
+    QCoreApplication.processEvents()
+    assert [s.summary.name for s in secs if s.is_open] == ["rerank_window", "final"]
+    win.resize(1366, 768)
+    QCoreApplication.processEvents()
+    # an expected row opens the stage where it fell
+    cli = live_for(fixture_dir, "memory-lancedb-pro-cli").answer()
+    fell = next(d.id for d in cli.stage("hard_min_score").dropped)
+    type_into(win.flow.bar.expect, fell)
+    QCoreApplication.processEvents()
+    opened = [s.summary.name for s in secs if s.is_open]
+    assert "hard_min_score" in opened
+    sec = next(s for s in secs if s.summary.name == "hard_min_score")
+    row = sec.model.row_for_id(fell)
+    assert row >= len(sec.model.kept)
+    assert "below the stage's min score" in sec.model.cell(row, "what happened")
+    # a stage the user closes stays closed on the next answer
+    sec.toggle.click()
+    win.flow.sliders.sliders["mmr.threshold"].setValue(0.8)
+    win.flow.sliders.flush()
+    win.vm.jobs.wait_idle(30)
+    assert not sec.is_open
+
+
+def test_the_user_chooses_which_live_parameters_have_a_slider(win: Any) -> None:
+    sl = win.flow.sliders
+    live = {k for k, d in win.flow._live_params() if d.type in ("float", "int") and d.live}
+    actions = {a.text(): a for a in sl.chooser.menu().actions()}
+    assert set(actions) == live
+    assert set(sl.sliders) == {"hard_min_score.min", "min_score_and_unexpired.min",
+                               "mmr.threshold", "decay_boost.half_life_days",
+                               "decay_boost.recency_weight", "fused.vector_weight",
+                               "fused.bm25_weight"}
+    actions["length_norm.anchor"].setChecked(True)
+    assert "length_norm.anchor" in sl.sliders
+    assert sl.sliders["length_norm.anchor"].value() == pytest.approx(500.0)
+    actions["mmr.threshold"].setChecked(False)
+    assert "mmr.threshold" not in sl.sliders
+    actions["length_norm.anchor"].setChecked(False)
+    actions["mmr.threshold"].setChecked(True)
+
+
+def test_scopes_as_a_list_and_the_clock_reach_the_engine(win: Any, fixture_dir: Path) -> None:
+    bar = win.flow.bar
+    assert bar.now.isVisible(), "memory-lancedb-pro has time-dependent stages"
+    later = NOW + 400 * 86_400_000
+    type_into(bar.now, str(int(later)))
+    win.vm.jobs.wait_idle(30)
+    want = to_json(live_for(fixture_dir, now=later).answer())
+    assert as_engine(shown(win)) == engine_view(want["stages"])
+    type_into(bar.scopes, '["global"]')
+    win.vm.jobs.wait_idle(30)
+    assert win.flow.session.scopes == ["global"]
+    want = to_json(live_for(fixture_dir, now=later, scopes=["global"]).answer())
+    assert as_engine(shown(win)) == engine_view(want["stages"])
+    type_into(bar.scopes, "[]")
+    win.vm.jobs.wait_idle(30)
+    assert win.flow.session.scopes == []
+    assert "denies everything" in win.flow.panel.headline.text()
+
+
+def test_keyboard_reaches_every_stage_of_a_pipeline_and_alt_n_opens_one(win: Any) -> None:
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+    from PySide6.QtWidgets import QApplication
+
+    from tests.qt.test_keyboard import tab_walk
+
+    seen = tab_walk(win.query_bar.text)
+    secs = win.flow.panel.visible_sections()
+    for sec in secs:
+        assert sec.toggle in seen, sec.summary.name
+        if sec.is_open:
+            k = seen.index(sec.table)
+            assert seen[k + 1] is not sec.table  # Tab leaves the table
+    bar = win.flow.bar
+    for w in (bar.scopes, bar.now, bar.vector, bar.expect):
+        assert w in seen
+    assert seen.index(bar.scopes) < seen.index(secs[0].toggle) < seen.index(secs[-1].toggle)
+    # Space on a stage's header opens it; Alt+N opens stage N and focuses its table
+    third = secs[2]
+    assert not third.is_open
+    third.toggle.setFocus()
+    QTest.keyClick(third.toggle, Qt.Key.Key_Space)
+    assert third.is_open
+    QTest.keyClick(win.query_bar.text, Qt.Key.Key_4, Qt.KeyboardModifier.AltModifier)
+    QApplication.processEvents()
+    assert secs[3].is_open and QApplication.focusWidget() is secs[3].table

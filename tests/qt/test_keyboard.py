@@ -1,0 +1,85 @@
+"""Keyboard-only use: Tab walks every control and every stage table in reading order, leaves
+each table after one press and comes back round (no trap); Alt+N focuses stage N."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QAbstractItemView, QApplication
+
+from inspector.core.engine.trace import STAGES
+
+
+def tab_walk(start: Any, presses: int = 120) -> list[Any]:
+    """The widgets focus visits, from `start`, one Tab press at a time, until it is back."""
+    start.setFocus()
+    QApplication.processEvents()
+    seen = [QApplication.focusWidget()]
+    for _ in range(presses):
+        QTest.keyClick(QApplication.focusWidget(), Qt.Key.Key_Tab)
+        QApplication.processEvents()
+        w = QApplication.focusWidget()
+        if w is seen[0]:
+            return seen
+        seen.append(w)
+    raise AssertionError("Tab never came back to where it started: "
+                         + " > ".join(f"{type(w).__name__}:{w.objectName()}" for w in seen[-8:]))
+
+
+def test_tab_reaches_every_control_and_stage_table_and_leaves_each(window) -> None:
+    qb = window.query_bar
+    assert window.banner.findChildren(type(qb.suggested), "bannerFix"), "the story has fixes"
+    seen = tab_walk(qb.text)
+    must = {"table": qb.table, "suggested": qb.suggested, "run": qb.run_button,
+            "preset": qb.preset, "limit": qb.limit,
+            "embedder": window.store_features.embedder,
+            "detail columns": window.detail.columns, "expected rows": window.expected.entry,
+            **{f"stage {s}": window.stages.view(s).table for s in STAGES},
+            **{f"slider {k}": s for k, s in window.sliders.sliders.items()}}
+    for fix in window.banner.findChildren(type(qb.suggested), "bannerFix"):
+        if fix.isVisible():
+            must[f"fix {fix.text()}"] = fix
+
+    def at(w: Any) -> int:  # a composite (a labelled slider) is reached through its parts
+        return next((k for k, f in enumerate(seen) if f is w or w.isAncestorOf(f)), -1)
+
+    missing = [name for name, w in must.items() if at(w) < 0]
+    assert not missing, f"Tab never reaches {missing}"
+    # reading order: the query before the stages, the stages in order, the detail after them
+    pos = {name: at(w) for name, w in must.items()}
+    assert pos["run"] < pos["stage raw"] < pos["stage scoped"] < pos["stage blended"] \
+        < pos["stage final"] < pos["detail columns"] < pos["expected rows"]
+    assert all(pos[n] < pos["stage raw"] for n in pos if n.startswith("fix "))
+    # every table is left by the next press (Tab never moves between its cells)
+    for k, w in enumerate(seen):
+        if isinstance(w, QAbstractItemView):
+            assert seen[(k + 1) % len(seen)] is not w
+
+
+def test_shift_tab_walks_back_the_same_way(window) -> None:
+    forward = tab_walk(window.query_bar.text)
+    window.query_bar.text.setFocus()
+    back = [QApplication.focusWidget()]
+    for _ in range(len(forward) - 1):
+        QTest.keyClick(QApplication.focusWidget(), Qt.Key.Key_Backtab)
+        back.append(QApplication.focusWidget())
+    assert back[1:] == list(reversed(forward[1:]))
+
+
+def test_alt_and_a_number_focuses_that_stage(window) -> None:
+    window.query_bar.text.setFocus()
+    for n, stage in enumerate(STAGES, start=1):
+        QTest.keyClick(QApplication.focusWidget(), Qt.Key(Qt.Key.Key_0 + n),
+                       Qt.KeyboardModifier.AltModifier)
+        QApplication.processEvents()
+        table = window.stages.view(stage).table
+        assert QApplication.focusWidget() is table, stage
+    # the arrows then move the selection in that table, which selects in every stage
+    raw = window.stages.view("raw")
+    QTest.keyClick(raw.table, Qt.Key.Key_1, Qt.KeyboardModifier.AltModifier)
+    before = raw.table.currentIndex().row()
+    QTest.keyClick(raw.table, Qt.Key.Key_Down)
+    assert raw.table.currentIndex().row() == before + 1
+    assert window.vm.selected == raw.model.row_id(before + 1)
