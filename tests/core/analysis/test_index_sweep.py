@@ -28,13 +28,20 @@ def test_recall_per_nprobes_equals_lancedb_against_numpy(store):
     base = Params(limit=10, cap=0, scope="main", scope_strategy="column",
                   scope_column="agentId", filter="pushdown")
     got = nprobes_sweep(store, cases, base, Grid(overfetch=(1.0, 3.0)), (1, 4, 64))
+    def bare(n: int, depth: int) -> float:
+        """LanceDB's own recall at 10 when asked for `depth` rows with nprobes n. An IVF_PQ
+        search to depth 30 is not always a prefix-extension of one to depth 10 (PQ distances
+        tie at the cut; the index is trained afresh each run), so each column is compared
+        with the search at its own depth."""
+        return float(np.mean([len(set(store.table.search(q).nprobes(n)
+                                      .where("agentId = 'main'").limit(depth).to_arrow()
+                                      .column("id").to_pylist()[:10])
+                                  & set(indexkit.exact_ids(vecs, ids, q, 10, mask))) / 10
+                              for q in qs]))
+
     for a, n in enumerate((1, 4, 64)):
-        want = np.mean([len(set(store.table.search(q).nprobes(n).where("agentId = 'main'")
-                                .limit(10).to_arrow().column("id").to_pylist())
-                            & set(indexkit.exact_ids(vecs, ids, q, 10, mask))) / 10
-                        for q in qs])
-        assert got.recall[a, 0] == pytest.approx(want)
-        assert got.recall[a, 1] == pytest.approx(want)  # no blend: over-fetch keeps the top 10
+        assert got.recall[a, 0] == pytest.approx(bare(n, 10))
+        assert got.recall[a, 1] == pytest.approx(bare(n, 30))  # over-fetch 3: depth 30
     assert got.recall[0, 0] < got.recall[2, 0]  # between clusters one partition is not enough
     assert got.to_json()["truth"] == "exact (flat) search"
 

@@ -155,6 +155,10 @@ def _isolated_rows(scatter, trace, room: float = 14.0) -> list[int]:
 def _click_point(qtbot, scatter, x: float, y: float) -> None:
     from PySide6.QtCore import Qt
 
+    from PySide6.QtWidgets import QApplication
+
+    QApplication.processEvents()  # a selection or resize in flight lands first
+    scatter.grab()  # and the view's transform is the painted one, whatever the machine's load
     at = _viewport_pos(scatter, x, y)
     qtbot.mouseMove(scatter.viewport(), at)  # as a hand does: the scene sees the hover first
     qtbot.mouseClick(scatter.viewport(), Qt.MouseButton.LeftButton, pos=at)
