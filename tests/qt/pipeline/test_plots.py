@@ -154,7 +154,6 @@ def _isolated_rows(scatter, trace, room: float = 14.0) -> list[int]:
 
 def _click_point(qtbot, scatter, x: float, y: float) -> None:
     from PySide6.QtCore import Qt
-
     from PySide6.QtWidgets import QApplication
 
     QApplication.processEvents()  # a selection or resize in flight lands first
