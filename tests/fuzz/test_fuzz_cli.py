@@ -5,6 +5,7 @@ byte-identical. Commands run in-process, so the whole module stays fast."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -218,3 +219,42 @@ def _values(t: pa.DataType, n: int, rng: np.random.Generator) -> pa.Array:
         return pa.array([None if m else float(i) / n for i, m in enumerate(mask)], pa.float64()
                         ).cast(t)
     return pa.array([None if m else i for i, m in enumerate(mask)], t)
+
+
+URI_KEY, URI_SECRET = "AKIAFUZZKEY", "Fuzz5ecret"
+_URI_PIECES = ["bucket", "b", "Z", ".", "-", "_", ":", "9000", "99999", "0", "x", " ", "/", "?",
+               "#", "%", "%2F", "\\", "|", "^", "[", "]", "é", "\t", "+"]
+uri_part = st.lists(st.sampled_from(_URI_PIECES), max_size=5).map("".join)
+
+
+@FUZZ
+@given(scheme=st.sampled_from(["s3", "gs", "az", "abfs", "S3"]),
+       secret=st.one_of(st.none(), st.lists(st.sampled_from([*_URI_PIECES, "@"]),
+                                            max_size=4).map("".join)),
+       host=uri_part, path=uri_part)
+def test_random_object_store_uris_create_nothing(capsys, tmp_path, monkeypatch, scheme, secret,
+                                                 host, path):
+    """A URI LanceDB cannot parse as a URL becomes a local folder inside LanceDB (issue 21).
+    Refused URIs: one line, exit 2, the secret masked, nothing created. Accepted ones: LanceDB
+    parses them as URLs, checked on the abfs:// scheme, which parses as s3/gs/az do (no
+    special scheme in the URL standard) and which LanceDB refuses at once."""
+    import tempfile
+
+    from inspector.core.errors import InspectorError
+    from inspector.core.stores.safety.object_uri import check_object_uri
+
+    cwd = Path(tempfile.mkdtemp(dir=tmp_path))
+    monkeypatch.chdir(cwd)
+    creds = f"{URI_KEY}:{URI_SECRET}{secret}@" if secret is not None else ""
+    rest = f"{creds}{host}/{path}"
+    try:
+        check_object_uri(f"{scheme}://{rest}")
+    except InspectorError:
+        code = main(["tables", f"{scheme}://{rest}"])
+        _out, err = capsys.readouterr()
+        _check_outcome(code, err, allowed=(2,))
+        assert URI_KEY not in err and URI_SECRET not in err, err
+    else:
+        with contextlib.suppress(Exception):
+            lancedb.connect(f"abfs://{rest}", storage_options={})
+    assert list(cwd.iterdir()) == [], f"{scheme}://{rest}"

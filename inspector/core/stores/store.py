@@ -28,6 +28,7 @@ from inspector.core.stores.roles import (
     vector_refusal,
 )
 from inspector.core.stores.safety.guarded import Guarded, VersionGoneError, looks_cleaned_up
+from inspector.core.stores.safety.object_uri import check_object_uri
 from inspector.core.stores.safety.redact import redact_text, redact_uri
 
 __all__ = ["META_KEY", "Store", "TableInfo", "VersionGoneError", "open_lance", "read_meta"]
@@ -209,7 +210,9 @@ class Store:
 
 
 def is_remote(uri: str) -> bool:
-    return uri.startswith(_REMOTE_SCHEMES)
+    """True for an object-store or LanceDB Cloud URI (the scheme in any case, as LanceDB's
+    URL parser reads it)."""
+    return uri[:9].lower().startswith(_REMOTE_SCHEMES)
 
 
 def local_path(uri: str) -> Path:
@@ -244,6 +247,10 @@ def connect(uri: str, storage_options: dict[str, str] | None = None) -> Any:
 
     from inspector.core.stores import remote
 
+    if is_remote(uri):
+        # LanceDB opens a URI it cannot parse as a URL as a local path and creates it
+        uri = remote.CLOUD_SCHEME + uri[len(remote.CLOUD_SCHEME):] \
+            if uri[:5].lower() == remote.CLOUD_SCHEME else check_object_uri(uri)
     if uri.startswith(remote.CLOUD_SCHEME):
         target = remote.cloud_target(uri, storage_options)
         try:
