@@ -112,7 +112,9 @@ def _cmd_sweep(a: argparse.Namespace) -> int:
     from inspector.core.analysis.sweep import Case, cases_from_judgments, run_sweep
     from inspector.core.analysis.tuning_text import format_sweep
 
-    grid = _grid(a, params_from_args(a))  # checked before the store opens
+    base = params_from_args(a)
+    grid = _grid(a, base)  # checked before the store opens
+    nprobes = _nprobes_axis(a.grid_nprobes, base) if a.grid_nprobes else None
     store, query, params = _store_query_params(a, need_query=False)
     if a.queries:
         cases = cases_from_judgments(store, load_judgments(a.queries), params.mode, a.embedder)
@@ -122,8 +124,8 @@ def _cmd_sweep(a: argparse.Namespace) -> int:
     else:
         raise InspectorError("Give a query set (--queries FILE) or one query (--text ...).")
     warn_unknown_ids(store, [rid for c in cases for rid, _ in c.grades])
-    if a.grid_nprobes:
-        return _nprobes_sweep(a, store, cases, params)
+    if nprobes is not None:
+        return _nprobes_sweep(a, store, cases, params, grid, nprobes)
     result = run_sweep(store, cases, params, grid, k=a.k, progress=_progress,
                        scan=_scan_plan(a))
     return _emit(a, result.to_json(), lambda: format_sweep(result))
@@ -141,11 +143,22 @@ def _emit(a: argparse.Namespace, data: Any, text: Any) -> int:
     return 0
 
 
-def _nprobes_sweep(a: argparse.Namespace, store: Any, cases: Any, params: Any) -> int:
-    """`sweep --grid-nprobes`: recall against nprobes x over-fetch on an indexed table."""
-    from inspector.core.analysis.index_sweep import format_nprobes, nprobes_sweep, parse_nprobes
+def _nprobes_axis(spec: str, base: Any) -> tuple[int, ...]:
+    """The --grid-nprobes values, each within what LanceDB honours (checked as Params)."""
+    from inspector.core.analysis.index_sweep import parse_nprobes
 
-    result = nprobes_sweep(store, cases, params, _grid(a), parse_nprobes(a.grid_nprobes), a.k)
+    values = parse_nprobes(spec)
+    for n in values:
+        base.with_(nprobes=n)
+    return values
+
+
+def _nprobes_sweep(a: argparse.Namespace, store: Any, cases: Any, params: Any, grid: Any,
+                   nprobes: tuple[int, ...]) -> int:
+    """`sweep --grid-nprobes`: recall against nprobes x over-fetch on an indexed table."""
+    from inspector.core.analysis.index_sweep import format_nprobes, nprobes_sweep
+
+    result = nprobes_sweep(store, cases, params, grid, nprobes, a.k)
     return _emit(a, result.to_json(), lambda: format_nprobes(result))
 
 

@@ -54,3 +54,25 @@ def test_query_json_carries_the_index_the_knobs_and_the_facet(capsys, path):
 def test_query_knobs_are_validated(capsys, path):
     assert main(["query", str(path), "--vector-of", "r00042", "--nprobes", "0"]) == 2
     assert "nprobes" in capsys.readouterr().err
+
+
+def test_sweep_over_nprobes_gives_recall_against_the_exact_search(capsys, path):
+    """`sweep --grid-nprobes` (issue 21: it always failed with a TypeError)."""
+    before = snapshot(path)
+    doc = _json(capsys, "sweep", str(path), "--vector-of", "r00042", "--scope", "rare",
+                "--scope-strategy", "column", "--scope-column", "agentId",
+                "--filter", "pushdown", "--grid-nprobes", "1,64", "--grid-overfetch", "1,4",
+                "--json")
+    assert doc["nprobes"] == [1, 64] and doc["overfetch"] == [1.0, 4.0]
+    assert doc["truth"] == "exact (flat) search" and doc["queries"] == 1
+    assert all(0 <= v <= 1 for row in doc["recall"] for v in row if v is not None)
+    one, every = doc["recall"]
+    assert every[0] > one[0], "probing all 64 partitions finds more of the rare agent's rows"
+    assert main(["sweep", str(path), "--vector-of", "r00042", "--grid-nprobes", "5,20",
+                 "--grid-overfetch", "1,2"]) == 0
+    assert "nprobes" in capsys.readouterr().out
+    assert main(["sweep", str(path), "--vector-of", "r00042", "--grid-nprobes",
+                 "5,5000000"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "nprobes 5,000,000 is above" in err
+    assert snapshot(path) == before
