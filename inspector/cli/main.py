@@ -30,6 +30,7 @@ from inspector.cli.options import (
     storage_from_args,
 )
 from inspector.core.errors import InspectorError
+from inspector.core.jsonio import dumps
 from inspector.core.stores.safety.redact import redact_uri
 
 COMMANDS = ("query", "tables", "presets", "demo", "shot", "sweep", "report", "check",
@@ -81,8 +82,7 @@ def _cmd_query(a: argparse.Namespace) -> int:
 
     trace = run_query(a)
     if a.json:
-        json.dump(trace.to_json(), sys.stdout, allow_nan=False, ensure_ascii=False)
-        sys.stdout.write("\n")
+        print(dumps(trace.to_json()))
     else:
         print(format_trace(trace, max_rows=a.rows))
     return 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -15,6 +14,7 @@ from inspector.cli.options import (
 )
 from inspector.core.engine.presets import PRESETS
 from inspector.core.errors import InspectorError
+from inspector.core.jsonio import dumps
 
 
 def add_parsers(sub: Any) -> None:
@@ -136,8 +136,7 @@ def _emit(a: argparse.Namespace, data: Any, text: Any) -> int:
     if a.out:
         _write_json(a.out, data)
     if a.json:
-        json.dump(data, sys.stdout, allow_nan=False, ensure_ascii=False)
-        sys.stdout.write("\n")
+        print(dumps(data))
     else:
         print(text())
     return 0
@@ -170,8 +169,9 @@ def _scan_plan(a: argparse.Namespace) -> Any:
 
 def _write_json(path: str, data: Any) -> None:
     try:
+        text = dumps(data)
         with open(path, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, allow_nan=False, ensure_ascii=False)
+            fh.write(text)
     except OSError as exc:
         raise InspectorError(f"Cannot write {path}: {exc.strerror}.") from None
 
@@ -216,7 +216,7 @@ def _cmd_check(a: argparse.Namespace) -> int:
 
     results = run_checks(load_checks(a.checks_file), a.store, a.table)
     if a.json:
-        print(json.dumps([r.to_json() for r in results], allow_nan=False, ensure_ascii=False))
+        print(dumps([r.to_json() for r in results]))
     else:
         print(format_results(results))
     return 0 if all(r.passed for r in results) else 1

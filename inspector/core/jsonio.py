@@ -29,6 +29,25 @@ def plain(v: Any) -> Any:
     return v
 
 
+def finite(v: Any) -> Any:
+    """v with every NaN or infinite float (at any depth) as null: strict JSON, whatever
+    the data held (a stored vector of inf gives inf distances and scores)."""
+    if isinstance(v, float):
+        return v if math.isfinite(v) else None
+    if isinstance(v, dict):
+        return {k: finite(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [finite(x) for x in v]
+    if isinstance(v, np.floating):
+        return finite(float(v))
+    return v
+
+
+def dumps(v: Any, indent: int | None = None) -> str:
+    """Strict JSON text of v (non-finite floats as null, UTF-8 kept as is)."""
+    return json.dumps(finite(v), allow_nan=False, ensure_ascii=False, indent=indent)
+
+
 def read_text(path: str | Path, what: str) -> str:
     """A text file's content, or one sentence naming `what` it was meant to be."""
     p = Path(path)

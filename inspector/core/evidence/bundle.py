@@ -7,7 +7,6 @@ NaN (a row absent from a leg, or without importance) is written as null.
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from dataclasses import dataclass, fields
@@ -21,7 +20,7 @@ from inspector.core.engine.pool import Leg, Pool, Query
 from inspector.core.engine.scope import ScopeSpec
 from inspector.core.engine.trace import Trace
 from inspector.core.errors import InspectorError
-from inspector.core.jsonio import plain, read_json
+from inspector.core.jsonio import dumps, plain, read_json
 from inspector.core.stores.ann.indexes import IndexInfo
 
 FORMAT = "inspector-bundle"
@@ -158,7 +157,7 @@ def save(bundle: dict[str, Any], path: str | Path, html: bool = True) -> list[Pa
     p = Path(path)
     base = p.with_suffix("") if p.suffix.lower() in (".json", ".html") else p
     out = [base.with_suffix(".json")]
-    text = json.dumps(bundle, allow_nan=False, ensure_ascii=False)
+    text = dumps(bundle)
     try:
         base.parent.mkdir(parents=True, exist_ok=True)
         out[0].write_text(text, encoding="utf-8")

@@ -11,6 +11,7 @@ from html import escape
 from typing import Any
 
 from inspector.core.evidence import svg
+from inspector.core.jsonio import dumps
 
 _CSS = """body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1100px;color:#111}
 table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 7px;
@@ -159,7 +160,7 @@ def render_html(bundle: dict[str, Any], json_text: str | None = None) -> str:
     stages = "".join(f"<details{' open' if s['name'] == 'final' else ''}><summary>"
                      f"{_e(s['name'])} ({s['count']})</summary>{_stage_table(s, text_col)}"
                      "</details>" for s in bundle["trace"]["stages"])
-    payload = script_safe_json(json_text or json.dumps(bundle, allow_nan=False))
+    payload = script_safe_json(json_text or dumps(bundle))
     return ("<!doctype html><html lang=en><head><meta charset=utf-8>"
             f"<title>Retrieval receipt</title><style>{_CSS}</style></head><body>"
             + _header(bundle) + _metrics(bundle) + _sweep(bundle) + _comparison(bundle)
