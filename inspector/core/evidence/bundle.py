@@ -16,10 +16,12 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from inspector.core.engine.params import Params
+from inspector.core.engine.pipeline import derive
 from inspector.core.engine.pool import Leg, Pool, Query
 from inspector.core.engine.scope import ScopeSpec
 from inspector.core.engine.trace import Trace
 from inspector.core.errors import InspectorError
+from inspector.core.evidence.schema import check_bundle
 from inspector.core.jsonio import dumps, plain, read_json
 from inspector.core.stores.ann.indexes import IndexInfo
 
@@ -186,10 +188,23 @@ def load(path: str | Path) -> Loaded:
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise InspectorError(f"{p} is not an inspector bundle.")
     if data.get("version") != VERSION:
-        raise InspectorError(f"Bundle {p} has version {data.get('version')}; this inspector "
+        raise InspectorError(f"Bundle {p} has version {data.get('version')!r}; this inspector "
                              f"reads version {VERSION}.")
+    check_bundle(data, p)
     try:
         pool = pool_from_json(data["pool"])
-    except (KeyError, TypeError, ValueError) as exc:
+        params = Params.from_json(data["params"])
+    except InspectorError as exc:
+        why = " ".join(str(exc).split())  # a value from the file may hold line breaks
+        raise InspectorError(f"Bundle {p} has parameters this inspector refuses: {why}") \
+            from None
+    except (KeyError, TypeError, ValueError, OverflowError) as exc:
         raise InspectorError(f"Bundle {p} has a damaged candidate pool ({exc}).") from None
-    return Loaded(pool=pool, params=Params.from_json(data["params"]), data=data)
+    try:  # the proof that the window can show it: the receipt's own trace, derived again
+        derive(pool, params, probe=pool)
+    except InspectorError as exc:
+        raise InspectorError(f"Bundle {p} cannot be re-ranked: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - a shape the schema check let through
+        raise InspectorError(f"Bundle {p} is damaged: its pool cannot be re-ranked "
+                             f"({type(exc).__name__}).") from None
+    return Loaded(pool=pool, params=params, data=data)
