@@ -305,3 +305,48 @@ def test_random_receipt_edits_load_or_say_what_is_wrong(capsys, receipt, tmp_pat
         assert "\n" not in str(exc) and str(path) in str(exc)
         return
     derive(loaded.pool, loaded.params, probe=loaded.pool)
+
+
+@FUZZ
+@given(kind=st.sampled_from(["vector", "queries", "checks", "scope-map", "judgments"]),
+       shape=st.sampled_from(["folder", "device", "link to device", "link to folder", "large",
+                              "empty", "binary"]),
+       content=st.binary(max_size=32))
+def test_random_input_file_kinds_are_read_or_refused_in_one_line(capsys, store, tmp_path,
+                                                                 kind, shape, content):
+    """Every input file goes through jsonio.read_input (issue 21): whatever the path names, the
+    answer is one line or a result, never a blocked or unbounded read. (Pipes and /dev/zero,
+    which would hang or exhaust memory on a regression, are tests/cli/test_input_files_cli.)"""
+    import tempfile
+
+    from inspector.core.jsonio import MAX_INPUT_BYTES
+
+    base = Path(tempfile.mkdtemp(dir=tmp_path))
+    f = base / "input.json"
+    if shape == "folder":
+        f.mkdir()
+    elif shape in ("device", "link to device"):
+        if not os.path.exists("/dev/null"):
+            reject()
+        f = Path("/dev/null") if shape == "device" else f
+        if shape == "link to device":
+            f.symlink_to("/dev/null")
+    elif shape == "link to folder":
+        f.symlink_to(base)
+    elif shape == "large":
+        with open(f, "wb") as fh:
+            fh.truncate(MAX_INPUT_BYTES + 1 + len(content))
+    else:
+        f.write_bytes(b"" if shape == "empty" else content)
+    vec = json.dumps([1.0] * 8)
+    argv = {"vector": ["query", str(store), "--vector", f"@{f}"],
+            "queries": ["sweep", str(store), "--queries", str(f), "--grid-overfetch", "1",
+                        "--grid-blend", "0"],
+            "checks": ["check", str(f), "--store", str(store)],
+            "scope-map": ["query", str(store), "--vector", vec, "--scope", "repo1",
+                          "--scope-strategy", "map", "--scope-map", str(f)],
+            "judgments": ["sweep", str(store), "--vector", vec, "--judgments", str(f),
+                          "--grid-overfetch", "1", "--grid-blend", "0"]}[kind]
+    code = _run(capsys, argv, allowed=(0, 1, 2))
+    if shape not in ("empty", "binary"):
+        assert code == 2
