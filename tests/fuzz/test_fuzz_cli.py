@@ -350,3 +350,26 @@ def test_random_input_file_kinds_are_read_or_refused_in_one_line(capsys, store, 
     code = _run(capsys, argv, allowed=(0, 1, 2))
     if shape not in ("empty", "binary"):
         assert code == 2
+
+
+@settings(max_examples=int(12 * SCALE), deadline=None, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(data=st.data(), mode=st.sampled_from(["vector", "fts"]))
+def test_random_deleted_files_are_named_as_damage(capsys, tmp_path_factory, data, mode):
+    """A file deleted from a store (issue 21): one line; "removed by a cleanup" only when the
+    version asked for is really no longer listed, else damage naming the file."""
+    from tests.storekit import versioned_store
+
+    path = versioned_store(tmp_path_factory.mktemp("damaged") / "v")
+    files = sorted(str(f.relative_to(path)) for f in path.rglob("*") if f.is_file())
+    gone = data.draw(st.sampled_from(files))
+    (path / gone).unlink()
+    as_of = data.draw(st.sampled_from([None, "1", "2"]))
+    args = ["query", str(path), "--mode", mode, "--text", "memory", "--vector", "[1, 0, 0, 0]"]
+    code = main(args + (["--as-of", as_of] if as_of else []))
+    err = capsys.readouterr().err
+    _check_outcome(code, err)
+    if code == 2 and "removed by a cleanup" in err:
+        listed = [v["version"] for v in
+                  lancedb.connect(str(path)).open_table("memories").list_versions()]
+        assert as_of is not None and int(as_of) not in listed, (gone, err)
