@@ -124,9 +124,10 @@ def _cmd_shot(a: argparse.Namespace) -> int:
     if a.store is not None and not (spec.text or spec.vector_of):
         raise InspectorError("Give a query for the store: --text TEXT or --vector-of ID.")
     options = open_options(a)
-    from inspector.core.stores.store import is_remote, readable_folder
+    from inspector.core.stores.docs_source import is_sqlite_file
+    from inspector.core.stores.store import is_remote, local_path, readable_folder
 
-    if a.store is not None and not is_remote(a.store):
+    if a.store is not None and not is_remote(a.store) and not is_sqlite_file(local_path(a.store)):
         readable_folder(a.store)  # a missing folder is said before the window starts
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from inspector.qt.app import shot
