@@ -247,3 +247,17 @@ def test_report_maps_a_pool_holding_infinite_vectors(capsys, tmp_path):
     assert code == 0, err
     json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in strict JSON"))
     assert snapshot(path) == before
+
+
+def test_report_on_an_empty_pool_says_so_and_writes_the_receipt(capsys, store, tmp_path):
+    """Issue 21: `report` failed with "The candidate pool is empty, so there is nothing to map"
+    unless --no-map; the receipt of an empty result is evidence too."""
+    out = tmp_path / "out" / "r"
+    code, text, err = _run(capsys, "report", str(store), "--vector", json.dumps([0.1] * 8),
+                           "--scope", "nowhere", "--scope-strategy", "column", "--scope-column",
+                           "repo", "--filter", "pushdown", "--out", str(out))
+    assert code == 0, err
+    assert "returned no candidates" in text
+    doc = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
+    assert doc["map"] is None and doc["trace"]["counters"]["returned"] == 0
+    assert out.with_suffix(".html").exists()
