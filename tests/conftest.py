@@ -7,8 +7,9 @@ import os
 
 os.environ.setdefault("LANCEDB_LOG", "error")  # before lancedb loads: as the package itself does
 
+import re  # noqa: E402
 import time  # noqa: E402
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,20 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # LanceDB, numpy and pyarrow load in the fixtures that use them, not here: this file also
 # loads in pytest-xdist's controller, which would otherwise import them before any worker
 # starts.
+
+
+ROOT = Path(__file__).resolve().parent.parent
+_SCHEME_FOLDER = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _repository_root_untouched() -> Iterator[None]:
+    """No test leaves a `s3:`-like folder in the repository root: what LanceDB creates when it
+    takes an unparsable object-store URI for a local path (secrets included, issue 21)."""
+    before = set(os.listdir(ROOT))
+    yield
+    made = sorted(n for n in set(os.listdir(ROOT)) - before if _SCHEME_FOLDER.fullmatch(n))
+    assert not made, f"the tests created {made} in {ROOT}: a store URI was opened as a path"
 
 
 @pytest.fixture(autouse=True)

@@ -32,6 +32,7 @@ from inspector.cli.options import (
     storage_from_args,
 )
 from inspector.core.errors import InspectorError
+from inspector.core.jsonio import dumps
 from inspector.core.stores.safety.redact import redact_uri
 
 COMMANDS = ("query", "tables", "presets", "pipeline", "audit", "demo", "shot", "sweep",
@@ -90,8 +91,7 @@ def _cmd_query(a: argparse.Namespace) -> int:
         return cli_flow.cmd_query(a)
     trace = run_query(a)
     if a.json:
-        json.dump(trace.to_json(), sys.stdout, allow_nan=False, ensure_ascii=False)
-        sys.stdout.write("\n")
+        print(dumps(trace.to_json()))
     else:
         print(format_trace(trace, max_rows=a.rows))
     return 0
@@ -133,9 +133,10 @@ def _cmd_shot(a: argparse.Namespace) -> int:
     if a.store is not None and not (spec.text or spec.vector_of):
         raise InspectorError("Give a query for the store: --text TEXT or --vector-of ID.")
     options = open_options(a)
-    from inspector.core.stores.store import is_remote, readable_folder
+    from inspector.core.stores.docs_source import is_sqlite_file
+    from inspector.core.stores.store import is_remote, local_path, readable_folder
 
-    if a.store is not None and not is_remote(a.store):
+    if a.store is not None and not is_remote(a.store) and not is_sqlite_file(local_path(a.store)):
         readable_folder(a.store)  # a missing folder is said before the window starts
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from inspector.qt.app import shot

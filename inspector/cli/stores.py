@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
 from inspector.cli.options import (
@@ -14,6 +13,7 @@ from inspector.cli.options import (
     params_from_args,
     query_from_args,
 )
+from inspector.core.jsonio import dumps
 
 
 def add_parsers(sub: Any) -> None:
@@ -67,8 +67,7 @@ def _cmd_diff_versions(a: argparse.Namespace) -> int:
     if a.json:
         doc = diff.to_json()
         doc["push_out"] = push.to_json() if push else None
-        json.dump(doc, sys.stdout, allow_nan=False, ensure_ascii=False)
-        sys.stdout.write("\n")
+        print(dumps(doc))
     else:
         print(v.format_diff(diff, push))
     return 0

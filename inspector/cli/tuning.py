@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -18,6 +17,7 @@ from inspector.cli.options import (
 from inspector.core.engine.flow.shipped import shipped_names
 from inspector.core.engine.presets import PRESETS
 from inspector.core.errors import InspectorError
+from inspector.core.jsonio import dumps
 
 
 def add_parsers(sub: Any) -> None:
@@ -125,7 +125,9 @@ def _cmd_sweep(a: argparse.Namespace) -> int:
         raise InspectorError("--grid STAGE.PARAM=SPEC sweeps a pipeline of stages; the fixed "
                              "pipeline's axes are --grid-overfetch, --grid-blend and "
                              "--grid-min-score.")
-    grid = _grid(a, params_from_args(a))  # checked before the store opens
+    base = params_from_args(a)
+    grid = _grid(a, base)  # checked before the store opens
+    nprobes = _nprobes_axis(a.grid_nprobes, base) if a.grid_nprobes else None
     store, query, params = _store_query_params(a, need_query=False)
     if a.queries:
         cases = cases_from_judgments(store, load_judgments(a.queries), params.mode, a.embedder)
@@ -135,8 +137,8 @@ def _cmd_sweep(a: argparse.Namespace) -> int:
     else:
         raise InspectorError("Give a query set (--queries FILE) or one query (--text ...).")
     warn_unknown_ids(store, [rid for c in cases for rid, _ in c.grades])
-    if a.grid_nprobes:
-        return _nprobes_sweep(a, store, cases, params)
+    if nprobes is not None:
+        return _nprobes_sweep(a, store, cases, params, grid, nprobes)
     result = run_sweep(store, cases, params, grid, k=a.k, progress=_progress,
                        scan=_scan_plan(a))
     return _emit(a, result.to_json(), lambda: format_sweep(result))
@@ -147,18 +149,28 @@ def _emit(a: argparse.Namespace, data: Any, text: Any) -> int:
     if a.out:
         _write_json(a.out, data)
     if a.json:
-        json.dump(data, sys.stdout, allow_nan=False, ensure_ascii=False)
-        sys.stdout.write("\n")
+        print(dumps(data))
     else:
         print(text())
     return 0
 
 
-def _nprobes_sweep(a: argparse.Namespace, store: Any, cases: Any, params: Any) -> int:
-    """`sweep --grid-nprobes`: recall against nprobes x over-fetch on an indexed table."""
-    from inspector.core.analysis.index_sweep import format_nprobes, nprobes_sweep, parse_nprobes
+def _nprobes_axis(spec: str, base: Any) -> tuple[int, ...]:
+    """The --grid-nprobes values, each within what LanceDB honours (checked as Params)."""
+    from inspector.core.analysis.index_sweep import parse_nprobes
 
-    result = nprobes_sweep(store, cases, params, _grid(a), parse_nprobes(a.grid_nprobes), a.k)
+    values = parse_nprobes(spec)
+    for n in values:
+        base.with_(nprobes=n)
+    return values
+
+
+def _nprobes_sweep(a: argparse.Namespace, store: Any, cases: Any, params: Any, grid: Any,
+                   nprobes: tuple[int, ...]) -> int:
+    """`sweep --grid-nprobes`: recall against nprobes x over-fetch on an indexed table."""
+    from inspector.core.analysis.index_sweep import format_nprobes, nprobes_sweep
+
+    result = nprobes_sweep(store, cases, params, grid, nprobes, a.k)
     return _emit(a, result.to_json(), lambda: format_nprobes(result))
 
 
@@ -170,8 +182,9 @@ def _scan_plan(a: argparse.Namespace) -> Any:
 
 def _write_json(path: str, data: Any) -> None:
     try:
+        text = dumps(data)
         with open(path, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, allow_nan=False, ensure_ascii=False)
+            fh.write(text)
     except OSError as exc:
         raise InspectorError(f"Cannot write {path}: {exc.strerror}.") from None
 
@@ -218,7 +231,7 @@ def _cmd_check(a: argparse.Namespace) -> int:
 
     results = run_checks(load_checks(a.checks_file), a.store, a.table)
     if a.json:
-        print(json.dumps([r.to_json() for r in results], allow_nan=False, ensure_ascii=False))
+        print(dumps([r.to_json() for r in results]))
     else:
         print(format_results(results))
     return 0 if all(r.passed for r in results) else 1

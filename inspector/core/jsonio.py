@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import stat
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -29,15 +31,83 @@ def plain(v: Any) -> Any:
     return v
 
 
-def read_text(path: str | Path, what: str) -> str:
-    """A text file's content, or one sentence naming `what` it was meant to be."""
+def finite(v: Any) -> Any:
+    """v with every NaN or infinite float (at any depth) as null: strict JSON, whatever
+    the data held (a stored vector of inf gives inf distances and scores)."""
+    if isinstance(v, float):
+        return v if math.isfinite(v) else None
+    if isinstance(v, dict):
+        return {k: finite(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [finite(x) for x in v]
+    if isinstance(v, np.floating):
+        return finite(float(v))
+    return v
+
+
+def dumps(v: Any, indent: int | None = None) -> str:
+    """Strict JSON text of v (non-finite floats as null, UTF-8 kept as is)."""
+    return json.dumps(finite(v), allow_nan=False, ensure_ascii=False, indent=indent)
+
+
+MAX_INPUT_BYTES = 64 * 1024 * 1024  # the largest input file (vector, judgments, checks, ...)
+
+
+def _kind(mode: int) -> str | None:
+    """What a non-regular file is, or None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a socket" if stat.S_ISSOCK(mode) else "not a regular file"
+
+
+def read_input(path: str | Path, what: str, limit: int = MAX_INPUT_BYTES) -> bytes:
+    """The bytes of an input file the user named, or one sentence naming `what` it was meant
+    to be. Only a regular file of at most `limit` bytes is read: a folder, a named pipe (which
+    would block forever) or a device (/dev/zero never ends) is refused before it is opened,
+    and a file is read no further than the limit, even if it grows meanwhile."""
     p = Path(path)
     try:
-        return p.read_text(encoding="utf-8")
+        kind = _kind(os.stat(p).st_mode)
+        if kind is not None:
+            raise InspectorError(f"{what} {p} is {kind}, not a file.")
+        # O_NONBLOCK: if the path became a pipe since the check, opening it cannot block
+        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
     except FileNotFoundError:
         raise InspectorError(f"{what} {p} does not exist.") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InspectorError(f"Cannot read {what.lower()} {p}: {exc}.") from None
+    except OSError as exc:
+        raise InspectorError(f"Cannot read {what.lower()} {p}: "
+                             f"{exc.strerror or type(exc).__name__}.") from None
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        kind = _kind(st.st_mode)
+        if kind is not None:
+            raise InspectorError(f"{what} {p} is {kind}, not a file.")
+        if st.st_size > limit:
+            raise InspectorError(f"{what} {p} is {st.st_size:,} bytes; at most {limit:,} are "
+                                 "read.")
+        try:
+            data = fh.read(limit + 1)
+        except OSError as exc:
+            raise InspectorError(f"Cannot read {what.lower()} {p}: "
+                                 f"{exc.strerror or type(exc).__name__}.") from None
+    if len(data) > limit:
+        raise InspectorError(f"{what} {p} is larger than {limit:,} bytes, the most that is read.")
+    return data
+
+
+def read_text(path: str | Path, what: str, limit: int = MAX_INPUT_BYTES) -> str:
+    """A text file's content (UTF-8, bounded as read_input), or one sentence naming `what` it
+    was meant to be."""
+    try:
+        return read_input(path, what, limit).decode("utf-8")
+    except UnicodeDecodeError:
+        raise InspectorError(f"{what} {Path(path)} is not UTF-8 text.") from None
 
 
 def read_json(path: str | Path, what: str) -> Any:
@@ -47,3 +117,5 @@ def read_json(path: str | Path, what: str) -> Any:
         return json.loads(text)
     except ValueError as exc:
         raise InspectorError(f"{what} {path} is not valid JSON: {exc}.") from None
+    except RecursionError:
+        raise InspectorError(f"{what} {path} nests too deeply to be read.") from None

@@ -136,12 +136,16 @@ class Inspector(ExpectedRows, QObject):
                 and "scope" in self.given:
             self.given.pop("scope")  # scopes belong to a store: do not carry one across
             self._rebuild_params()
-        same = self.store is not None and (self.store.uri, self.store.table_name) == \
+        first = self.store is None
+        same = not first and (self.store.uri, self.store.table_name) == \
             (opened.store.uri, opened.store.table_name)
         self.opened = opened
         self.session, self.traces = None, ()
         self.selected, self.expectations = None, ()
-        if not same:  # a reload or another version of the same table keeps query by example
+        # query by example names a row of one table: kept on a reload or another version of
+        # it, and for the first store of a window (`shot`, a launch with --vector-of), dropped
+        # when another table opens
+        if not same and not first:
             self.vector_of = None
         self.clear_error()
         self.store_opened.emit(self.opened)

@@ -3,7 +3,6 @@ stores dropped on it. A mixin of MainWindow (it uses the window's view-model and
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,7 @@ from PySide6.QtWidgets import QFileDialog
 
 from inspector.core.engine.expect import attach
 from inspector.core.errors import InspectorError
+from inspector.core.jsonio import dumps
 
 
 class FilesMixin:
@@ -54,8 +54,7 @@ class FilesMixin:
             raise InspectorError("There is no trace to export yet: run a query first.")
         if vm.expectations and vm.focus_lane < len(vm.expectations):
             trace = attach(trace, vm.expectations[vm.focus_lane])
-        Path(path).write_text(json.dumps(trace.to_json(), allow_nan=False, ensure_ascii=False,
-                                         indent=1), encoding="utf-8")
+        Path(path).write_text(dumps(trace.to_json(), indent=1), encoding="utf-8")
 
     def export_png(self, path: str) -> None:
         if not self.grab().save(path, "PNG"):

@@ -214,3 +214,50 @@ def test_a_bad_storage_endpoint_is_one_line_not_a_rust_panic(capfd, endpoint):
     err = capfd.readouterr().err
     assert "storage endpoint" in _one_line(code, err) and "panicked" not in err
     assert "S3CRET-VALUE" not in err
+
+
+def test_report_maps_a_pool_holding_infinite_vectors(capsys, tmp_path):
+    """Issue 21: rows whose vectors hold inf or -inf (LanceDB stores them) made the map's PCA
+    raise LinAlgError, and their infinite distances made every JSON writer fail. They are left
+    off the map, non-finite numbers are null, and the receipt is written."""
+    n = 40
+    vecs = np.random.default_rng(0).normal(size=(n, 4)).astype(np.float32)
+    vecs[3] = np.inf
+    vecs[5, 1] = -np.inf
+    vecs[6] = np.finfo(np.float32).max
+    path = tmp_path / "s"
+    lancedb.connect(str(path)).create_table("memories", pa.table({
+        "id": [f"m{i}" for i in range(n)], "text": [f"note {i}" for i in range(n)],
+        "vector": vectors_column(vecs), "importance": [0.5] * n,
+        "repo": ["a" if i % 2 else "b" for i in range(n)]}))
+    before = snapshot(path)
+    out = tmp_path / "out" / "r"
+    out.parent.mkdir()
+    code, _, err = _run(capsys, "report", str(path), "--vector", "[1, 0, 0, 0]", "--scope", "a",
+                        "--scope-strategy", "column", "--scope-column", "repo", "--limit", "40",
+                        "--out", str(out))
+    assert code == 0, err
+    doc = json.loads(out.with_suffix(".json").read_text())
+    mapped = doc["map"]
+    assert "m3" not in mapped["ids"] and "m5" not in mapped["ids"] and "m6" in mapped["ids"]
+    assert all(np.isfinite(mapped["x"])) and all(np.isfinite(mapped["y"]))
+    assert "<html" in out.with_suffix(".html").read_text()
+    code, text, err = _run(capsys, "query", str(path), "--vector", "[1, 0, 0, 0]", "--limit",
+                           "40", "--json")
+    assert code == 0, err
+    json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in strict JSON"))
+    assert snapshot(path) == before
+
+
+def test_report_on_an_empty_pool_says_so_and_writes_the_receipt(capsys, store, tmp_path):
+    """Issue 21: `report` failed with "The candidate pool is empty, so there is nothing to map"
+    unless --no-map; the receipt of an empty result is evidence too."""
+    out = tmp_path / "out" / "r"
+    code, text, err = _run(capsys, "report", str(store), "--vector", json.dumps([0.1] * 8),
+                           "--scope", "nowhere", "--scope-strategy", "column", "--scope-column",
+                           "repo", "--filter", "pushdown", "--out", str(out))
+    assert code == 0, err
+    assert "returned no candidates" in text
+    doc = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
+    assert doc["map"] is None and doc["trace"]["counters"]["returned"] == 0
+    assert out.with_suffix(".html").exists()

@@ -73,3 +73,25 @@ def test_the_index_facet_runs_when_asked_and_says_when_it_did_not(capsys, path, 
                 "--json")
     assert doc["index_facet"] is None
     assert any("--index-facet off" in w for w in doc["warnings"])
+
+
+def test_sweep_over_nprobes_gives_recall_against_the_exact_search(capsys, path):
+    """`sweep --grid-nprobes` (issue 21: it always failed with a TypeError)."""
+    before = snapshot(path)
+    doc = _json(capsys, "sweep", str(path), "--vector-of", "r00042", "--scope", "rare",
+                "--scope-strategy", "column", "--scope-column", "agentId",
+                "--filter", "pushdown", "--grid-nprobes", "1,64", "--grid-overfetch", "1,4",
+                "--json")
+    assert doc["nprobes"] == [1, 64] and doc["overfetch"] == [1.0, 4.0]
+    assert doc["truth"] == "exact (flat) search" and doc["queries"] == 1
+    assert all(0 <= v <= 1 for row in doc["recall"] for v in row if v is not None)
+    one, every = doc["recall"]
+    assert every[0] > one[0], "probing all 64 partitions finds more of the rare agent's rows"
+    assert main(["sweep", str(path), "--vector-of", "r00042", "--grid-nprobes", "5,20",
+                 "--grid-overfetch", "1,2"]) == 0
+    assert "nprobes" in capsys.readouterr().out
+    assert main(["sweep", str(path), "--vector-of", "r00042", "--grid-nprobes",
+                 "5,5000000"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "nprobes 5,000,000 is above" in err
+    assert snapshot(path) == before

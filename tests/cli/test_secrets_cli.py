@@ -79,12 +79,16 @@ def test_no_command_prints_or_writes_a_secret(s3, tmp_path, capsys, monkeypatch)
         _assert_clean(f.read_text(errors="replace"))
 
 
-def test_failing_commands_print_no_secret_either(s3, tmp_path, capsys):
+def test_failing_commands_print_no_secret_either(s3, tmp_path, capsys, monkeypatch):
     _uri, opts = s3
     bad = f"s3://AKID:{RAW_SECRET}@{BUCKET}/nowhere"
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)  # LanceDB once created ./s3:/AKID:Raw5ecret/... from this URI
     for argv in _commands(bad, opts, tmp_path):
         code = main(argv)
         got = capsys.readouterr()
         _assert_clean(got.out + got.err)
         if argv[0] != "check":
             assert code == 2 and got.err.count("\n") >= 1
+        assert list(cwd.iterdir()) == [], argv[0]

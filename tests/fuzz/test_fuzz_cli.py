@@ -5,6 +5,7 @@ byte-identical. Commands run in-process, so the whole module stays fast."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -218,3 +219,157 @@ def _values(t: pa.DataType, n: int, rng: np.random.Generator) -> pa.Array:
         return pa.array([None if m else float(i) / n for i, m in enumerate(mask)], pa.float64()
                         ).cast(t)
     return pa.array([None if m else i for i, m in enumerate(mask)], t)
+
+
+URI_KEY, URI_SECRET = "AKIAFUZZKEY", "Fuzz5ecret"
+_URI_PIECES = ["bucket", "b", "Z", ".", "-", "_", ":", "9000", "99999", "0", "x", " ", "/", "?",
+               "#", "%", "%2F", "\\", "|", "^", "[", "]", "é", "\t", "+"]
+uri_part = st.lists(st.sampled_from(_URI_PIECES), max_size=5).map("".join)
+
+
+@FUZZ
+@given(scheme=st.sampled_from(["s3", "gs", "az", "abfs", "S3"]),
+       secret=st.one_of(st.none(), st.lists(st.sampled_from([*_URI_PIECES, "@"]),
+                                            max_size=4).map("".join)),
+       host=uri_part, path=uri_part)
+def test_random_object_store_uris_create_nothing(capsys, tmp_path, monkeypatch, scheme, secret,
+                                                 host, path):
+    """A URI LanceDB cannot parse as a URL becomes a local folder inside LanceDB (issue 21).
+    Refused URIs: one line, exit 2, the secret masked, nothing created. Accepted ones: LanceDB
+    parses them as URLs, checked on the abfs:// scheme, which parses as s3/gs/az do (no
+    special scheme in the URL standard) and which LanceDB refuses at once."""
+    import tempfile
+
+    from inspector.core.errors import InspectorError
+    from inspector.core.stores.safety.object_uri import check_object_uri
+
+    cwd = Path(tempfile.mkdtemp(dir=tmp_path))
+    monkeypatch.chdir(cwd)
+    creds = f"{URI_KEY}:{URI_SECRET}{secret}@" if secret is not None else ""
+    rest = f"{creds}{host}/{path}"
+    try:
+        check_object_uri(f"{scheme}://{rest}")
+    except InspectorError:
+        code = main(["tables", f"{scheme}://{rest}"])
+        _out, err = capsys.readouterr()
+        _check_outcome(code, err, allowed=(2,))
+        assert URI_KEY not in err and URI_SECRET not in err, err
+    else:
+        with contextlib.suppress(Exception):
+            lancedb.connect(f"abfs://{rest}", storage_options={})
+    assert list(cwd.iterdir()) == [], f"{scheme}://{rest}"
+
+
+@pytest.fixture(scope="module")
+def receipt(store: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    out = tmp_path_factory.mktemp("receipt") / "r"
+    assert main(["report", str(store), "--vector", json.dumps([0.5] * 8), "--scope", "repo1",
+                 "--out", str(out)]) == 0
+    return json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
+
+
+def _paths(node: object, prefix: tuple = (), depth: int = 0) -> list[tuple]:
+    out = [prefix] if prefix else []
+    if depth < 4 and isinstance(node, dict):
+        for k, v in node.items():
+            out += _paths(v, (*prefix, k), depth + 1)
+    elif depth < 4 and isinstance(node, list):
+        for i, v in enumerate(node[:3]):
+            out += _paths(v, (*prefix, i), depth + 1)
+    return out
+
+
+@FUZZ
+@given(data=st.data())
+def test_random_receipt_edits_load_or_say_what_is_wrong(capsys, receipt, tmp_path, data):
+    """A hand-edited receipt (issue 21): `bundle.load` gives one sentence, or a bundle the
+    window can re-rank: whatever loads, derive works on."""
+    import copy
+
+    from inspector.core.engine.pipeline import derive
+    from inspector.core.errors import InspectorError
+    from inspector.core.evidence import bundle
+
+    doc = copy.deepcopy(receipt)
+    for _ in range(data.draw(st.integers(1, 3))):
+        where = data.draw(st.sampled_from(_paths(doc)))
+        node = doc
+        for key in where[:-1]:
+            node = node[key]
+        node[where[-1]] = data.draw(json_value)
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    try:
+        loaded = bundle.load(path)
+    except InspectorError as exc:
+        assert "\n" not in str(exc) and str(path) in str(exc)
+        return
+    derive(loaded.pool, loaded.params, probe=loaded.pool)
+
+
+@FUZZ
+@given(kind=st.sampled_from(["vector", "queries", "checks", "scope-map", "judgments"]),
+       shape=st.sampled_from(["folder", "device", "link to device", "link to folder", "large",
+                              "empty", "binary"]),
+       content=st.binary(max_size=32))
+def test_random_input_file_kinds_are_read_or_refused_in_one_line(capsys, store, tmp_path,
+                                                                 kind, shape, content):
+    """Every input file goes through jsonio.read_input (issue 21): whatever the path names, the
+    answer is one line or a result, never a blocked or unbounded read. (Pipes and /dev/zero,
+    which would hang or exhaust memory on a regression, are tests/cli/test_input_files_cli.)"""
+    import tempfile
+
+    from inspector.core.jsonio import MAX_INPUT_BYTES
+
+    base = Path(tempfile.mkdtemp(dir=tmp_path))
+    f = base / "input.json"
+    if shape == "folder":
+        f.mkdir()
+    elif shape in ("device", "link to device"):
+        if not os.path.exists("/dev/null"):
+            reject()
+        f = Path("/dev/null") if shape == "device" else f
+        if shape == "link to device":
+            f.symlink_to("/dev/null")
+    elif shape == "link to folder":
+        f.symlink_to(base)
+    elif shape == "large":
+        with open(f, "wb") as fh:
+            fh.truncate(MAX_INPUT_BYTES + 1 + len(content))
+    else:
+        f.write_bytes(b"" if shape == "empty" else content)
+    vec = json.dumps([1.0] * 8)
+    argv = {"vector": ["query", str(store), "--vector", f"@{f}"],
+            "queries": ["sweep", str(store), "--queries", str(f), "--grid-overfetch", "1",
+                        "--grid-blend", "0"],
+            "checks": ["check", str(f), "--store", str(store)],
+            "scope-map": ["query", str(store), "--vector", vec, "--scope", "repo1",
+                          "--scope-strategy", "map", "--scope-map", str(f)],
+            "judgments": ["sweep", str(store), "--vector", vec, "--judgments", str(f),
+                          "--grid-overfetch", "1", "--grid-blend", "0"]}[kind]
+    code = _run(capsys, argv, allowed=(0, 1, 2))
+    if shape not in ("empty", "binary"):
+        assert code == 2
+
+
+@settings(max_examples=int(12 * SCALE), deadline=None, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(data=st.data(), mode=st.sampled_from(["vector", "fts"]))
+def test_random_deleted_files_are_named_as_damage(capsys, tmp_path_factory, data, mode):
+    """A file deleted from a store (issue 21): one line; "removed by a cleanup" only when the
+    version asked for is really no longer listed, else damage naming the file."""
+    from tests.storekit import versioned_store
+
+    path = versioned_store(tmp_path_factory.mktemp("damaged") / "v")
+    files = sorted(str(f.relative_to(path)) for f in path.rglob("*") if f.is_file())
+    gone = data.draw(st.sampled_from(files))
+    (path / gone).unlink()
+    as_of = data.draw(st.sampled_from([None, "1", "2"]))
+    args = ["query", str(path), "--mode", mode, "--text", "memory", "--vector", "[1, 0, 0, 0]"]
+    code = main(args + (["--as-of", as_of] if as_of else []))
+    err = capsys.readouterr().err
+    _check_outcome(code, err)
+    if code == 2 and "removed by a cleanup" in err:
+        listed = [v["version"] for v in
+                  lancedb.connect(str(path)).open_table("memories").list_versions()]
+        assert as_of is not None and int(as_of) not in listed, (gone, err)

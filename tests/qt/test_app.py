@@ -149,3 +149,36 @@ def test_starting_the_window_imports_no_lancedb() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env=env, check=True, timeout=120)
     assert out.stdout.strip() == "[]", "lancedb is imported before the window opens"
+
+
+def test_shot_runs_the_query_it_is_given_on_any_store(tmp_path, monkeypatch, random_store,
+                                                      isolated) -> None:
+    """Issue 21: `shot` refused SQLite docs files ("is a file, not a LanceDB store folder")
+    and dropped --vector-of when the store opened. What the picture shows is checked on the
+    window as it is saved."""
+    from inspector.cli.main import main
+    from tests.storekit import build_docs_db
+
+    seen: list[tuple[str, str, int, str | None]] = []
+    real = MainWindow.export_png
+
+    def spy(self: MainWindow, path: str) -> None:
+        vm = self.vm
+        seen.append((vm.query.source, vm.store.uri, vm.params.limit, vm.params.scope))
+        real(self, path)
+
+    monkeypatch.setattr(MainWindow, "export_png", spy)
+    store = random_store(n=60)
+    out = tmp_path / "by-example.png"
+    assert main(["shot", str(store), "--vector-of", "m0003", "--limit", "4", "--size",
+                 "900x700", "--out", str(out)]) == 0
+    assert seen[-1] == ("example:m0003", str(store), 4, None) and out.exists()
+    db = tmp_path / "docs.sqlite"
+    build_docs_db(db)
+    before = db.read_bytes()
+    out = tmp_path / "docs.png"
+    assert main(["shot", str(db), "--text", "rotate signing keys", "--preset", "docs-pushdown",
+                 "--scope", "platform-docs", "--size", "900x700", "--out", str(out)]) == 0
+    source, uri, _, scope = seen[-1]
+    assert (source.startswith("text:"), uri, scope) == (True, str(db), "platform-docs")
+    assert out.exists() and db.read_bytes() == before

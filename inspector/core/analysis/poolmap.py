@@ -111,7 +111,9 @@ def pool_map(store: Store, trace: Trace, max_points: int = MAX_POINTS) -> PoolMa
     if len(rows) == 0:
         raise InspectorError("The candidate pool is empty, so there is nothing to map.")
     vecs = fetch_vectors(store, [pool.ids[r] for r in rows])
-    ok = ~np.isnan(vecs).any(axis=1)
+    # rows not found are NaN; a stored vector holding inf or NaN has no place on a PCA map
+    # (its SVD does not converge), so such rows are left off it
+    ok = np.isfinite(vecs).all(axis=1)
     rows, vecs = rows[ok], vecs[ok]
     xy, qxy, var = project(vecs, pool.query.vector)
     raw_rank = trace.raw_rank[rows]

@@ -6,7 +6,6 @@ import json
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -16,6 +15,7 @@ from inspector.core.engine.pool import Query
 from inspector.core.engine.presets import Preset, get_preset
 from inspector.core.engine.scope import is_global, load_scope_map, parse_scope_map
 from inspector.core.errors import InspectorError
+from inspector.core.jsonio import read_text
 from inspector.core.stores.embed import embedder_for_store
 from inspector.core.stores.store import Store
 
@@ -44,22 +44,11 @@ _F32_MAX = float(np.finfo(np.float32).max)
 
 
 def _vector_text(spec: str) -> str:
-    """The JSON text of a --vector argument: itself, or the content of @FILE (size-checked
-    before reading, UTF-8 only)."""
+    """The JSON text of a --vector argument: itself, or the content of @FILE (a regular file
+    of at most MAX_VECTOR_BYTES, UTF-8; see jsonio.read_input)."""
     if not spec.startswith("@"):
         return spec
-    path = Path(spec[1:])
-    try:
-        size = path.stat().st_size
-        if size > MAX_VECTOR_BYTES:
-            raise InspectorError(f"The vector file {path} is {size:,} bytes; at most "
-                                 f"{MAX_VECTOR_BYTES:,} are read.")
-        return path.read_bytes().decode("utf-8")
-    except OSError as exc:
-        raise InspectorError(f"Cannot read the vector file {path}: "
-                             f"{exc.strerror or type(exc).__name__}.") from None
-    except UnicodeDecodeError:
-        raise InspectorError(f"The vector file {path} is not UTF-8 text.") from None
+    return read_text(spec[1:], "The vector file", MAX_VECTOR_BYTES)
 
 
 def parse_vector(spec: str) -> np.ndarray:

@@ -8,6 +8,7 @@ from typing import Any
 
 from inspector.core.engine.scope import STRATEGIES, ScopeSpec, make_scope
 from inspector.core.errors import InspectorError
+from inspector.core.stores.ann.indexes import DEFAULT_NPROBES
 
 MODES = ("vector", "fts", "hybrid")
 DISTANCES = ("l2", "cosine")
@@ -15,6 +16,17 @@ FILTERS = ("post", "pushdown")
 # How tied scores are ordered (see ties.py): LanceDB's own order, or ties by id ascending.
 TIE_RULES = ("lancedb", "id")
 ANN_KNOBS = ("nprobes", "min_nprobes", "max_nprobes", "refine_factor", "ef")
+
+# Bounds LanceDB 0.40 honours (measured on indexed tables, tests/core/engine/test_knob_bounds):
+# past them it aborts the process natively or refuses the search with a type-conversion error.
+MAX_CANDIDATES = 1_000_000  # limit, cap, a leg's k: the deepest candidate list ever fetched
+MAX_NPROBES = 1_000_000  # partitions probed: more than any IVF index has (u32 in LanceDB)
+# LanceDB reserves memory up front for depth x refine factor candidates (16 bytes each) and
+# for ef entries (8 bytes each), whatever the table's size: refine 1e9 at depth 10 asks for
+# 160 GB and aborts. At these bounds it reserves at most 800 MB and 80 MB of address space.
+MAX_REFINED = 50_000_000  # depth x refine factor: MAX_CANDIDATES x the ladder's top (50)
+MAX_EF = 10_000_000
+ANALYSIS_DEPTH = 10_000  # = expect.EXHAUSTIVE_MAX: the analysis searches this deep with p's knobs
 
 
 @dataclass(frozen=True)
@@ -57,9 +69,14 @@ class Params:
         _check_int("fts_k", self.fts_k, 0)
         _check_int("vec_k", self.vec_k, 0)
         _check_int("rrf_k", self.rrf_k, 0)
+        for what, value in (("limit", self.limit), ("cap", self.cap), ("fts_k", self.fts_k),
+                            ("vec_k", self.vec_k)):
+            _check_at_most(what, value, MAX_CANDIDATES, "the deepest candidate list the "
+                           "inspector fetches")
         for knob in ANN_KNOBS:
             if getattr(self, knob) is not None:
                 _check_int(knob, getattr(self, knob), 0 if knob == "max_nprobes" else 1)
+        self._check_ann_bounds()
         if not isinstance(self.exact, bool):
             raise InspectorError(f"exact must be true or false, not {self.exact!r}.")
         if not _finite(self.overfetch) or self.overfetch < 1:
@@ -70,6 +87,38 @@ class Params:
             raise InspectorError("Default importance must be a finite number.")
         if not _finite(self.min_score):
             raise InspectorError("Min score must be a finite number.")
+
+    def _check_ann_bounds(self) -> None:
+        """Every ANN knob within what LanceDB can honour, alone and together."""
+        for knob in ("nprobes", "min_nprobes", "max_nprobes"):
+            _check_at_most(knob, getattr(self, knob), MAX_NPROBES,
+                           "more partitions than any IVF index has")
+        _check_at_most("ef", self.ef, MAX_EF, "the largest candidate list an HNSW search "
+                       "is given")
+        lo = self.min_nprobes or self.nprobes or DEFAULT_NPROBES
+        hi = self.max_nprobes if self.max_nprobes is not None else \
+            (self.nprobes or DEFAULT_NPROBES)
+        if hi and lo > hi:
+            given = "LanceDB's default" if self.max_nprobes is None and self.nprobes is None \
+                else "given"
+            raise InspectorError(f"min_nprobes {lo:,} is above the maximum nprobes {hi:,} "
+                                 f"({given}); LanceDB needs the minimum at most the maximum "
+                                 "(set max_nprobes too, 0 for no maximum).")
+        if self.mode == "fts" or (self.refine_factor is None and self.ef is None):
+            return
+        k = depths(self).vec_k
+        if self.refine_factor is not None:
+            deep = max(k, ANALYSIS_DEPTH)
+            most = MAX_REFINED // deep
+            if self.refine_factor > most:
+                limit = f"is above {most:,}, the most" if most else "is more than"
+                raise InspectorError(
+                    f"refine_factor {self.refine_factor:,} {limit} LanceDB can honour for "
+                    f"searches {deep:,} deep (it reserves depth x refine factor candidates up "
+                    f"front, at most {MAX_REFINED:,}).")
+        if self.ef is not None and self.ef < k:
+            raise InspectorError(f"ef {self.ef:,} is below the vector search depth {k:,}; "
+                                 "LanceDB's HNSW search needs ef >= the depth.")
 
     def scope_spec(self) -> ScopeSpec:
         return make_scope(self.scope, self.scope_strategy, dict(self.scope_map),
@@ -111,6 +160,11 @@ def _check_choice(what: str, value: str, choices: tuple[str, ...]) -> None:
 def _check_int(what: str, value: Any, lowest: int) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value < lowest:
         raise InspectorError(f"{what} must be a whole number >= {lowest}, not {value!r}.")
+
+
+def _check_at_most(what: str, value: int | None, highest: int, why: str) -> None:
+    if value is not None and value > highest:
+        raise InspectorError(f"{what} {value:,} is above {highest:,}, {why}.")
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,6 @@ NaN (a row absent from a leg, or without importance) is written as null.
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from dataclasses import dataclass, fields
@@ -17,11 +16,13 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from inspector.core.engine.params import Params
+from inspector.core.engine.pipeline import derive
 from inspector.core.engine.pool import Leg, Pool, Query
 from inspector.core.engine.scope import ScopeSpec
 from inspector.core.engine.trace import Trace
 from inspector.core.errors import InspectorError
-from inspector.core.jsonio import plain, read_json
+from inspector.core.evidence.schema import check_bundle
+from inspector.core.jsonio import dumps, plain, read_json
 from inspector.core.stores.ann.indexes import IndexInfo
 
 FORMAT = "inspector-bundle"
@@ -158,7 +159,7 @@ def save(bundle: dict[str, Any], path: str | Path, html: bool = True) -> list[Pa
     p = Path(path)
     base = p.with_suffix("") if p.suffix.lower() in (".json", ".html") else p
     out = [base.with_suffix(".json")]
-    text = json.dumps(bundle, allow_nan=False, ensure_ascii=False)
+    text = dumps(bundle)
     try:
         base.parent.mkdir(parents=True, exist_ok=True)
         out[0].write_text(text, encoding="utf-8")
@@ -187,10 +188,23 @@ def load(path: str | Path) -> Loaded:
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise InspectorError(f"{p} is not an inspector bundle.")
     if data.get("version") != VERSION:
-        raise InspectorError(f"Bundle {p} has version {data.get('version')}; this inspector "
+        raise InspectorError(f"Bundle {p} has version {data.get('version')!r}; this inspector "
                              f"reads version {VERSION}.")
+    check_bundle(data, p)
     try:
         pool = pool_from_json(data["pool"])
-    except (KeyError, TypeError, ValueError) as exc:
+        params = Params.from_json(data["params"])
+    except InspectorError as exc:
+        why = " ".join(str(exc).split())  # a value from the file may hold line breaks
+        raise InspectorError(f"Bundle {p} has parameters this inspector refuses: {why}") \
+            from None
+    except (KeyError, TypeError, ValueError, OverflowError) as exc:
         raise InspectorError(f"Bundle {p} has a damaged candidate pool ({exc}).") from None
-    return Loaded(pool=pool, params=Params.from_json(data["params"]), data=data)
+    try:  # the proof that the window can show it: the receipt's own trace, derived again
+        derive(pool, params, probe=pool)
+    except InspectorError as exc:
+        raise InspectorError(f"Bundle {p} cannot be re-ranked: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - a shape the schema check let through
+        raise InspectorError(f"Bundle {p} is damaged: its pool cannot be re-ranked "
+                             f"({type(exc).__name__}).") from None
+    return Loaded(pool=pool, params=params, data=data)

@@ -2,15 +2,19 @@
 
 No external assets (no scripts, fonts or style sheets are fetched); everything a reviewer
 needs is in the page, and the full bundle is embedded in a <script type="application/json">.
+A bundle is a file anyone can edit, so every value the page shows is escaped wherever it came
+from, and a section whose data has the wrong shape is replaced by a line saying so.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from html import escape
 from typing import Any
 
 from inspector.core.evidence import svg
+from inspector.core.jsonio import dumps
 
 _CSS = """body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1100px;color:#111}
 table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 7px;
@@ -40,7 +44,7 @@ def _stage_table(stage: dict[str, Any], text_col: str | None) -> str:
     for c in stage["candidates"]:
         cls = "" if c["in_scope"] else ' class="out"'
         text = c["columns"].get(text_col) if text_col else None
-        rows.append(f"<tr{cls}><td>{c['rank']}</td><td><code>{_e(c['id'])}</code></td>"
+        rows.append(f"<tr{cls}><td>{_e(c['rank'])}</td><td><code>{_e(c['id'])}</code></td>"
                     f"<td class=num>{_e(c['distance'])}</td><td class=num>{_e(c['fused_score'])}"
                     f"</td><td class=num>{_e(c['base_score'])}</td>"
                     f"<td class=num>{_e(c['importance_used'])}</td>"
@@ -136,7 +140,7 @@ def _map(b: dict[str, Any]) -> str:
     return ("<h2>Candidate pool map (PCA)</h2>"
             + svg.scatter(m["x"], m["y"], kinds, q, m.get("cut_radius"),
                           f"{len(m['x'])} candidates; axes explain {ex[0]:.0%} and {ex[1]:.0%}")
-            + f"<p>Dashed circle: the top-{m['cut_depth']} cut, drawn through the farthest "
+            + f"<p>Dashed circle: the top-{_e(m['cut_depth'])} cut, drawn through the farthest "
             "candidate inside it (the projection distorts distances, so it is a guide).</p>")
 
 
@@ -153,16 +157,32 @@ def script_safe_json(text: str) -> str:
     return text.translate(_SCRIPT_TABLE)
 
 
+def _section(build: Callable[[dict[str, Any]], str], bundle: dict[str, Any], name: str) -> str:
+    """One section of the page, or a line saying its data could not be drawn."""
+    try:
+        return build(bundle)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError,
+            ZeroDivisionError) as exc:
+        return f"<p class=out>The {_e(name)} could not be drawn from this bundle " \
+               f"({_e(type(exc).__name__)}).</p>"
+
+
+def _stages(b: dict[str, Any]) -> str:
+    text_col = b["pool"]["roles"].get("text")
+    return "".join(f"<details{' open' if s['name'] == 'final' else ''}><summary>"
+                   f"{_e(s['name'])} ({_e(s['count'])})</summary>{_stage_table(s, text_col)}"
+                   "</details>" for s in b["trace"]["stages"])
+
+
 def render_html(bundle: dict[str, Any], json_text: str | None = None) -> str:
     """The whole page for a bundle (json_text: the bundle's JSON, to embed as is)."""
-    text_col = bundle["pool"]["roles"].get("text")
-    stages = "".join(f"<details{' open' if s['name'] == 'final' else ''}><summary>"
-                     f"{_e(s['name'])} ({s['count']})</summary>{_stage_table(s, text_col)}"
-                     "</details>" for s in bundle["trace"]["stages"])
-    payload = script_safe_json(json_text or json.dumps(bundle, allow_nan=False))
+    payload = script_safe_json(json_text or dumps(bundle))
+    parts = [_section(_header, bundle, "header"), _section(_metrics, bundle, "metrics"),
+             _section(_sweep, bundle, "sweep"), _section(_comparison, bundle, "comparison"),
+             _section(_map, bundle, "map"), "<h2>Every stage</h2>",
+             _section(_stages, bundle, "stages")]
     return ("<!doctype html><html lang=en><head><meta charset=utf-8>"
             f"<title>Retrieval receipt</title><style>{_CSS}</style></head><body>"
-            + _header(bundle) + _metrics(bundle) + _sweep(bundle) + _comparison(bundle)
-            + _map(bundle) + "<h2>Every stage</h2>" + stages
+            + "".join(parts)
             + '<script type="application/json" id="bundle">' + payload + "</script>"
             + "</body></html>")

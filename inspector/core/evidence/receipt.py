@@ -42,7 +42,9 @@ def build_receipt(store: Store, query: Query, p: Params,
     comparison = None
     if against is not None:
         comparison = compare(store, query, p, against[1], labels=(label, against[0])).to_json()
-    mapped = pool_map(store, trace).to_json() if with_map and query.vector is not None else None
+    # an empty pool has nothing to map: the receipt says so through its diagnosis
+    mapped = pool_map(store, trace).to_json() \
+        if with_map and query.vector is not None and trace.pool.size else None
     ev = Evidence(metrics=metrics, truth=list(truth), safe=qs.safe.to_json(),
                   sweep=aggregate([qs], p, grid).to_json(), comparison=comparison,
                   pool_map=mapped, judgments=dict(grades) if grades else None)

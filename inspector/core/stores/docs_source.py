@@ -13,6 +13,7 @@ from inspector.core.errors import InspectorError
 from inspector.core.stores.safety.sqlite_ro import IMMUTABLE, connect_readonly, file_stamp
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
+MAX_DIM = 65_536  # the largest vector dimension read (as a query vector: engine.inputs)
 CHUNKS = "docs_chunks"
 EMBEDDINGS = "docs_embeddings"
 SOURCE_ROWID = "source_rowid"
@@ -75,9 +76,35 @@ def inspect_source(con: sqlite3.Connection, path: str, read_mode: str = IMMUTABL
         for model, dim, n in con.execute(f"SELECT model, dim, count(*) FROM {EMBEDDINGS} "
                                          "GROUP BY model, dim ORDER BY count(*) DESC"):
             if model not in models:
+                if isinstance(dim, float) and dim.is_integer():
+                    dim = int(dim)
+                if not isinstance(dim, int):
+                    raise InspectorError(f"{path}: the embeddings of model '{model}' declare "
+                                         f"the dimension {dim!r}, not a whole number.")
                 models[str(model)], dims[str(model)] = int(n), int(dim)
     return DocsSource(path=path, fts_table=fts, fts_rowid_column=rowid_col, models=models,
                       dims=dims, stamp=source_stamp(Path(path)), read_mode=read_mode)
+
+
+def checked_dim(con: sqlite3.Connection, src: DocsSource, model: str) -> int:
+    """The model's declared dimension, once it is within MAX_DIM and the stored vectors hold
+    that many float32 values: checked before anything the size of the declared dimension is
+    allocated (a file declaring 1,000,000 made `tables` reserve gigabytes)."""
+    dim = src.dims[model]
+    if not 1 <= dim <= MAX_DIM:
+        raise InspectorError(f"{src.path}: the embeddings of model '{model}' declare dimension "
+                             f"{dim:,}; the inspector reads 1 to {MAX_DIM:,}.")
+    n, fitting, shortest, longest = con.execute(
+        f"SELECT count(*), coalesce(sum(length(vector) = ?), 0), min(length(vector)), "
+        f"max(length(vector)) FROM {EMBEDDINGS} WHERE model = ? AND dim = ?",
+        (4 * dim, model, dim)).fetchone()
+    if n and not fitting:
+        held = (f"{shortest:,} bytes" if shortest == longest else
+                f"{shortest:,} to {longest:,} bytes")
+        raise InspectorError(f"{src.path}: the embeddings of model '{model}' declare dimension "
+                             f"{dim:,} ({4 * dim:,} bytes of float32), but none of its {n:,} "
+                             f"vectors is that long (they hold {held}).")
+    return dim
 
 
 def choose_model(src: DocsSource, model: str | None) -> str:

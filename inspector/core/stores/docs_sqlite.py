@@ -37,6 +37,7 @@ from inspector.core.stores.docs_source import (
     EMBEDDINGS,
     SOURCE_ROWID,
     DocsSource,
+    checked_dim,
     choose_model,
     inspect_source,
     source_stamp,
@@ -48,6 +49,7 @@ from inspector.core.stores.store import META_KEY, Store, TableInfo, read_meta
 
 BUILD_VERSION = 1  # bump when the working copy's layout changes
 _BATCH = 4096
+_BATCH_BYTES = 32 * 1024 * 1024  # at most this much vector matrix per batch
 _TYPES = {"integer": pa.int64(), "real": pa.float64(), "text": pa.string(), "blob": pa.binary()}
 
 
@@ -90,7 +92,8 @@ def _batches(con: sqlite3.Connection, types: dict[str, pa.DataType], model: str,
            f"ON e.rowid = (SELECT max(rowid) FROM {EMBEDDINGS} x WHERE x.chunk_rowid = c.rowid "
            "AND x.model = ?) ORDER BY c.rowid")
     cur = con.execute(sql, (model,))
-    while rows := cur.fetchmany(_BATCH):
+    per_batch = max(1, min(_BATCH, _BATCH_BYTES // (8 * dim)))  # the float64 matrix's rows
+    while rows := cur.fetchmany(per_batch):
         data: dict[str, pa.Array] = {SOURCE_ROWID: pa.array([r[0] for r in rows], pa.int64())}
         for j, c in enumerate(cols, 1):
             vals = [r[j] for r in rows]
@@ -224,6 +227,7 @@ def open_docs_store(path: str, table: str | None = None, roles: dict[str, str] |
     con, read_mode = connect_readonly(path)
     src = inspect_source(con, path, read_mode)
     chosen = choose_model(src, model)
+    checked_dim(con, src, chosen)
     tbl, lease = working_copy(con, src, chosen)
     detected = detect_roles(tbl.schema, roles)
     meta = read_meta(tbl.schema)

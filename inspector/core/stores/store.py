@@ -27,10 +27,18 @@ from inspector.core.stores.roles import (
     read_meta,
     vector_refusal,
 )
-from inspector.core.stores.safety.guarded import Guarded, VersionGoneError, looks_cleaned_up
+from inspector.core.stores.safety.guarded import (
+    Guarded,
+    StoreDamagedError,
+    VersionGoneError,
+    looks_missing,
+    missing_file,
+)
+from inspector.core.stores.safety.object_uri import check_object_uri
 from inspector.core.stores.safety.redact import redact_text, redact_uri
 
-__all__ = ["META_KEY", "Store", "TableInfo", "VersionGoneError", "open_lance", "read_meta"]
+__all__ = ["META_KEY", "Store", "StoreDamagedError", "TableInfo", "VersionGoneError",
+           "open_lance", "read_meta"]
 
 _REMOTE_SCHEMES = ("s3://", "gs://", "az://", "abfs://", "db://", "memory://")
 
@@ -140,22 +148,41 @@ class Store:
                 "rows": self.rows}
 
     def gone_or_none(self, exc: BaseException) -> InspectorError | None:
-        """A VersionGoneError when `exc` says the pinned version's files are gone while the
-        table itself is still there (a cleanup), else None."""
-        if not looks_cleaned_up(exc):
+        """When `exc` says a file of the pinned version is missing: a VersionGoneError when
+        the version was cleaned up (it is no longer listed and a newer one exists), else a
+        StoreDamagedError naming the missing file; None for any other failure."""
+        if not looks_missing(exc):
             return None
         try:
-            latest = self.latest_version()
+            latest, listed = self._versions_now()
         except InspectorError:
             return None  # the whole table or store is gone: not a cleanup
-        return VersionGoneError(
-            f"Version {self.version} of table '{self.table_name}' in {self.display_uri} was "
-            f"removed by a cleanup after it was opened; the newest version is {latest}: reopen "
-            "the store to read the current data.", self.version, latest)
+        if self.version not in listed and self.version < latest:
+            return VersionGoneError(
+                f"Version {self.version} of table '{self.table_name}' in {self.display_uri} "
+                f"was removed by a cleanup after it was opened; the newest version is {latest}: "
+                "reopen the store to read the current data.", self.version, latest)
+        kind, where = missing_file(exc) or ("file", "unknown")
+        return StoreDamagedError(
+            f"Table '{self.table_name}' in {self.display_uri} is damaged: version "
+            f"{self.version} refers to a {kind} that is missing ({redact_text(where)}); "
+            "restore it from a backup (the inspector never writes to a store).")
+
+    def _versions_now(self) -> tuple[int, set[int]]:
+        """The newest version and every version listed now, read fresh."""
+        if self.db is None:
+            return self.version, {self.version}
+        try:
+            tbl = self.db.open_table(self.table_name)
+            return int(tbl.version), {int(v["version"]) for v in tbl.list_versions()}
+        except Exception as exc:  # noqa: BLE001 - a vanished table is a user-facing condition
+            raise InspectorError(f"Cannot list the versions of table '{self.table_name}': "
+                                 f"{first_line(exc)}.") from exc
 
     def gone(self, exc: BaseException) -> InspectorError:
-        """The error to raise when a read of the pinned version failed: a VersionGoneError when
-        its files were cleaned up, else one line naming the table."""
+        """The error to raise when a read of the pinned version failed: VersionGoneError or
+        StoreDamagedError when a file is missing (see gone_or_none), else one line naming the
+        table."""
         return self.gone_or_none(exc) or InspectorError(
             f"Cannot read table '{self.table_name}' in {self.display_uri}: {first_line(exc)}.")
 
@@ -209,7 +236,9 @@ class Store:
 
 
 def is_remote(uri: str) -> bool:
-    return uri.startswith(_REMOTE_SCHEMES)
+    """True for an object-store or LanceDB Cloud URI (the scheme in any case, as LanceDB's
+    URL parser reads it)."""
+    return uri[:9].lower().startswith(_REMOTE_SCHEMES)
 
 
 def local_path(uri: str) -> Path:
@@ -244,6 +273,10 @@ def connect(uri: str, storage_options: dict[str, str] | None = None) -> Any:
 
     from inspector.core.stores import remote
 
+    if is_remote(uri):
+        # LanceDB opens a URI it cannot parse as a URL as a local path and creates it
+        uri = remote.CLOUD_SCHEME + uri[len(remote.CLOUD_SCHEME):] \
+            if uri[:5].lower() == remote.CLOUD_SCHEME else check_object_uri(uri)
     if uri.startswith(remote.CLOUD_SCHEME):
         target = remote.cloud_target(uri, storage_options)
         try:

@@ -16,6 +16,7 @@ from PySide6.QtCore import Qt
 from inspector.core.engine.inputs import build_params, build_query
 from inspector.core.engine.pipeline import run
 from inspector.core.stores.opening import open_store
+from inspector.core.stores.options import OpenOptions
 from tests.storekit import vectors_column
 
 LEFT = Qt.MouseButton.LeftButton
@@ -183,3 +184,25 @@ def test_only_non_secret_options_are_remembered(key, kept):
     assert (key in mem["storage"]) == kept and "version" not in mem
     url = OpenOptions.make({"aws_endpoint": "http://user:pw@host:9000"}).remembered()
     assert url["storage"]["aws_endpoint"] == "http://host:9000"
+
+
+def test_an_unparsable_object_store_uri_creates_nothing_from_the_window(window, qtbot, ready,
+                                                                        tmp_path, monkeypatch):
+    """LanceDB opens a URI it cannot parse as a local path and creates it (issue 21): File >
+    Open and the open job both refuse it in one sentence, the secret masked, nothing made."""
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    vm, feats = window.vm, window.store_features
+    uri_before = vm.store.uri
+    bad = "s3://AKIAWINDOWKEY:wJalrWinSecret/XUtn@bucket/store"
+    feats.open(bad, None, OpenOptions.make({}))
+    vm.jobs.wait_idle()
+    assert vm.error and "\n" not in vm.error and "s3://***@bucket/store" in vm.error
+    assert "AKIAWINDOWKEY" not in vm.error and "wJalrWinSecret" not in vm.error
+    assert vm.store.uri == uri_before and list(cwd.iterdir()) == []
+    dlg = _open_through_dialog(window, qtbot, "az://a b/store")
+    qtbot.mouseClick(dlg.open_button, LEFT)
+    qtbot.waitUntil(dlg.error.isVisible, timeout=10_000)
+    assert dlg.isVisible() and "not a valid URL" not in dlg.error.text()
+    assert "'a b'" in dlg.error.text() and list(cwd.iterdir()) == []

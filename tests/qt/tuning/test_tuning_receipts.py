@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from inspector.core.analysis.truth import trim_pool
 from inspector.core.engine.expect import exhaustive_pool
 from inspector.core.engine.pipeline import derive
 from inspector.core.engine.trace import STAGES
 from inspector.core.evidence import bundle
+from inspector.core.evidence.receipt import build_receipt
 from tests.qt.qtkit import assert_matches_engine, shown
 
 
@@ -111,3 +114,23 @@ def test_expected_rows_in_an_offline_receipt_say_why_not(qtbot, window) -> None:
     qtbot.waitUntil(lambda: vm.error is not None, timeout=5_000)
     assert "open the store" in vm.error
     assert not vm.expect_busy
+
+
+@pytest.mark.parametrize(("field", "value"), [("ids", {"a": 1}), ("in_scope", {"x": [1]}),
+                                              ("vec_rank", {"dtype": "int64", "data": [7]})])
+def test_a_receipt_with_wrong_types_is_one_sentence_not_an_event_loop_error(
+        window, qtbot, ready, tmp_path, field, value) -> None:
+    """Issue 21: `pool.ids = {"a": 1}` threw inside the event loop when the window derived
+    from it; the bundle is now validated when it is loaded."""
+    vm = window.vm
+    ready(vm)
+    doc = build_receipt(vm.store, vm.query, vm.params, with_map=False)
+    doc["pool"][field] = value
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(doc, allow_nan=False), encoding="utf-8")
+    rc = window.tuning_receipts
+    rc.open(str(path))
+    qtbot.waitUntil(lambda: window.error_bar.isVisible(), timeout=10_000)
+    text = window.error_bar.label.text()
+    assert text.startswith(f"Bundle {path} is damaged: pool.{field}") and "\n" not in text
+    assert not rc.offline and vm.store is not None

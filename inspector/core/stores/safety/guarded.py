@@ -1,14 +1,17 @@
-"""A pinned LanceDB table whose failures say what happened when its version was cleaned up.
+"""A pinned LanceDB table whose failures say what happened when a file it needs is missing.
 
-Someone else's `cleanup_old_versions` (or `optimize`) may delete the files of the version the
-inspector is pinned at; LanceDB then fails with a raw "lance error: ... Not found". Every call
-on the table, and on the query builders it returns, goes through this proxy, which turns that
-failure into `VersionGoneError` (one sentence naming the version and the newest one) and lets
-every other result and error through unchanged.
+LanceDB fails with a raw "lance error: ... Not found" when a file of the pinned version is
+gone. Two different things cause that: someone else's `cleanup_old_versions` (or `optimize`)
+deleted an old version the inspector is pinned at (`VersionGoneError`: one sentence naming the
+version and the newest one), or the store is damaged: a data, index or deletion file that a
+version still listed refers to was deleted or lost (`StoreDamagedError`, naming the file).
+Every call on the table, and on the query builders it returns, goes through this proxy, which
+turns the failure into the error the store decides on and lets everything else through.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -26,18 +29,41 @@ class VersionGoneError(InspectorError):
         self.latest = latest
 
 
-def looks_cleaned_up(exc: BaseException) -> bool:
-    """True for LanceDB's error when a version's files are gone ("Not found" on a manifest or
-    data file)."""
+class StoreDamagedError(InspectorError):
+    """A file the table's version still refers to is missing: damage, not a cleanup (a cleanup
+    never removes a version that is still listed, nor the files it refers to)."""
+
+
+def looks_missing(exc: BaseException) -> bool:
+    """True for LanceDB's error when a file it needs is gone ("Not found" on a manifest, data,
+    index or deletion file)."""
     text = str(exc)
     return "Not found" in text or "NotFound" in text or "No such file" in text
+
+
+_MISSING_PATH = re.compile(r"(?:Not found|No such file or directory)\W*"
+                           r"((?:[A-Za-z][A-Za-z0-9+.-]*://|/)[^\s,]+)")
+_KINDS = (("/data/", "data file"), ("/_indices/", "index file"), ("/_deletions/",
+          "deletion file"), ("/_versions/", "version manifest"), ("/_transactions/",
+          "transaction file"))
+
+
+def missing_file(exc: BaseException) -> tuple[str, str] | None:
+    """(what kind of file, its path inside the table folder) named by LanceDB's error."""
+    m = _MISSING_PATH.search(str(exc))
+    if m is None:
+        return None
+    path = m.group(1)
+    kind = next((k for part, k in _KINDS if part in path), "file")
+    inside = path.split(".lance/", 1)[1] if ".lance/" in path else path.rsplit("/", 1)[-1]
+    return kind, inside
 
 
 ErrorFactory = Callable[[BaseException], InspectorError | None]
 
 
 class Guarded:
-    """Forwards everything to `target`; a "version cleaned up" failure raises `on_gone(exc)`."""
+    """Forwards everything to `target`; a missing-file failure raises `on_gone(exc)`."""
 
     __slots__ = ("_target", "_on_gone")
 

@@ -1,0 +1,126 @@
+"""Every input file is read through one bounded helper (issue 21): a vector, judgments, query
+set, checks or scope-map file that is a named pipe (opening it blocked forever), a device
+(/dev/zero was read until MemoryError), a folder or a file past 64 MiB is one line, exit 2,
+at once. The pipe and device cases run in child processes with a time limit and a 4 GiB
+address space, so the unfixed behaviour fails the test instead of hanging or eating memory."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from inspector.cli.main import main
+from inspector.core.jsonio import MAX_INPUT_BYTES
+from tests.storekit import write_tuning_store
+
+VEC = json.dumps([0.5] * 8)
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_tuning_store(tmp_path_factory.mktemp("inputs") / "s", n=60, dim=8)
+
+
+def _commands(store: Path, f: str) -> dict[str, list[str]]:
+    s = str(store)
+    return {
+        "vector": ["query", s, "--vector", f"@{f}"],
+        "queries": ["sweep", s, "--queries", f, "--grid-overfetch", "1", "--grid-blend", "0"],
+        "judgments": ["sweep", s, "--vector", VEC, "--judgments", f, "--grid-overfetch", "1",
+                      "--grid-blend", "0"],
+        "checks": ["check", f, "--store", s],
+        "scope-map": ["query", s, "--vector", VEC, "--scope", "repo1", "--scope-strategy",
+                      "map", "--scope-map", f],
+    }
+
+
+def _limit_memory() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo") or not os.path.exists("/dev/zero"),
+                    reason="needs named pipes and /dev/zero")
+def test_a_pipe_or_a_device_is_refused_before_it_is_opened(store, tmp_path):
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    runs = {}
+    for source, name in ((str(fifo), "a named pipe"), ("/dev/zero", "a device")):
+        for kind, argv in _commands(store, source).items():
+            runs[(kind, name)] = subprocess.Popen(
+                [sys.executable, "-m", "inspector", *argv], stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE, text=True, preexec_fn=_limit_memory)
+    failures = []
+    for (kind, name), proc in runs.items():
+        try:
+            _, err = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            failures.append(f"{kind} from {name}: still reading after 60 s")
+            continue
+        if proc.returncode != 2 or err.count("\n") != 1 or f"is {name}, not a file" not in err:
+            failures.append(f"{kind} from {name}: exit {proc.returncode}, {err[-200:]!r}")
+    assert not failures, failures
+
+
+@pytest.mark.parametrize("what", ["folder", "large"])
+def test_a_folder_or_a_file_past_the_bound_is_one_line(store, tmp_path, capsys, what):
+    if what == "folder":
+        f = tmp_path / "dir.json"
+        f.mkdir()
+        expect = "is a folder, not a file"
+    else:
+        f = tmp_path / "big.json"
+        with open(f, "wb") as fh:  # sparse: the size is real, the disk use is not
+            fh.truncate(MAX_INPUT_BYTES + 1)
+        expect = f"at most {MAX_INPUT_BYTES:,} are read"
+    for kind, argv in _commands(store, str(f)).items():
+        code = main(argv)
+        err = capsys.readouterr().err
+        assert code == 2 and err.count("\n") == 1 and expect in err, (kind, err)
+
+
+def test_files_within_the_bound_are_still_read(store, tmp_path, capsys):
+    f = tmp_path / "v.json"
+    f.write_text(VEC)
+    assert main(["query", str(store), "--vector", f"@{f}", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["stages"]
+
+
+@pytest.mark.parametrize(("declared", "expect"), [
+    (1_000_000, "declare dimension 1,000,000; the inspector reads 1 to 65,536"),
+    (60_000, "but none of its 226 vectors is that long (they hold 96 bytes)"),
+    ("abc", "declare the dimension 'abc', not a whole number")])
+def test_a_docs_file_declaring_a_wrong_dimension_allocates_nothing(tmp_path, capsys, declared,
+                                                                   expect):
+    """Issue 21: a docs file declaring dimension 1,000,000 (its vectors hold 24) made `tables`
+    allocate a 240 x 1,000,000 matrix (2.5 GB resident). The declared size is checked against
+    the stored vectors first."""
+    import sqlite3
+    import tracemalloc
+
+    from tests.storekit import build_docs_db
+
+    db = tmp_path / "docs.sqlite"
+    build_docs_db(db)
+    con = sqlite3.connect(db)
+    con.execute("UPDATE docs_embeddings SET dim = ?", (declared,))
+    con.commit()
+    con.close()
+    before = db.read_bytes()
+    tracemalloc.start()
+    try:
+        code = main(["tables", str(db)])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    err = capsys.readouterr().err
+    assert peak < 64 << 20, f"peak {peak:,} bytes"
+    assert code == 2 and err.count("\n") == 1 and expect in err, err
+    assert db.read_bytes() == before
