@@ -174,10 +174,10 @@ class Store:
         if index_facet not in ("auto", "on", "off"):
             raise InspectorError("index_facet is 'auto', 'on' or 'off'.")
         if scopes is not None:
-            if len(scopes) > 1:
-                raise InspectorError("The fixed pipeline takes one scope; pipelines of stages "
-                                     "take several.")
-            scope = scopes[0] if scopes else None
+            if len(scopes) != 1:
+                raise InspectorError("The fixed pipeline takes one scope (scope=NAME); "
+                                     "pipelines of stages take a list, [] denying everything.")
+            scope = scopes[0]
         given = {k: v for k, v in params.items() if v is not None}
         if isinstance(given.get("scope_map"), Mapping):
             given["scope_map"] = checked_map(dict(given["scope_map"]), "scope_map")

@@ -192,6 +192,7 @@ def test_to_pandas_when_installed(demo: inspector.Store) -> None:
     ({"text": "x", "preset": "nope"}, "Unknown preset 'nope'"),
     ({"text": "x", "preset": "memory-plugin", "now": 5}, "pipelines of stages"),
     ({"text": "x", "preset": "memory-plugin", "scopes": ["a", "b"]}, "one scope"),
+    ({"text": "x", "preset": "memory-plugin", "scopes": []}, "one scope"),
     ({"vector": [1.0], "vector_of": "a"}, "either vector or vector_of"),
     ({"text": "x", "scope": "a", "scopes": ["a"]}, "not both"),
     ({"text": "x", "preset": "memory-lancedb-pro", "overfetch": 2}, "overfetch set the fixed"),
