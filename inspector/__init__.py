@@ -7,3 +7,20 @@ import os as _os
 # LanceDB's native logger warns on routine events (e.g. "No existing dataset ... will be created"
 # when the demo store is written); keep stderr for messages a user must act on.
 _os.environ.setdefault("LANCEDB_LOG", "error")
+
+# The Python API (inspector.api), loaded on first use so that `import inspector` stays cheap:
+# inspector.open(store, table=...), inspector.query(...), inspector.audit(...).
+_API = ("open", "query", "audit", "Store", "Result", "AuditResult")
+__all__ = ["__version__", *_API]
+
+
+def __getattr__(name: str) -> object:
+    if name in _API:
+        from inspector import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'inspector' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_API})

@@ -1,0 +1,568 @@
+"""The Python API for notebooks and scripts: the same engine as `inspector query` and
+`inspector audit`, with results that show themselves in Jupyter.
+
+    import inspector
+
+    store = inspector.open("path/to/store", table="memories")    # read-only, as everywhere
+    r = store.query(text="deploy the api", preset="memory-plugin", limit=5, scope="repo1")
+    r                      # in a notebook: verdict (n of limit, diagnosis), stage counts, list
+    r.stages, r.final_ids  # stage names; the returned ids in the system's order
+    r.table("raw")         # one stage's candidates as a pyarrow.Table (r.to_pandas("raw"))
+    r.to_json()            # exactly what `inspector query --json` prints for the same options
+    store.audit("recall", preset="memory-lancedb-pro", sample=50)
+
+A fixed preset (`inspector presets`) or its parameters (`overfetch=2.5`, `blend=0.5`, ...) run
+the fixed pipeline; a pipeline of stages (`inspector pipeline list`, or `pipeline=FILE`) runs in
+the flow engine, as the command line dispatches them. Bad input raises InspectorError, whose
+message is one sentence.
+
+Importing this module is cheap: the engine (numpy, pyarrow, LanceDB) loads on the first call.
+It never imports Qt.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+import html
+import json
+import math
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from inspector.core.errors import InspectorError
+
+__all__ = ["AuditResult", "Result", "Store", "audit", "open", "query"]
+
+# The fixed pipeline's parameters a query takes by name (as `inspector query --NAME`).
+FIXED_PARAMS = ("mode", "distance", "overfetch", "cap", "fts_k", "vec_k", "rrf_k", "blend",
+                "default_importance", "min_score", "scope_strategy", "scope_column",
+                "scope_map", "filter", "tie_rule", "nprobes", "min_nprobes", "max_nprobes",
+                "refine_factor", "ef", "exact")
+AUDITS = ("recall", "scopes", "change")
+_SHOWN_ROWS = 20  # rows of the final list shown inline
+
+
+def open(store: str | Path, table: str | None = None, *, version: int | None = None,
+         storage_options: Mapping[str, str] | None = None, docs_model: str | None = None,
+         columns: Mapping[str, str] | None = None) -> Store:
+    """Open one table of a memory store read-only (a LanceDB folder or URI, or a SQLite docs
+    file). `version` pins a table version (`inspector versions`), `columns` overrides detected
+    column roles ({"importance": "weight"}), `docs_model` picks a docs store's embeddings."""
+    from inspector.core.stores.opening import open_store
+
+    uri = str(store)
+    opened = open_store(uri, table, roles=dict(columns) if columns else None, version=version,
+                        storage_options=dict(storage_options) if storage_options else None,
+                        embedding_model=docs_model)
+    return Store(uri, table, opened)
+
+
+def query(store: str | Path | Store, table: str | None = None, **options: Any) -> Result:
+    """`open(store, table).query(**options)`; `store` may be an open Store."""
+    return _handle(store, table).query(**options)
+
+
+def audit(store: str | Path | Store, kind: str = "recall", table: str | None = None,
+          **options: Any) -> AuditResult:
+    """`open(store, table).audit(kind, **options)`; `store` may be an open Store."""
+    return _handle(store, table).audit(kind, **options)
+
+
+def _handle(store: str | Path | Store, table: str | None) -> Store:
+    if isinstance(store, Store):
+        if table is not None and table != store.table:
+            raise InspectorError(f"The store is open on table {store.table!r}; open "
+                                 f"{table!r} with inspector.open(path, table={table!r}).")
+        return store
+    return open(store, table)
+
+
+class Store:
+    """One table of a store, open read-only. `engine_store` is the engine's own object."""
+
+    def __init__(self, uri: str, table: str | None, engine_store: Any) -> None:
+        self.uri = uri
+        self._asked_table = table
+        self.engine_store = engine_store
+
+    @property
+    def table(self) -> str:
+        return str(self.engine_store.table_name)
+
+    @property
+    def rows(self) -> int:
+        return int(self.engine_store.rows)
+
+    @property
+    def version(self) -> int:
+        return int(self.engine_store.version)
+
+    @property
+    def roles(self) -> dict[str, str]:
+        return {k: v for k, v in self.engine_store.roles.as_dict().items() if v}
+
+    def __repr__(self) -> str:
+        return (f"<inspector.Store {self.engine_store.display_uri} table={self.table!r} "
+                f"rows={self.rows} version={self.version}>")
+
+    def _repr_html_(self) -> str:
+        e = html.escape
+        roles = ", ".join(f"{e(k)}={e(str(v))}" for k, v in self.roles.items() if v)
+        return (f"<div class='inspector-store'><b>{e(str(self.engine_store.display_uri))}</b> "
+                f"table <code>{e(self.table)}</code>: {self.rows:,} rows, version "
+                f"{self.version}<br><small>roles: {roles}</small></div>")
+
+    # -- queries ---------------------------------------------------------------------------
+
+    def query(self, text: str | None = None, vector: Sequence[float] | None = None,
+              vector_of: str | None = None, *, preset: str | None = None,
+              pipeline: str | Path | None = None, limit: int | None = None,
+              scope: str | None = None, scopes: Sequence[str] | None = None,
+              now: float | str | dt.datetime | None = None, set: Mapping[str, Any] | None = None,
+              system_config: str | Path | None = None, embedder: str | None = None,
+              expect: Iterable[str] = (), index_facet: str = "auto",
+              **params: Any) -> Result:
+        """Run one query through the pipeline, as `inspector query STORE ... --json` does.
+
+        Query input: `text`, `vector` (a list of numbers) or `vector_of` (a stored row's id;
+        with `text` for hybrid). `preset` names a fixed preset or a pipeline of stages;
+        `pipeline` is a pipeline file instead. `set` holds STAGE.PARAM (or SETTING) values as
+        `--set` does. `scope` is one scope; `scopes` a list (pipelines of stages: a row in any
+        is in scope, [] denies everything). `now` (epoch ms, ISO text or a datetime) fixes the
+        clock of time-dependent stages. Other keywords are the fixed pipeline's parameters
+        (`overfetch`, `blend`, `min_score`, `mode`, `filter`, ...; see FIXED_PARAMS).
+        """
+        if vector is not None and vector_of is not None:
+            raise InspectorError("Give either vector or vector_of, not both.")
+        if scope is not None and scopes is not None:
+            raise InspectorError("Give scope (one) or scopes (a list), not both.")
+        unknown = sorted(set_ for set_ in params if set_ not in FIXED_PARAMS)
+        if unknown:
+            raise InspectorError(f"Unknown query option {unknown[0]!r}; the fixed pipeline's "
+                                 f"parameters are {', '.join(FIXED_PARAMS)}.")
+        if preset is not None and pipeline is not None:
+            raise InspectorError("Give preset or pipeline, not both.")
+        sets = dict(set or {})
+        vec = _vector(vector)
+        if _is_flow(preset, pipeline):
+            return self._flow(text, vec, vector_of, preset, pipeline, limit, scope, scopes, now,
+                              sets, system_config, embedder, list(expect), params)
+        return self._fixed(text, vec, vector_of, preset, pipeline, limit, scope, scopes, now,
+                           sets, system_config, embedder, list(expect), index_facet, params)
+
+    def _fixed(self, text: str | None, vector: list[float] | None, vector_of: str | None,
+               preset: str | None, pipeline: str | Path | None, limit: int | None,
+               scope: str | None, scopes: Sequence[str] | None, now: Any,
+               sets: dict[str, Any], system_config: Any, embedder: str | None,
+               expect: list[str], index_facet: str, params: dict[str, Any]) -> Result:
+        import numpy as np
+
+        from inspector.core.engine.ann import facet
+        from inspector.core.engine.expect import analyse, attach
+        from inspector.core.engine.inputs import build_params, build_query, checked_map
+        from inspector.core.engine.params import freeze_map
+        from inspector.core.engine.pipeline import run
+        from inspector.core.engine.scope import load_scope_map
+        from inspector.core.jsonio import dumps
+
+        if now is not None or system_config is not None:
+            raise InspectorError("now and system_config apply to pipelines of stages "
+                                 "(e.g. preset='memory-lancedb-pro' or a pipeline file).")
+        if index_facet not in ("auto", "on", "off"):
+            raise InspectorError("index_facet is 'auto', 'on' or 'off'.")
+        if scopes is not None:
+            if len(scopes) != 1:
+                raise InspectorError("The fixed pipeline takes one scope (scope=NAME); "
+                                     "pipelines of stages take a list, [] denying everything.")
+            scope = scopes[0]
+        given = {k: v for k, v in params.items() if v is not None}
+        if isinstance(given.get("scope_map"), Mapping):
+            given["scope_map"] = checked_map(dict(given["scope_map"]), "scope_map")
+        elif isinstance(given.get("scope_map"), (str, Path)):
+            given["scope_map"] = freeze_map(load_scope_map(given["scope_map"]))
+        if limit is not None:
+            given["limit"] = limit
+        if scope is not None:
+            given["scope"] = scope
+        try:
+            p = build_params(preset=_fixed_preset(preset, pipeline, sets), **given)
+        except (TypeError, ValueError) as exc:
+            raise InspectorError(f"The query's parameters are not valid ({exc}).") from None
+        st = self.engine_store
+        q = build_query(st, p.mode, text=text, vector=None if vector is None else
+                        np.asarray(vector, np.float32), vector_of=vector_of, embedder=embedder)
+        trace = facet.attach(st, q, run(st, q, p), index_facet)
+        if expect:
+            trace = attach(trace, analyse(st, q, trace, expect))
+        label = str(pipeline) if pipeline is not None else preset or "fixed pipeline"
+        return Result(json.loads(dumps(trace.to_json())), "fixed", trace, label)
+
+    def _flow(self, text: str | None, vector: list[float] | None, vector_of: str | None,
+              preset: str | None, pipeline: str | Path | None, limit: int | None,
+              scope: str | None, scopes: Sequence[str] | None, now: Any,
+              sets: dict[str, Any], system_config: Any, embedder: str | None,
+              expect: list[str], params: dict[str, Any]) -> Result:
+        from inspector.core.engine.flow.answer import to_json
+        from inspector.core.engine.flow.question import ask, resolve
+
+        given = [k for k, v in params.items() if v is not None]
+        if given:
+            raise InspectorError(f"{', '.join(given)} set the fixed pipeline's parameters; a "
+                                 f"pipeline of stages takes set={{'STAGE.PARAM': value}} (see "
+                                 f"`inspector pipeline show {preset or pipeline}`).")
+        if not (text or vector or vector_of):
+            raise InspectorError("Give a query: text, vector or vector_of.")
+        q = self._question(text=text, vector=vector, vector_of=vector_of, embedder=embedder,
+                           preset=preset, pipeline=pipeline, system_config=system_config,
+                           sets=sets, scopes=[scope] if scope is not None else scopes,
+                           limit=limit, now=now, expect=expect)
+        resolve(q)
+        trace, expected = ask(q, self.engine_store)
+        out = to_json(trace, expected)
+        out["question"] = q.model_dump(mode="json", by_alias=True)
+        return Result(json.loads(json.dumps(out, allow_nan=False)), "flow", trace)
+
+    def _question(self, *, preset: str | None, pipeline: str | Path | None, sets: dict[str, Any],
+                  scopes: Sequence[str] | None, limit: int | None, now: Any,
+                  system_config: Any = None, **rest: Any) -> Any:
+        from pydantic import ValidationError
+
+        from inspector.core.engine.flow.question import Question
+
+        if scopes is not None and (isinstance(scopes, str) or
+                                   not all(isinstance(s, str) for s in scopes)):
+            raise InspectorError("scopes takes a list of scope names, e.g. ['global', "
+                                 "'agent:main'] ([] denies everything).")
+        try:
+            return Question(store=self.uri, table=self._asked_table, preset=preset,
+                            pipeline_file=None if pipeline is None else str(pipeline),
+                            system_config=None if system_config is None else str(system_config),
+                            set=sets, scopes=None if scopes is None else list(scopes),
+                            limit=limit, now=_now(now), **rest)
+        except ValidationError as exc:
+            raise InspectorError(f"The question is not valid: {exc.errors()[0]['msg']}.") \
+                from None
+
+    # -- audits ----------------------------------------------------------------------------
+
+    def audit(self, kind: str = "recall", *, preset: str | None = None,
+              pipeline: str | Path | None = None, set: Mapping[str, Any] | None = None,
+              scopes: Sequence[str] | None = None, limit: int | None = None,
+              now: float | str | dt.datetime | None = None,
+              system_config: str | Path | None = None, sample: int | None = None,
+              seed: int = 0, per_scope: int = 10) -> AuditResult:
+        """A store-wide audit over a pipeline of stages, as `inspector audit KIND --json`:
+        `recall` (can each memory be recalled by its own vector and text; `scopes` probes every
+        memory in those scopes instead of its own), `scopes` (leaks and starvation scope by
+        scope, `per_scope` probes each), `change` (what `set` changes across every probe)."""
+        from inspector.core.analysis import audit as audits
+        from inspector.core.engine.flow.question import resolve
+
+        if kind not in AUDITS:
+            raise InspectorError(f"The audit kind is one of {', '.join(AUDITS)}, not {kind!r}.")
+        if sample is not None and (isinstance(sample, bool) or not isinstance(sample, int)
+                                   or sample < 1):
+            raise InspectorError("sample takes a whole number of memories >= 1.")
+        sets = dict(set or {})
+        q = self._question(preset=preset, pipeline=pipeline, system_config=system_config,
+                           sets={} if kind == "change" else sets, scopes=scopes, limit=limit,
+                           now=now)
+        spec, _, _ = resolve(q)
+        if spec.engine == "fixed":
+            raise InspectorError("Audits run pipelines of stages for now (e.g. "
+                                 f"memory-lancedb-pro); {spec.name} is a fixed-pipeline preset.")
+        if kind == "change" and not sets:
+            raise InspectorError("audit('change') needs the change: set={'STAGE.PARAM': value}.")
+        st = self.engine_store
+        now_ms = q.now if q.now is not None else time.time() * 1000
+        own = scopes is None
+        if kind == "scopes":
+            if not 1 <= per_scope <= 10_000:
+                raise InspectorError("per_scope takes a whole number between 1 and 10000.")
+            res = audits.scope_audit(st, q, now_ms, per_scope=per_scope, seed=seed)
+        elif kind == "recall":
+            res = audits.recall_audit(st, q, now_ms, own_scope=own, sample=sample, seed=seed)
+        else:
+            res = audits.change_audit(st, q, now_ms, sets, own_scope=own, sample=sample,
+                                      seed=seed)
+        return AuditResult(json.loads(json.dumps(res, allow_nan=False)), kind)
+
+
+def _is_flow(preset: str | None, pipeline: str | Path | None) -> bool:
+    from inspector.core.engine.flow.shipped import shipped_names
+    from inspector.core.engine.flow.spec import load_file
+    from inspector.core.engine.presets import PRESETS
+
+    if pipeline is not None:
+        return load_file(str(pipeline)).engine != "fixed"
+    if preset is None or preset in PRESETS:
+        return False
+    if preset not in shipped_names():
+        raise InspectorError(f"Unknown preset {preset!r}; the presets are "
+                             f"{', '.join(dict.fromkeys([*PRESETS, *shipped_names()]))}.")
+    return True
+
+
+def _fixed_preset(preset: str | None, pipeline: str | Path | None,
+                  sets: dict[str, Any]) -> Any:
+    """The preset by name, or compiled from a pipeline file or with `set` applied."""
+    from inspector.core.engine.flow.spec import apply_set, load_file, load_shipped
+    from inspector.core.engine.presets import from_spec
+
+    if pipeline is None and not sets:
+        return preset
+    if pipeline is not None:
+        spec = load_file(str(pipeline))
+    elif preset is None:
+        raise InspectorError("set changes a pipeline: give preset=NAME or pipeline=FILE.")
+    else:
+        spec = load_shipped(preset)
+    return from_spec(apply_set(spec, sets) if sets else spec)
+
+
+def _vector(vector: Sequence[float] | None) -> list[float] | None:
+    if vector is None:
+        return None
+    try:
+        out = [float(x) for x in (vector.tolist() if hasattr(vector, "tolist") else vector)]
+    except (TypeError, ValueError):
+        raise InspectorError("The query vector must be a list of numbers.") from None
+    if not out or not all(math.isfinite(x) for x in out):
+        raise InspectorError("The query vector must be a non-empty list of finite numbers.")
+    import numpy as np
+
+    with np.errstate(over="ignore"):
+        f32 = np.asarray(out, np.float32)
+    if not np.all(np.isfinite(f32)):
+        raise InspectorError("The query vector holds a value beyond float32's range.")
+    return [float(x) for x in f32]  # float32, as the command line reads a vector
+
+
+def _now(now: float | str | dt.datetime | None) -> float | None:
+    from inspector.core.engine.flow.question import parse_now
+
+    if now is None:
+        return None
+    if isinstance(now, dt.datetime):
+        when = now if now.tzinfo is not None else now.replace(tzinfo=dt.UTC)
+        return when.timestamp() * 1000
+    if isinstance(now, bool):
+        raise InspectorError("now takes epoch milliseconds, ISO text or a datetime.")
+    return parse_now(str(now))
+
+
+# -- results -------------------------------------------------------------------------------
+
+
+def _flat(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A candidate as one flat record: nested objects (`columns`, `inputs`) as `key.sub`."""
+    out: dict[str, Any] = {}
+    for k, v in row.items():
+        if isinstance(v, Mapping):
+            for k2, v2 in v.items():
+                out[f"{k}.{k2}"] = v2
+        else:
+            out[k] = v
+    return out
+
+
+def _arrow_table(records: list[Mapping[str, Any]], first: Sequence[str] = ("id",)) -> Any:
+    """Records as a pyarrow.Table: every key a column (missing values null); a column whose
+    values mix types holds each value's JSON text."""
+    import pyarrow as pa
+
+    flat = [_flat(r) for r in records]
+    names = list(dict.fromkeys([*(() if flat else first), *(k for r in flat for k in r)]))
+    cols = {}
+    for name in names:
+        values = [r.get(name) for r in flat]
+        try:
+            cols[name] = pa.array(values)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+            cols[name] = pa.array([None if v is None else json.dumps(v) for v in values],
+                                  pa.string())
+    return pa.table(cols) if cols else pa.table({n: pa.array([], pa.null()) for n in first})
+
+
+def _pandas(table: Any) -> Any:
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        raise InspectorError("to_pandas needs pandas, which is not installed: pip install "
+                             "pandas (or use .table(), a pyarrow.Table).") from None
+    return table.to_pandas()
+
+
+def _cell(v: Any) -> str:
+    if isinstance(v, float):
+        return html.escape(f"{v:.6g}")
+    return html.escape("" if v is None else str(v))
+
+
+class Result:
+    """One query's answer. `engine` is "fixed" or "flow" (a pipeline of stages); `trace` is
+    the engine's own trace; everything else reads the JSON `inspector query --json` prints."""
+
+    def __init__(self, data: dict[str, Any], engine: str, trace: Any = None,
+                 label: str | None = None) -> None:
+        self._data = data
+        self.engine = engine
+        self.trace = trace
+        self._label = label
+
+    def to_json(self) -> dict[str, Any]:
+        """The same object `inspector query --json` prints (a copy)."""
+        return copy.deepcopy(self._data)
+
+    @property
+    def stages(self) -> list[str]:
+        return [s["name"] for s in self._data["stages"]]
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {s["name"]: int(s["count"]) for s in self._data["stages"]}
+
+    @property
+    def final_stage(self) -> str:
+        return self._data["stages"][-1]["name"]
+
+    @property
+    def final_ids(self) -> list[Any]:
+        return [c["id"] for c in self._data["stages"][-1]["candidates"]]
+
+    @property
+    def limit(self) -> int:
+        return int(self._data["params"]["limit"])
+
+    @property
+    def diagnosis(self) -> dict[str, Any]:
+        return dict(self._data["diagnosis"])
+
+    @property
+    def pipeline(self) -> str:
+        if self.engine == "flow":
+            return str(self._data["pipeline"]["name"])
+        return self._label or "fixed pipeline"
+
+    @property
+    def warnings(self) -> list[str]:
+        return list(self._data.get("warnings") or [])
+
+    @property
+    def expect(self) -> list[dict[str, Any]]:
+        return copy.deepcopy(self._data.get("expect") or [])
+
+    def _stage(self, stage: str | None) -> dict[str, Any]:
+        name = self.final_stage if stage is None else stage
+        for s in self._data["stages"]:
+            if s["name"] == name:
+                return s
+        raise InspectorError(f"There is no stage {name!r}; the stages are "
+                             f"{', '.join(self.stages)}.")
+
+    def table(self, stage: str | None = None) -> Any:
+        """A stage's candidates (default: the final list) as a pyarrow.Table, one row per
+        candidate in the stage's order; stored columns as `columns.NAME`, a pipeline stage's
+        score inputs as `inputs.NAME`."""
+        return _arrow_table(self._stage(stage)["candidates"], ("id", "rank"))
+
+    def dropped(self, stage: str) -> Any:
+        """The rows a pipeline stage dropped and why (`code` and its detail), as a table."""
+        if self.engine != "flow":
+            raise InspectorError("Dropped rows are listed per stage by pipelines of stages; "
+                                 "the fixed pipeline's outcomes are in each candidate.")
+        return _arrow_table(self._stage(stage)["dropped"], ("id", "code"))
+
+    def to_pandas(self, stage: str | None = None) -> Any:
+        """table(stage) as a pandas DataFrame (needs pandas)."""
+        return _pandas(self.table(stage))
+
+    def __repr__(self) -> str:
+        d = self._data["diagnosis"]
+        return (f"<inspector.Result {self.pipeline}: {len(self.final_ids)} of {self.limit} "
+                f"returned [{d['code']}] stages {self.counts}>")
+
+    def _repr_html_(self) -> str:
+        e = html.escape
+        d = self._data["diagnosis"]
+        store = self._data.get("store") or {}
+        returned = len(self.final_ids)
+        head = (f"<p><b>{returned} of {self.limit}</b> returned by <code>{e(self.pipeline)}"
+                f"</code> on {e(str(store.get('uri', '')))} (table "
+                f"{e(str(store.get('table', '')))})<br>diagnosis <code>{e(str(d['code']))}"
+                f"</code>: {e(str(d.get('message', '')))}</p>")
+        counts = "".join(f"<tr><td>{e(n)}</td><td style='text-align:right'>{c}</td></tr>"
+                         for n, c in self.counts.items())
+        stages = (f"<table><thead><tr><th>stage</th><th>rows</th></tr></thead>"
+                  f"<tbody>{counts}</tbody></table>")
+        final = self._data["stages"][-1]["candidates"]
+        rows = "".join(f"<tr><td>{_cell(c.get('rank'))}</td><td>{_cell(c.get('id'))}</td>"
+                       f"<td>{_cell(c.get('score'))}</td></tr>" for c in final[:_SHOWN_ROWS])
+        more = (f"<p><small>{len(final) - _SHOWN_ROWS} more: .table()</small></p>"
+                if len(final) > _SHOWN_ROWS else "")
+        listed = (f"<table><thead><tr><th>rank</th><th>id</th><th>score</th></tr></thead>"
+                  f"<tbody>{rows}</tbody></table>{more}")
+        warn = "".join(f"<li>{e(str(w))}</li>" for w in self.warnings)
+        return (f"<div class='inspector-result'>{head}{stages}"
+                f"<p>final list ({e(self.final_stage)})</p>{listed}"
+                f"{f'<ul>{warn}</ul>' if warn else ''}</div>")
+
+
+# an audit's default table: the list of records each kind reports
+_AUDIT_TABLES = {"recall": "never_recallable", "scopes": "scopes", "change": "improved_ids"}
+
+
+class AuditResult:
+    """A store-wide audit's answer, the same object `inspector audit KIND --json` prints."""
+
+    def __init__(self, data: dict[str, Any], kind: str) -> None:
+        self._data = data
+        self.kind = kind
+
+    def to_json(self) -> dict[str, Any]:
+        return copy.deepcopy(self._data)
+
+    def __getitem__(self, key: str) -> Any:
+        return copy.deepcopy(self._data[key])
+
+    def table(self, what: str | None = None) -> Any:
+        """A list the audit reports as a pyarrow.Table (recall: `never_recallable` or `found`;
+        scopes: `scopes`; change: `improved_ids` or `hurt_ids`)."""
+        name = what or _AUDIT_TABLES[self.kind]
+        value = self._data.get(name)
+        if not isinstance(value, list) or not all(isinstance(x, Mapping) for x in value):
+            lists = [k for k, v in self._data.items() if isinstance(v, list) and
+                     all(isinstance(x, Mapping) for x in v)]
+            raise InspectorError(f"This audit has no list {name!r}; it has "
+                                 f"{', '.join(lists) or 'none'}.")
+        return _arrow_table(value)
+
+    def to_pandas(self, what: str | None = None) -> Any:
+        return _pandas(self.table(what))
+
+    def _summary(self) -> list[tuple[str, Any]]:
+        d = self._data
+        if self.kind == "recall":
+            return [*d["counts"].items()]
+        if self.kind == "scopes":
+            return [("scopes", len(d["scopes"])), ("leaks", d["leak_total"]),
+                    ("short probes", sum(s["short"] for s in d["scopes"]))]
+        return [("probes", d["probes"]), ("improved", d["improved"]), ("hurt", d["hurt"]),
+                ("rows gained", d["rows_gained"]), ("rows lost", d["rows_lost"])]
+
+    def __repr__(self) -> str:
+        return f"<inspector.AuditResult {self.kind} {self._data['pipeline']}: " + ", ".join(
+            f"{k} {v}" for k, v in self._summary()) + ">"
+
+    def _repr_html_(self) -> str:
+        e = html.escape
+        d = self._data
+        title = {"recall": f"recallability of {d.get('probes')} memories",
+                 "scopes": "scope isolation", "change": "one change over every probe"}[self.kind]
+        rows = "".join(f"<tr><td>{e(str(k))}</td><td style='text-align:right'>{_cell(v)}</td>"
+                       f"</tr>" for k, v in self._summary())
+        return (f"<div class='inspector-audit'><p><b>{e(title)}</b> under <code>"
+                f"{e(str(d['pipeline']))}</code></p><table><tbody>{rows}</tbody></table></div>")
