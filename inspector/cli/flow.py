@@ -42,6 +42,10 @@ def question_from_args(a: argparse.Namespace) -> Any:
         raise InspectorError("Give either --vector or --vector-of, not both.")
     vector = [float(x) for x in parse_vector(a.vector)] if a.vector is not None else None
     sets = dict(parse_assignment(x) for x in a.set)
+    if getattr(a, "where", None) is not None:
+        if "where" in sets:
+            raise InspectorError("Give --where or --set where=..., not both.")
+        sets["where"] = a.where  # as given: SQL text, never read as JSON
     try:
         return Question(store=a.store, table=a.table, text=a.text, vector=vector,
                         vector_of=a.vector_of, embedder=a.embedder, preset=a.preset,
@@ -153,7 +157,8 @@ def _show(spec: Any) -> str:
 
     lines = [f"{spec.name}: {spec.title}"]
     for label, value in (("system", spec.system), ("version", spec.version),
-                         ("path", spec.path), ("ties", spec.ties)):
+                         ("path", spec.path), ("ties", spec.ties),
+                         ("not reproduced", "; ".join(spec.not_reproduced))):
         if value:
             lines.append(f"  {label}: {value}")
     lines.append(f"  limit: default {spec.limit.default}, clamped to "

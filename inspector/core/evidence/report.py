@@ -137,6 +137,8 @@ def format_presets() -> str:
             spec = load_shipped(name)
             lines.append(f"{name:<18} {spec.title}\n{'':<18} read from: {spec.system} "
                          f"{spec.version}\n{'':<18} ties: {spec.ties}")
+            if spec.not_reproduced:
+                lines.append(f"{'':<18} not reproduced: {'; '.join(spec.not_reproduced)}")
     return "\n".join(lines)
 
 
