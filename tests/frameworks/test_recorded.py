@@ -135,3 +135,19 @@ def test_the_live_packages_still_return_what_was_recorded(tmp_path: Path) -> Non
         assert [c["name"] for c in fresh] == [c["name"] for c in kept]
         for a, b in zip(fresh, kept, strict=True):
             same([(r["id"], r["score"]) for r in a["results"]], b["results"], a["name"])
+
+
+@pytest.mark.parametrize(("system", "preset"), [("crewai", "crewai-memory"),
+                                                ("langchain", "langchain-lancedb"),
+                                                ("llamaindex", "llamaindex-lancedb")])
+def test_inspector_tables_names_the_system_that_wrote_the_store(
+        stores: dict[str, Any], system: str, preset: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from inspector.cli.main import main
+
+    capsys.readouterr()
+    assert main(["tables", stores[system].uri, "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)[0]["system"]
+    assert (got["name"], got["preset"]) == (system, preset)
+    assert main(["tables", stores[system].uri]) == 0
+    assert f"preset {preset}" in capsys.readouterr().out

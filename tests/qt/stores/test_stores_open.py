@@ -182,3 +182,19 @@ def test_only_non_secret_options_are_remembered(key, kept):
     assert (key in mem["storage"]) == kept and "version" not in mem
     url = OpenOptions.make({"aws_endpoint": "http://user:pw@host:9000"}).remembered()
     assert url["storage"]["aws_endpoint"] == "http://host:9000"
+
+
+def test_a_store_reproduced_by_a_pipeline_of_stages_is_named_without_a_use_button(window):
+    """CrewAI's, LangChain's and LlamaIndex's presets run in `inspector query`: the window
+    names the system and the command instead of offering a preset it cannot run."""
+    from inspector.qt.stores.store_jobs import ShapeInfo
+
+    feats = window.store_features
+    feats._shaped(ShapeInfo("crewai", "CrewAI Memory (LanceDBStorage)", "crewai-memory",
+                            ("recall(depth='shallow')",)))
+    text = feats.shape_notice.label.text()
+    assert "inspector query --preset crewai-memory" in text and "CrewAI" in text
+    with pytest.raises(IndexError):
+        feats.shape_notice.button(0)
+    assert window.vm.preset != "crewai-memory"
+    feats.shape_notice.hide()

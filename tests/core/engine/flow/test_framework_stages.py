@@ -184,6 +184,9 @@ def test_generative_agents_follows_the_released_retrieve(tmp_path: Path, limit: 
     for s, (_, v) in zip(t.final.rows, want, strict=True):
         assert s.score == pytest.approx(v, abs=1e-12)
     assert {d.code for d in t.stage("stream").dropped} == {"idle"}
+    from inspector.core.stores.shapes import detect_shape
+
+    assert detect_shape(store).preset == "generative-agents"
 
 
 def test_generative_agents_released_recency_favours_the_oldest_access(tmp_path: Path) -> None:
