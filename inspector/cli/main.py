@@ -34,8 +34,8 @@ from inspector.cli.options import (
 from inspector.core.errors import InspectorError
 from inspector.core.stores.safety.redact import redact_uri
 
-COMMANDS = ("query", "tables", "presets", "pipeline", "demo", "shot", "sweep", "report",
-            "check", "versions", "diff-versions")
+COMMANDS = ("query", "tables", "presets", "pipeline", "demo", "import", "shot", "sweep",
+            "report", "check", "versions", "diff-versions")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -54,6 +54,12 @@ def _parser() -> argparse.ArgumentParser:
     cli_flow.add_parser(sub)
     d = sub.add_parser("demo", help="write the demo store to PATH")
     d.add_argument("path")
+    im = sub.add_parser("import", help="write a memory kept outside LanceDB to a new store")
+    im.add_argument("kind", choices=("generative-agents",),
+                    help="generative-agents: a persona's associative_memory folder "
+                         "(nodes.json, embeddings.json)")
+    im.add_argument("source")
+    im.add_argument("dest")
     sh = sub.add_parser("shot", help="render the window offscreen after a query and save a PNG")
     sh.add_argument("store", nargs="?")
     sh.add_argument("--out", required=True)
@@ -114,6 +120,15 @@ def _cmd_demo(a: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_import(a: argparse.Namespace) -> int:
+    from inspector.core.stores.generative_agents import TABLE, import_memory_stream
+
+    path = import_memory_stream(a.source, a.dest)
+    print(f"memory stream written to {path} (table {TABLE}); query it with --preset "
+          f"generative-agents")
+    return 0
+
+
 def _cmd_presets(a: argparse.Namespace) -> int:
     from inspector.core.evidence.report import format_presets
 
@@ -154,7 +169,8 @@ def _launch(argv: Sequence[str]) -> int:
 
 HANDLERS = {"query": _cmd_query, "tables": _cmd_tables, "presets": _cmd_presets,
             "pipeline": cli_flow.cmd_pipeline,
-            "demo": _cmd_demo, "shot": _cmd_shot, **cli_tuning.HANDLERS, **cli_stores.HANDLERS}
+            "demo": _cmd_demo, "import": _cmd_import, "shot": _cmd_shot,
+            **cli_tuning.HANDLERS, **cli_stores.HANDLERS}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -245,3 +245,49 @@ def test_crewai_like_prefix_escapes_its_wildcards() -> None:
     assert scope_holds("contains", json.dumps(["ops", "deploy"]), ("ops",))
     assert not scope_holds("contains", "[]", ("ops",))
     assert scope_holds("prefix_like", "/teamwork", ("/team",))
+
+
+def test_a_ga_memory_folder_imports_and_ranks_as_ga_loads_it(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]
+                                                            ) -> None:
+    """nodes.json and embeddings.json as AssociativeMemory.save writes them (node_N down to
+    node_1), imported with `inspector import`, ranked as new_retrieve ranks them: float64
+    embeddings kept, so the scores are GA's own."""
+    from inspector.cli.main import main
+
+    rng = np.random.default_rng(11)
+    q = _unit(rng.normal(size=DIM))
+    base = dt.datetime(2023, 2, 13, 0, 0, 10)
+    nodes, emb = {}, {}
+    plain = []
+    for i in range(12, 0, -1):
+        kind = ("event", "thought", "chat")[i % 3]
+        desc = f"isabella is idle (node {i})" if i == 6 else f"node {i} {kind}"
+        key = "is idle" if i == 9 else f"key {i}"
+        vec = [float(x) for x in _unit(rng.uniform(-1, 1) * q + rng.normal(size=DIM))]
+        created = (base + dt.timedelta(minutes=7 * (i // 3))).strftime("%Y-%m-%d %H:%M:%S")
+        nodes[f"node_{i}"] = {"node_count": i, "type_count": i, "type": kind, "depth": 0,
+                              "created": created, "expiration": None, "subject": "isabella",
+                              "predicate": "is", "object": "idle", "description": desc,
+                              "embedding_key": key, "poignancy": 1 + (i * 3) % 8,
+                              "keywords": ["isabella"], "filling": []}
+        emb[key] = vec
+        plain.append({"id": f"node_{i}", "node_count": i, "type": kind,
+                      "embedding_key": key, "poignancy": 1 + (i * 3) % 8,
+                      "last_accessed": created, "vector": np.asarray(vec)})
+    src = tmp_path / "associative_memory"
+    src.mkdir()
+    (src / "nodes.json").write_text(json.dumps(nodes))
+    (src / "embeddings.json").write_text(json.dumps(emb))
+    dest = tmp_path / "stream"
+    assert main(["import", "generative-agents", str(src), str(dest)]) == 0
+    assert main(["import", "generative-agents", str(src), str(dest)]) == 2  # never overwrites
+    store = open_store(str(dest), "nodes")
+    t = run(store, "generative-agents", q, 30, None)
+    want = released(plain, q, 30)
+    assert [s.id for s in t.final.rows] == [k for k, _ in want]
+    for s, (_, v) in zip(t.final.rows, want, strict=True):
+        assert s.score == pytest.approx(v, abs=1e-12)
+    six = next(s for s in t.stage("stream").rows if s.id == "node_6")
+    assert six.row.text == "isabella is idle node 6"  # add_event's clean-up of "(...)"
+    capsys.readouterr()

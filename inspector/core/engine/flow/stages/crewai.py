@@ -12,7 +12,12 @@ from typing import Any
 from inspector.core.engine.flow.registry import ParamDecl as P
 from inspector.core.engine.flow.registry import stage
 from inspector.core.engine.flow.rows import Context, Drop, Outcome, Scored
-from inspector.core.engine.flow.stages.lance_where import parse_iso, read_hits, search
+from inspector.core.engine.flow.stages.lance_where import (
+    like_prefix,
+    parse_iso,
+    read_hits,
+    search,
+)
 from inspector.core.errors import InspectorError
 
 _ROW = {"id_column": "id", "text_column": "content", "vector_column": "vector",
@@ -76,15 +81,16 @@ def shallow(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     return Outcome(out, tuple(dropped), note)
 
 
-def child_scopes(ctx: Context, prefix: str) -> list[str]:
-    """LanceDBStorage.list_scopes(prefix): the first path component under it, sorted."""
+def child_scopes(ctx: Context, prefix: str, scan_limit: int) -> list[str]:
+    """LanceDBStorage.list_scopes(prefix): the first path component under it, sorted, from
+    a scan of at most `scan_limit` rows (in table order) under the prefix."""
     parent = prefix.rstrip("/") or ""
     head = (parent + "/") if parent else "/"
     q = ctx.store.table.search().select(["scope"])
     if head != "/":
-        q = q.where(f"scope LIKE '{head.rstrip('/').replace(chr(39), chr(39) * 2)}%'")
+        q = q.where(like_prefix(head.rstrip("/"), "scope"))
     children: set[str] = set()
-    for rec in q.limit(max(ctx.store.rows, 1)).to_arrow().to_pylist():
+    for rec in q.limit(scan_limit).to_arrow().to_pylist():
         sc = str(rec.get("scope", ""))
         if sc.startswith(head) and sc != (head.rstrip("/") or "/"):
             first = sc[len(head):].split("/", 1)[0]
@@ -98,7 +104,10 @@ def child_scopes(ctx: Context, prefix: str) -> list[str]:
          "_RECALL_OVERSAMPLE_FACTOR: MemoryConfig.recall_oversample_factor is not read)",
          1, 1000, live=False),
        P("max_scopes", "int", 20, "at most this many child scopes are searched", 1, 10_000,
-         live=False))
+         live=False),
+       P("scan_limit", "int", 50_000, "list_scopes reads at most this many rows "
+         "(_SCAN_ROWS_LIMIT): child scopes only further down the table are not searched", 1,
+         100_000_000, live=False))
 def deep(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     """recall(depth="deep") for a query shorter than query_analysis_threshold (no LLM): one
     search per child scope of the scope (limit x 2 rows each), rows deduplicated by id."""
@@ -106,7 +115,7 @@ def deep(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
         raise InspectorError("CrewAI's recall takes one scope (a path prefix).")
     prefix = (ctx.scopes[0] if ctx.scopes else None) or "/"
     prefix = prefix.rstrip("/") or "/"
-    scopes = child_scopes(ctx, prefix)[:p["max_scopes"]] or [prefix]
+    scopes = child_scopes(ctx, prefix, p["scan_limit"])[:p["max_scopes"]] or [prefix]
     seen: set[str] = set()
     out: list[Scored] = []
     dropped: list[Drop] = []
