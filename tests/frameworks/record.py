@@ -88,6 +88,7 @@ def _fresh(out: Path) -> Path:
 
 
 def _write(out: Path, doc: dict[str, Any]) -> None:
+    doc["vectors"] = {q: embed(q) for q in QUERIES}  # each case's query vector, by its text
     (out / "cases.json").write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
 
 
@@ -144,7 +145,7 @@ def record_langchain(out: Path) -> None:
                     got = vs.similarity_search_with_relevance_scores(query, k=k, filter=filt,
                                                                      **kw)
                 cases.append({
-                    "name": f"q{qi}_k{k}_{fname}", "query": query, "vector": embed(query),
+                    "name": f"q{qi}_k{k}_{fname}", "query": query,
                     "k": k, "filter": filt if isinstance(filt, str) else
                     (" AND ".join(f"{a} = '{b}'" for a, b in filt.items()) if filt else None),
                     "prefilter": bool(kw.get("prefilter")),
@@ -210,7 +211,7 @@ def record_llamaindex(out: Path) -> None:
                 except Warning as w:  # the package raises Warning on no rows
                     got, raised = [], str(w)
                 cases.append({"name": f"q{qi}_k{k}_f{factor}_{fname}", "query": query,
-                              "vector": embed(query), "k": k, "overfetch_factor": factor,
+                              "k": k, "overfetch_factor": factor,
                               "where": sql, "results": got, "raised": raised})
     _write(out, {"system": "llama-index LanceDBVectorStore", "versions": _versions(),
                  "table": "vectors", "cases": cases})
@@ -290,7 +291,7 @@ def record_crewai(out: Path) -> None:
                 for ri, run in enumerate(runs):
                     got = mem.recall(query, limit=limit, depth=depth, **run)
                     cases.append({"name": f"q{qi}_l{limit}_{depth}_r{ri}", "query": query,
-                                  "vector": embed(query), "limit": limit, "depth": depth,
+                                  "limit": limit, "depth": depth,
                                   **run, "results": [{"id": m.record.id, "score": m.score}
                                                      for m in got]})
     mem.close() if hasattr(mem, "close") else None
