@@ -153,3 +153,16 @@ def test_inspector_tables_names_the_system_that_wrote_the_store(
     assert (got["name"], got["preset"]) == (system, preset)
     assert main(["tables", stores[system].uri]) == 0
     assert f"preset {preset}" in capsys.readouterr().out
+
+
+def test_a_struct_field_given_as_a_role_says_where_it_goes(stores: dict[str, Any],
+                                                           capsys: pytest.CaptureFixture[str]
+                                                           ) -> None:
+    from inspector.cli.main import main
+
+    capsys.readouterr()
+    code = main(["query", stores["langchain"].uri, "--preset", "langchain-lancedb",
+                 "--vector", json.dumps(_cases("langchain")[0]["vector"]), "--scope", "u1",
+                 "--column", "scope=metadata.user_id"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--set fetch.scope_path=metadata.user_id" in err
