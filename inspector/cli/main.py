@@ -121,7 +121,7 @@ def _cmd_demo(a: argparse.Namespace) -> int:
 
 
 def _cmd_import(a: argparse.Namespace) -> int:
-    from inspector.core.stores.generative_agents import TABLE, import_memory_stream
+    from inspector.core.stores.imports.generative_agents import TABLE, import_memory_stream
 
     path = import_memory_stream(a.source, a.dest)
     print(f"memory stream written to {path} (table {TABLE}); query it with --preset "

@@ -166,3 +166,44 @@ def test_a_struct_field_given_as_a_role_says_where_it_goes(stores: dict[str, Any
                  "--column", "scope=metadata.user_id"])
     err = capsys.readouterr().err
     assert code == 2 and "--set fetch.scope_path=metadata.user_id" in err
+
+
+def _openclaw() -> dict[str, Any]:
+    return json.loads((DATA / "openclaw" / "cases.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def openclaw_store(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    from inspector.core.stores.opening import open_store
+
+    dest = tmp_path_factory.mktemp("openclaw") / "store"
+    shutil.copytree(DATA / "openclaw" / "store", dest)
+    return open_store(str(dest), "memories")
+
+
+@pytest.mark.parametrize("case", _openclaw()["cases"], ids=lambda c: c["name"])
+def test_openclaw_presets_equal_the_plugins_own_store(openclaw_store: Any,
+                                                       case: dict[str, Any]) -> None:
+    """OpenClaw memory-lancedb's own MemoryDB (lancedb-store.ts 226f752, run under Node with
+    @lancedb/lancedb 0.31.0, transpiled as is; its runtime loader replaced by a plain import)
+    wrote the store, one memory per add as the plugin does, and answered: search(agentId, v,
+    limit + 10, 0.1) then blank texts out and the first `limit` (the tool),
+    search(agentId, v, 10, 0.3) then the first 3 (auto-recall), search(agentId, v, limit)
+    with its own defaults. The harness is not kept here: it runs the plugin's code."""
+    vec = {"vector": _openclaw()["vectors"][case["query"]]}
+    agent = [case["agent"]]
+    same(answer(openclaw_store, "openclaw-tool", vec, limit=case["limit"], scopes=agent),
+         case["tool"], case["name"] + "/tool")
+    same(answer(openclaw_store, "openclaw-autorecall", vec, limit=case["limit"],
+                scopes=agent), case["autorecall"], case["name"] + "/autorecall")
+    same(answer(openclaw_store, "openclaw-tool", vec, limit=case["limit"], scopes=agent,
+                sets={"fetch.depth_extra": 0, "fetch.min_score": 0.5}),
+         [r for r in case["search_defaults"] if r["rid"] not in ("b0", "b1")],
+         case["name"] + "/search")
+
+
+def test_openclaw_recordings_hold_ties_and_blank_texts() -> None:
+    cases = _openclaw()["cases"]
+    tied = [c for c in cases if c["agent"] == "u1" and c["query"].startswith("tie alpha")]
+    assert tied and all(r["score"] == 1.0 for r in tied[-1]["tool"][:2])
+    assert any(len(c["tool"]) < c["limit"] for c in cases)
