@@ -63,7 +63,7 @@ def test_langchain_preset_equals_the_package(stores: dict[str, Any],
                                              case: dict[str, Any]) -> None:
     sets: dict[str, Any] = {"where": case["filter"] or ""}
     if case["prefilter"]:
-        sets["fetch.filter_place"] = "prefilter"
+        sets["fetch.prefilter"] = True
     same(answer(stores["langchain"], "langchain-lancedb", case, limit=case["k"], sets=sets),
          case["results"], case["name"])
 
@@ -207,3 +207,38 @@ def test_openclaw_recordings_hold_ties_and_blank_texts() -> None:
     tied = [c for c in cases if c["agent"] == "u1" and c["query"].startswith("tie alpha")]
     assert tied and all(r["score"] == 1.0 for r in tied[-1]["tool"][:2])
     assert any(len(c["tool"]) < c["limit"] for c in cases)
+
+
+def test_a_scope_inside_json_text_is_filtered_over_the_fetched_rows(
+        stores: dict[str, Any]) -> None:
+    """LanceDB cannot read a key inside JSON text, so such a scope filters the fetched top k
+    in Python (a post-filter), whatever the prefilter flag says; a struct field goes to
+    LanceDB."""
+    case = next(c for c in _cases("crewai") if c["name"].startswith("q1_"))  # database
+    sets = {"fetch.text_column": "content", "fetch.scope_path": "metadata_str.topic"}
+    top = answer(stores["crewai"], "langchain-lancedb", case, limit=10,
+                 sets={"fetch.text_column": "content"})
+    from inspector.core.engine.flow.question import Question, ask
+
+    q = Question(store=stores["crewai"].uri, preset="langchain-lancedb", vector=case["vector"],
+                 limit=10, scopes=["billing"], set={**sets, "fetch.prefilter": True})
+    trace, _ = ask(q, stores["crewai"])
+    kept = [s.id for s in trace.final.rows]
+    topics = {s.id: s.row.columns["metadata_str"] for s in trace.stage("fetch").rows}
+    assert kept and all('"billing"' in topics[i] for i in kept)
+    assert kept == [i for i, _ in top if i in kept]  # the unfiltered order, filtered
+    assert {d.code for d in trace.stage("fetch").dropped} == {"out_of_scope"}
+    assert len(kept) + len(trace.stage("fetch").dropped) == 10
+
+
+def test_an_expected_row_starved_by_langchains_post_filter_names_the_prefilter(
+        stores: dict[str, Any]) -> None:
+    from inspector.core.engine.flow.question import Question, ask
+
+    case = next(c for c in _cases("langchain") if c["name"] == "q0_k4_u3_sql")
+    q = Question(store=stores["langchain"].uri, preset="langchain-lancedb",
+                 vector=case["vector"], limit=4, set={"where": case["filter"]},
+                 expect=["m14"])
+    _, expected = ask(q, stores["langchain"])
+    fix = expected[0]["fix"]
+    assert (fix["stage"], fix["param"], fix["to"]) == ("fetch", "prefilter", True)

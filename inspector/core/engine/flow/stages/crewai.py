@@ -21,7 +21,7 @@ from inspector.core.engine.flow.stages.lance_where import (
 from inspector.core.errors import InspectorError
 
 _ROW = {"id_column": "id", "text_column": "content", "vector_column": "vector",
-        "scope_path": "scope", "scope_rule": "prefix_like", "filter_place": "prefilter",
+        "scope_path": "scope", "scope_rule": "prefix_like", "prefilter": True,
         "importance_path": "importance", "time_path": "created_at", "time_format": "iso",
         "metadata_path": "metadata_str", "distance": "l2", "score": "inv1p",
         "min_score": 0.0, "depth_factor": 1.0, "depth_extra": 0}

@@ -26,7 +26,6 @@ from inspector.core.errors import InspectorError
 
 SCORES = ("inv1p", "exp_neg_f32", "l2_relevance", "cosine_relevance", "neg_distance")
 SCOPE_RULES = ("none", "equal", "prefix_like", "contains")
-PLACES = ("prefilter", "postfilter", "python")
 TIME_FORMATS = ("epoch_ms", "epoch_s", "iso")
 
 
@@ -167,9 +166,9 @@ _PARAMS = (
     P("scope_rule", "str", "none", "equal (path = scope), prefix_like (CrewAI: LIKE "
       "'prefix%'), contains (a list or JSON list holds the scope), none", live=False,
       choices=SCOPE_RULES),
-    P("filter_place", "str", "prefilter", "where the scope and `where` filters run: a LanceDB "
-      "prefilter, a LanceDB post-filter after the top-k cut, or in Python over the fetched "
-      "rows", live=False, choices=PLACES),
+    P("prefilter", "bool", True, "the scope and `where` filters are a LanceDB prefilter "
+      "(false: a post-filter after the top-k cut, as LangChain's prefilter=False); a scope "
+      "inside JSON text or a list is filtered in Python over the fetched rows", live=False),
     P("importance_path", "str", "", "where importance is read (empty: none)", live=False),
     P("time_path", "str", "", "where the creation time is read (empty: none)", live=False),
     P("time_format", "str", "epoch_ms", "how that time is stored", live=False,
@@ -190,15 +189,23 @@ _PARAMS = (
 )
 
 
+def python_scope(ctx: Context, p: dict[str, Any]) -> bool:
+    """True when LanceDB cannot evaluate the scope: list membership, or a key inside JSON
+    text (a dotted path whose column is not a struct)."""
+    if p["scope_rule"] == "contains":
+        return True
+    col, dot, _ = p["scope_path"].partition(".")
+    schema = ctx.store.table.schema if ctx.store is not None else None
+    return bool(dot) and schema is not None and col in schema.names \
+        and not pa.types.is_struct(schema.field(col).type)
+
+
 def leg_where(ctx: Context, p: dict[str, Any], scopes: tuple[str, ...] | None) -> \
         tuple[str | None, str | None]:
     """(SQL for LanceDB, description of a Python-side filter) for the scope and `where`."""
     parts = []
     raw = ctx.settings.get("where") or ""
     if raw:
-        if p["filter_place"] == "python":
-            raise InspectorError("A `where` SQL filter runs inside LanceDB; this pipeline "
-                                 "filters in Python.")
         parts.append(raw)
     py = None
     if scopes and p["scope_rule"] != "none":
@@ -206,7 +213,7 @@ def leg_where(ctx: Context, p: dict[str, Any], scopes: tuple[str, ...] | None) -
             raise InspectorError("This pipeline's rows have no scope column: name it with "
                                  "--set fetch.scope_path=COLUMN or COLUMN.KEY (e.g. "
                                  "metadata.user_id).")
-        if p["filter_place"] == "python" or p["scope_rule"] == "contains":
+        if python_scope(ctx, p):
             py = f"{p['scope_path']} {p['scope_rule']} {list(scopes)}"
         else:
             sql = scope_sql(p["scope_rule"], p["scope_path"], scopes)
@@ -229,7 +236,7 @@ def search(ctx: Context, p: dict[str, Any], k: int, scopes: tuple[str, ...] | No
     q = (ctx.store.table.search(vector.astype(np.float32), vector_column_name=p["vector_column"])
          .distance_type(p["distance"]).with_row_id(True).limit(max(k, 1)))
     if where:
-        q = q.where(where, prefilter=p["filter_place"] == "prefilter")
+        q = q.where(where, prefilter=p["prefilter"])
     tbl = q.to_arrow()
     if tbl.num_rows:
         d = tbl.column("_distance").to_numpy(zero_copy_only=False).astype(np.float64)
@@ -255,8 +262,7 @@ def vector_where(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome
     k = depth(ctx, p)
     tbl, where, py = search(ctx, p, k, ctx.scopes, ctx.vector)
     out, dropped = read_hits(ctx, p, tbl, ctx.scopes)
-    place = {"prefilter": "prefilter", "postfilter": "post-filter after the top-k cut",
-             "python": "filtered in Python"}[p["filter_place"]]
+    place = "prefilter" if p["prefilter"] else "post-filter after the top-k cut"
     note = f"asked LanceDB for {k} rows"
     if where:
         note += f"; where {where!r} as a {place}"
@@ -270,14 +276,13 @@ def read_hits(ctx: Context, p: dict[str, Any], tbl: pa.Table,
     out: list[Scored] = []
     dropped: list[Drop] = []
     dim = len(ctx.vector) if ctx.vector is not None else 0
-    python_scope = scopes and p["scope_rule"] != "none" and (
-        p["filter_place"] == "python" or p["scope_rule"] == "contains")
+    in_python = bool(scopes) and p["scope_rule"] != "none" and python_scope(ctx, p)
     for rec in tbl.to_pylist():
         row = read_row(rec, p)
         if row.vector is None or len(row.vector) != dim:
             dropped.append(Drop(row.id, "no_vector"))
             continue
-        if python_scope and not scope_holds(p["scope_rule"], value_at(rec, p["scope_path"]),
+        if in_python and not scope_holds(p["scope_rule"], value_at(rec, p["scope_path"]),
                                             scopes):
             dropped.append(Drop(row.id, "out_of_scope", (("scope", row.scope),)))
             continue
