@@ -242,3 +242,13 @@ def test_an_expected_row_starved_by_langchains_post_filter_names_the_prefilter(
     _, expected = ask(q, stores["langchain"])
     fix = expected[0]["fix"]
     assert (fix["stage"], fix["param"], fix["to"]) == ("fetch", "prefilter", True)
+
+
+def test_a_filter_lancedb_cannot_run_is_one_sentence(stores: dict[str, Any]) -> None:
+    from inspector.core.errors import InspectorError
+
+    case = _cases("langchain")[0]
+    for bad in ("metadata.nope = 1", "((("):
+        with pytest.raises(InspectorError, match="LanceDB cannot run the filter"):
+            answer(stores["langchain"], "langchain-lancedb", case, limit=4,
+                   sets={"where": bad})

@@ -237,7 +237,13 @@ def search(ctx: Context, p: dict[str, Any], k: int, scopes: tuple[str, ...] | No
          .distance_type(p["distance"]).with_row_id(True).limit(max(k, 1)))
     if where:
         q = q.where(where, prefilter=p["prefilter"])
-    tbl = q.to_arrow()
+    try:
+        tbl = q.to_arrow()
+    except ValueError as exc:  # LanceDB's word on a filter it cannot plan or parse
+        if not where:
+            raise
+        raise InspectorError(f"LanceDB cannot run the filter {where!r} on this table: "
+                             f"{str(exc).splitlines()[0]}.") from None
     if tbl.num_rows:
         d = tbl.column("_distance").to_numpy(zero_copy_only=False).astype(np.float64)
         rowid = tbl.column("_rowid").to_numpy(zero_copy_only=False)
