@@ -252,3 +252,15 @@ def test_a_filter_lancedb_cannot_run_is_one_sentence(stores: dict[str, Any]) -> 
         with pytest.raises(InspectorError, match="LanceDB cannot run the filter"):
             answer(stores["langchain"], "langchain-lancedb", case, limit=4,
                    sets={"where": bad})
+
+
+def test_a_long_query_to_crewais_deep_recall_is_said_to_be_inexact(
+        stores: dict[str, Any]) -> None:
+    from inspector.core.engine.flow.question import Question, ask
+
+    case = _cases("crewai")[0]
+    for text, exact in (("short query", True), ("x" * 200, False)):
+        q = Question(store=stores["crewai"].uri, preset="crewai-memory-deep", text=text,
+                     vector=case["vector"], limit=3, now=_crew_now())
+        trace, _ = ask(q, stores["crewai"])
+        assert (not trace.inexact) is exact

@@ -105,6 +105,9 @@ def child_scopes(ctx: Context, prefix: str, scan_limit: int) -> list[str]:
          1, 1000, live=False),
        P("max_scopes", "int", 20, "at most this many child scopes are searched", 1, 10_000,
          live=False),
+       P("query_analysis_threshold", "int", 200, "Memory(query_analysis_threshold=...): a "
+         "query text this long goes through the LLM, which is not reproduced", 0,
+         1_000_000, live=False),
        P("scan_limit", "int", 50_000, "list_scopes reads at most this many rows "
          "(_SCAN_ROWS_LIMIT): child scopes only further down the table are not searched", 1,
          100_000_000, live=False))
@@ -113,6 +116,11 @@ def deep(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     search per child scope of the scope (limit x 2 rows each), rows deduplicated by id."""
     if ctx.scopes is not None and len(ctx.scopes) > 1:
         raise InspectorError("CrewAI's recall takes one scope (a path prefix).")
+    if ctx.text is not None and len(ctx.text) >= p["query_analysis_threshold"]:
+        ctx.inexact.append(f"CrewAI's deep recall hands a query of {len(ctx.text)} characters "
+                           f"(>= {p['query_analysis_threshold']}) to its LLM, which distils "
+                           f"sub-queries, scopes and a time filter: not reproduced; shown is "
+                           f"the search of the query as is")
     prefix = (ctx.scopes[0] if ctx.scopes else None) or "/"
     prefix = prefix.rstrip("/") or "/"
     scopes = child_scopes(ctx, prefix, p["scan_limit"])[:p["max_scopes"]] or [prefix]
