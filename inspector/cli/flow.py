@@ -42,6 +42,10 @@ def question_from_args(a: argparse.Namespace, need_query: bool = True) -> Any:
         raise InspectorError("Give either --vector or --vector-of, not both.")
     vector = [float(x) for x in parse_vector(a.vector)] if a.vector is not None else None
     sets = dict(parse_assignment(x) for x in a.set)
+    if getattr(a, "where", None) is not None:
+        if "where" in sets:
+            raise InspectorError("Give --where or --set where=..., not both.")
+        sets["where"] = a.where  # as given: SQL text, never read as JSON
     if need_query and not (a.text or vector or a.vector_of):
         raise InspectorError("Give a query: --text TEXT, --vector JSON or --vector-of ID.")
     try:
@@ -345,7 +349,8 @@ def _show(spec: Any) -> str:
 
     lines = [f"{spec.name}: {spec.title}"]
     for label, value in (("system", spec.system), ("version", spec.version),
-                         ("path", spec.path), ("ties", spec.ties)):
+                         ("path", spec.path), ("ties", spec.ties),
+                         ("not reproduced", "; ".join(spec.not_reproduced))):
         if value:
             lines.append(f"  {label}: {value}")
     lines.append(f"  limit: default {spec.limit.default}, clamped to "

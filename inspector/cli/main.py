@@ -35,8 +35,8 @@ from inspector.core.errors import InspectorError
 from inspector.core.jsonio import dumps
 from inspector.core.stores.safety.redact import redact_uri
 
-COMMANDS = ("query", "tables", "presets", "pipeline", "audit", "demo", "shot", "sweep",
-            "report", "check", "versions", "diff-versions")
+COMMANDS = ("query", "tables", "presets", "pipeline", "audit", "demo", "import", "shot",
+            "sweep",            "report", "check", "versions", "diff-versions")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -59,6 +59,12 @@ def _parser() -> argparse.ArgumentParser:
     cli_flow.add_audit_parser(sub)
     d = sub.add_parser("demo", help="write the demo store to PATH")
     d.add_argument("path")
+    im = sub.add_parser("import", help="write a memory kept outside LanceDB to a new store")
+    im.add_argument("kind", choices=("generative-agents",),
+                    help="generative-agents: a persona's associative_memory folder "
+                         "(nodes.json, embeddings.json)")
+    im.add_argument("source")
+    im.add_argument("dest")
     sh = sub.add_parser("shot", help="render the window offscreen after a query and save a PNG")
     sh.add_argument("store", nargs="?")
     sh.add_argument("--out", required=True)
@@ -118,6 +124,15 @@ def _cmd_demo(a: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_import(a: argparse.Namespace) -> int:
+    from inspector.core.stores.imports.generative_agents import TABLE, import_memory_stream
+
+    path = import_memory_stream(a.source, a.dest)
+    print(f"memory stream written to {path} (table {TABLE}); query it with --preset "
+          f"generative-agents")
+    return 0
+
+
 def _cmd_presets(a: argparse.Namespace) -> int:
     from inspector.core.evidence.report import format_presets
 
@@ -159,7 +174,8 @@ def _launch(argv: Sequence[str]) -> int:
 
 HANDLERS = {"query": _cmd_query, "tables": _cmd_tables, "presets": _cmd_presets,
             "pipeline": cli_flow.cmd_pipeline, "audit": cli_flow.cmd_audit,
-            "demo": _cmd_demo, "shot": _cmd_shot, **cli_tuning.HANDLERS, **cli_stores.HANDLERS}
+            "demo": _cmd_demo, "import": _cmd_import, "shot": _cmd_shot,
+            **cli_tuning.HANDLERS, **cli_stores.HANDLERS}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -48,6 +48,10 @@ def add_query_options(ap: argparse.ArgumentParser) -> None:
                    help="the system's own configuration (JSON), mapped onto the pipeline")
     g.add_argument("--set", action="append", default=[], metavar="STAGE.PARAM=VALUE",
                    help="change one stage parameter (or a pipeline SETTING=VALUE)")
+    g.add_argument("--where", metavar="SQL",
+                   help="pipelines with a `where` setting: the filter exactly as the system "
+                        "passes it to LanceDB (placed where the system places it); the same "
+                        "as --set where=SQL")
     g.add_argument("--now", metavar="EPOCH_MS|ISO",
                    help="the clock of time-dependent stages (default: now)")
     g.add_argument("--mode", choices=MODES)
@@ -148,7 +152,7 @@ def given_from_args(a: argparse.Namespace) -> dict[str, Any]:
     return given
 
 
-FLOW_ONLY = ("system_config", "scope_list", "now")
+FLOW_ONLY = ("system_config", "scope_list", "now", "where")
 
 
 def _pipeline_spec(a: argparse.Namespace) -> Any:

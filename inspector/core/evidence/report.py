@@ -137,6 +137,8 @@ def format_presets() -> str:
             spec = load_shipped(name)
             lines.append(f"{name:<18} {spec.title}\n{'':<18} read from: {spec.system} "
                          f"{spec.version}\n{'':<18} ties: {spec.ties}")
+            if spec.not_reproduced:
+                lines.append(f"{'':<18} not reproduced: {'; '.join(spec.not_reproduced)}")
     return "\n".join(lines)
 
 
@@ -159,12 +161,23 @@ def format_tables(uri: str, infos: list[TableInfo]) -> str:
         if t.read_mode in _READ_MODES:
             out.append(f"  read    {_READ_MODES[t.read_mode]}")
         out.extend(f"  note    {n}" for n in t.notes)
+        if t.system:
+            out.append(f"  system  {t.system_title}: preset {t.preset or '(none reproduces it)'}")
+            out.extend(f"          {n}" for n in t.system_notes)
     return "\n".join(out)
 
 
 def tables_json(uri: str, infos: list[TableInfo]) -> list[dict[str, object]]:
     """`inspector tables --json`: one object per table; `uri` must already be redacted."""
-    return [{"store": uri, "name": t.name, "rows": t.rows, "version": t.version, "dim": t.dim,
-             "fts_indexed": t.fts_indexed, "columns": t.columns, "roles": t.roles.as_dict(),
-             "read_mode": t.read_mode, "notes": list(t.notes),
-             "vector_indexes": [i.to_json() for i in t.vector_indexes]} for t in infos]
+    out: list[dict[str, object]] = []
+    for t in infos:
+        one: dict[str, object] = {
+            "store": uri, "name": t.name, "rows": t.rows, "version": t.version, "dim": t.dim,
+            "fts_indexed": t.fts_indexed, "columns": t.columns, "roles": t.roles.as_dict(),
+            "read_mode": t.read_mode, "notes": list(t.notes),
+            "vector_indexes": [i.to_json() for i in t.vector_indexes]}
+        if t.system:  # present when the table is recognised (shapes.shape_of)
+            one["system"] = {"name": t.system, "title": t.system_title, "preset": t.preset,
+                             "notes": list(t.system_notes)}
+        out.append(one)
+    return out

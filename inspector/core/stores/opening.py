@@ -14,8 +14,9 @@ from inspector.core.stores import docs_sqlite
 from inspector.core.stores.ann.indexes import vector_indexes
 from inspector.core.stores.docs_source import is_sqlite_file
 from inspector.core.stores.options import OpenOptions
-from inspector.core.stores.roles import Roles, detect_roles, ignored_columns
+from inspector.core.stores.roles import Roles, detect_roles, ignored_columns, read_meta
 from inspector.core.stores.safety.redact import redact_uri
+from inspector.core.stores.shapes import shape_of
 from inspector.core.stores.store import (
     Store,
     TableInfo,
@@ -116,10 +117,16 @@ def _describe_one(db: Any, name: str) -> TableInfo:
     dim = (schema.field(roles.vector).type.list_size if roles.vector else None)
     indices = list(tbl.list_indices())
     fts = any(getattr(i, "index_type", "") == "FTS" for i in indices)
+    shape = None if read_meta(schema).get("demo") else shape_of(name, schema)
+    known = shape is not None and shape.name != "unknown"
     return TableInfo(name=name, rows=int(tbl.count_rows()), version=int(tbl.version),
                      columns={f.name: str(f.type) for f in schema}, roles=roles,
                      dim=dim, fts_indexed=fts, notes=tuple(ignored_columns(schema, roles)),
-                     vector_indexes=vector_indexes(indices))
+                     vector_indexes=vector_indexes(indices),
+                     system=shape.name if known else "",
+                     system_title=shape.title if known else "",
+                     preset=shape.preset if known else None,
+                     system_notes=shape.notes if known else ())
 
 
 def _vector_count(schema: pa.Schema) -> int:

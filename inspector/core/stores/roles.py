@@ -105,9 +105,15 @@ def detect_roles(schema: pa.Schema, overrides: dict[str, str] | None = None) -> 
         if col is None:
             continue
         if col not in schema.names:
+            param = {"scope": "scope_path", "importance": "importance_path",
+                     "created": "time_path"}.get(role)
+            nested = param and "." in col and col.split(".", 1)[0] in schema.names
             raise InspectorError(
                 f"Column '{col}' given for {role} is not in the table; columns: "
-                f"{', '.join(schema.names)}."
+                f"{', '.join(schema.names)}." + (
+                    f" A field inside a struct or JSON column is read by the pipelines of "
+                    f"stages: --set fetch.{param}={col} (see `inspector pipeline show "
+                    f"NAME`)." if nested else "")
             )
         if not _fits(role, schema.field(col).type):
             raise InspectorError(

@@ -18,7 +18,7 @@ from inspector.core.stores.store import Store
 
 @dataclass(frozen=True)
 class Shape:
-    name: str  # openclaw | engine-memory | other-plugin | docs-sqlite | demo | unknown
+    name: str  # openclaw | engine-memory | other-plugin | crewai | langchain | ... | unknown
     preset: str | None
     title: str
     notes: tuple[str, ...] = ()
@@ -52,20 +52,66 @@ def detect_shape(store: Store) -> Shape:
     if store.meta.get("demo"):  # our own store: its suggested queries carry their presets
         return Shape("demo", None, "The inspector's demo store",
                      ("its suggested queries set their own presets",))
-    s = store.schema
+    return shape_of(store.table_name, store.schema)
+
+
+def _struct_fields(schema: pa.Schema, name: str) -> set[str]:
+    if name not in schema.names or not pa.types.is_struct(schema.field(name).type):
+        return set()
+    t = schema.field(name).type
+    return {t.field(i).name for i in range(t.num_fields)}
+
+
+def shape_of(table: str, s: pa.Schema) -> Shape:
+    """The system a table's name and schema say wrote it (no rows are read)."""
+    framework = _framework_shape(table, s)
+    if framework is not None:
+        return framework
     if _has(s, "importance_label") or _has(s, "trust_tier"):
         return Shape("engine-memory", "engine-memory", "The public engine's memory table")
     if _has(s, "metadata", pa.types.is_string) and _has(s, "timestamp") and _has(s, "scope"):
         return Shape("other-plugin", "other-plugin", "The other public memory plugin",
                      ("scopes look like 'global', 'agent:<id>', 'project:<id>'",))
-    if _has(s, "createdAt", pa.types.is_floating) and store.table_name == "memories":
+    if _has(s, "createdAt", pa.types.is_floating) and table == "memories":
         notes = []
         if not _has(s, "agentId"):
             notes.append("an older table without agentId: give just a scope, or none")
         if _has(s, "scope"):
             notes.append("scope AGENT/SCOPE; '' or NULL scope rows are global")
+        notes.append("the memory_recall tool as it runs now (limit + 10, min 0.1): "
+                     "openclaw-tool --scope AGENT; auto-recall: openclaw-autorecall")
         return Shape("openclaw", "openclaw", "OpenClaw memory plugin", tuple(notes))
     return Shape("unknown", None, "Unrecognised table")
+
+
+def _framework_shape(table: str, s: pa.Schema) -> Shape | None:
+    """CrewAI, LangChain, LlamaIndex and Generative Agents, from the columns their writers
+    create (crewai 1.15, langchain-community 0.4, llama-index-vector-stores-lancedb 0.6)."""
+    if all(_has(s, c) for c in ("content", "scope", "categories_str", "metadata_str",
+                                "created_at", "last_accessed", "private")):
+        return Shape("crewai", "crewai-memory", "CrewAI Memory (LanceDBStorage)", (
+            "recall(depth='shallow'); the default depth='deep' is crewai-memory-deep",
+            "--scope is a path prefix such as /team-a (plain string prefix: /team also "
+            "matches /team-a)", "--now fixes the clock of the recency term"))
+    meta = _struct_fields(s, "metadata")
+    if "_node_content" in meta and _has(s, "doc_id") and _has(s, "text"):
+        return Shape("llamaindex", "llamaindex-lancedb", "LlamaIndex LanceDBVectorStore", (
+            "filters: --where on the metadata struct, e.g. \"metadata.user_id = 'u1'\"",
+            "similarity_top_k is --limit; overfetch_factor: --set fetch.depth_factor=F"))
+    if meta and _has(s, "id") and _has(s, "text") and _has(s, "vector"):
+        return Shape("langchain", "langchain-lancedb", "LangChain LanceDB vector store", (
+            "the filter is a post-filter: --where \"metadata.KEY = 'v'\" or --scope with "
+            "--set fetch.scope_path=metadata.KEY", "k is --limit (LangChain's default 4)"))
+    if table == "documents" and _has(s, "metadata", pa.types.is_string) \
+            and _has(s, "text") and not _has(s, "scope"):
+        return Shape("langchain-lancedb", None, "langchain-lancedb 0.1 store", (
+            "not reproduced: its filter is ignored and it returns no relevance scores",))
+    if all(_has(s, c) for c in ("description", "poignancy", "last_accessed", "type")):
+        return Shape("generative-agents", "generative-agents",
+                     "Generative Agents memory stream", (
+                         "the released code's retrieve; the paper's formula: "
+                         "generative-agents-paper",))
+    return None
 
 
 # ---- where real stores live by default (File > Open offers the ones that exist) ----
@@ -81,6 +127,8 @@ class KnownStore:
 # (label, path relative to the home folder, preset, table)
 _DEFAULTS: tuple[tuple[str, str, str, str | None], ...] = (
     ("OpenClaw memory plugin", ".openclaw/memory/lancedb", "openclaw", "memories"),
+    # CrewAI: appdirs.user_data_dir(<project folder name>, "CrewAI")/memory, or
+    # $CREWAI_STORAGE_DIR/memory; the project folder is the working directory's name
 )
 
 

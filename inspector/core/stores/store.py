@@ -57,6 +57,10 @@ class TableInfo:
     vector_indexes: tuple[IndexInfo, ...] = ()
     notes: tuple[str, ...] = ()  # ignored columns, what a docs file holds, ...
     read_mode: str = "lance"  # lance | sqlite-immutable | sqlite-snapshot (see docs_source)
+    system: str = ""  # the system whose table this looks like (shapes.shape_of), "" unknown
+    system_title: str = ""
+    preset: str | None = None  # the preset that reproduces it
+    system_notes: tuple[str, ...] = ()
 
 
 @dataclass

@@ -211,7 +211,15 @@ class StoreFeatures(QObject):
     def _shaped(self, shape: ShapeInfo) -> None:
         notes = "".join(f"<br>· {escape(n)}" for n in shape.notes)
         tk = self.win.tokens
-        if shape.preset and shape.preset != self.vm.preset:
+        from inspector.core.engine.presets import PRESETS
+
+        if shape.preset and shape.preset not in PRESETS:  # a pipeline of stages
+            self.shape_notice.show_notice(
+                f"This looks like the <b>{escape(shape.title)}</b>'s table: preset "
+                f"<b>{shape.preset}</b> reproduces its ranking in <code>inspector query "
+                f"--preset {shape.preset}</code> (the window runs the fixed presets)."
+                f"{notes}", tokens=tk)
+        elif shape.preset and shape.preset != self.vm.preset:
             self.shape_notice.show_notice(
                 f"This looks like the <b>{escape(shape.title)}</b>'s table: preset "
                 f"<b>{shape.preset}</b> reproduces its ranking.{notes}",

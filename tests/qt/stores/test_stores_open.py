@@ -206,3 +206,19 @@ def test_an_unparsable_object_store_uri_creates_nothing_from_the_window(window, 
     qtbot.waitUntil(dlg.error.isVisible, timeout=10_000)
     assert dlg.isVisible() and "not a valid URL" not in dlg.error.text()
     assert "'a b'" in dlg.error.text() and list(cwd.iterdir()) == []
+
+
+def test_a_store_reproduced_by_a_pipeline_of_stages_is_named_without_a_use_button(window):
+    """CrewAI's, LangChain's and LlamaIndex's presets run in `inspector query`: the window
+    names the system and the command instead of offering a preset it cannot run."""
+    from inspector.qt.stores.store_jobs import ShapeInfo
+
+    feats = window.store_features
+    feats._shaped(ShapeInfo("crewai", "CrewAI Memory (LanceDBStorage)", "crewai-memory",
+                            ("recall(depth='shallow')",)))
+    text = feats.shape_notice.label.text()
+    assert "inspector query --preset crewai-memory" in text and "CrewAI" in text
+    with pytest.raises(IndexError):
+        feats.shape_notice.button(0)
+    assert window.vm.preset != "crewai-memory"
+    feats.shape_notice.hide()

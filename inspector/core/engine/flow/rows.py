@@ -51,7 +51,8 @@ class Drop:
     """Why a row left a stage, in the one vocabulary every view renders (never sentences).
 
     code: below_min_score | expired | inactive | outside_window | past_limit | noise |
-    must_contain | out_of_scope | category | no_vector
+    must_contain | out_of_scope | category | no_vector | metadata_filter |
+    private | blank_text | idle
     """
 
     id: str
@@ -72,6 +73,11 @@ DROP_LABELS = {
     "must_contain": "lacks a required tag",
     "out_of_scope": "out of scope",
     "no_vector": "has no usable vector",
+    "category": "lacks every asked category",
+    "metadata_filter": "metadata does not match the filter",
+    "private": "private to another source",
+    "blank_text": "its text is blank",
+    "idle": "an idle node",
 }
 
 

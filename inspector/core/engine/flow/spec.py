@@ -69,6 +69,7 @@ class PipelineSpec(BaseModel):
     path: str = ""
     sources: list[str] = Field(default_factory=list)
     ties: str = ""
+    not_reproduced: list[str] = Field(default_factory=list)  # what the preset leaves out
     limit: LimitSpec = LimitSpec()
     settings: dict[str, Any] = Field(default_factory=dict)
     routes: list[RouteSpec]

@@ -1,11 +1,15 @@
 """Every stage kind, registered on import (the registry is `flow.registry.KINDS`)."""
 
 from inspector.core.engine.flow.stages import (  # noqa: F401
+    crewai,
     cuts,
     diversity,
     fixed,
     fusion,
+    generative_agents,
+    lance_where,
     legs,
+    openclaw,
     openclaw_docs,
     query,
     scoring,
