@@ -174,7 +174,8 @@ def dock_problems(win: Any) -> list[str]:
 
 
 def elided_scope_problems(win: QWidget) -> list[str]:
-    """Scope verdict cells whose text is wider than their column."""
+    """Scope verdict cells whose text is wider than their column, where the column could
+    have been wider (below its cap: past it values elide in the middle)."""
     out = []
     for table in win.findChildren(QTableView):
         model = table.model()
@@ -190,6 +191,10 @@ def elided_scope_problems(win: QWidget) -> list[str]:
             out.append(f"{table.objectName()}: the scope column is scrolled out of view")
             continue
         fm = table.fontMetrics()
+        # a value may elide (its tooltip has it whole) only where the column is at its cap
+        cap = getattr(table.parent(), "scope_cap", None)
+        if cap is not None and table.columnWidth(col) >= cap():
+            continue
         for r in range(min(model.rowCount(), 60)):
             text = str(model.data(model.index(r, col), Qt.ItemDataRole.DisplayRole) or "")
             need = fm.horizontalAdvance(text) + 10
