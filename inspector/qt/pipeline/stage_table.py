@@ -308,9 +308,17 @@ class StageModel(QAbstractTableModel):
         return None
 
     def _scope_cell(self, i: int) -> str:
+        return self.scope_text(i)
+
+    def disagrees(self, i: int) -> bool:
+        """Whether the pushed-down predicate and the post-filter disagree on pool row i."""
         p = self.trace.pool
-        disagree = bool(p.pushdown_sql) and bool(p.pushdown_match[i]) != bool(p.in_scope[i])
-        mark = "⚠ " if disagree else ""
+        return bool(p.pushdown_sql) and bool(p.pushdown_match[i]) != bool(p.in_scope[i])
+
+    def scope_text(self, i: int) -> str:
+        """The scope cell of pool row i (the view sizes its column from these)."""
+        p = self.trace.pool
+        mark = "⚠ " if self.disagrees(i) else ""
         return mark + verdict(bool(p.in_scope[i]), str(p.scope_rule[i]))
 
     def _tooltip(self, r: int, i: int, name: str) -> Any:

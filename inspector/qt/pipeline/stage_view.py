@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QEvent, QModelIndex, QObject, Qt, Signal
-from PySide6.QtGui import QAction
+from PySide6.QtCore import QEvent, QModelIndex, QObject, QSize, Qt, Signal
+from PySide6.QtGui import QAction, QIcon, QPixmap
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
@@ -26,7 +26,6 @@ from inspector.qt.pipeline.stage_table import (
     SAMPLES,
     TITLES,
     StageModel,
-    verdict,
 )
 from inspector.qt.theme import Tokens
 
@@ -113,11 +112,22 @@ class StageView(QWidget):
         self.setMinimumWidth(STAGE_MIN)
 
     # ---- column widths, measured with the table's own font ----
-    def cell_padding(self) -> int:
-        """What a cell adds around its text: the style's text margin on each side, plus one."""
-        margin = self.table.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin,
-                                                None, self.table) + 1
-        return 2 * margin + 2
+    def cell_need(self, text: str, dot: bool = False) -> int:
+        """The width Qt's style needs to paint this text unelided in one of the table's cells
+        (with the outcome dot, for the "#" column): what QStyledItemDelegate asks for."""
+        t = self.table
+        opt = QStyleOptionViewItem()
+        opt.initFrom(t)
+        opt.font = t.font()
+        opt.fontMetrics = t.fontMetrics()
+        opt.text = text
+        opt.features = QStyleOptionViewItem.ViewItemFeature.HasDisplay
+        if dot:
+            opt.features |= QStyleOptionViewItem.ViewItemFeature.HasDecoration
+            opt.decorationSize = QSize(DOT, DOT)
+            opt.icon = QIcon(QPixmap(DOT, DOT))
+        return t.style().sizeFromContents(QStyle.ContentsType.CT_ItemViewItem, opt, QSize(),
+                                          t).width() + 2
 
     def header_need(self, name: str) -> int:
         """Width that shows a column's header label whole."""
@@ -128,16 +138,14 @@ class StageView(QWidget):
 
     def column_need(self, name: str) -> int:
         """The narrowest width that shows every value of a fixed column, and its header."""
-        fm = self.table.fontMetrics()
-        samples = SAMPLES.get(name, ())
-        if name == "#":  # ranks as wide as the stage's deepest ("12=", "120!"), and the dot
-            n = "9" * max(2, self._rank_digits)
-            samples = (*samples, f"{n}=", f"{n}!")
-        need = max([fm.horizontalAdvance(x) for x in samples] + [0]) + self.cell_padding()
-        if name == "#":
-            need += DOT + self.cell_padding() // 2
         if name == "scope":
             need = self.scope_need
+        else:
+            samples = SAMPLES.get(name, ())
+            if name == "#":  # ranks as wide as the stage's deepest ("12=", "120!")
+                n = "9" * max(2, self._rank_digits)
+                samples = (*samples, f"{n}=", f"{n}!")
+            need = max([self.cell_need(x, dot=name == "#") for x in samples] + [0])
         return max(need, self.header_need(name))
 
     def fit_columns(self, exact: bool = False, notify: bool = True) -> None:
@@ -162,8 +170,7 @@ class StageView(QWidget):
     def scope_cap(self) -> int:
         """The widest the scope column gets: SCOPE_SHARE of the table, never below what its
         header and a short value need."""
-        chars = self.table.fontMetrics().averageCharWidth() * SCOPE_CHARS
-        floor = max(chars + self.cell_padding(), self.header_need("scope"))
+        floor = max(self.cell_need("x" * SCOPE_CHARS), self.header_need("scope"))
         return max(floor, int(SCOPE_SHARE * max(self.width(), STAGE_MIN)))
 
     def fixed_width(self) -> int:
@@ -234,12 +241,12 @@ class StageView(QWidget):
         """The scope column as wide as its longest value (the repo the row had is what the
         user needs), up to scope_cap(); a scope-free pool only says "✓ in"."""
         p = trace.pool
-        fm = self.table.fontMetrics()
-        verdicts = {"⚠ " + verdict(False, str(r))
-                    for r, ok in zip(list(p.scope_rule), list(p.in_scope), strict=True)
-                    if not ok} if p.scope.active else set()
-        self.scope_need = max([fm.horizontalAdvance(v) for v in verdicts | {"⚠ ✓ in"}]) \
-            + self.cell_padding() + 2
+        cells = {"✓ in"}
+        if p.scope.active:
+            model = self.model
+            cells |= {model.scope_text(i) for i in range(len(p.in_scope)) if not p.in_scope[i]
+                      or model.disagrees(i)}
+        self.scope_need = max(self.cell_need(c) for c in cells)
         self.fit_columns()
 
     def set_tokens(self, tokens: Tokens) -> None:

@@ -19,7 +19,7 @@ from inspector.qt.viewmodel import Inspector
 # how the room left beside the fixed columns is shared between the stages' text columns: the
 # raw candidates (the most rows, read against their scope) and the final results (the answer)
 # get more than the two stages in between
-TEXT_SHARE = {"raw": 3, "scoped": 2, "blended": 2, "final": 3}
+TEXT_SHARE = {"raw": 10, "scoped": 4, "blended": 5, "final": 7}
 LANE_TITLES = {"post": "Post-filter: scope applied after the global cut",
                "pushdown": "Pushdown: scope applied inside the search"}
 
