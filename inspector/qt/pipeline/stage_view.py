@@ -134,7 +134,7 @@ class StageView(QWidget):
         h = self.table.horizontalHeader()
         labels = BASE_NAME.values() if name == "base" else (name,)
         margin = h.style().pixelMetric(QStyle.PixelMetric.PM_HeaderMargin, None, h)
-        return max(h.fontMetrics().horizontalAdvance(lb) for lb in labels) + 2 * margin + 4
+        return max(h.fontMetrics().horizontalAdvance(lb) for lb in labels) + 2 * margin + 8
 
     def column_need(self, name: str) -> int:
         """The narrowest width that shows every value of a fixed column, and its header."""
