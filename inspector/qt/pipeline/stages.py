@@ -136,6 +136,7 @@ class StagesPanel(QWidget):
             for stage, view in lane.views.items():
                 if stage in self.header_states:
                     view.table.horizontalHeader().restoreState(self.header_states[stage])
+                    view.fit_columns()  # widths saved narrower (another font) grow back
                 view.set_tokens(self.tokens)
                 view.row_picked.connect(lambda rid, k=lane.lane: self.vm.select(rid, k))
                 view.row_action.connect(self._row_action)

@@ -159,3 +159,39 @@ def test_headers_are_never_cut_and_say_more_in_a_tooltip(window, size) -> None:
             assert need <= h.sectionSize(n), (stage, label, need, h.sectionSize(n))
             assert model.headerData(n, Qt.Orientation.Horizontal,
                                     Qt.ItemDataRole.ToolTipRole), (stage, label)
+
+
+def test_a_lane_built_from_narrow_saved_widths_still_fits_its_ranks_and_spans(window,
+                                                                               ready) -> None:
+    """Column widths saved by an older build (a 30 px rank column) come back no narrower
+    than the ranks need, and the second lane's end notes span its tables too."""
+    stages = window.stages
+    final = stages.view("final")
+    header = final.table.horizontalHeader()
+    old = header.sectionSize(0)
+    header.resizeSection(0, 30)
+    stages.header_states = {"final": header.saveState()}
+    header.resizeSection(0, old)
+    window.vm.set_compare(True)
+    ready(window.vm)
+    try:
+        assert len(stages.lanes) == 2
+        second = stages.view("final", 1)
+        assert second.table.columnWidth(0) >= second.cell_need("12=", dot=True)
+        for stage in STAGES:
+            view = stages.view(stage, 1)
+            n = view.model.live_count()
+            if n < view.model.rowCount():
+                assert view.table.columnSpan(n, 0) == view.model.columnCount(), stage
+    finally:
+        stages.header_states = {}
+        window.vm.set_compare(False)
+        ready(window.vm)
+
+
+def test_the_visual_checks_find_no_unreadable_rows(window) -> None:
+    from inspector.qt.harness.visual_checks import stage_row_problems
+
+    for size in (LAPTOP, (1920, 1080)):
+        _at(window, size)
+        assert stage_row_problems(window) == [], size
