@@ -172,7 +172,7 @@ class MainWindow(FilesMixin, ExtensibleWindow):
     def _default_sizes(self) -> None:
         self.splitters["main"].setStretchFactor(0, 4)
         self.splitters["main"].setStretchFactor(1, 1)
-        self.splitters["main"].setSizes([1000, 330])
+        self.splitters["main"].setSizes([1025, 305])  # the stages take the room on a laptop
         self.splitters["left"].setSizes([520, 340])
         self.splitters["plots"].setSizes([260, 380, 420])
         self.splitters["side"].setSizes([520, 220])

@@ -17,8 +17,8 @@ from typing import Any
 
 SIZES = ((1366, 768), (1920, 1080))
 THEMES = ("light", "dark")
-STATES = ("empty-store", "scoped-miss", "importance", "tuning-dock", "map", "receipt", "error",
-          "tour-scoped-miss", "tour-importance")
+STATES = ("empty-store", "scoped-miss", "importance", "deep-pool", "tuning-dock", "map",
+          "receipt", "error", "tour-scoped-miss", "tour-importance")
 TOUR_STEPS = {"tour-scoped-miss": 2, "tour-importance": 5}  # a middle step of each story
 
 
@@ -66,6 +66,16 @@ def _state_importance(win: Any, work: Path) -> None:
     win.vm.set_param("blend", 0.5)
 
 
+def _state_deep(win: Any, work: Path) -> None:
+    """A deep pool: ranks of two and three digits, ties among them, end notes further down."""
+    _demo(win, 1)
+    win.vm.set_param("blend", 0.5)
+    win.vm.set_param("overfetch", 20.0)
+    _idle(win)
+    for view in win.stages.lanes[0].views.values():  # down to the ties and the end notes
+        view.table.scrollToBottom()
+
+
 def _state_tuning(win: Any, work: Path) -> None:
     _demo(win, 0)
     win.tuning_dock.show_tab("sweep")
@@ -98,6 +108,7 @@ def _state_tour(win: Any, step: int) -> None:
 
 ENTER: dict[str, Callable[[Any, Path], None]] = {
     "empty-store": _state_empty, "scoped-miss": _state_scoped, "importance": _state_importance,
+    "deep-pool": _state_deep,
     "tuning-dock": _state_tuning, "map": _state_map, "receipt": _state_receipt,
     "error": _state_error,
     **{name: (lambda win, _work, n=n: _state_tour(win, n)) for name, n in TOUR_STEPS.items()},

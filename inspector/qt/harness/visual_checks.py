@@ -1,6 +1,7 @@
 """What a machine can see in a rendered window: tick labels that cover the plotted range at the
 right scale, texts in a plot that do not overlap, widgets inside the window and its other
-windows on the screen, plots at or above their minimum size, scope verdicts shown in full.
+windows on the screen, plots at or above their minimum size, scope verdicts shown in full,
+stage tables whose rows can be read (headers, ranks and end notes whole, the text the widest).
 Used by the gallery and by the tests; each check returns plain sentences."""
 
 from __future__ import annotations
@@ -9,9 +10,16 @@ import re
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import QPoint, QRect, QRectF, Qt
-from PySide6.QtGui import QImage, QPainter
-from PySide6.QtWidgets import QAbstractScrollArea, QGraphicsTextItem, QTableView, QWidget
+from PySide6.QtCore import QPoint, QRect, QRectF, QSize, Qt
+from PySide6.QtGui import QIcon, QImage, QPainter, QPixmap
+from PySide6.QtWidgets import (
+    QAbstractScrollArea,
+    QGraphicsTextItem,
+    QStyle,
+    QStyleOptionViewItem,
+    QTableView,
+    QWidget,
+)
 
 NUMBER = re.compile(r"^[−-]?\d+(\.\d+)?(e[−+-]?\d+)?$")
 
@@ -174,7 +182,8 @@ def dock_problems(win: Any) -> list[str]:
 
 
 def elided_scope_problems(win: QWidget) -> list[str]:
-    """Scope verdict cells whose text is wider than their column."""
+    """Scope verdict cells whose text is wider than their column, where the column could
+    have been wider (below its cap: past it values elide in the middle)."""
     out = []
     for table in win.findChildren(QTableView):
         model = table.model()
@@ -190,6 +199,10 @@ def elided_scope_problems(win: QWidget) -> list[str]:
             out.append(f"{table.objectName()}: the scope column is scrolled out of view")
             continue
         fm = table.fontMetrics()
+        # a value may elide (its tooltip has it whole) only where the column is at its cap
+        cap = getattr(table.parent(), "scope_cap", None)
+        if cap is not None and table.columnWidth(col) >= cap():
+            continue
         for r in range(min(model.rowCount(), 60)):
             text = str(model.data(model.index(r, col), Qt.ItemDataRole.DisplayRole) or "")
             need = fm.horizontalAdvance(text) + 10
@@ -197,6 +210,71 @@ def elided_scope_problems(win: QWidget) -> list[str]:
                 out.append(f"{table.objectName()}: scope verdict {text!r} needs {need} px, "
                            f"column is {table.columnWidth(col)}")
                 break
+    return out
+
+
+def _cell_need(table: QTableView, text: str, dot: bool) -> int:
+    """The width the table's style needs to paint this text unelided in one of its cells
+    (with a 10 px decoration, the outcome dot, when asked)."""
+    opt = QStyleOptionViewItem()
+    opt.initFrom(table)
+    opt.font, opt.fontMetrics, opt.text = table.font(), table.fontMetrics(), text
+    opt.features = QStyleOptionViewItem.ViewItemFeature.HasDisplay
+    if dot:
+        opt.features |= QStyleOptionViewItem.ViewItemFeature.HasDecoration
+        opt.decorationSize = QSize(10, 10)
+        opt.icon = QIcon(QPixmap(10, 10))
+    return table.style().sizeFromContents(QStyle.ContentsType.CT_ItemViewItem, opt, QSize(),
+                                          table).width()
+
+
+def stage_row_problems(win: Any) -> list[str]:
+    """Stage tables whose rows cannot be read: a header label cut to a stub, a rank ("12=")
+    wider than its column, an end note that does not span the table or is cut, a text column
+    narrower than another column."""
+    out = []
+    for lane in win.stages.lanes:
+        for view in lane.views.values():
+            t, model = view.table, view.model
+            if not t.isVisible():
+                continue
+            name = t.objectName()
+            h = t.horizontalHeader()
+            margin = h.style().pixelMetric(QStyle.PixelMetric.PM_HeaderMargin, None, h)
+            for n in range(model.columnCount()):
+                label = str(model.headerData(n, Qt.Orientation.Horizontal) or "")
+                need = h.fontMetrics().horizontalAdvance(label) + 2 * margin
+                if need > h.sectionSize(n):
+                    out.append(f"{name}: header {label!r} needs {need} px, has "
+                               f"{h.sectionSize(n)}")
+            cols = list(model.columns)
+            if "#" in cols:
+                col = cols.index("#")
+                ranks = {str(model.data(model.index(r, col)) or "")
+                         for r in range(min(model.live_count(), 200))} | {"12="}
+                widest = max(ranks, key=t.fontMetrics().horizontalAdvance)
+                need = _cell_need(t, widest, dot=True)
+                if need > t.columnWidth(col):
+                    out.append(f"{name}: rank {widest!r} needs {need} px, the column has "
+                               f"{t.columnWidth(col)}")
+            n = model.live_count()
+            if n < model.rowCount():
+                note = model.past_note()
+                span = t.columnSpan(n, 0)
+                width = t.visualRect(model.index(n, 0)).width() if span > 1 else \
+                    t.columnWidth(cols.index("text") if "text" in cols else 0)
+                need = _cell_need(t, note, dot=False)
+                if span != model.columnCount():
+                    out.append(f"{name}: the end note {note!r} does not span the table "
+                               f"({need} px in a cell of {width})")
+                elif need > width:
+                    out.append(f"{name}: the end note {note!r} needs {need} px, has {width}")
+            if "text" in cols:
+                text = t.columnWidth(cols.index("text"))
+                widest = max(t.columnWidth(k) for k, c in enumerate(cols) if c != "text")
+                if text < widest:
+                    out.append(f"{name}: the text column ({text} px) is narrower than "
+                               f"another column ({widest} px)")
     return out
 
 
@@ -230,4 +308,4 @@ def problems(win: Any) -> list[str]:
     """Everything the checks find, one sentence each."""
     return (plot_axis_problems(win) + text_overlap_problems(win) + outside_problems(win)
             + own_window_problems(win) + plot_size_problems(win) + elided_scope_problems(win)
-            + dock_problems(win) + clipped_title_problems(win))
+            + dock_problems(win) + clipped_title_problems(win) + stage_row_problems(win))

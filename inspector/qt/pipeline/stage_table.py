@@ -3,6 +3,7 @@ visible cells only, so a slider tick costs one model reset, not a thousand dicts
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -23,9 +24,10 @@ COLUMNS = {
     "blended": ("#", "Δ", "text", "×imp", "score"),
     "final": ("#", "text", "score"),
 }
-WIDTHS = {"#": 42, "Δ": 40, "id": 78, "base": 62, "scope": 104, "imp": 40, "×imp": 48,
-          "score": 60}
-NARROW_SCOPE = 48  # when every row is in scope the column only says "✓ in"
+# the widest text each narrow column shows: widths are measured from these with the table's
+# font (QFontMetrics), so they fit at any font size
+SAMPLES = {"#": ("12=", "12!"), "Δ": ("▲99", "▼99"), "id": ("0000000…",),
+           "base": ("0.0000",), "imp": ("0.00",), "×imp": ("0.000",), "score": ("0.0000",)}
 BASE_NAME = {"vector": "vector", "fts": "bm25", "hybrid": "fused"}
 Index = QModelIndex | QPersistentModelIndex
 
@@ -62,16 +64,22 @@ def _colour(name: str) -> QColor:
     return _COLOURS[name]
 
 
+_QUOTED = re.compile(r"""^.*?(['"])(.*)\1$""")
+
+
 def verdict(in_scope: bool, rule: str) -> str:
-    """The scope cell: "✓ in", or what the row had instead of the scope ("✗ repo
-    'platform-docs'"); the scope itself is in the stage note and the whole rule in the
-    tooltip."""
+    """The scope cell, a mark plus a value: "✓ in", or the value the row had instead of the
+    scope ("✗ platform-docs" for the rule "repo 'platform-docs' != 'vault-agent'"); the
+    scope itself is in the stage note and the whole rule in the tooltip."""
     if in_scope:
         return "✓ in"
+    had = rule
     for sep in (" != ", " not under ", " not in "):
         if sep in rule:
-            return f"✗ {rule.split(sep, 1)[0]}"
-    return f"✗ {rule}"
+            had = rule.split(sep, 1)[0]
+            break
+    m = _QUOTED.match(had)
+    return f"✗ {m.group(2) if m else had}"
 
 
 def _num(x: float, digits: int = 4) -> str:
@@ -239,14 +247,15 @@ class StageModel(QAbstractTableModel):
         n = len(self.rows)
         if self.stage == "final" and self.trace is not None:
             return f"— end: {n} of limit {self.trace.params.limit} —"
-        return f"— end: {n} rows at raw depth {self._depth()} —"
+        return f"— end: {n} of depth {self._depth()} —"
 
     def _past(self, r: int, role: int, name: str) -> Any:
         """Rows past the stage's rows: blank and unstriped, the first one saying where the
         stage ends, so a shorter stage never looks like rows are missing."""
         if role == Qt.ItemDataRole.BackgroundRole:
             return QColor(self.tokens.background)
-        first = r == len(self.rows) and name == ("text" if "text" in self.columns else "#")
+        # the note is in the first column: the view spans that cell over the whole row
+        first = r == len(self.rows) and name == self.columns[0]
         if not first:
             return None
         if role == Qt.ItemDataRole.DisplayRole:
@@ -256,8 +265,11 @@ class StageModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.FontRole:
             return self._italic
         if role == Qt.ItemDataRole.ToolTipRole:
-            return ("The stage ends here. The table keeps its length while the over-fetch "
-                    "slider moves, so rows below this line are empty.")
+            n = len(self.rows)
+            where = (f"{n} rows of the limit {self.trace.params.limit}" if self.stage == "final"
+                     else f"{n} rows of the {self._depth()} the raw search fetched (its depth)")
+            return (f"The stage ends here: {where}. The table keeps its length while the "
+                    "over-fetch slider moves, so rows below this line are empty.")
         return None
 
     # ---- cell contents ----
@@ -296,9 +308,17 @@ class StageModel(QAbstractTableModel):
         return None
 
     def _scope_cell(self, i: int) -> str:
+        return self.scope_text(i)
+
+    def disagrees(self, i: int) -> bool:
+        """Whether the pushed-down predicate and the post-filter disagree on pool row i."""
         p = self.trace.pool
-        disagree = bool(p.pushdown_sql) and bool(p.pushdown_match[i]) != bool(p.in_scope[i])
-        mark = "⚠ " if disagree else ""
+        return bool(p.pushdown_sql) and bool(p.pushdown_match[i]) != bool(p.in_scope[i])
+
+    def scope_text(self, i: int) -> str:
+        """The scope cell of pool row i (the view sizes its column from these)."""
+        p = self.trace.pool
+        mark = "⚠ " if self.disagrees(i) else ""
         return mark + verdict(bool(p.in_scope[i]), str(p.scope_rule[i]))
 
     def _tooltip(self, r: int, i: int, name: str) -> Any:
@@ -373,8 +393,9 @@ _HEADER_TIPS = {
     "text": "The row's text (★ marks a row you expect to be returned); hover for its id.",
     "base": "Score before importance: 1/(1+distance) for vector search, reciprocal-rank fusion "
             "for hybrid.",
-    "scope": "Whether the scope filter keeps the row; hover for the rule. ⚠ marks rows where the "
-             "pushed-down predicate disagrees with the post-filter.",
+    "scope": "Whether the scope filter keeps the row: ✓ in, or ✗ and the value the row had "
+             "instead (its repo or path); hover a cell for the whole rule. ⚠ marks rows where "
+             "the pushed-down predicate disagrees with the post-filter.",
     "imp": "Importance used (missing values take the default importance).",
     "×imp": "Importance multiplier (1 - w) + w * importance.",
     "score": "Blended score = base score x importance multiplier.",

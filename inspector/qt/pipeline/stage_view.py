@@ -5,13 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, Qt, Signal
-from PySide6.QtGui import QAction
+from PySide6.QtCore import QEvent, QModelIndex, QObject, QSize, Qt, Signal
+from PySide6.QtGui import QAction, QIcon, QPixmap
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
     QLabel,
     QMenu,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
     QTableView,
     QVBoxLayout,
     QWidget,
@@ -19,23 +22,34 @@ from PySide6.QtWidgets import (
 
 from inspector.core.engine.trace import Trace
 from inspector.qt.pipeline.stage_table import (
-    NARROW_SCOPE,
+    BASE_NAME,
+    SAMPLES,
     TITLES,
-    WIDTHS,
     StageModel,
-    verdict,
 )
 from inspector.qt.theme import Tokens
 
 SHORT_TITLES = {"raw": "Raw", "scoped": "Scoped", "blended": "Blended", "final": "Final"}
 STAGE_MIN = 160  # narrower stages come from docks: the window's dock rule floats those
-SCOPE_MAX = 420  # wider verdicts elide in the middle; the tooltip has them whole
+SCOPE_SHARE = 0.3  # the scope column takes at most this much of the table, or SCOPE_CHARS
+SCOPE_CHARS = 18  # characters if more; wider values elide in the middle (the tooltip has the
+#                   whole rule)
+DOT = 10  # the outcome dot in the "#" column (stage_table._dot)
+
+
+class _MiddleElide(QStyledItemDelegate):
+    """Scope values elide in the middle: "✗ platform…docs" keeps both ends of a repo name."""
+
+    def initStyleOption(self, option: QStyleOptionViewItem, index: Any) -> None:  # noqa: N802
+        super().initStyleOption(option, index)
+        option.textElideMode = Qt.TextElideMode.ElideMiddle
 
 
 class StageView(QWidget):
     """A stage's title (with its count), a one-line note, and its table."""
 
     row_picked = Signal(object)  # id
+    columns_fitted = Signal()  # the fixed columns changed width: the lane rebalances
     row_action = Signal(str, object)  # action name, id
     menu_opening = Signal(object, object)  # QMenu, id: other panels may add actions
 
@@ -63,7 +77,13 @@ class StageView(QWidget):
         self._syncing = False
         self._count = 0
         self._sized_for: object = None
+        self._span: int | None = -1  # the table row spanned by the end note (-1: not known)
+        self._rank_digits = 2
+        self.scope_need = 0  # the scope column's width for its longest value
+        self.model.modelReset.connect(self._forget_span)
+        self.table.installEventFilter(self)
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
+        self.fit_columns(exact=True)
 
     def _setup_table(self) -> None:
         t = self.table
@@ -87,16 +107,116 @@ class StageView(QWidget):
                 h.setSectionResizeMode(n, QHeaderView.ResizeMode.Stretch)
             else:
                 h.setSectionResizeMode(n, QHeaderView.ResizeMode.Interactive)
-                t.setColumnWidth(n, WIDTHS[name])
+            if name == "scope":
+                t.setItemDelegateForColumn(n, _MiddleElide(t))
         self.setMinimumWidth(STAGE_MIN)
+
+    # ---- column widths, measured with the table's own font ----
+    def cell_need(self, text: str, dot: bool = False) -> int:
+        """The width Qt's style needs to paint this text unelided in one of the table's cells
+        (with the outcome dot, for the "#" column): what QStyledItemDelegate asks for."""
+        t = self.table
+        opt = QStyleOptionViewItem()
+        opt.initFrom(t)
+        opt.font = t.font()
+        opt.fontMetrics = t.fontMetrics()
+        opt.text = text
+        opt.features = QStyleOptionViewItem.ViewItemFeature.HasDisplay
+        if dot:
+            opt.features |= QStyleOptionViewItem.ViewItemFeature.HasDecoration
+            opt.decorationSize = QSize(DOT, DOT)
+            opt.icon = QIcon(QPixmap(DOT, DOT))
+        return t.style().sizeFromContents(QStyle.ContentsType.CT_ItemViewItem, opt, QSize(),
+                                          t).width() + 2
+
+    def header_need(self, name: str) -> int:
+        """Width that shows a column's header label whole."""
+        h = self.table.horizontalHeader()
+        labels = BASE_NAME.values() if name == "base" else (name,)
+        margin = h.style().pixelMetric(QStyle.PixelMetric.PM_HeaderMargin, None, h)
+        return max(h.fontMetrics().horizontalAdvance(lb) for lb in labels) + 2 * margin + 8
+
+    def column_need(self, name: str) -> int:
+        """The narrowest width that shows every value of a fixed column, and its header."""
+        if name == "scope":
+            need = self.scope_need
+        else:
+            samples = SAMPLES.get(name, ())
+            if name == "#":  # ranks as wide as the stage's deepest ("12=", "120!")
+                n = "9" * max(2, self._rank_digits)
+                samples = (*samples, f"{n}=", f"{n}!")
+            need = max([self.cell_need(x, dot=name == "#") for x in samples] + [0])
+        return max(need, self.header_need(name))
+
+    def fit_columns(self, exact: bool = False, notify: bool = True) -> None:
+        """Every column but the text at the width its values need (the text stretches into the
+        rest); a column the user widened stays wider. The scope column is capped at a share of
+        the table so the text keeps the room."""
+        t = self.table
+        changed = False
+        for n, name in enumerate(self.model.columns):
+            if name == "text":
+                continue
+            want = self.column_need(name)
+            if name == "scope":
+                want = min(want, self.scope_cap())
+            if t.columnWidth(n) < want or ((exact or name == "scope")
+                                           and t.columnWidth(n) != want):
+                t.setColumnWidth(n, want)
+                changed = True
+        if changed and notify:
+            self.columns_fitted.emit()
+
+    def scope_cap(self) -> int:
+        """The widest the scope column gets: SCOPE_SHARE of the table, never below what its
+        header and a short value need."""
+        floor = max(self.cell_need("x" * SCOPE_CHARS), self.header_need("scope"))
+        return max(floor, int(SCOPE_SHARE * max(self.width(), STAGE_MIN)))
+
+    def fixed_width(self) -> int:
+        """The room this stage needs besides its text column: the other columns, the table's
+        frame and its vertical scroll bar."""
+        t = self.table
+        cols = sum(t.columnWidth(n) for n, name in enumerate(self.model.columns)
+                   if name != "text")
+        bar = t.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent, None, t)
+        return cols + 2 * t.frameWidth() + bar
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if obj is self.table and event.type() == QEvent.Type.FontChange:
+            if self.model.trace is not None and "scope" in self.model.columns:
+                self._fit_scope(self.model.trace)
+            self.fit_columns(exact=True)
+        return super().eventFilter(obj, event)
+
+    # ---- the end note spans the row ----
+    def _forget_span(self) -> None:
+        self._span = -1  # a reset keeps the view's spans: set them again whatever they were
+
+    def _fit_span(self) -> None:
+        """The first row past the stage's rows says where the stage ends; its one cell spans
+        every column so the note is never cut to "— en…"."""
+        n, cap = self.model.live_count(), self.model.rowCount()
+        want = n if n < cap else None
+        if want == self._span:
+            return
+        self.table.clearSpans()
+        if want is not None:
+            self.table.setSpan(want, 0, 1, self.model.columnCount())
+        self._span = want
 
     def set_trace(self, trace: Trace | None, expected: frozenset[Any], selected: Any,
                   note: str) -> None:
         self.model.set_trace(trace, expected)
+        self._fit_span()
         if "scope" in self.model.columns and trace is not None \
                 and trace.pool is not self._sized_for:
             self._sized_for = trace.pool  # verdicts belong to the pool: size once per pool
             self._fit_scope(trace)
+        digits = len(str(max(1, self.model.rowCount())))
+        if digits != self._rank_digits:
+            self._rank_digits = digits
+            self.fit_columns()
         self._count = len(self.model.rows)
         self._fit_title()
         self.note.setText(note)
@@ -114,23 +234,20 @@ class StageView(QWidget):
     def resizeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
         super().resizeEvent(event)
         self._fit_title()
+        if "scope" in self.model.columns:
+            self.fit_columns(notify=False)  # the scope's cap is a share of the width
 
     def _fit_scope(self, trace: Trace) -> None:
-        """The scope column as wide as its longest verdict (the repo name is what the user
-        needs), up to SCOPE_MAX; a scope-free pool only says "✓ in"."""
-        col = self.model.columns.index("scope")
+        """The scope column as wide as its longest value (the repo the row had is what the
+        user needs), up to scope_cap(); a scope-free pool only says "✓ in"."""
         p = trace.pool
-        if not p.scope.active:
-            want = NARROW_SCOPE
-        else:
-            fm = self.table.fontMetrics()
-            verdicts = {"⚠ " + verdict(False, str(r))
-                        for r, ok in zip(list(p.scope_rule), list(p.in_scope), strict=True)
-                        if not ok}
-            want = max([fm.horizontalAdvance(v) + 16 for v in verdicts] + [NARROW_SCOPE])
-            want = min(want, SCOPE_MAX)
-        if self.table.columnWidth(col) != want:
-            self.table.setColumnWidth(col, want)
+        cells = {"✓ in"}
+        if p.scope.active:
+            model = self.model
+            cells |= {model.scope_text(i) for i in range(len(p.in_scope)) if not p.in_scope[i]
+                      or model.disagrees(i)}
+        self.scope_need = max(self.cell_need(c) for c in cells)
+        self.fit_columns()
 
     def set_tokens(self, tokens: Tokens) -> None:
         self.model.tokens = tokens

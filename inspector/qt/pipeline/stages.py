@@ -16,6 +16,10 @@ from inspector.qt.pipeline.stage_view import StageView
 from inspector.qt.theme import LIGHT, Tokens
 from inspector.qt.viewmodel import Inspector
 
+# how the room left beside the fixed columns is shared between the stages' text columns: the
+# raw candidates (the most rows, read against their scope) and the final results (the answer)
+# get more than the two stages in between
+TEXT_SHARE = {"raw": 10, "scoped": 4, "blended": 5, "final": 7}
 LANE_TITLES = {"post": "Post-filter: scope applied after the global cut",
                "pushdown": "Pushdown: scope applied inside the search"}
 
@@ -72,11 +76,40 @@ class LaneView(QWidget):
         for s in STAGES:
             self.splitter.addWidget(self.views[s])
         self.splitter.setSizes([430, 210, 300, 190])
+        self.user_sized = False  # once the user drags a handle the lane keeps their sizes
+        self.splitter.splitterMoved.connect(self._dragged)
+        for view in self.views.values():
+            view.columns_fitted.connect(self.balance)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(2)
         lay.addWidget(self.header)
         lay.addWidget(self.splitter, 1)
+
+    def _dragged(self, *_: Any) -> None:
+        self.user_sized = True
+
+    def balance(self) -> None:
+        """Each stage as wide as its fixed columns plus its share (TEXT_SHARE) of what is left:
+        the room goes to the text columns, which is what a row is read by."""
+        if self.user_sized:
+            return
+        sp = self.splitter
+        views = [self.views[s] for s in STAGES]
+        room = sp.width() - sp.handleWidth() * (len(views) - 1)
+        if room <= 0:
+            return
+        fixed = [v.fixed_width() for v in views]
+        left = max(0, room - sum(fixed))
+        total = sum(TEXT_SHARE.values())
+        sizes = [max(v.minimumWidth(), f + left * TEXT_SHARE[v.stage] // total)
+                 for v, f in zip(views, fixed, strict=True)]
+        if sizes != sp.sizes():
+            sp.setSizes(sizes)
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        self.balance()
 
 
 class StagesPanel(QWidget):
@@ -103,6 +136,7 @@ class StagesPanel(QWidget):
             for stage, view in lane.views.items():
                 if stage in self.header_states:
                     view.table.horizontalHeader().restoreState(self.header_states[stage])
+                    view.fit_columns()  # widths saved narrower (another font) grow back
                 view.set_tokens(self.tokens)
                 view.row_picked.connect(lambda rid, k=lane.lane: self.vm.select(rid, k))
                 view.row_action.connect(self._row_action)

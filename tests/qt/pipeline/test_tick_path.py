@@ -54,7 +54,7 @@ def test_an_overfetch_drag_keeps_every_table_length_and_marks_rows_past_the_stag
     want = engine(window)
     assert raw.live_count() == len(want.stage("raw")) < raw.rowCount()
     first = past_rows(window, "raw")[0]
-    assert f"at raw depth {want.depths.pool}" in " ".join(c for c in first if c)
+    assert f"of depth {want.depths.pool}" in " ".join(c for c in first if c)
     rest(window)
     assert_matches_engine(window)  # every stage, the rows past it, counters and plots
 
