@@ -70,8 +70,11 @@ def shape_of(table: str, s: pa.Schema) -> Shape:
     if _has(s, "importance_label") or _has(s, "trust_tier"):
         return Shape("engine-memory", "engine-memory", "The public engine's memory table")
     if _has(s, "metadata", pa.types.is_string) and _has(s, "timestamp") and _has(s, "scope"):
-        return Shape("other-plugin", "other-plugin", "The other public memory plugin",
-                     ("scopes look like 'global', 'agent:<id>', 'project:<id>'",))
+        return Shape("memory-lancedb-pro", "memory-lancedb-pro",
+                     "memory-lancedb-pro memory plugin (CortexReach)",
+                     ("scopes look like 'global', 'agent:<id>', 'project:<id>'",
+                      "its CLI search: memory-lancedb-pro-cli; other-plugin is its first "
+                      "version's ranking (b1d8c65), not today's"))
     if _has(s, "createdAt", pa.types.is_floating) and table == "memories":
         notes = []
         if not _has(s, "agentId"):

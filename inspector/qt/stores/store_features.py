@@ -212,14 +212,15 @@ class StoreFeatures(QObject):
         notes = "".join(f"<br>· {escape(n)}" for n in shape.notes)
         tk = self.win.tokens
         from inspector.core.engine.presets import PRESETS
+        from inspector.qt.flow.session import flow_presets
 
-        if shape.preset and shape.preset not in PRESETS:  # a pipeline of stages
+        staged = shape.preset is not None and shape.preset not in PRESETS
+        if staged and shape.preset not in flow_presets():  # not a pipeline the window runs
             self.shape_notice.show_notice(
                 f"This looks like the <b>{escape(shape.title)}</b>'s table: preset "
                 f"<b>{shape.preset}</b> reproduces its ranking in <code>inspector query "
-                f"--preset {shape.preset}</code> (the window runs the fixed presets)."
-                f"{notes}", tokens=tk)
-        elif shape.preset and shape.preset != self.vm.preset:
+                f"--preset {shape.preset}</code>.{notes}", tokens=tk)
+        elif shape.preset and shape.preset != self._current_preset():
             self.shape_notice.show_notice(
                 f"This looks like the <b>{escape(shape.title)}</b>'s table: preset "
                 f"<b>{shape.preset}</b> reproduces its ranking.{notes}",
@@ -228,9 +229,22 @@ class StoreFeatures(QObject):
         elif shape.notes:
             self.shape_notice.show_notice(f"<b>{escape(shape.title)}</b>{notes}", tokens=tk)
 
+    def _current_preset(self) -> str | None:
+        flow = getattr(self.win, "flow", None)
+        if flow is not None and flow.active and flow.session.spec is not None:
+            return flow.session.spec.name
+        return self.vm.preset
+
     def use_preset(self, preset: str) -> None:
+        """Choose the preset as the query bar would (a pipeline of stages enters its view)."""
         self.shape_notice.hide()
-        self.vm.set_preset(preset)
+        qb = self.win.query_bar
+        i = qb.preset.findData(preset)
+        if i >= 0:
+            qb.preset.setCurrentIndex(i)
+            qb.preset.activated.emit(i)
+        else:
+            self.vm.set_preset(preset)
 
     # ---- a newer version ----
     def _newer(self, newer: Newer) -> None:

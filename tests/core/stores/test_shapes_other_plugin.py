@@ -72,7 +72,7 @@ def test_other_plugin_preset_reproduces_its_ranking(tmp_path, scope, limit):
     r = store.roles
     assert (r.created, r.scope, r.importance, r.category) == (
         "timestamp", "scope", "importance", "category")
-    assert detect_shape(store).preset == "other-plugin"
+    assert detect_shape(store).preset == "memory-lancedb-pro"  # what wrote it (today)
     q = np.random.default_rng(limit).normal(size=DIM).astype(np.float32)
     trace = run(store, Query(vector=q), get_preset("other-plugin").params(limit, scope))
     want = plugin_search(cols, q, limit, scope)

@@ -208,17 +208,21 @@ def test_an_unparsable_object_store_uri_creates_nothing_from_the_window(window, 
     assert "'a b'" in dlg.error.text() and list(cwd.iterdir()) == []
 
 
-def test_a_store_reproduced_by_a_pipeline_of_stages_is_named_without_a_use_button(window):
-    """CrewAI's, LangChain's and LlamaIndex's presets run in `inspector query`: the window
-    names the system and the command instead of offering a preset it cannot run."""
+def test_a_store_reproduced_by_a_pipeline_of_stages_offers_it_and_enters_its_view(window,
+                                                                                  qtbot):
+    """CrewAI's (like memory-lancedb-pro's) preset is a pipeline of stages the window runs:
+    the notice names the system and its Use button opens that pipeline's view."""
     from inspector.qt.stores.store_jobs import ShapeInfo
 
     feats = window.store_features
     feats._shaped(ShapeInfo("crewai", "CrewAI Memory (LanceDBStorage)", "crewai-memory",
                             ("recall(depth='shallow')",)))
-    text = feats.shape_notice.label.text()
-    assert "inspector query --preset crewai-memory" in text and "CrewAI" in text
-    with pytest.raises(IndexError):
-        feats.shape_notice.button(0)
-    assert window.vm.preset != "crewai-memory"
-    feats.shape_notice.hide()
+    assert "CrewAI" in feats.shape_notice.label.text()
+    button = feats.shape_notice.button(0)
+    assert button.text() == "Use crewai-memory"
+    qtbot.mouseClick(button, LEFT)
+    assert window.flow.active and window.flow.session.preset == "crewai-memory"
+    assert not feats.shape_notice.isVisible()
+    window.query_bar.preset.setCurrentIndex(window.query_bar.preset.findData("docs-before-fix"))
+    window.query_bar.preset.activated.emit(window.query_bar.preset.currentIndex())
+    assert not window.flow.active

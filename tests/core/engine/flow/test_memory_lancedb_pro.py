@@ -174,3 +174,11 @@ def test_deny_all_searches_nothing(fx: Path, real: dict[str, Any], tmp_path: Pat
     out, _ = ask(fx, real, "deny_all", "plugin_default", tmp_path, capsys)
     assert out["diagnosis"]["code"] == "scope_denies_all"
     assert all(s["count"] == 0 for s in out["stages"] if s["role"] == "fetch")
+
+
+def test_the_plugins_store_is_recognised_and_its_preset_proposed(fx: Path) -> None:
+    from inspector.core.stores.opening import open_store
+    from inspector.core.stores.shapes import detect_shape
+
+    shape = detect_shape(open_store(str(fx / "store"), "memories"))
+    assert shape.preset == "memory-lancedb-pro" and "memory-lancedb-pro" in shape.title
