@@ -252,6 +252,7 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         vm.set_query(text, vm.vector_of if not text.strip() or text == vm.text else None)
 
     def _preset_picked(self, name: str | None) -> None:
+        self.store_features.preset_chosen(name)
         if name in flow_presets():
             self.flow.enter(name)
             return

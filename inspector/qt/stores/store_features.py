@@ -221,6 +221,7 @@ class StoreFeatures(QObject):
                 f"<b>{shape.preset}</b> reproduces its ranking in <code>inspector query "
                 f"--preset {shape.preset}</code>.{notes}", tokens=tk)
         elif shape.preset and shape.preset != self._current_preset():
+            self._proposed = shape.preset
             self.shape_notice.show_notice(
                 f"This looks like the <b>{escape(shape.title)}</b>'s table: preset "
                 f"<b>{shape.preset}</b> reproduces its ranking.{notes}",
@@ -228,6 +229,13 @@ class StoreFeatures(QObject):
                 tokens=tk)
         elif shape.notes:
             self.shape_notice.show_notice(f"<b>{escape(shape.title)}</b>{notes}", tokens=tk)
+
+    _proposed: str | None = None
+
+    def preset_chosen(self, name: str | None) -> None:
+        """The user chose a preset: a notice proposing that very preset has said its piece."""
+        if name is not None and name == self._proposed:
+            self.shape_notice.hide()
 
     def _current_preset(self) -> str | None:
         flow = getattr(self.win, "flow", None)

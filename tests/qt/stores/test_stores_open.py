@@ -226,3 +226,16 @@ def test_a_store_reproduced_by_a_pipeline_of_stages_offers_it_and_enters_its_vie
     window.query_bar.preset.setCurrentIndex(window.query_bar.preset.findData("docs-before-fix"))
     window.query_bar.preset.activated.emit(window.query_bar.preset.currentIndex())
     assert not window.flow.active
+
+
+def test_choosing_the_proposed_preset_yourself_retires_the_notice(window):
+    from inspector.qt.stores.store_jobs import ShapeInfo
+
+    feats, qb = window.store_features, window.query_bar
+    feats._shaped(ShapeInfo("crewai", "CrewAI Memory (LanceDBStorage)", "crewai-memory", ()))
+    assert feats.shape_notice.isVisible()
+    qb.preset.setCurrentIndex(qb.preset.findData("crewai-memory"))
+    qb.preset.activated.emit(qb.preset.currentIndex())
+    assert not feats.shape_notice.isVisible()
+    qb.preset.setCurrentIndex(qb.preset.findData("docs-before-fix"))
+    qb.preset.activated.emit(qb.preset.currentIndex())
