@@ -15,6 +15,22 @@ from inspector.core.errors import InspectorError
 _CLASSIC = [k for k in PARAM_KEYS if k not in ("limit", "scope")] + ["scope_map"]
 
 
+def scopes_from_args(a: argparse.Namespace) -> list[str] | None:
+    """--scope (repeated) or --scope-list JSON; None: unscoped, []: deny everything."""
+    if a.scope and a.scope_list is not None:
+        raise InspectorError("Give --scope (repeated) or --scope-list, not both.")
+    if a.scope_list is None:
+        return list(a.scope) if a.scope else None
+    try:
+        scopes = json.loads(a.scope_list)
+    except ValueError:
+        scopes = None
+    if not isinstance(scopes, list) or not all(isinstance(s, str) for s in scopes):
+        raise InspectorError("--scope-list takes a JSON array of scope names, e.g. "
+                             "'[\"global\", \"agent:main\"]' ([] denies everything).")
+    return scopes
+
+
 def question_from_args(a: argparse.Namespace, need_query: bool = True) -> Any:
     from pydantic import ValidationError
 
@@ -27,17 +43,7 @@ def question_from_args(a: argparse.Namespace, need_query: bool = True) -> Any:
         raise InspectorError(f"{', '.join(classic)} set the fixed pipeline's parameters; a "
                              f"pipeline file takes --set STAGE.PARAM=VALUE (see `inspector "
                              f"pipeline show {a.preset or a.pipeline}`).")
-    if a.scope and a.scope_list is not None:
-        raise InspectorError("Give --scope (repeated) or --scope-list, not both.")
-    scopes = list(a.scope) if a.scope else None
-    if a.scope_list is not None:
-        try:
-            scopes = json.loads(a.scope_list)
-        except ValueError:
-            scopes = None
-        if not isinstance(scopes, list) or not all(isinstance(s, str) for s in scopes):
-            raise InspectorError("--scope-list takes a JSON array of scope names, e.g. "
-                                 "'[\"global\", \"agent:main\"]' ([] denies everything).")
+    scopes = scopes_from_args(a)
     if a.vector is not None and a.vector_of is not None:
         raise InspectorError("Give either --vector or --vector-of, not both.")
     vector = [float(x) for x in parse_vector(a.vector)] if a.vector is not None else None
@@ -242,14 +248,7 @@ def cmd_audit(a: argparse.Namespace) -> int:
 
     if a.sample is not None and a.sample < 1:
         raise InspectorError("--sample takes a whole number of memories >= 1.")
-    scopes = list(a.scope) if a.scope else None
-    if a.scope_list is not None:
-        try:
-            scopes = json.loads(a.scope_list)
-        except ValueError:
-            scopes = None
-        if not isinstance(scopes, list) or not all(isinstance(x, str) for x in scopes):
-            raise InspectorError("--scope-list takes a JSON array of scope names.")
+    scopes = scopes_from_args(a)
     sets = dict(parse_assignment(x) for x in a.set)
     try:
         q = Question(store=a.store, table=a.table, preset=a.preset, pipeline_file=a.pipeline,

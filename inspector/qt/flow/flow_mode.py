@@ -108,19 +108,10 @@ class FlowMode:
         self.stack.setCurrentWidget(self.panel if on else win.stages)
 
     def _live_params(self) -> list[tuple[str, Any]]:
-        from inspector.core.engine.flow.registry import kind_of
+        from inspector.core.engine.flow.live import live_params
 
-        out: list[tuple[str, Any]] = []
         spec = self.session.spec
-        if spec is None:
-            return out
-        for route in spec.routes:
-            for st in route.stages:
-                for decl in kind_of(st.kind).params:
-                    key = f"{st.name}.{decl.name}"
-                    if decl.live and key not in dict(out):
-                        out.append((key, decl))
-        return out
+        return [] if spec is None else live_params(spec)
 
     # ---- from the user ----
     def _with_text(self, setter: Any, value: Any) -> None:

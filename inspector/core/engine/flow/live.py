@@ -12,6 +12,18 @@ from inspector.core.engine.flow.runner import FlowTrace, PoolCache, run
 from inspector.core.engine.flow.spec import PipelineSpec, apply_set
 
 
+def live_params(spec: PipelineSpec) -> list[tuple[str, Any]]:
+    """(STAGE.PARAM, declaration) for every parameter a change of which is answered without a
+    new search, in pipeline order, each once."""
+    out: dict[str, Any] = {}
+    for route in spec.routes:
+        for st in route.stages:
+            for decl in kind_of(st.kind).params:
+                if decl.live:
+                    out.setdefault(f"{st.name}.{decl.name}", decl)
+    return list(out.items())
+
+
 class LiveFlow:
     def __init__(self, store: Any, question: Question, now_ms: float) -> None:
         self.store = store
@@ -26,15 +38,7 @@ class LiveFlow:
         return apply_set(self.base, self.sets) if self.sets else self.base
 
     def live_params(self) -> list[tuple[str, Any]]:
-        """(STAGE.PARAM, declaration) for every parameter answered without a new search."""
-        out: list[tuple[str, Any]] = []
-        for route in self.base.routes:
-            for st in route.stages:
-                for decl in kind_of(st.kind).params:
-                    key = f"{st.name}.{decl.name}"
-                    if decl.live and key not in dict(out):
-                        out.append((key, decl))
-        return out
+        return live_params(self.base)
 
     def set(self, key: str, value: Any) -> FlowTrace:
         self.sets[key] = value
