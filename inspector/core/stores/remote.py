@@ -13,10 +13,12 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from inspector.core.errors import InspectorError
+from inspector.core.stores.safety.object_uri import check_object_uri
 from inspector.core.stores.safety.redact import redact_options, redact_text, redact_uri
 
 ENV_OPTIONS = "INSPECTOR_STORAGE_OPTIONS"
@@ -168,3 +170,68 @@ def explain(uri: str, exc: BaseException, opts: Mapping[str, str] | None = None)
 def _first_line(text: str) -> str:
     line = text.strip().splitlines()[0] if text.strip() else "unknown error"
     return line[:200].rstrip(".")
+
+
+# ---- where a store lives: checked before anything connects, so nothing is ever created ----
+
+_REMOTE_SCHEMES = ("s3://", "gs://", "az://", "abfs://", "db://", "memory://")
+_with_environment = storage_options  # connect's parameter of that name hides the function
+
+
+def is_remote(uri: str) -> bool:
+    """True for an object-store or LanceDB Cloud URI (the scheme in any case, as LanceDB's
+    URL parser reads it)."""
+    return uri[:9].lower().startswith(_REMOTE_SCHEMES)
+
+
+def local_path(uri: str) -> Path:
+    return Path(uri[len("file://"):] if uri.startswith("file://") else uri).expanduser()
+
+
+def readable_folder(uri: str) -> Path:
+    """A local store's folder, or why it cannot be one (checked before anything connects)."""
+    path = local_path(uri)
+    if not path.exists():
+        raise InspectorError(f"No store at {path}: the folder does not exist.")
+    if not path.is_dir():
+        raise InspectorError(f"{path} is a file, not a LanceDB store folder.")
+    if not os.access(path, os.R_OK | os.X_OK):
+        raise InspectorError(f"{path} cannot be read (permission denied).")
+    return path
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an error, shortened and without credentials."""
+    text = redact_text(str(exc)).strip()
+    return (text.splitlines()[0] if text else type(exc).__name__)[:200].rstrip(".")
+
+
+def connect(uri: str, storage_options: dict[str, str] | None = None) -> Any:
+    """Connect without ever creating anything: local paths must exist and be folders.
+
+    Remote URIs get the environment's storage options under the given ones; db:// URIs are
+    LanceDB Cloud (API key from LANCEDB_API_KEY, region and host_override from the options).
+    """
+    import lancedb
+
+    if is_remote(uri):
+        # LanceDB opens a URI it cannot parse as a URL as a local path and creates it
+        uri = CLOUD_SCHEME + uri[len(CLOUD_SCHEME):] \
+            if uri[:5].lower() == CLOUD_SCHEME else check_object_uri(uri)
+    if uri.startswith(CLOUD_SCHEME):
+        target = cloud_target(uri, storage_options)
+        try:
+            return lancedb.connect(uri, **target.connect_kwargs())
+        except Exception as exc:  # noqa: BLE001
+            raise InspectorError(explain(uri, exc, storage_options)) from exc
+    if is_remote(uri):
+        opts = _with_environment(storage_options)
+        try:
+            return lancedb.connect(uri, storage_options=opts or None)
+        except Exception as exc:  # noqa: BLE001
+            raise InspectorError(explain(uri, exc, opts)) from exc
+    uri = str(readable_folder(uri))
+    try:
+        return lancedb.connect(uri, storage_options=storage_options)
+    except Exception as exc:  # noqa: BLE001 - connection errors are user-facing
+        raise InspectorError(f"Cannot open {uri}: {first_line(exc)}.") from exc

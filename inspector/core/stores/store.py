@@ -6,11 +6,9 @@ connecting; nothing in this module creates, writes, indexes or compacts a user's
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -18,6 +16,13 @@ import pyarrow as pa
 
 from inspector.core.errors import InspectorError
 from inspector.core.stores.ann.indexes import IndexInfo, index_on, vector_indexes
+from inspector.core.stores.remote import (  # noqa: F401  (where they were; callers import them here)
+    connect,
+    first_line,
+    is_remote,
+    local_path,
+    readable_folder,
+)
 from inspector.core.stores.roles import (
     META_KEY,
     Roles,
@@ -34,13 +39,11 @@ from inspector.core.stores.safety.guarded import (
     looks_missing,
     missing_file,
 )
-from inspector.core.stores.safety.object_uri import check_object_uri
 from inspector.core.stores.safety.redact import redact_text, redact_uri
 
 __all__ = ["META_KEY", "Store", "StoreDamagedError", "TableInfo", "VersionGoneError",
            "open_lance", "read_meta"]
 
-_REMOTE_SCHEMES = ("s3://", "gs://", "az://", "abfs://", "db://", "memory://")
 
 
 @dataclass(frozen=True)
@@ -237,67 +240,6 @@ class Store:
             if len(seen) >= limit:
                 break
         return sorted(seen)
-
-
-def is_remote(uri: str) -> bool:
-    """True for an object-store or LanceDB Cloud URI (the scheme in any case, as LanceDB's
-    URL parser reads it)."""
-    return uri[:9].lower().startswith(_REMOTE_SCHEMES)
-
-
-def local_path(uri: str) -> Path:
-    return Path(uri[len("file://"):] if uri.startswith("file://") else uri).expanduser()
-
-
-def readable_folder(uri: str) -> Path:
-    """A local store's folder, or why it cannot be one (checked before anything connects)."""
-    path = local_path(uri)
-    if not path.exists():
-        raise InspectorError(f"No store at {path}: the folder does not exist.")
-    if not path.is_dir():
-        raise InspectorError(f"{path} is a file, not a LanceDB store folder.")
-    if not os.access(path, os.R_OK | os.X_OK):
-        raise InspectorError(f"{path} cannot be read (permission denied).")
-    return path
-
-
-def first_line(exc: BaseException) -> str:
-    """The first line of an error, shortened and without credentials."""
-    text = redact_text(str(exc)).strip()
-    return (text.splitlines()[0] if text else type(exc).__name__)[:200].rstrip(".")
-
-
-def connect(uri: str, storage_options: dict[str, str] | None = None) -> Any:
-    """Connect without ever creating anything: local paths must exist and be folders.
-
-    Remote URIs get the environment's storage options under the given ones; db:// URIs are
-    LanceDB Cloud (API key from LANCEDB_API_KEY, region and host_override from the options).
-    """
-    import lancedb
-
-    from inspector.core.stores import remote
-
-    if is_remote(uri):
-        # LanceDB opens a URI it cannot parse as a URL as a local path and creates it
-        uri = remote.CLOUD_SCHEME + uri[len(remote.CLOUD_SCHEME):] \
-            if uri[:5].lower() == remote.CLOUD_SCHEME else check_object_uri(uri)
-    if uri.startswith(remote.CLOUD_SCHEME):
-        target = remote.cloud_target(uri, storage_options)
-        try:
-            return lancedb.connect(uri, **target.connect_kwargs())
-        except Exception as exc:  # noqa: BLE001
-            raise InspectorError(remote.explain(uri, exc, storage_options)) from exc
-    if is_remote(uri):
-        opts = remote.storage_options(storage_options)
-        try:
-            return lancedb.connect(uri, storage_options=opts or None)
-        except Exception as exc:  # noqa: BLE001
-            raise InspectorError(remote.explain(uri, exc, opts)) from exc
-    uri = str(readable_folder(uri))
-    try:
-        return lancedb.connect(uri, storage_options=storage_options)
-    except Exception as exc:  # noqa: BLE001 - connection errors are user-facing
-        raise InspectorError(f"Cannot open {uri}: {first_line(exc)}.") from exc
 
 
 def list_table_names(db: Any, uri: str = "",
