@@ -3,7 +3,6 @@ visible cells only, so a slider tick costs one model reset, not a thousand dicts
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -14,21 +13,15 @@ from PySide6.QtGui import QColor, QFont, QPainter, QPixmap
 from inspector.core.engine.live import MAX_OVERFETCH
 from inspector.core.engine.params import depths
 from inspector.core.engine.trace import OUTCOMES, Trace
+from inspector.qt.pipeline.stage_words import (
+    BASE_NAME,
+    COLUMNS,
+    FATE_TEXT,
+    HEADER_TIPS,
+    verdict,
+)
 from inspector.qt.theme import LIGHT, outcome_colour
 
-TITLES = {"raw": "Raw candidates", "scoped": "Scoped candidates",
-          "blended": "Importance-blended", "final": "Final results"}
-COLUMNS = {
-    "raw": ("#", "text", "base", "scope"),
-    "scoped": ("#", "text", "base", "imp"),
-    "blended": ("#", "Δ", "text", "×imp", "score"),
-    "final": ("#", "text", "score"),
-}
-# the widest text each narrow column shows: widths are measured from these with the table's
-# font (QFontMetrics), so they fit at any font size
-SAMPLES = {"#": ("12=", "12!"), "Δ": ("▲99", "▼99"), "id": ("0000000…",),
-           "base": ("0.0000",), "imp": ("0.00",), "×imp": ("0.000",), "score": ("0.0000",)}
-BASE_NAME = {"vector": "vector", "fts": "bm25", "hybrid": "fused"}
 Index = QModelIndex | QPersistentModelIndex
 
 
@@ -62,24 +55,6 @@ def _colour(name: str) -> QColor:
     if name not in _COLOURS:
         _COLOURS[name] = QColor(name)
     return _COLOURS[name]
-
-
-_QUOTED = re.compile(r"""^.*?(['"])(.*)\1$""")
-
-
-def verdict(in_scope: bool, rule: str) -> str:
-    """The scope cell, a mark plus a value: "✓ in", or the value the row had instead of the
-    scope ("✗ platform-docs" for the rule "repo 'platform-docs' != 'vault-agent'"); the
-    scope itself is in the stage note and the whole rule in the tooltip."""
-    if in_scope:
-        return "✓ in"
-    had = rule
-    for sep in (" != ", " not under ", " not in "):
-        if sep in rule:
-            had = rule.split(sep, 1)[0]
-            break
-    m = _QUOTED.match(had)
-    return f"✗ {m.group(2) if m else had}"
 
 
 def _num(x: float, digits: int = 4) -> str:
@@ -230,7 +205,7 @@ class StageModel(QAbstractTableModel):
                 return BASE_NAME[self.trace.params.mode]
             return name
         if role == Qt.ItemDataRole.ToolTipRole:
-            return _HEADER_TIPS.get(name)
+            return HEADER_TIPS.get(name)
         return None
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
@@ -335,7 +310,7 @@ class StageModel(QAbstractTableModel):
             tie = {"=": "\nTied: other rows share this score; the system's tie rule orders "
                         "them.", "!": "\nTied across a cut: which of the tied rows are kept is "
                         "decided by the tie order, not the score (see the banner)."}
-            return _FATE_TEXT[self.fate(r, i)].format(rank=int(t.final_rank[i]),
+            return FATE_TEXT[self.fate(r, i)].format(rank=int(t.final_rank[i]),
                                                       limit=t.params.limit,
                                                       min=t.params.min_score) \
                 + tie.get(self._ties.get(i, ""), "")
@@ -380,27 +355,6 @@ class StageModel(QAbstractTableModel):
         return _LEFT if name in ("text", "id", "scope") else _RIGHT
 
 
-_FATE_TEXT = {
-    "returned": "Returned at rank {rank}.",
-    "below_min_score": "Cut: blended score below min score {min}.",
-    "past_limit": "Cut: ranked past the limit of {limit}.",
-    "out_of_scope": "Out of scope: removed by the scope filter.",
-    "not_fetched": "Not among the raw candidates.",
-}
-_HEADER_TIPS = {
-    "#": "Position in this stage. The dot says where the row ends up: green returned, red "
-         "below min score, blue past the limit, grey out of scope.",
-    "text": "The row's text (★ marks a row you expect to be returned); hover for its id.",
-    "base": "Score before importance: 1/(1+distance) for vector search, reciprocal-rank fusion "
-            "for hybrid.",
-    "scope": "Whether the scope filter keeps the row: ✓ in, or ✗ and the value the row had "
-             "instead (its repo or path); hover a cell for the whole rule. ⚠ marks rows where "
-             "the pushed-down predicate disagrees with the post-filter.",
-    "imp": "Importance used (missing values take the default importance).",
-    "×imp": "Importance multiplier (1 - w) + w * importance.",
-    "score": "Blended score = base score x importance multiplier.",
-    "Δ": "Rank change from blending: ▲ moved up, ▼ moved down.",
-}
 _ROLE_HANDLERS: dict[int, Callable[..., Any]] = {
     Qt.ItemDataRole.DisplayRole: StageModel._display,
     Qt.ItemDataRole.ToolTipRole: StageModel._tooltip,

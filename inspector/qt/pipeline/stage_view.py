@@ -21,12 +21,8 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.core.engine.trace import Trace
-from inspector.qt.pipeline.stage_table import (
-    BASE_NAME,
-    SAMPLES,
-    TITLES,
-    StageModel,
-)
+from inspector.qt.pipeline.stage_table import StageModel
+from inspector.qt.pipeline.stage_words import BASE_NAME, SAMPLES, TITLES
 from inspector.qt.theme import Tokens
 
 SHORT_TITLES = {"raw": "Raw", "scoped": "Scoped", "blended": "Blended", "final": "Final"}
