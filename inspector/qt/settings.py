@@ -10,7 +10,9 @@ from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QSettings
 
+from inspector.core.engine.trace import STAGES
 from inspector.core.stores.options import OpenOptions, looks_secret, without_userinfo
+from inspector.qt import fit, theme
 
 ORG = "memory-store-inspector"
 APP = "inspector"
@@ -102,3 +104,45 @@ def recalled(uri: str) -> tuple[str | None, OpenOptions]:
                             docs_model=entry.get("docs_model") or None)
     table = entry.get("table")
     return (str(table) if table else None), opts
+
+
+# ---- the window between sessions ----
+
+def restore_window(win: Any, splitters: tuple[str, ...]) -> None:
+    """The window as the user left it: geometry (kept on screen), table headers, splitters,
+    theme, and the last query and parameters."""
+    geometry = load_state("window/geometry")
+    if geometry is None or not win.restoreGeometry(geometry):
+        fit.place_first(win)
+    fit.clamp_to_screen(win)  # saved on a larger screen, or a display since unplugged
+    win.stages.header_states = {
+        stage: state for stage in STAGES
+        if (state := load_state(f"tables/{stage}")) is not None}
+    for name in splitters:
+        state = load_state(f"splitters/{name}")
+        if state is not None:
+            win.splitters[name].restoreState(state)
+    win.theme_choice = str(load_state("theme") or "system")
+    if win.theme_choice not in theme.THEMES:
+        win.theme_choice = "system"
+    saved = load_params()
+    if saved is not None:
+        preset, given, compare, text = saved
+        win.vm.restore(preset, given, compare)
+        win.vm.text = text
+        win.query_bar.show_query(text, None)
+
+
+def save_window(win: Any, splitters: tuple[str, ...]) -> None:
+    """What restore_window reads back."""
+    save_state("window/geometry", win.saveGeometry())
+    save_state("window/docks", win.saveState())
+    for name, sp in win.splitters.items():
+        save_state(f"splitters/{name}", sp.saveState())
+    if win.stages.lanes:
+        for stage in STAGES:
+            header = win.stages.view(stage).table.horizontalHeader()
+            save_state(f"tables/{stage}", header.saveState())
+    save_state("theme", win.theme_choice)
+    vm = win.vm
+    save_params(vm.preset, vm.given, vm.compare, vm.text)

@@ -26,13 +26,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.engine.trace import STAGES
 from inspector.core.stores.opening import Opened
 from inspector.qt import fit, help_menu, shortcuts, theme
 from inspector.qt import settings as cfg
 from inspector.qt.extensible import ExtensibleWindow
 from inspector.qt.flow.flow_mode import FlowMode
-from inspector.qt.flow.session import flow_presets
+from inspector.qt.flow.routing import QueryRouter
 from inspector.qt.pipeline.detail import DetailPane
 from inspector.qt.pipeline.expected import ExpectedPanel
 from inspector.qt.pipeline.funnel import DiagnosisBanner, ErrorBar, FunnelChart
@@ -199,7 +198,7 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         self._actions["file_end"] = self.menu("file").addSeparator()
         add("file", act("&Quit", self.close, ("Ctrl+Q",)), "quit")
         add("query", act("&Focus query", self.focus_query, ("Ctrl+L",)), "focus_query")
-        add("query", act("&Run again", self.run_again, ("Ctrl+R", "F5"),
+        add("query", act("&Run again", lambda: self.route.run_again(), ("Ctrl+R", "F5"),
                          "Fetch again from the store"), "run")
         add("query", act("Back to &text query", lambda: self.vm.set_query(self.vm.text, None)),
             "text_query")
@@ -218,10 +217,11 @@ class MainWindow(FilesMixin, ExtensibleWindow):
 
     def _connect(self) -> None:
         vm, qb = self.vm, self.query_bar
-        qb.text_submitted.connect(self._text_submitted)
+        route = self.route = QueryRouter(self)
+        qb.text_submitted.connect(route.text_submitted)
         qb.example_cleared.connect(lambda: vm.set_query(vm.text, None))
-        qb.preset_picked.connect(self._preset_picked)
-        qb.param_changed.connect(self._param_changed)
+        qb.preset_picked.connect(route.preset_picked)
+        qb.param_changed.connect(route.param_changed)
         qb.compare_changed.connect(vm.set_compare)
         qb.table_picked.connect(lambda t: vm.open_store(vm.store.uri if vm.store else None, t))
         qb.suggested_picked.connect(vm.load_suggested)
@@ -242,52 +242,6 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         vm.error_cleared.connect(self.error_bar.hide)
         QGuiApplication.styleHints().colorSchemeChanged.connect(
             lambda _s: self.theme_choice == "system" and self.apply_theme("system"))
-
-    # ---- the query bar: the fixed pipeline's view-model, or a pipeline of stages ----
-    def _text_submitted(self, text: str) -> None:
-        vm = self.vm
-        if self.flow.active:
-            self.flow.submit(text)
-            return
-        vm.set_query(text, vm.vector_of if not text.strip() or text == vm.text else None)
-
-    def _preset_picked(self, name: str | None) -> None:
-        self.store_features.preset_chosen(name)
-        if name in flow_presets():
-            self.flow.enter(name)
-            return
-        self.flow.leave()
-        adopted = self._adopt_typed()
-        self.vm.set_preset(name)
-        if adopted:
-            self.vm.run()
-
-    def _param_changed(self, key: str, value: Any) -> None:
-        if self.flow.active:
-            if key == "limit":
-                self.flow.set_limit(int(value))
-            return
-        adopted = self._adopt_typed()
-        self.vm.set_param(key, value)
-        if adopted:
-            self.vm.run()
-
-    def _adopt_typed(self) -> bool:
-        """A parameter changed while the query box holds edited text: the query that runs is
-        the one on screen, not the one that ran before the edit."""
-        vm, typed = self.vm, self.query_bar.text.text()
-        if not typed.strip() or typed.strip() == vm.text.strip():
-            return False
-        vm.text, vm.vector_of = typed, None
-        vm.query_changed.emit()
-        return True
-
-    def run_again(self) -> None:
-        """Ctrl+R / F5: fetch again, for whichever pipeline is on screen."""
-        if self.flow.active:
-            self.flow.session.ask()
-        else:
-            self.vm.run()
 
     # ---- reacting to the view-model ------------------------------------------------------------
     def _show_params(self) -> None:
@@ -407,41 +361,12 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         self._trace_changed()
         self.tokens_changed.emit(tk)
 
-    # ---- settings ----
+    # ---- settings (qt/settings.py: what is kept between sessions) ----
     def _restore_settings(self) -> None:
-        geometry = cfg.load_state("window/geometry")
-        if geometry is None or not self.restoreGeometry(geometry):
-            fit.place_first(self)
-        fit.clamp_to_screen(self)  # saved on a larger screen, or a display since unplugged
-        self.stages.header_states = {
-            stage: state for stage in STAGES
-            if (state := cfg.load_state(f"tables/{stage}")) is not None}
-        for name in SPLITTERS:
-            state = cfg.load_state(f"splitters/{name}")
-            if state is not None:
-                self.splitters[name].restoreState(state)
-        self.theme_choice = str(cfg.load_state("theme") or "system")
-        if self.theme_choice not in theme.THEMES:
-            self.theme_choice = "system"
-        saved = cfg.load_params()
-        if saved is not None:
-            preset, given, compare, text = saved
-            self.vm.restore(preset, given, compare)
-            self.vm.text = text
-            self.query_bar.show_query(text, None)
+        cfg.restore_window(self, SPLITTERS)
 
     def save_settings(self) -> None:
-        cfg.save_state("window/geometry", self.saveGeometry())
-        cfg.save_state("window/docks", self.saveState())
-        for name, sp in self.splitters.items():
-            cfg.save_state(f"splitters/{name}", sp.saveState())
-        if self.stages.lanes:
-            for stage in STAGES:
-                header = self.stages.view(stage).table.horizontalHeader()
-                cfg.save_state(f"tables/{stage}", header.saveState())
-        cfg.save_state("theme", self.theme_choice)
-        vm = self.vm
-        cfg.save_params(vm.preset, vm.given, vm.compare, vm.text)
+        cfg.save_window(self, SPLITTERS)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
