@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from inspector.core.engine.flow import js
@@ -16,6 +17,12 @@ DAY_MS = 86_400_000
 
 def _exempt(s: Scored, prefix: str) -> bool:
     return bool(prefix) and s.id.startswith(prefix)
+
+
+def _rescore(rows: list[Scored], exempt_prefix: str,
+             one: Callable[[Scored], Scored]) -> Outcome:
+    """`one` applied to every row whose id is not exempt, then the stable descending sort."""
+    return Outcome(js.sort_desc([s if _exempt(s, exempt_prefix) else one(s) for s in rows]))
 
 
 @stage("rerank", "transform",
@@ -95,14 +102,12 @@ def length_norm(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     anchor = p["anchor"]
     if not anchor or anchor <= 0:
         return Outcome(rows, note="off")
-    out = []
-    for s in rows:
-        if _exempt(s, p["exempt_prefix"]):
-            out.append(s)
-            continue
+
+    def one(s: Scored) -> Scored:
         f = 1 / (1 + p["strength"] * math.log2(max(js.length(s.row.text) / anchor, 1)))
-        out.append(s.rescored(js.clamp01(s.score * f, s.score * 0.3), length_factor=f))
-    return Outcome(js.sort_desc(out))
+        return s.rescored(js.clamp01(s.score * f, s.score * 0.3), length_factor=f)
+
+    return _rescore(rows, p["exempt_prefix"], one)
 
 
 @stage("time_decay", "transform",
@@ -116,11 +121,8 @@ def time_decay(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     hl = p["half_life_days"]
     if not hl or hl <= 0:
         return Outcome(rows, note="off")
-    out = []
-    for s in rows:
-        if _exempt(s, p["exempt_prefix"]):
-            out.append(s)
-            continue
+
+    def one(s: Scored) -> Scored:
         ts = s.row.timestamp if s.row.timestamp > 0 else ctx.now_ms
         age = (ctx.now_ms - ts) / DAY_MS
         base = hl / 3 if lifecycle(s.row).temporal_type == "dynamic" else hl
@@ -132,8 +134,9 @@ def time_decay(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
             eff = min(base + base * p["reinforcement"] * math.log1p(count * fresh),
                       base * p["max_multiplier"])
         f = 0.5 + 0.5 * math.exp(-age / eff)
-        out.append(s.rescored(js.clamp01(s.score * f, s.score * 0.5), decay=f))
-    return Outcome(js.sort_desc(out))
+        return s.rescored(js.clamp01(s.score * f, s.score * 0.5), decay=f)
+
+    return _rescore(rows, p["exempt_prefix"], one)
 
 
 _DECAY = (
@@ -158,14 +161,11 @@ _DECAY = (
 def lifecycle_decay(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     """Weibull recency, access frequency and importance x confidence, with tier floors:
     score * clamp(min + (1 - min) * max(tier floor, composite, recency), min, 1)."""
-    out = []
-    for s in rows:
-        if _exempt(s, p["exempt_prefix"]):
-            out.append(s)
-            continue
+    def one(s: Scored) -> Scored:
         mult = decay_multiplier(s, ctx.now_ms, p)
-        out.append(s.rescored(js.clamp01(s.score * mult, s.score * 0.3), decay=mult))
-    return Outcome(js.sort_desc(out))
+        return s.rescored(js.clamp01(s.score * mult, s.score * 0.3), decay=mult)
+
+    return _rescore(rows, p["exempt_prefix"], one)
 
 
 def decay_multiplier(s: Scored, now_ms: float, p: dict[str, Any]) -> float:
