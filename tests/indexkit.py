@@ -3,7 +3,9 @@ agent (a selective scope), trained IVF_PQ / IVF_HNSW_SQ indexes (>= 5,000 rows).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import lancedb
 import numpy as np
@@ -28,8 +30,15 @@ def data(seed: int = 7) -> tuple[list[str], np.ndarray, list[str], np.ndarray]:
     return ids, vecs, list(agents), rng.uniform(0, 1, N)
 
 
-def build(path: Path, kind: str, seed: int = 7) -> Path:
-    """A store folder with table `memories` indexed by `kind` (IVF_PQ or IVF_HNSW_SQ)."""
+def build(path: Path, kind: str, seed: int = 7,
+          accept: Callable[[Any], bool] | None = None, tries: int = 6) -> Path:
+    """A store folder with table `memories` indexed by `kind` (IVF_PQ or IVF_HNSW_SQ).
+
+    LanceDB trains its index unseeded, so the partitions differ from run to run; now and then
+    k-means gives two far clusters one centroid. A test whose story needs a property of the
+    trained index (one partition is not enough for a query between clusters) names it as
+    `accept(table)`: the index is retrained until it holds, and the fixture fails if it never
+    does, instead of the test failing one run in twenty on the training's luck."""
     from lancedb.index import HnswSq, IvfPq
 
     ids, vecs, agents, imp = data(seed)
@@ -40,6 +49,11 @@ def build(path: Path, kind: str, seed: int = 7) -> Path:
     config = (IvfPq(num_partitions=64, num_sub_vectors=4, sample_rate=32) if kind == "IVF_PQ"
               else HnswSq(num_partitions=4, sample_rate=32, m=8, ef_construction=60))
     t.create_index("vector", config=config)
+    for _ in range(tries - 1):
+        if accept is None or accept(t):
+            return path
+        t.create_index("vector", config=config, replace=True)
+    assert accept is None or accept(t), f"{tries} trainings of {kind}: never the index asked for"
     return path
 
 
@@ -58,3 +72,14 @@ def exact_ids(vecs: np.ndarray, ids: list[str], q: np.ndarray, k: int,
     rows = np.arange(len(ids)) if mask is None else np.flatnonzero(mask)
     order = rows[np.lexsort((rows, d[rows]))][:k]
     return [ids[i] for i in order]
+
+
+def bare_recall(table: Any, q: np.ndarray, nprobes: int, agent: str, k: int = 10,
+                depth: int | None = None) -> float:
+    """LanceDB's own scoped recall@k for `q` (agentId pushed down) when asked for `depth` rows
+    with nprobes n, against the exact ranking in numpy."""
+    ids, vecs, agents, _ = data()
+    got = (table.search(q).nprobes(nprobes).where(f"agentId = '{agent}'").limit(depth or k)
+           .to_arrow().column("id").to_pylist()[:k])
+    mask = np.asarray(agents, dtype=object) == agent
+    return len(set(got) & set(exact_ids(vecs, ids, q, k, mask))) / k

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import lancedb
 import pytest
 
 from inspector.cli import main
@@ -15,7 +16,10 @@ from tests.storekit import snapshot
 
 @pytest.fixture(scope="module")
 def path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return indexkit.build(tmp_path_factory.mktemp("cli_index") / "ivf", "IVF_PQ")
+    q = indexkit.data()[1][42]  # r00042, an "ops" row far from the rare agent's clusters
+    return indexkit.build(tmp_path_factory.mktemp("cli_index") / "ivf", "IVF_PQ",
+                          accept=lambda t: indexkit.bare_recall(t, q, 1, indexkit.RARE)
+                          < indexkit.bare_recall(t, q, 64, indexkit.RARE))
 
 
 def _json(capsys, *args: str) -> dict:
@@ -86,6 +90,11 @@ def test_sweep_over_nprobes_gives_recall_against_the_exact_search(capsys, path):
     assert doc["truth"] == "exact (flat) search" and doc["queries"] == 1
     assert all(0 <= v <= 1 for row in doc["recall"] for v in row if v is not None)
     one, every = doc["recall"]
+    table = lancedb.connect(str(path)).open_table("memories")
+    q = indexkit.data()[1][42]
+    for row, n in ((one, 1), (every, 64)):
+        assert row == pytest.approx([indexkit.bare_recall(table, q, n, indexkit.RARE, depth=d)
+                                     for d in (10, 40)])
     assert every[0] > one[0], "probing all 64 partitions finds more of the rare agent's rows"
     assert main(["sweep", str(path), "--vector-of", "r00042", "--grid-nprobes", "5,20",
                  "--grid-overfetch", "1,2"]) == 0
