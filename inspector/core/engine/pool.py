@@ -85,6 +85,9 @@ class Pool:
     importance_missing: np.ndarray | None = None
     index: IndexInfo | None = None  # the table's vector index (None: flat table)
     knobs: tuple[Any, ...] = ()  # the ANN knobs the vector leg was searched with (search_knobs)
+    # per row out of scope, the value it had instead of the scope ("" in scope); empty in a
+    # receipt written before the field existed
+    scope_value: list[str] = field(default_factory=list)
 
     def missing_importance(self) -> np.ndarray:
         if self.importance_missing is None:
@@ -297,7 +300,7 @@ def _merge(store: Store, query: Query, params: Params, spec: scopes.ScopeSpec,
         value[name][rows] = vals
         depth = vec_k if name == "vec" else fts_k
         built[name] = Leg(rows=rows, values=vals, depth=depth, exhausted=exhausted[name])
-    in_scope, rule = scopes.evaluate(spec, store.roles, columns, n)
+    in_scope, rule, scope_value = scopes.evaluate(spec, store.roles, columns, n)
     pcol = push.column
     push_match = np.array([push.matches(v) for v in columns.get(pcol, [None] * n)]
                           if pcol else [True] * n, dtype=bool)
@@ -321,7 +324,7 @@ def _merge(store: Store, query: Query, params: Params, spec: scopes.ScopeSpec,
                 pushdown_sql=push.sql, pushdown_note=push.note, ids=ids, id_order=id_order,
                 columns=columns,
                 importance=importance, importance_missing=missing,
-                in_scope=np.asarray(in_scope, bool), scope_rule=rule,
+                in_scope=np.asarray(in_scope, bool), scope_rule=rule, scope_value=scope_value,
                 pushdown_match=push_match, vec_rank=rank["vec"], vec_dist=value["vec"],
                 fts_rank=rank["fts"], fts_score=value["fts"], vec_leg=built.get("vec"),
                 fts_leg=built.get("fts"), warnings=tuple(warnings),

@@ -133,20 +133,27 @@ def _low(v: Any) -> str:
     return "" if v is None else str(v).lower()
 
 
-def evaluate(spec: ScopeSpec, roles: Roles,
-             values: Mapping[str, Sequence[Any]], n: int) -> tuple[list[bool], list[str]]:
-    """The post-filter: for each of n rows, whether it is in scope and the rule that decided."""
+def had(value: Any) -> str:
+    """The value a row had instead of the scope, as the scope cell shows it."""
+    return "NULL" if value is None else "(empty)" if value == "" else str(value)
+
+
+def evaluate(spec: ScopeSpec, roles: Roles, values: Mapping[str, Sequence[Any]],
+             n: int) -> tuple[list[bool], list[str], list[str]]:
+    """The post-filter: for each of n rows, whether it is in scope, the rule that decided, and
+    (for a row out of scope) the value it had instead: the one structured fact a stage table
+    shows beside the mark, so no client reads it back out of the rule's sentence."""
     if not spec.active:
         why = "no scope" if spec.scope is None or spec.strategy == "none" else "global scope"
-        return [True] * n, [why] * n
+        return [True] * n, [why] * n, [""] * n
     cols = _needs(roles, spec)
     get = {role: values.get(col, [None] * n) for role, col in cols.items()}
     if spec.strategy == "column":
         want = spec.scope
-        return _decide(n, lambda i: (get["column"][i] == want,
-                                     f"{cols['column']} == {want!r}"
-                                     if get["column"][i] == want else
-                                     f"{cols['column']} {get['column'][i]!r} != {want!r}"))
+        return _decide(n, lambda i: (True, f"{cols['column']} == {want!r}", "")
+                       if get["column"][i] == want else
+                       (False, f"{cols['column']} {get['column'][i]!r} != {want!r}",
+                        had(get["column"][i])))
     if spec.strategy in ("column_global", "agent_scope"):
         return _evaluate_agent_scope(spec, cols, get, n)
     norm = normalize_scope(spec.scope)
@@ -154,52 +161,58 @@ def evaluate(spec: ScopeSpec, roles: Roles,
     paths = get.get("path", [None] * n)
     if spec.strategy == "repo_prefix":
         key = scope_key(norm)
-        return _decide(n, lambda i: _repo_prefix(key, _low(repos[i]), _low(paths[i])))
+        return _decide(n, lambda i: _repo_prefix(key, repos[i], paths[i]))
     if spec.strategy == "path_prefix":
-        return _decide(n, lambda i: _path_prefix(norm, _low(paths[i])))
+        return _decide(n, lambda i: _path_prefix(norm, paths[i]))
     entries = spec.map_entries()
     if entries is None:
-        return [False] * n, [f"scope {spec.scope!r} not in the scope map"] * n
+        return [False] * n, [f"scope {spec.scope!r} not in the scope map"] * n, \
+            ["no map entry"] * n
     if not entries:
-        return [False] * n, [f"scope {spec.scope!r} maps to no entries"] * n
+        return [False] * n, [f"scope {spec.scope!r} maps to no entries"] * n, \
+            ["no map entry"] * n
     low_entries = [e.lower() for e in entries]
-    return _decide(n, lambda i: _map_rule(low_entries, _low(repos[i]), _low(paths[i])))
+    return _decide(n, lambda i: _map_rule(low_entries, repos[i], paths[i]))
 
 
-def _decide(n: int, rule: Any) -> tuple[list[bool], list[str]]:
-    ok, why = [], []
+def _decide(n: int, rule: Any) -> tuple[list[bool], list[str], list[str]]:
+    ok, why, values = [], [], []
     for i in range(n):
-        a, b = rule(i)
+        a, b, c = rule(i)
         ok.append(bool(a))
         why.append(b)
-    return ok, why
+        values.append(c)
+    return ok, why, values
 
 
-def _repo_prefix(key: str, repo: str, path: str) -> tuple[bool, str]:
+def _repo_prefix(key: str, stored_repo: Any, stored_path: Any) -> tuple[bool, str, str]:
+    repo, path = _low(stored_repo), _low(stored_path)
     if repo == key:
-        return True, f"repo == {key!r}"
+        return True, f"repo == {key!r}", ""
     if path.startswith(key + "/"):
-        return True, f"path starts with {key + '/'!r}"
-    return False, f"repo {repo!r} != {key!r}"
+        return True, f"path starts with {key + '/'!r}", ""
+    return False, f"repo {repo!r} != {key!r}", had(stored_repo)
 
 
-def _path_prefix(p: str, path: str) -> tuple[bool, str]:
+def _path_prefix(p: str, stored_path: Any) -> tuple[bool, str, str]:
+    path = _low(stored_path)
     if path == p:
-        return True, f"path == {p!r}"
+        return True, f"path == {p!r}", ""
     if path.startswith(p + "/"):
-        return True, f"path starts with {p + '/'!r}"
+        return True, f"path starts with {p + '/'!r}", ""
     if f"/{p}/" in path:
-        return True, f"path contains {'/' + p + '/'!r}"
-    return False, f"path {path!r} not under {p!r}"
+        return True, f"path contains {'/' + p + '/'!r}", ""
+    return False, f"path {path!r} not under {p!r}", had(stored_path)
 
 
-def _map_rule(entries: list[str], repo: str, path: str) -> tuple[bool, str]:
+def _map_rule(entries: list[str], stored_repo: Any, stored_path: Any) -> tuple[bool, str, str]:
+    repo, path = _low(stored_repo), _low(stored_path)
     for e in entries:
         if repo == e:
-            return True, f"map: repo == {e!r}"
+            return True, f"map: repo == {e!r}", ""
         if path.startswith(e + "/"):
-            return True, f"map: path starts with {e + '/'!r}"
-    return False, f"map: repo {repo!r} not in {entries!r}"
+            return True, f"map: path starts with {e + '/'!r}", ""
+    return False, f"map: repo {repo!r} not in {entries!r}", had(stored_repo)
 
 
 @dataclass(frozen=True)
@@ -296,25 +309,25 @@ def _global_rule(column: str, want: str, value: Any) -> tuple[bool, str]:
 
 def _evaluate_agent_scope(spec: ScopeSpec, cols: dict[str, str],
                           get: dict[str, Sequence[Any]], n: int
-                          ) -> tuple[list[bool], list[str]]:
+                          ) -> tuple[list[bool], list[str], list[str]]:
     if spec.strategy == "column_global":
         agent, sub = None, spec.scope or ""
     else:
         agent, sub = split_agent_scope(spec.scope, "agent" in cols)
 
-    def rule(i: int) -> tuple[bool, str]:
+    def rule(i: int) -> tuple[bool, str, str]:
         why: list[str] = []
         if "agent" in cols:
             a = get["agent"][i]
             if a != agent:
-                return False, f"{cols['agent']} {a!r} != {agent!r}"
+                return False, f"{cols['agent']} {a!r} != {agent!r}", had(a)
             why.append(f"{cols['agent']} == {agent!r}")
         if "column" in cols and sub is not None:
             ok, text = _global_rule(cols["column"], sub, get["column"][i])
             if not ok:
-                return False, text
+                return False, text, had(get["column"][i])
             why.append(text)
-        return True, " and ".join(why)
+        return True, " and ".join(why), ""
 
     return _decide(n, rule)
 

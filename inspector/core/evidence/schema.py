@@ -164,9 +164,9 @@ def check_pool(pool: Any) -> None:
     _obj(pool["columns"], "pool.columns")
     for k, v in pool["columns"].items():
         _list_of(v, f"pool.columns.{k}", _is_scalar, "a text, number or null", n)
-    if "scope_rule" in pool:
-        _list_of(pool["scope_rule"], "pool.scope_rule", lambda x: isinstance(x, str),
-                 "a text", n)
+    for key in ("scope_rule", "scope_value"):
+        if key in pool:
+            _list_of(pool[key], f"pool.{key}", lambda x: isinstance(x, str), "a text", n)
     for key in ("warnings", "knobs"):
         if key in pool:
             _list_of(pool[key], f"pool.{key}",

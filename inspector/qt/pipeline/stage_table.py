@@ -294,7 +294,8 @@ class StageModel(QAbstractTableModel):
         """The scope cell of pool row i (the view sizes its column from these)."""
         p = self.trace.pool
         mark = "⚠ " if self.disagrees(i) else ""
-        return mark + verdict(bool(p.in_scope[i]), str(p.scope_rule[i]))
+        return mark + verdict(bool(p.in_scope[i]),
+                              p.scope_value[i] if i < len(p.scope_value) else "")
 
     def _tooltip(self, r: int, i: int, name: str) -> Any:
         t, p = self.trace, self.trace.pool

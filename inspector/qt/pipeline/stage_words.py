@@ -3,8 +3,6 @@ narrow column, header tips, the scope cell's mark and value, and each row's fate
 
 from __future__ import annotations
 
-import re
-
 TITLES = {"raw": "Raw candidates", "scoped": "Scoped candidates",
           "blended": "Importance-blended", "final": "Final results"}
 COLUMNS = {
@@ -20,22 +18,16 @@ SAMPLES = {"#": ("12=", "12!"), "Δ": ("▲99", "▼99"), "id": ("0000000…",),
 BASE_NAME = {"vector": "vector", "fts": "bm25", "hybrid": "fused"}
 
 
-_QUOTED = re.compile(r"""^.*?(['"])(.*)\1$""")
 
 
-def verdict(in_scope: bool, rule: str) -> str:
+def verdict(in_scope: bool, had: str) -> str:
     """The scope cell, a mark plus a value: "✓ in", or the value the row had instead of the
-    scope ("✗ platform-docs" for the rule "repo 'platform-docs' != 'vault-agent'"); the
-    scope itself is in the stage note and the whole rule in the tooltip."""
+    scope, as the engine reports it (`Pool.scope_value`: "✗ platform-docs" where the scope
+    is vault-agent); the scope itself is in the stage note and the whole rule in the tooltip.
+    A receipt older than that field says only "✗ out"."""
     if in_scope:
         return "✓ in"
-    had = rule
-    for sep in (" != ", " not under ", " not in "):
-        if sep in rule:
-            had = rule.split(sep, 1)[0]
-            break
-    m = _QUOTED.match(had)
-    return f"✗ {m.group(2) if m else had}"
+    return f"✗ {had}" if had else "✗ out"
 
 
 FATE_TEXT = {

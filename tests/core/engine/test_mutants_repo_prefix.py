@@ -45,7 +45,7 @@ def store(make_store):
 def test_repo_prefix_post_filter_does_not_match_a_repo_that_merely_starts_with_the_scope(scope):
     roles = Roles(id="id", text="text", vector="vector", repo="repo", path="path")
     values = {"repo": [r[1] for r in ROWS], "path": [r[2] for r in ROWS]}
-    ok, why = evaluate(make_scope(scope), roles, values, len(ROWS))
+    ok, why, _ = evaluate(make_scope(scope), roles, values, len(ROWS))
     assert [i for i, keep in zip(IDS, ok, strict=True) if keep] == POST
     assert why[:3] == ["repo == 'vault'", "path starts with 'vault/'",
                        "repo 'vault-agent' != 'vault'"]

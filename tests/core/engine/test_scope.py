@@ -23,7 +23,7 @@ ROWS = {
 
 
 def _eval(scope, strategy="repo_prefix", scope_map=None):
-    ok, why = evaluate(make_scope(scope, strategy, scope_map), ROLES, ROWS, 6)
+    ok, why, _ = evaluate(make_scope(scope, strategy, scope_map), ROLES, ROWS, 6)
     return ok, why
 
 
@@ -79,7 +79,7 @@ def test_none_strategy_keeps_everything():
 
 
 def test_column_strategy_compares_exactly():
-    ok, why = evaluate(make_scope("Vault", "column", column="repo"), ROLES, ROWS, 6)
+    ok, why, _ = evaluate(make_scope("Vault", "column", column="repo"), ROLES, ROWS, 6)
     assert ok == [False, True, False, False, False, False]
     assert why[1] == "repo == 'Vault'"
 
