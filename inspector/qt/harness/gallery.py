@@ -129,19 +129,35 @@ def enter_state(win: Any, state: str, work: Path) -> None:
     _idle(win)
 
 
-def make_window(size: tuple[int, int], theme: str) -> Any:
+def make_window(size: tuple[int, int], theme: str, maximized: bool = False) -> Any:
+    """The window at `size`; `maximized`: as a user has it under a window manager, maximised
+    on a screen of that size, so title bar and frame take their share (the screen must be
+    that size: an Xvfb display made for it)."""
+    from PySide6.QtCore import QThread
+    from PySide6.QtWidgets import QApplication
+
     from inspector.qt.window import MainWindow
 
     win = MainWindow(restore=False, persist=False)
     win.apply_theme(theme)
-    win.resize(*size)
-    win.show()
+    if maximized:
+        win.showMaximized()
+        screen = win.screen().availableGeometry()
+        for _ in range(200):  # the window manager maps and resizes it asynchronously
+            QApplication.processEvents()
+            if win.isMaximized() and win.frameGeometry().width() >= screen.width() - 2:
+                break
+            QThread.msleep(10)
+    else:
+        win.resize(*size)
+        win.show()
     _idle(win)
     return win
 
 
 def render(out: Path, sizes: tuple[tuple[int, int], ...] = SIZES,
-           states: tuple[str, ...] = STATES, themes: tuple[str, ...] = THEMES) -> list[str]:
+           states: tuple[str, ...] = STATES, themes: tuple[str, ...] = THEMES,
+           maximized: bool = False) -> list[str]:
     """Write every state's PNG; returns the problems found, one line each."""
     from inspector.qt.harness.visual_checks import problems
 
@@ -150,7 +166,7 @@ def render(out: Path, sizes: tuple[tuple[int, int], ...] = SIZES,
     with tempfile.TemporaryDirectory(prefix="inspector-gallery-") as tmp:
         for size in sizes:
             for theme in themes:
-                win = make_window(size, theme)
+                win = make_window(size, theme, maximized)
                 for state in states:
                     enter_state(win, state, Path(tmp) / f"{size[0]}-{theme}")
                     name = f"{state}-{theme}-{size[0]}x{size[1]}"
@@ -177,6 +193,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", default=",".join(f"{w}x{h}" for w, h in SIZES))
     ap.add_argument("--states", default=",".join(STATES))
     ap.add_argument("--themes", default=",".join(THEMES))
+    ap.add_argument("--maximized", action="store_true",
+                    help="maximise the window under the running window manager (one size: "
+                         "the screen's) instead of resizing it to each size")
     args = ap.parse_args(argv)
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from inspector.qt.app import _application
@@ -194,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     found = render(Path(args.outdir), _parse_sizes(args.sizes), states,
-                   tuple(t for t in args.themes.split(",") if t))
+                   tuple(t for t in args.themes.split(",") if t), args.maximized)
     print(f"wrote {args.outdir}; {len(found)} problems" + (":" if found else ""))
     for line in found:
         print("  " + line)

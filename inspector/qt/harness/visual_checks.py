@@ -306,6 +306,9 @@ def plot_axis_problems(win: Any) -> list[str]:
 
 def problems(win: Any) -> list[str]:
     """Everything the checks find, one sentence each."""
+    from inspector.qt.harness.cut_checks import cut_problems  # it builds on plot_texts
+
     return (plot_axis_problems(win) + text_overlap_problems(win) + outside_problems(win)
             + own_window_problems(win) + plot_size_problems(win) + elided_scope_problems(win)
-            + dock_problems(win) + clipped_title_problems(win) + stage_row_problems(win))
+            + dock_problems(win) + clipped_title_problems(win) + stage_row_problems(win)
+            + cut_problems(win))

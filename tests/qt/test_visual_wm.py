@@ -1,0 +1,115 @@
+"""The visual checks under a real window manager (issue 20): the gallery's states rendered in
+a maximised window on an Xvfb screen of each size with openbox drawing title bar and frame,
+light and dark, so the window has the room a user's has (about 20 px less than offscreen).
+And the cut-text checks themselves, on widgets built to be cut (they must not pass a defect)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+from inspector.qt.harness.cut_checks import cut_label_problems, cut_plot_text_problems
+
+STATES = "scoped-miss,importance,deep-pool,tuning-dock,receipt,tour-scoped-miss"
+
+
+@pytest.fixture
+def wm_screen(request: pytest.FixtureRequest) -> Iterator[tuple[str, int, int]]:
+    """DISPLAY of a fresh Xvfb screen of the size asked, with openbox managing it."""
+    if not (shutil.which("Xvfb") and shutil.which("openbox")):
+        pytest.skip("Xvfb and openbox are not installed")
+    w, h = request.param
+    read, write = os.pipe()
+    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(write), "-screen", "0", f"{w}x{h}x24",
+                             "-nolisten", "tcp"], pass_fds=(write,),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.close(write)
+    with os.fdopen(read) as f:
+        display = ":" + f.readline().strip()  # written once the server accepts clients
+    env = {**os.environ, "DISPLAY": display}
+    wm = subprocess.Popen(["openbox"], env=env, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(100):  # openbox owns the screen once it has set its check window
+            probe = subprocess.run(["xprop", "-root", "_NET_SUPPORTING_WM_CHECK"], env=env,
+                                   capture_output=True, text=True)
+            if "window id" in probe.stdout:
+                break
+            time.sleep(0.1)
+        yield display, w, h
+    finally:
+        wm.terminate()
+        xvfb.terminate()
+        wm.wait(10)
+        xvfb.wait(10)
+
+
+@pytest.mark.skipif(shutil.which("xprop") is None, reason="xprop is not installed")
+@pytest.mark.parametrize("wm_screen", [(1366, 768), (1920, 1080)], indirect=True,
+                         ids=["1366x768", "1920x1080"])
+def test_gallery_passes_the_checks_maximised_under_openbox(wm_screen: tuple[str, int, int],
+                                                          tmp_path: Path) -> None:
+    display, w, h = wm_screen
+    env = {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb"}
+    out = tmp_path / "shots"
+    done = subprocess.run([sys.executable, "-m", "inspector.qt.harness.gallery", str(out),
+                           "--sizes", f"{w}x{h}", "--maximized", "--states", STATES],
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith(f"wrote {out}; 0 problems"), done.stdout[-3000:]
+    shot = QImage(str(out / f"scoped-miss-dark-{w}x{h}.png"))
+    # the client area: the full width, the height less openbox's title bar and frame
+    assert shot.width() == w and h - 60 < shot.height() < h, (shot.width(), shot.height())
+
+
+def test_a_wrapped_label_short_of_its_lines_is_found(qtbot) -> None:
+    box = QWidget()
+    qtbot.addWidget(box)
+    lay = QVBoxLayout(box)
+    key = QLabel("one two three four five six seven eight nine ten " * 3, objectName="key")
+    key.setWordWrap(True)
+    key.setFixedHeight(key.fontMetrics().lineSpacing() + 2)  # room for one line
+    lay.addWidget(key)
+    box.resize(160, 200)
+    box.show()
+    qtbot.waitExposed(box)
+    assert any("label key needs" in p for p in cut_label_problems(box))
+    key.setFixedHeight(key.heightForWidth(key.width()))
+    assert cut_label_problems(box) == []
+
+
+def test_a_one_line_label_narrower_than_its_text_is_found(qtbot) -> None:
+    box = QWidget()
+    qtbot.addWidget(box)
+    note = QLabel("out of scope: removed by the scope filter", box, objectName="note")
+    note.setGeometry(0, 0, 60, 20)
+    box.resize(200, 40)
+    box.show()
+    qtbot.waitExposed(box)
+    assert cut_label_problems(box) == [f"label note needs {note.minimumSizeHint().width()} "
+                                       "px, has 60: cut"]
+
+
+def test_a_tick_label_past_the_plot_edge_is_found(qtbot) -> None:
+    import pyqtgraph as pg
+
+    plot = pg.PlotWidget(objectName="p")
+    qtbot.addWidget(plot)
+    plot.resize(300, 200)
+    plot.show()
+    qtbot.waitExposed(plot)
+    item = plot.getPlotItem()
+    item.layout.setContentsMargins(0, 0, 0, 0)
+    item.setRange(yRange=(0.0, 1.0), padding=0)  # the 1.0 label centred on the top edge
+    qtbot.waitUntil(lambda: any("'1.0' is cut" in p for p in cut_plot_text_problems(plot)))
+    item.setRange(yRange=(-0.1, 1.1), padding=0)
+    qtbot.waitUntil(lambda: cut_plot_text_problems(plot) == [])
