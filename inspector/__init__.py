@@ -8,6 +8,12 @@ import os as _os
 # when the demo store is written); keep stderr for messages a user must act on.
 _os.environ.setdefault("LANCEDB_LOG", "error")
 
+# LanceDB's REST namespace client is imported when first used, not with lancedb (local stores
+# never use it; its package __init__ is about half of `import lancedb`): see _lazy_client.
+from inspector._lazy_client import defer as _defer  # noqa: E402
+
+_defer()
+
 # The Python API (inspector.api), loaded on first use so that `import inspector` stays cheap:
 # inspector.open(store, table=...), inspector.query(...), inspector.audit(...).
 _API = ("open", "query", "audit", "Store", "Result", "AuditResult")
