@@ -1,5 +1,6 @@
-"""Help menu: a tour that walks the demo store's two stories in the real window, a list of
-keyboard shortcuts read from the window's own actions, and About with the version."""
+"""Help menu: a tour that walks the demo store's two stories in the real window, the keyboard
+shortcuts and a command palette, both read from the window's own actions (so an action an
+add-on registers appears in them by itself), and About with the version."""
 
 from __future__ import annotations
 
@@ -7,18 +8,23 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
+    QApplication,
     QDialog,
     QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QLineEdit,
+    QMenu,
     QMessageBox,
     QPushButton,
     QTableWidget,
     QTableWidgetItem,
+    QTreeWidget,
+    QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
 )
@@ -137,14 +143,153 @@ class TourPanel(QFrame):
         self.go(step)
 
 
+def _words(text: str) -> str:
+    """A menu text without its mnemonic marks ("&&" is a literal "&")."""
+    return text.replace("&&", "\0").replace("&", "").replace("\0", "&")
+
+
+@dataclass(frozen=True)
+class Command:
+    """One of the window's actions as the palette and the shortcuts list show it."""
+
+    path: str  # the menus it sits in, "View › Theme"; "" for an action in no menu
+    text: str
+    keys: str  # its shortcuts, as the platform writes them
+    action: QAction
+
+    @property
+    def name(self) -> str:
+        return f"{self.path} › {self.text}" if self.path else self.text
+
+
+def commands(win: Any) -> list[Command]:
+    """Every action the window holds, in menu order (the menu bar's, then those bound to the
+    window alone), read from the actions themselves at the time of asking."""
+    found: list[Command] = []
+    seen: set[int] = set()
+
+    def add(act: QAction, path: str) -> None:
+        if act.isSeparator() or not act.text() or id(act) in seen:
+            return
+        seen.add(id(act))
+        keys = ", ".join(k.toString(QKeySequence.SequenceFormat.NativeText)
+                         for k in act.shortcuts())
+        found.append(Command(path, _words(act.text()), keys, act))
+
+    def walk(menu: QMenu, path: str) -> None:
+        for act in menu.actions():
+            sub = act.menu()
+            if isinstance(sub, QMenu):
+                seen.add(id(act))
+                walk(sub, f"{path} › {_words(sub.title())}" if path else _words(sub.title()))
+            elif act.isVisible():
+                add(act, path)
+
+    for top in win.menuBar().actions():
+        if isinstance(top.menu(), QMenu):
+            walk(top.menu(), _words(top.menu().title()))
+    for act in win.actions():
+        add(act, "")
+    return found
+
+
 def shortcut_rows(win: Any) -> list[tuple[str, str]]:
     """(what, keys) for every window action with a shortcut, from the actions themselves."""
-    rows = {}
-    for act in win.findChildren(QAction):
-        keys = [k.toString(QKeySequence.SequenceFormat.NativeText) for k in act.shortcuts()]
-        if keys and act.text():
-            rows[act.text().replace("&", "")] = ", ".join(keys)
+    rows = {c.text: c.keys for c in commands(win) if c.keys}
     return sorted(rows.items(), key=lambda r: r[0].lower())
+
+
+def matches(command: Command, typed: str) -> bool:
+    """Every word typed appears in the command's menu path, name or keys (any case)."""
+    hay = f"{command.name} {command.keys}".lower()
+    return all(w in hay for w in typed.lower().split())
+
+
+class CommandPalette(QDialog):
+    """Every action of the window by name, with its shortcut: type to filter, Up and Down to
+    choose, Enter runs it, Esc closes. Read afresh each time it opens."""
+
+    def __init__(self, win: Any) -> None:
+        super().__init__(win)
+        self.setObjectName("commandPalette")
+        self.setWindowTitle("Command palette")
+        self.win = win
+        self.all: list[Command] = []
+        self.field = QLineEdit(self, objectName="paletteField")
+        self.field.setPlaceholderText("Type an action's name; Enter runs it, Esc closes")
+        self.list = QTreeWidget(self, objectName="paletteList")
+        self.list.setColumnCount(2)
+        self.list.setHeaderHidden(True)
+        self.list.setRootIsDecorated(False)
+        self.list.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # the field keeps the keyboard
+        self.list.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.list.header().setStretchLastSection(False)
+        self.list.header().setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        self.field.textChanged.connect(self.refill)
+        self.field.returnPressed.connect(self.run_current)
+        self.field.installEventFilter(self)
+        self.list.itemActivated.connect(lambda item, _c: self.run(item))
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(8, 8, 8, 8)
+        lay.addWidget(self.field)
+        lay.addWidget(self.list, 1)
+
+    def open_palette(self) -> None:
+        me = self.win.action("palette")
+        self.all = [c for c in commands(self.win) if c.action is not me]
+        self.field.clear()
+        self.refill()
+        width = min(640, max(420, self.win.width() // 2))
+        self.resize(width, min(460, max(260, self.win.height() * 2 // 3)))
+        top = self.win.mapToGlobal(self.win.rect().topLeft())
+        self.move(top.x() + (self.win.width() - width) // 2, top.y() + 60)
+        self.show()
+        self.raise_()
+        self.activateWindow()
+        self.field.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    def shown(self) -> list[str]:
+        """The names the list shows now, in order."""
+        return [self.list.topLevelItem(i).text(0) for i in range(self.list.topLevelItemCount())]
+
+    def refill(self) -> None:
+        self.list.clear()
+        first = None
+        for c in (c for c in self.all if matches(c, self.field.text())):
+            item = QTreeWidgetItem([c.name, c.keys])
+            item.setData(0, Qt.ItemDataRole.UserRole, c.action)
+            item.setTextAlignment(1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            if not c.action.isEnabled():
+                item.setFlags(Qt.ItemFlag.NoItemFlags)
+                item.setToolTip(0, "Not available now")
+            elif first is None:
+                first = item
+            self.list.addTopLevelItem(item)
+        if first is not None:
+            self.list.setCurrentItem(first)
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt naming
+        """Up, Down, Page Up and Page Down in the field move the list's choice."""
+        if obj is self.field and event.type() == QEvent.Type.KeyPress \
+                and isinstance(event, QKeyEvent) and event.key() in (
+                    Qt.Key.Key_Up, Qt.Key.Key_Down, Qt.Key.Key_PageUp, Qt.Key.Key_PageDown):
+            QApplication.sendEvent(self.list, QKeyEvent(event.type(), event.key(),
+                                                        event.modifiers()))
+            return True
+        return False
+
+    def run_current(self) -> None:
+        item = self.list.currentItem()
+        if item is not None:
+            self.run(item)
+
+    def run(self, item: QTreeWidgetItem) -> None:
+        act = item.data(0, Qt.ItemDataRole.UserRole)
+        if not isinstance(act, QAction) or not act.isEnabled():
+            return
+        self.hide()
+        self.win.activateWindow()  # the action finds the focus where it was, in the window
+        QTimer.singleShot(0, act.trigger)
 
 
 class ShortcutsDialog(QDialog):
@@ -180,7 +325,7 @@ def about_text() -> str:
 
 
 def install(win: Any) -> None:
-    """Help › Tour, Keyboard shortcuts, About."""
+    """Help › Tour, Command palette, Keyboard shortcuts, About."""
     def act(text: str, slot: Callable[[], Any], keys: tuple[str, ...] = ()) -> QAction:
         a = QAction(text, win)
         a.setShortcuts([QKeySequence(k) for k in keys])
@@ -204,5 +349,8 @@ def install(win: Any) -> None:
         show(win.shortcuts_dialog)
 
     win.add_action("help", act("&Tour of the demo stories", win.tour.start), "tour")
+    win.command_palette = CommandPalette(win)
+    win.add_action("help", act("Command &palette…", win.command_palette.open_palette,
+                               ("Ctrl+Shift+P", "Ctrl+K")), "palette")
     win.add_action("help", act("&Keyboard shortcuts", shortcuts, ("Ctrl+/",)), "shortcuts")
     win.add_action("help", act("&About", lambda: show(win.about_box)), "about")

@@ -63,7 +63,8 @@ def tab_chain(win: Any) -> list[QWidget]:
     chain += [row.itemAt(i).widget() for i in range(row.count())
               if row.itemAt(i).widget() not in (None, qb.text, qb.example, qb.stale,
                                                 qb.run_button)]
-    chain += [qb.run_button, qb.preset, qb.mode, qb.scope, qb.rule, qb.filter, qb.limit]
+    chain += [qb.run_button, qb.preset, qb.mode, qb.scope, qb.rule, qb.filter, qb.limit,
+              qb.cap]
     flow = getattr(win, "flow", None)
     if flow is not None:
         chain += flow.bar.focus_chain()

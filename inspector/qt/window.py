@@ -276,7 +276,9 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         vm = self.vm
         named = list(zip(vm.placements, vm.traces, strict=False))
         self.funnel.set_traces(named)
-        self.banner.set_traces(named, vm.expected)
+        session = vm.session
+        self.banner.set_traces(named, vm.expected, None if session is None else
+                               lambda fixes: session.runnable(vm.params, fixes))
         self.banner_placeholder.setVisible(self.banner.isHidden())
         self.detail.show_row(vm.trace, vm.selected)
         self._status()

@@ -1,4 +1,5 @@
-"""The minimum safe over-fetch: the smallest candidate depth at which scoped recall is full.
+"""The minimum safe over-fetch: the smallest candidate depth at which scoped recall is full,
+and the over-fetch that reaches it, named as the banner names it (diagnosis.safe_words).
 
 Computed with no cap (the cap is reported against, not applied), at the base blend weight
 and min score, from the same exhaustive pool a sweep uses. Vector and full-text rankings
@@ -15,8 +16,9 @@ from typing import Any
 import numpy as np
 
 from inspector.core.analysis.metrics import scoped_recall
+from inspector.core.engine.diagnosis import cap_words
 from inspector.core.engine.expect import HYBRID_SCAN_MAX
-from inspector.core.engine.params import Params
+from inspector.core.engine.params import Params, overfetch_for
 from inspector.core.engine.pipeline import derive
 from inspector.core.engine.pool import Pool
 
@@ -75,8 +77,8 @@ def safe_depth(pool: Pool, p: Params, truth: Sequence[Any], k: int,
             best, best_d = r, d
         if r == 1.0:
             cap_ok = p.cap == 0 or d <= p.cap
-            why = "" if cap_ok else f"needs depth {d}, above the cap of {p.cap}"
-            return SafeDepth(d, d / q.limit, cap_ok, why, curve, size, 1.0, d)
+            why = "" if cap_ok else cap_words(d, p.cap)
+            return SafeDepth(d, overfetch_for(d, q.limit), cap_ok, why, curve, size, 1.0, d)
     why = (f"scoped recall stays below 1 at every depth from {start} to {last}; at best "
            f"{best:.2f} from depth {best_d}")
     if q.mode == "hybrid" and q.filter == "post":

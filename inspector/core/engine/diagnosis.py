@@ -6,8 +6,16 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from inspector.core.engine.params import Params
+from inspector.core.engine.params import Params, overfetch_for, pool_depth
 from inspector.core.engine.trace import Diagnosis, Fix
+
+TITLES = {  # each diagnosis code in a few words: the window's banner and the receipt
+    "ok": "Looks fine",
+    "scope_starvation": "Scope starvation: the scope filter left nothing",
+    "scope_dominated": "Scope dominated: out-of-scope rows crowd the candidate pool",
+    "query_or_index": "No candidates: a query or index problem",
+    "min_score_cut": "Min score cut: rows that would be returned fall below it",
+}
 
 
 @dataclass(frozen=True)
@@ -23,6 +31,16 @@ def _scope_name(p: Params) -> str:
     return f"scope {p.scope!r}" if p.scope is not None else "the scope"
 
 
+def safe_words(depth: int, limit: int) -> str:
+    """How the banner, the sweep and safe over-fetch name the depth that serves a full page."""
+    return f"safe over-fetch {overfetch_for(depth, limit):g} (depth {depth})"
+
+
+def cap_words(depth: int, cap: int) -> str:
+    """What a cap below a needed depth means, in the same words everywhere."""
+    return f"above the cap of {cap}: raise the cap to {depth}"
+
+
 def _hint_sentence(hint: ScopeHint | None, p: Params) -> str:
     if hint is None:
         return ("Raise the over-fetch factor, or push the scope down into the query "
@@ -32,39 +50,42 @@ def _hint_sentence(hint: ScopeHint | None, p: Params) -> str:
                 "push the scope down (filter placement: pushdown), or check the scope mapping.")
     push = "; with the scope pushed down (filter placement: pushdown) in-scope rows come " \
            "back at over-fetch 1."
-    page = (f"a full page of {p.limit} needs depth {hint.page_rank} (over-fetch "
-            f"{hint.page_rank / p.limit:.1f})" if hint.page_rank is not None else
-            f"fewer than {p.limit} in-scope rows appear in the top {hint.probe_depth}")
     need = hint.page_rank or hint.first_rank
-    cap = (f", past the cap of {p.cap} (raise it to {need}, or 0 for none)"
-           if p.cap and p.cap < need else "")
+    cap = f", {cap_words(need, p.cap)}" if p.cap and p.cap < need else ""
+    page = (f"a full page of {p.limit} in scope needs {safe_words(hint.page_rank, p.limit)}"
+            if hint.page_rank is not None else
+            f"fewer than {p.limit} in-scope rows appear in the top {hint.probe_depth}")
     if hint.first_rank <= p.limit:  # some are already in: the question is a full page
         return page[0].upper() + page[1:] + cap + push
     return (f"The best in-scope row first enters the pool at depth {hint.first_rank} "
-            f"(over-fetch {hint.first_rank / p.limit:.1f}); {page}{cap}{push}")
+            f"(over-fetch {overfetch_for(hint.first_rank, p.limit):g}); {page}{cap}{push}")
 
 
-def _ceil1(x: float) -> float:
-    """Round up to one decimal: the over-fetch a slider can be set to that reaches x."""
-    return math.ceil(x * 10 - 1e-9) / 10
+def _next_depth(hint: ScopeHint | None, p: Params) -> int | None:
+    """The next depth worth fetching from the current settings: the best in-scope row's,
+    then a full page's; None when the pool already reaches both (or neither is known)."""
+    if hint is None or hint.first_rank is None:
+        return None
+    now = pool_depth(p.limit, p.overfetch, p.cap)
+    goals = [d for d in (hint.first_rank, hint.page_rank) if d is not None and d > p.limit]
+    return next((d for d in goals if d > now), None)
 
 
 def _scope_fixes(hint: ScopeHint | None, p: Params) -> tuple[Fix, ...]:
+    """Fixes from the current settings: each reaches a depth the pool does not reach yet,
+    never a no-op and never a step back (a lower over-fetch or cap)."""
     fixes = []
-    need = None
-    if hint is not None and hint.first_rank is not None:  # reach the best in-scope row first;
-        need = hint.first_rank if hint.first_rank > p.limit else hint.page_rank  # else a page
-    if need is not None and need > p.limit:
-        # from the current settings: never a no-op, never a step back (a lower over-fetch)
-        f = _ceil1(need / p.limit)
+    need = _next_depth(hint, p)
+    if need is not None:
+        f = overfetch_for(need, p.limit)
         changes: dict[str, Any] = {"overfetch": f} if f > p.overfetch else {}
-        capped = bool(p.cap) and p.cap < need
-        if capped:
-            changes["cap"] = 0
-        if changes:
-            label = (f"Apply over-fetch {f:g}" + (" (no cap)" if capped else "")
-                     if "overfetch" in changes else "Remove the cap")
-            fixes.append(Fix(label, tuple(changes.items())))
+        if p.cap and p.cap < need:
+            changes["cap"] = need
+        if "overfetch" in changes:
+            label = f"Apply over-fetch {f:g}" + (f", cap {need}" if "cap" in changes else "")
+        else:
+            label = f"Raise the cap to {need}"
+        fixes.append(Fix(label, tuple(changes.items())))
     if p.filter == "post":
         fixes.append(Fix("Try pushdown", (("filter", "pushdown"),)))
     return tuple(fixes)

@@ -27,7 +27,7 @@ from inspector.core.engine.pipeline import (
     probe_applies,
 )
 from inspector.core.engine.pool import Pool, Query
-from inspector.core.engine.trace import Trace
+from inspector.core.engine.trace import Fix, Trace
 from inspector.core.errors import InspectorError
 from inspector.core.stores.store import Store
 
@@ -148,6 +148,13 @@ class LiveSession:
 
     def answers(self, params: Params, placements: Sequence[str] = ()) -> bool:
         return self.why_not(params, placements) is None
+
+    def runnable(self, params: Params, fixes: Sequence[Fix]) -> tuple[Fix, ...]:
+        """The fixes that can run from here: all of them with a store to fetch from; without
+        one (a receipt) only those its pools answer exactly."""
+        if self.store is not None:
+            return tuple(fixes)
+        return tuple(f for f in fixes if self.answers(params.with_(**dict(f.changes))))
 
     # ---- answers ----
     def lane_params(self, params: Params, n: int) -> Params:

@@ -137,13 +137,14 @@ class Evidence:
 
 
 def make_bundle(trace: Trace, pool: Pool | None = None,
-                evidence: Evidence | None = None) -> dict[str, Any]:
+                evidence: Evidence | None = None, label: str | None = None) -> dict[str, Any]:
     """The receipt for one query: the trace's own JSON (store, version, parameters, counters,
-    every stage, diagnosis), the evidence, and the (deep) pool it was derived from."""
+    every stage, diagnosis), the evidence, and the (deep) pool it was derived from; `label`
+    names its parameters (the preset) on the receipt's first screen."""
     ev = evidence or Evidence()
     t = trace.to_json()
     return {
-        "format": FORMAT, "version": VERSION,
+        "format": FORMAT, "version": VERSION, "label": label,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "store": t["store"], "query": t["query"], "params": trace.params.to_json(),
         "trace": t, "metrics": ev.metrics, "truth": ev.truth, "judgments": ev.judgments,

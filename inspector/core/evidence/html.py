@@ -8,25 +8,37 @@ from, and a section whose data has the wrong shape is replaced by a line saying 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from html import escape
 from typing import Any
 
-from inspector.core.evidence import svg
+from inspector.core.engine.diagnosis import TITLES, safe_words
+from inspector.core.evidence import svg, verdict
 from inspector.core.jsonio import dumps
 
-_CSS = """body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1100px;color:#111}
-table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 7px;
-text-align:left;vertical-align:top}th{background:#f4f4f5}.out{color:#999}.num{text-align:right}
+_CSS = """body{font:15px/1.5 system-ui,sans-serif;margin:20px auto;max-width:1100px;color:#111;
+padding:0 12px}h1{font-size:20px;margin:0 0 4px}h2{font-size:17px;margin-top:26px;
+border-bottom:1px solid #eee}h3{font-size:15px;margin:8px 0 2px}
+table{border-collapse:collapse;margin:6px 0}td,th{border:1px solid #ddd;padding:3px 7px;
+text-align:left;vertical-align:top;overflow-wrap:anywhere}th{background:#f4f4f5}
+.out{color:#999}.num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
+.scroll{overflow-x:auto}.muted{color:#666}code{background:#f4f4f5;padding:1px 4px}
 .diag{padding:8px 12px;border-left:4px solid #2563eb;background:#eff6ff}
-.bad{border-color:#dc2626;background:#fef2f2}h2{margin-top:28px;border-bottom:1px solid #eee}
-code{background:#f4f4f5;padding:1px 4px}"""
+.bad{border-color:#dc2626;background:#fef2f2}
+.verdict,.lists{display:flex;gap:12px;flex-wrap:wrap}.lists>div{flex:1 1 320px;min-width:0}
+.lists table{width:100%}th{white-space:nowrap}
+.side{flex:1 1 300px;padding:10px 14px;border-left:5px solid #2563eb;background:#eff6ff}
+.side.bad{border-color:#dc2626;background:#fef2f2}.side.good{border-color:#16a34a;
+background:#f0fdf4}.big{font-size:22px;font-weight:600}.gain{background:#dcfce7}
+.loss{background:#fee2e2}details{margin:10px 0}summary{cursor:pointer;font-weight:600}
+svg{max-width:100%;height:auto}svg text{font-size:12px}"""
 
 
 def _e(v: Any) -> str:
     if v is None:
         return "–"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
     if isinstance(v, float):
         return f"{v:.4g}"
     return escape(str(v))
@@ -54,18 +66,24 @@ def _stage_table(stage: dict[str, Any], text_col: str | None) -> str:
 
 
 def _header(b: dict[str, Any]) -> str:
-    st, q, t = b["store"], b["query"], b["trace"]
+    """The first screen: what was asked, the verdict before and after, the ranked lists."""
+    st, q = b["store"], b["query"]
+    meta = (f"store <code>{_e(st.get('uri'))}</code> · table <code>{_e(st.get('table'))}</code>"
+            f" · version {_e(st.get('version'))} · {_e(st.get('rows'))} rows · created "
+            f"{_e(b.get('created'))}")
+    return (f"<h1>Receipt: {_e(q.get('text') or '(vector query)')}</h1>"
+            f'<div class="muted">{meta}</div><h2>Verdict</h2>'
+            + _section(verdict.sides, b, "verdict") + _section(verdict.lists, b, "lists"))
+
+
+def _diagnosis(b: dict[str, Any]) -> str:
+    t = b["trace"]
     d = t["diagnosis"]
     cls = "diag" if d["code"] == "ok" else "diag bad"
-    counters = t["counters"]
-    return (f"<h1>Retrieval receipt</h1><p>Created {_e(b.get('created'))}</p>"
-            + _kv({"store": st.get("uri"), "table": st.get("table"),
-                   "table version": st.get("version"), "rows": st.get("rows"),
-                   "query": q.get("text") or "(vector)", "query source": q.get("source")})
-            + "<h2>Parameters</h2>" + _kv(t["params"])
-            + "<h2>Counters and diagnosis</h2>"
-            + svg.bars([(k, float(v)) for k, v in counters.items()], "counters")
-            + f'<p class="{cls}"><b>{_e(d["code"])}</b>: {_e(d["message"])}</p>')
+    return ("<h2>Counters and diagnosis</h2>"
+            + svg.bars([(k, float(v)) for k, v in t["counters"].items()], "counters")
+            + f'<p class="{cls}"><b>{_e(TITLES.get(d["code"], d["code"]))}</b>: '
+            f'{_e(d["message"])}</p>')
 
 
 def _metrics(b: dict[str, Any]) -> str:
@@ -80,10 +98,20 @@ def _metrics(b: dict[str, Any]) -> str:
         out.append("<h2>Scoped recall against over-fetch</h2>"
                    + svg.line_chart([("scoped recall (no cap)", pts)], "over-fetch factor",
                                     "scoped recall", marks=marks)
-                   + _kv({"minimum safe over-fetch": safe.get("overfetch"),
-                          "depth": safe.get("depth"), "within cap": safe.get("within_cap"),
-                          "note": safe.get("reason") or None}))
+                   + _p(_safe_sentence(safe, b["trace"]["params"])))
     return "".join(out)
+
+
+def _p(text: str) -> str:
+    return f"<p>{_e(text)}</p>"
+
+
+def _safe_sentence(safe: dict[str, Any], p: dict[str, Any]) -> str:
+    """Safe over-fetch in the words the window's banner and sweep tab use."""
+    if safe.get("depth") is None:
+        return f"No safe over-fetch: {safe.get('reason')}."
+    where = "within the cap" if safe.get("within_cap") else safe.get("reason")
+    return f"Minimum {safe_words(int(safe['depth']), int(p['limit']))}, {where}."
 
 
 def _sweep(b: dict[str, Any]) -> str:
@@ -103,8 +131,17 @@ def _sweep(b: dict[str, Any]) -> str:
             + svg.heatmap(matrix, grid["overfetch"], grid["blend"], "over-fetch",
                           "blend weight", "mean objective (min score "
                           f"{grid['min_score'][0]:g})", cell)
-            + _kv({"best value": s["best"].get("value"), "pick": json.dumps(best),
-                   "cells at best": s["best"].get("cells"), "queries": len(s["queries"])}))
+            + _p(_pick(s["best"], len(s["queries"]))))
+
+
+def _pick(best: dict[str, Any], queries: int) -> str:
+    p = best.get("pick")
+    if not p:
+        return "No cell has a defined value."
+    return (f"Best mean objective {float(best['value']):.3g} over {queries} "
+            f"quer{'y' if queries == 1 else 'ies'}, in {best.get('cells')} cells; the cheapest: "
+            f"over-fetch {float(p['overfetch']):g}, blend weight {float(p['blend']):g}, "
+            f"min score {float(p['min_score']):g}.")
 
 
 def _comparison(b: dict[str, Any]) -> str:
@@ -177,11 +214,13 @@ def _stages(b: dict[str, Any]) -> str:
 def render_html(bundle: dict[str, Any], json_text: str | None = None) -> str:
     """The whole page for a bundle (json_text: the bundle's JSON, to embed as is)."""
     payload = script_safe_json(json_text or dumps(bundle))
-    parts = [_section(_header, bundle, "header"), _section(_metrics, bundle, "metrics"),
-             _section(_sweep, bundle, "sweep"), _section(_comparison, bundle, "comparison"),
-             _section(_map, bundle, "map"), "<h2>Every stage</h2>",
-             _section(_stages, bundle, "stages")]
+    parts = [_section(_header, bundle, "header"), _section(_diagnosis, bundle, "diagnosis"),
+             _section(_metrics, bundle, "metrics"), _section(_sweep, bundle, "sweep"),
+             _section(_comparison, bundle, "comparison"), _section(_map, bundle, "map"),
+             "<h2>Every stage</h2>", _section(_stages, bundle, "stages"),
+             "<h2>Parameters</h2>", _section(verdict.parameters, bundle, "parameters")]
     return ("<!doctype html><html lang=en><head><meta charset=utf-8>"
+            '<meta name=viewport content="width=device-width,initial-scale=1">'
             f"<title>Retrieval receipt</title><style>{_CSS}</style></head><body>"
             + "".join(parts)
             + '<script type="application/json" id="bundle">' + payload + "</script>"

@@ -48,4 +48,4 @@ def build_receipt(store: Store, query: Query, p: Params,
     ev = Evidence(metrics=metrics, truth=list(truth), safe=qs.safe.to_json(),
                   sweep=aggregate([qs], p, grid).to_json(), comparison=comparison,
                   pool_map=mapped, judgments=dict(grades) if grades else None)
-    return make_bundle(trace, deep, ev)
+    return make_bundle(trace, deep, ev, label)

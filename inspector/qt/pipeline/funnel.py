@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QPainter, QPaintEvent
 from PySide6.QtWidgets import (
@@ -13,17 +15,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from inspector.core.engine.diagnosis import TITLES as DIAGNOSIS_TITLES
 from inspector.core.engine.ties import TieGroup
 from inspector.core.engine.trace import OUTCOME_LABELS, Fix, Trace
 from inspector.qt.theme import LIGHT, Tokens
 
-DIAGNOSIS_TITLES = {
-    "ok": "Looks fine",
-    "scope_starvation": "Scope starvation: the scope filter left nothing",
-    "scope_dominated": "Scope dominated: out-of-scope rows crowd the candidate pool",
-    "query_or_index": "No candidates: a query or index problem",
-    "min_score_cut": "Min score cut: rows that would be returned fall below it",
-}
 SEVERITY = ("query_or_index", "scope_starvation", "min_score_cut", "scope_dominated", "ok")
 LANE_NAMES = {"post": "post-filter", "pushdown": "pushdown"}
 
@@ -160,7 +156,10 @@ class DiagnosisBanner(QFrame):
         self.hide()
 
     def set_traces(self, traces: list[tuple[str, Trace]],
-                   expected: tuple[str, ...] | list[str] = ()) -> None:
+                   expected: tuple[str, ...] | list[str] = (),
+                   runnable: Callable[[tuple[Fix, ...]], tuple[Fix, ...]] | None = None) -> None:
+        """`runnable` keeps the fixes that can run from here (LiveSession.runnable): a
+        receipt cannot fetch, so a fix that needs the store is said, not offered."""
         if not traces:
             self.hide()
             return
@@ -183,9 +182,14 @@ class DiagnosisBanner(QFrame):
         lines.extend(f"★ expected {rid}: {OUTCOME_LABELS.get(fate, fate)}"
                      + (f" ({LANE_NAMES.get(n, n)})" if len(traces) > 1 else "")
                      for n, rid, fate in missing)
-        self.message.setText("\n".join(lines))
         worst_trace = next(t for _, t in traces if t.diagnosis.code == worst)
-        self._show_fixes(worst_trace.diagnosis.fixes if len(traces) == 1 else ())
+        fixes = worst_trace.diagnosis.fixes if len(traces) == 1 else ()
+        can = runnable(fixes) if runnable is not None else fixes
+        if len(can) < len(fixes):
+            lines.append("Receipt mode: " + ", ".join(f.label for f in fixes if f not in can)
+                         + " needs the store, which a receipt does not have.")
+        self.message.setText("\n".join(lines))
+        self._show_fixes(can)
         self._colour("expected_missing" if worst == "ok" and missing else worst)
         self.show()
 

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 from superqt import QElidingLabel
 
 from inspector.core.engine.inputs import build_params
-from inspector.core.engine.params import MODES, Params
+from inspector.core.engine.params import MAX_CANDIDATES, MODES, Params
 from inspector.core.engine.presets import PRESETS
 from inspector.core.engine.scope import STRATEGIES
 from inspector.core.stores.opening import Opened
@@ -43,6 +43,8 @@ TIPS = {
     "filter": "post-filter: scope applied after the global top-k cut (can starve); "
               "pushdown: scope applied inside the search; both: compare them side by side.",
     "limit": "How many results the caller asks for.",
+    "cap": "The deepest candidate pool any over-fetch may fetch (none: no cap). The banner "
+           "says when a fix needs it raised.",
     "text": "Query text (Enter runs). Embedded with the store's embedder for vector and "
             "hybrid search. A JSON array of numbers is searched as the vector itself.",
 }
@@ -119,6 +121,10 @@ class QueryBar(QWidget):
         self.limit = QSpinBox(objectName="limit", minimum=1, maximum=1000)
         self.limit.setKeyboardTracking(False)
         self.limit.setToolTip(TIPS["limit"])
+        self.cap = QSpinBox(objectName="cap", minimum=0, maximum=MAX_CANDIDATES)
+        self.cap.setSpecialValueText("none")
+        self.cap.setKeyboardTracking(False)
+        self.cap.setToolTip(TIPS["cap"])
         self._scope_values: dict[str, list[str]] = {}
         self._opened: Opened | None = None
         self._layout()
@@ -146,12 +152,13 @@ class QueryBar(QWidget):
         row = QHBoxLayout()
         self._fixed_only: list[QWidget] = []  # hidden for a pipeline of stages
         for label, w in (("preset", self.preset), ("mode", self.mode), ("scope", self.scope),
-                         ("rule", self.rule), ("filter", self.filter), ("limit", self.limit)):
+                         ("rule", self.rule), ("filter", self.filter), ("limit", self.limit),
+                         ("cap", self.cap)):
             lab = QLabel(label)
             lab.setToolTip(w.toolTip())
             row.addWidget(lab)
             row.addWidget(w)
-            if label in ("mode", "scope", "rule", "filter"):
+            if label in ("mode", "scope", "rule", "filter", "cap"):
                 self._fixed_only += [lab, w]
             if label == "preset":
                 row.addWidget(self.modified)
@@ -172,6 +179,7 @@ class QueryBar(QWidget):
         self.scope.lineEdit().editingFinished.connect(self._scope_entered)
         self.filter.activated.connect(self._filter_picked)
         self.limit.valueChanged.connect(lambda v: self.param_changed.emit("limit", int(v)))
+        self.cap.valueChanged.connect(lambda v: self.param_changed.emit("cap", int(v)))
         self.table.activated.connect(lambda _: self.table_picked.emit(self.table.currentText()))
 
     def _scope_entered(self) -> None:
@@ -268,6 +276,9 @@ class QueryBar(QWidget):
             self.limit.blockSignals(True)
             self.limit.setValue(p.limit)
             self.limit.blockSignals(False)
+        self.cap.blockSignals(True)
+        self.cap.setValue(p.cap)
+        self.cap.blockSignals(False)
         self.scope.blockSignals(True)
         key = (id(self._opened), p.scope_strategy, p.scope_column, p.scope_map)
         if key != self._options_key:  # refilling hundreds of items on every tick is not free

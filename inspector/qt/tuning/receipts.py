@@ -62,7 +62,8 @@ class Receipts(QObject):
         grades = self.tuning.judgments.grades()
         self.window.status_label.setText("Building the receipt…")
         vm.jobs.start("receipt", receipt_job, vm.store, vm.query, vm.params, path, grades,
-                      against, vm.preset or "window", on_done=self._written, on_error=vm.fail)
+                      against, vm.preset or "the window's settings", on_done=self._written,
+                      on_error=vm.fail)
 
     def _written(self, paths: list[str]) -> None:
         self.window.status_label.setText("Receipt written: " + ", ".join(paths))

@@ -31,6 +31,7 @@ from superqt import QElidingLabel
 from inspector.core.analysis.judgments import Judgments
 from inspector.core.analysis.safe import summarize_safe
 from inspector.core.analysis.sweep import Grid, QuerySweep, SweepResult, best_region, parse_axis
+from inspector.core.engine.diagnosis import safe_words
 from inspector.core.engine.live import MAX_OVERFETCH
 from inspector.core.errors import InspectorError
 from inspector.qt.theme import Tokens
@@ -363,10 +364,9 @@ class SweepPanel(QWidget):
                          f"{best.pick[1]:g}. Click a cell to apply it.")
         if shown is not None:
             s = shown.safe
-            if s.overfetch is not None:
-                cap = "within the cap" if s.within_cap else f"above the cap ({s.reason})"
-                parts.append(f"Minimum safe over-fetch: {s.overfetch:g} (depth {s.depth}), "
-                             f"{cap}.")
+            if s.overfetch is not None and s.depth is not None:
+                cap = "within the cap" if s.within_cap else s.reason
+                parts.append(f"Minimum {safe_words(s.depth, shown.params.limit)}, {cap}.")
             else:
                 parts.append(f"No safe over-fetch: {s.reason}.")
         st = safe.get("overfetch")

@@ -23,7 +23,7 @@ HOSTILE = ['<script>alert(1)</script>', '"><img src=x onerror=alert(1)>',
            "'><svg onload=alert(1)>", "</script><script>alert(1)</script>"]
 TAGS = {"html", "head", "meta", "title", "style", "body", "h1", "h2", "p", "b", "code",
         "table", "tr", "th", "td", "details", "summary", "svg", "text", "line", "polyline",
-        "circle", "rect", "script"}
+        "circle", "rect", "script", "div", "h3"}  # div, h3: the verdict's static layout
 
 
 class _Elements(HTMLParser):

@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt
 
 from inspector.core.analysis.judgments import Judgments
 from inspector.core.analysis.sweep import Case, run_sweep
+from inspector.core.engine.diagnosis import safe_words
 from tests.qt.qtkit import assert_matches_engine
 
 
@@ -72,7 +73,7 @@ def test_safe_overfetch_curve_and_marker_equal_the_core(window, qtbot, ready) ->
     assert list(zip(xs.tolist(), ys.tolist(), strict=True)) == [
         (f, r) for f, r in q.safe.curve]
     assert panel.curve.safe.isVisible() and panel.curve.safe.value() == q.safe.overfetch
-    assert f"Minimum safe over-fetch: {q.safe.overfetch:g}" in panel.summary.text()
+    assert f"Minimum {safe_words(q.safe.depth, q.params.limit)}" in panel.summary.text()
 
 
 def test_cancel_stops_a_long_sweep_and_the_window_stays_responsive(window, qtbot) -> None:
