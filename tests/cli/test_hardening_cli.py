@@ -55,7 +55,7 @@ def test_bad_sizes_fail_fast_with_one_line(capsys, store, args, expect):
     before = snapshot(store)
     start = time.perf_counter()
     code, _out, err = _run(capsys, args[0], str(store), *args[1:])
-    assert time.perf_counter() - start < 5
+    assert time.perf_counter() - start < 30  # refused before any allocation (minutes), any load
     assert expect in _one_line(code, err)
     assert snapshot(store) == before
 

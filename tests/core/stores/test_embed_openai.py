@@ -123,7 +123,7 @@ def test_timeouts_and_unreachable_servers_are_bounded_and_clear(api, monkeypatch
     t0 = time.perf_counter()
     with pytest.raises(InspectorError, match=r"did not answer within 0\.3 seconds\.$"):
         get_embedder("openai:m", DIM).embed(["x"])
-    assert time.perf_counter() - t0 < 1.4
+    assert time.perf_counter() - t0 < 10  # the 0.3 s asked for, not the 30 s default (any load)
     closed = OpenAIEmbedder(model="m", dim=DIM, base_url="http://127.0.0.1:1/v1", timeout=2,
                             api_key="k")
     with pytest.raises(InspectorError, match=r"^Cannot reach the embeddings service at "):
