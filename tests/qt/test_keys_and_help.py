@@ -63,7 +63,7 @@ def test_ctrl_e_from_a_focused_field_exports_instead_of_typing(window, qtbot, mo
     entry = window.expected.entry
     window.activateWindow()
     entry.setFocus()
-    qtbot.waitUntil(entry.hasFocus, timeout=2000)
+    qtbot.waitUntil(entry.hasFocus, timeout=10_000)
     entry.setText("/tmp/trace.json")
     qtbot.keyClick(entry, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier)
     assert asked == ["export"]
@@ -183,7 +183,7 @@ def test_a_key_a_text_field_claims_still_reaches_a_window_shortcut(window, qtbot
     entry = window.expected.entry
     window.activateWindow()
     entry.setFocus()
-    qtbot.waitUntil(entry.hasFocus, timeout=2000)
+    qtbot.waitUntil(entry.hasFocus, timeout=10_000)
     entry.setText("abc")
     qtbot.keyClick(entry, Qt.Key.Key_Home)
     assert fired == [True]

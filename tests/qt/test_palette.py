@@ -22,8 +22,8 @@ def _open(window: Any, qtbot: Any, keys: tuple[Qt.Key, Any]) -> Any:
     QApplication.processEvents()
     QTest.keyClick(QApplication.focusWidget(), *keys)
     palette = window.command_palette
-    qtbot.waitUntil(palette.isVisible, timeout=5000)
-    qtbot.waitUntil(lambda: QApplication.focusWidget() is palette.field, timeout=5000)
+    qtbot.waitUntil(palette.isVisible, timeout=10_000)
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is palette.field, timeout=10_000)
     return palette
 
 
@@ -44,7 +44,7 @@ def test_a_shortcut_opens_the_palette_on_every_action_with_its_keys(window, qtbo
     assert any(k.startswith("Help › Keyboard shortcuts") for k in rows)
     assert len(rows) >= 20 and in_menus
     QTest.keyClick(palette.field, Qt.Key.Key_Escape)
-    qtbot.waitUntil(lambda: not palette.isVisible(), timeout=5000)
+    qtbot.waitUntil(lambda: not palette.isVisible(), timeout=10_000)
 
 
 def test_typing_filters_and_enter_runs_the_first_match(window, qtbot) -> None:
@@ -53,7 +53,7 @@ def test_typing_filters_and_enter_runs_the_first_match(window, qtbot) -> None:
     assert palette.shown() == ["View › Go to stage › Stage 3"]
     QTest.keyClick(palette.field, Qt.Key.Key_Return)
     blended = window.stages.view(STAGES[2]).table
-    qtbot.waitUntil(lambda: QApplication.focusWidget() is blended, timeout=5000)
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is blended, timeout=10_000)
     assert not palette.isVisible()
 
 
@@ -67,7 +67,7 @@ def test_arrows_choose_among_the_matches(window, qtbot) -> None:
     QTest.keyClick(palette.field, Qt.Key.Key_Up)
     QTest.keyClick(palette.field, Qt.Key.Key_Enter)
     third = window.stages.view(STAGES[2]).table
-    qtbot.waitUntil(lambda: QApplication.focusWidget() is third, timeout=5000)
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is third, timeout=10_000)
 
 
 def test_esc_closes_without_running_anything(window, qtbot) -> None:
@@ -80,14 +80,14 @@ def test_esc_closes_without_running_anything(window, qtbot) -> None:
         QTest.keyClicks(palette.field, "probe")
         assert palette.shown() == ["View › Palette probe"]  # a new action is there by itself
         QTest.keyClick(palette.field, Qt.Key.Key_Escape)
-        qtbot.waitUntil(lambda: not palette.isVisible(), timeout=5000)
+        qtbot.waitUntil(lambda: not palette.isVisible(), timeout=10_000)
         QApplication.processEvents()
         assert ran == []
         palette = _open(window, qtbot, (Qt.Key.Key_K, CTRL))
         assert palette.field.text() == ""  # opened afresh
         QTest.keyClicks(palette.field, "palette probe")
         QTest.keyClick(palette.field, Qt.Key.Key_Return)
-        qtbot.waitUntil(lambda: ran == [True], timeout=5000)
+        qtbot.waitUntil(lambda: ran == [True], timeout=10_000)
     finally:
         window.menu("view").removeAction(act)
         window.removeAction(act)

@@ -27,7 +27,7 @@ def test_score_axis_labels_scores_at_their_own_scale_after_a_theme_change(window
     lo, hi = _scores_on_screen(window)  # the scoped miss: fused scores near 0.03
     window.apply_theme(theme)
     axis = window.scatter.getPlotItem().getAxis("left")
-    qtbot.waitUntil(lambda: axis_problems("score axis", axis, (lo, hi)) == [], timeout=3000)
+    qtbot.waitUntil(lambda: axis_problems("score axis", axis, (lo, hi)) == [], timeout=10_000)
     values = [float(t) for t in tick_labels(axis)]
     assert values and max(values) < 2 * hi, "tick labels are scaled (0.03 shown as 30?)"
 
@@ -47,7 +47,7 @@ def test_axis_scale_survives_a_restart_with_a_saved_theme(window, qtbot, ready) 
     axis = again.scatter.getPlotItem().getAxis("left")
     # the view box takes its new range on the next turns of the event loop (under load, a
     # few of them): the check is on the settled window
-    qtbot.waitUntil(lambda: axis_problems("score axis", axis, (lo, hi)) == [], timeout=3000)
+    qtbot.waitUntil(lambda: axis_problems("score axis", axis, (lo, hi)) == [], timeout=10_000)
 
 
 @pytest.mark.parametrize("size", gallery.SIZES, ids=lambda s: f"{s[0]}x{s[1]}")

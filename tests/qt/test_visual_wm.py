@@ -110,6 +110,7 @@ def test_a_tick_label_past_the_plot_edge_is_found(qtbot) -> None:
     item = plot.getPlotItem()
     item.layout.setContentsMargins(0, 0, 0, 0)
     item.setRange(yRange=(0.0, 1.0), padding=0)  # the 1.0 label centred on the top edge
-    qtbot.waitUntil(lambda: any("'1.0' is cut" in p for p in cut_plot_text_problems(plot)))
+    qtbot.waitUntil(lambda: any("'1.0' is cut" in p for p in cut_plot_text_problems(plot)),
+                    timeout=10_000)
     item.setRange(yRange=(-0.1, 1.1), padding=0)
-    qtbot.waitUntil(lambda: cut_plot_text_problems(plot) == [])
+    qtbot.waitUntil(lambda: cut_plot_text_problems(plot) == [], timeout=10_000)

@@ -166,7 +166,7 @@ def _click_point(qtbot, scatter, x: float, y: float) -> None:
 def _assert_click_selects(qtbot, window, i: int) -> None:
     scatter, trace = window.scatter, window.vm.trace
     rid = trace.pool.ids[i]
-    with qtbot.waitSignal(window.vm.selection_changed, timeout=2000) as sig:
+    with qtbot.waitSignal(window.vm.selection_changed, timeout=10_000) as sig:
         _click_point(qtbot, scatter, trace.importance_used[i], trace.base[i])
     assert str(sig.args[0]) == str(rid)
     assert str(window.vm.selected) == str(rid)

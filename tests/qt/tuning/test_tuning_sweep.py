@@ -54,7 +54,8 @@ def test_clicking_a_cell_moves_the_sliders_and_the_stages_equal_pipeline_run(win
     i, j = grid.overfetch.index(3.0), grid.blend.index(0.5)
     hm = panel.heatmap
     qtbot.mouseClick(hm.viewport(), Qt.MouseButton.LeftButton, pos=hm.cell_center(i, j))
-    qtbot.waitUntil(lambda: vm.params.overfetch == 3.0 and vm.params.blend == 0.5)
+    qtbot.waitUntil(lambda: vm.params.overfetch == 3.0 and vm.params.blend == 0.5,
+                    timeout=10_000)
     assert window.sliders.sliders["overfetch"].value() == 3.0
     assert window.sliders.sliders["blend"].value() == 0.5
     assert_matches_engine(window)
