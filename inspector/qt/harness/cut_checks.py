@@ -1,7 +1,8 @@
 """Cut text, as a user sees it under a real window manager: the window larger than the screen
 (its bottom rows off screen), word-wrapped labels shorter than their lines (a key's third row
 hidden under its plot), one-line labels narrower than their text, and plot texts (axis titles,
-tick labels, text items) painted partly outside their plot. Each check returns sentences."""
+tick labels, text items) painted partly outside their plot; and `plot_texts`, every text a plot
+shows, which the overlap checks use too. Each check returns sentences."""
 
 from __future__ import annotations
 
@@ -9,11 +10,47 @@ from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import QCoreApplication, QEvent, QRectF
-from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QLabel, QWidget
+from PySide6.QtGui import QGuiApplication, QImage, QPainter
+from PySide6.QtWidgets import QGraphicsTextItem, QLabel, QWidget
 from superqt import QElidingLabel
 
-from inspector.qt.harness.visual_checks import plot_texts
+
+def _glyphs(item: QGraphicsTextItem) -> QRectF:
+    """A text item's lines in scene coordinates, without the document's empty margin."""
+    m = item.document().documentMargin()
+    return item.mapRectToScene(item.boundingRect().adjusted(m, m, -m, -m))
+
+
+def plot_texts(widget: pg.PlotWidget) -> list[tuple[str, QRectF]]:
+    """Every text a plot shows, as (text, scene rectangle): text items (clipped to their
+    view, as painted), axis tick labels and axis titles."""
+    scene = widget.scene()
+    for vb in (i for i in scene.items() if isinstance(i, pg.ViewBox)):
+        vb.updateMatrix()  # the view's transform as the next paint will have it
+    img = QImage(8, 8, QImage.Format.Format_ARGB32)
+    painter = QPainter(img)
+    out: list[tuple[str, QRectF]] = []
+    try:
+        for item in scene.items():
+            if not item.isVisible():
+                continue
+            if isinstance(item, pg.TextItem) and item.textItem.toPlainText().strip():
+                item.updateTransform()
+                rect = _glyphs(item.textItem)
+                vb = item.getViewBox()
+                if isinstance(vb, pg.ViewBox):
+                    rect = rect & vb.sceneBoundingRect()
+                if not rect.isEmpty():
+                    out.append((item.textItem.toPlainText(), rect))
+            elif isinstance(item, pg.AxisItem):
+                specs = item.generateDrawSpecs(painter) if item.style["showValues"] else None
+                out += [(text, item.mapRectToScene(r)) for r, _f, text in
+                        (specs[2] if specs else [])]
+                if item.label.isVisible() and item.label.toPlainText().strip():
+                    out.append((item.label.toPlainText(), _glyphs(item.label)))
+    finally:
+        painter.end()
+    return out
 
 
 def screen_problems(win: QWidget) -> list[str]:

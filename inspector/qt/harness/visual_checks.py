@@ -10,16 +10,17 @@ import re
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import QPoint, QRect, QRectF, QSize, Qt
+from PySide6.QtCore import QPoint, QRect, QSize, Qt
 from PySide6.QtGui import QIcon, QImage, QPainter, QPixmap
 from PySide6.QtWidgets import (
     QAbstractScrollArea,
-    QGraphicsTextItem,
     QStyle,
     QStyleOptionViewItem,
     QTableView,
     QWidget,
 )
+
+from inspector.qt.harness.cut_checks import cut_problems, plot_texts
 
 NUMBER = re.compile(r"^[−-]?\d+(\.\d+)?(e[−+-]?\d+)?$")
 
@@ -33,44 +34,6 @@ def tick_labels(axis: pg.AxisItem) -> list[str]:
     finally:
         painter.end()
     return [text for _rect, _flags, text in specs[2]] if specs else []
-
-
-def _glyphs(item: QGraphicsTextItem) -> QRectF:
-    """A text item's lines in scene coordinates, without the document's empty margin."""
-    m = item.document().documentMargin()
-    return item.mapRectToScene(item.boundingRect().adjusted(m, m, -m, -m))
-
-
-def plot_texts(widget: pg.PlotWidget) -> list[tuple[str, QRectF]]:
-    """Every text a plot shows, as (text, scene rectangle): text items (clipped to their
-    view, as painted), axis tick labels and axis titles."""
-    scene = widget.scene()
-    for vb in (i for i in scene.items() if isinstance(i, pg.ViewBox)):
-        vb.updateMatrix()  # the view's transform as the next paint will have it
-    img = QImage(8, 8, QImage.Format.Format_ARGB32)
-    painter = QPainter(img)
-    out: list[tuple[str, QRectF]] = []
-    try:
-        for item in scene.items():
-            if not item.isVisible():
-                continue
-            if isinstance(item, pg.TextItem) and item.textItem.toPlainText().strip():
-                item.updateTransform()
-                rect = _glyphs(item.textItem)
-                vb = item.getViewBox()
-                if isinstance(vb, pg.ViewBox):
-                    rect = rect & vb.sceneBoundingRect()
-                if not rect.isEmpty():
-                    out.append((item.textItem.toPlainText(), rect))
-            elif isinstance(item, pg.AxisItem):
-                specs = item.generateDrawSpecs(painter) if item.style["showValues"] else None
-                out += [(text, item.mapRectToScene(r)) for r, _f, text in
-                        (specs[2] if specs else [])]
-                if item.label.isVisible() and item.label.toPlainText().strip():
-                    out.append((item.label.toPlainText(), _glyphs(item.label)))
-    finally:
-        painter.end()
-    return out
 
 
 def overlapping_texts(widget: pg.PlotWidget, most: int = 2) -> list[tuple[str, str]]:
@@ -306,8 +269,6 @@ def plot_axis_problems(win: Any) -> list[str]:
 
 def problems(win: Any) -> list[str]:
     """Everything the checks find, one sentence each."""
-    from inspector.qt.harness.cut_checks import cut_problems  # it builds on plot_texts
-
     return (plot_axis_problems(win) + text_overlap_problems(win) + outside_problems(win)
             + own_window_problems(win) + plot_size_problems(win) + elided_scope_problems(win)
             + dock_problems(win) + clipped_title_problems(win) + stage_row_problems(win)
