@@ -1,8 +1,8 @@
-"""The demo's indexed table: real IVF_PQ training, fast to build, and a story that holds."""
+"""The demo's indexed table: real IVF_PQ training and a story that holds. (How long it takes
+to build is a benchmark's figure: the cold start's first launch, bench/startup.py.)"""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import numpy as np
@@ -18,23 +18,20 @@ from inspector.core.stores.store import META_KEY
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list, float]:
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list]:
     path = tmp_path_factory.mktemp("demo_indexed")
-    t0 = time.perf_counter()
-    stories = demo_indexed.build_indexed(path, META_KEY)
-    return path, stories, time.perf_counter() - t0
+    return path, demo_indexed.build_indexed(path, META_KEY)
 
 
-def test_builds_a_trained_ivf_pq_table_in_a_few_seconds(built):
-    path, _, seconds = built
+def test_builds_a_trained_ivf_pq_table(built):
+    path, _ = built
     store = open_store(str(path), demo_indexed.TABLE)
     assert store.rows >= 5000 and store.vector_index.type == "IVF_PQ"
     assert store.vector_index.indexed_rows == store.rows and store.embedder["name"] == "hash-v1"
-    assert seconds < 8
 
 
 def test_the_suggested_story_is_an_in_scope_memory_lost_to_the_index_with_its_fix(built):
-    path, stories, _ = built
+    path, stories = built
     assert len(stories) == 1
     s = stories[0]
     assert s["table"] == demo_indexed.TABLE and s["expect"]
