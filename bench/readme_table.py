@@ -1,9 +1,10 @@
-"""Write the README's benchmark table from bench/results.json (never typed by hand).
+"""Write the benchmarks page's table from bench/results.json (never typed by hand).
 
     .venv/bin/python bench/readme_table.py [--results bench/results.json] [--check]
 
-Rewrites the block between the BEGIN/END markers in README.md. `--check` only says whether
-the README matches the results (exit 1 when not).
+Rewrites the block between the BEGIN/END markers in docs/developer/benchmarks.md (the docs
+site's Benchmarks page; `--readme FILE` names another). `--check` only says whether the page
+matches the results (exit 1 when not).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 BEGIN = "<!-- bench-table:begin (bench/readme_table.py writes this block) -->"
 END = "<!-- bench-table:end -->"
+PAGE = HERE.parent / "docs" / "developer" / "benchmarks.md"
 VERDICT = {True: "met", False: "**missed**", None: ""}
 
 
@@ -50,7 +52,7 @@ def _load(meta: dict[str, Any]) -> str:
 
 def rewrite(readme: str, block: str) -> str:
     if BEGIN not in readme or END not in readme:
-        raise SystemExit(f"README.md has no {BEGIN} ... {END} block")
+        raise SystemExit(f"the page has no {BEGIN} ... {END} block")
     head, rest = readme.split(BEGIN, 1)
     _, tail = rest.split(END, 1)
     return f"{head}{BEGIN}\n{block}\n{END}{tail}"
@@ -59,7 +61,7 @@ def rewrite(readme: str, block: str) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--results", default=str(HERE / "results.json"))
-    ap.add_argument("--readme", default=str(HERE.parent / "README.md"))
+    ap.add_argument("--readme", default=str(PAGE))
     ap.add_argument("--check", action="store_true")
     a = ap.parse_args()
     data = json.loads(Path(a.results).read_text())
@@ -67,8 +69,8 @@ def main() -> int:
     new = rewrite(readme.read_text(), table(data))
     if a.check:
         same = new == readme.read_text()
-        print("README table matches results.json" if same else
-              "README table differs from results.json", file=sys.stderr)
+        print(f"{readme.name}: the table matches results.json" if same else
+              f"{readme.name}: the table differs from results.json", file=sys.stderr)
         return 0 if same else 1
     readme.write_text(new)
     return 0

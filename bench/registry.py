@@ -6,8 +6,8 @@ its figures with one line each:
     register("index", bench_index, item="2", what="IVF_PQ query vs bare LanceDB")
 
 `bench_index(quick: bool) -> list[dict]` returns rows. Each row is made with `row(...)`: the
-raw numbers plus `result` (what the README shows), `target` and `met` (True, False, or None
-when the figure has no target). `bench/readme_table.py` turns results.json into the README's
+raw numbers plus `result` (what the docs' table shows), `target` and `met` (True, False, or None
+when the figure has no target). `bench/readme_table.py` turns results.json into the docs'
 table; nothing there is typed by hand.
 """
 
@@ -28,7 +28,7 @@ class Figure:
     name: str  # for --only
     run: Bench
     item: str  # the issue item it measures ("1", "3", ...)
-    what: str  # one line for the README table
+    what: str  # one line for the benchmarks table
     slow: bool = False  # skipped by --quick unless named with --only
 
 
@@ -44,7 +44,7 @@ def register(name: str, run: Bench, *, item: str, what: str, slow: bool = False)
 
 def row(bench: str, result: str, target: str = "", met: bool | None = None,
         **numbers: Any) -> dict[str, Any]:
-    """One line of results: the README's text plus every raw number behind it."""
+    """One line of results: the table's text plus every raw number behind it."""
     fig = FIGURES.get(bench)
     return {"bench": bench, "item": fig.item if fig else "", "what": fig.what if fig else "",
             "result": result, "target": target, "met": met, **numbers}

@@ -1,5 +1,5 @@
 """The benchmark's plumbing (no benchmark runs here): figures register once, every row says
-met or missed, and the README's table is generated from results.json alone."""
+met or missed, and the docs' Benchmarks table is generated from results.json alone."""
 
 from __future__ import annotations
 

@@ -39,7 +39,8 @@ COMMANDS = ("query", "tables", "presets", "pipeline", "audit", "demo", "import",
             "sweep",            "report", "check", "versions", "diff-versions")
 
 
-def _parser() -> argparse.ArgumentParser:
+def parser() -> argparse.ArgumentParser:
+    """Every command's parser (the docs' command reference is generated from it)."""
     ap = Parser(prog="inspector", description="Inspect an agent memory store's retrieval.")
     sub = ap.add_subparsers(dest="command", parser_class=Parser)
     q = sub.add_parser("query", help="run the pipeline and print every stage")
@@ -57,8 +58,9 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("presets", help="the named presets and their candidate depths")
     cli_flow.add_parser(sub)
     cli_flow.add_audit_parser(sub)
-    d = sub.add_parser("demo", help="write the demo store to PATH")
-    d.add_argument("path")
+    d = sub.add_parser("demo", help="write the demo store to PATH; without PATH, open or "
+                                    "write it in the data folder and say where")
+    d.add_argument("path", nargs="?")
     im = sub.add_parser("import", help="write a memory kept outside LanceDB to a new store")
     im.add_argument("kind", choices=("generative-agents",),
                     help="generative-agents: a persona's associative_memory folder "
@@ -117,10 +119,19 @@ def _cmd_tables(a: argparse.Namespace) -> int:
 
 
 def _cmd_demo(a: argparse.Namespace) -> int:
-    from inspector.core.stores.demo import build_demo
+    import shlex
 
-    path = build_demo(a.path)
-    print(f"demo store written to {path}")
+    from inspector.core.stores import demo
+
+    if a.path is not None:
+        print(f"demo store written to {demo.build_demo(a.path)}")
+        return 0
+    there = demo.has_demo_store(demo.demo_store_path())
+    path = demo.ensure_demo_store()
+    print(f"demo store {'already in' if there else 'written to'} {path}\n"
+          f"(the data folder; INSPECTOR_DATA_DIR moves it). Try:\n"
+          f"  inspector query {shlex.quote(str(path))} --preset docs-before-fix "
+          f"--scope vault-agent --text {shlex.quote(demo.SCOPE_QUERY)}")
     return 0
 
 
@@ -159,13 +170,18 @@ def _cmd_shot(a: argparse.Namespace) -> int:
     return shot(a.store, a.table, options, spec, size, a.out)
 
 
-def _launch(argv: Sequence[str]) -> int:
+def window_parser() -> argparse.ArgumentParser:
+    """`inspector [STORE]`: the window (the docs' command reference prints this one too)."""
     ap = Parser(prog="inspector", description="Open the inspector window on a store "
                 "(the demo store when none is given). Commands: " + ", ".join(COMMANDS) + ".")
     ap.add_argument("store", nargs="?")
     ap.add_argument("--table")
     add_store_options(ap)
-    a = ap.parse_args(list(argv))
+    return ap
+
+
+def _launch(argv: Sequence[str]) -> int:
+    a = window_parser().parse_args(list(argv))
     options = open_options(a)
     from inspector.qt.app import launch
 
@@ -187,11 +203,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     guard.learn_secrets(argv)
     try:
         if argv and argv[0] in ("-h", "--help"):
-            _parser().print_help()
+            parser().print_help()
             return 0
         if not argv or argv[0] not in COMMANDS:
             return _launch(argv)
-        a = _parser().parse_args(argv)
+        a = parser().parse_args(argv)
         if a.command == "shot":
             return HANDLERS[a.command](a)
         with guard.quiet(debug):

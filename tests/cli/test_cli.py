@@ -172,3 +172,23 @@ def test_demo_command_and_python_dash_m(tmp_path, capsys):
     assert main(["query", str(target), "--text", SCOPE_QUERY, "--json"]) == 0  # in-process
     out = capsys.readouterr()
     assert json.loads(out.out)["counters"]["returned"] == 10 and out.err == ""
+
+
+def test_demo_without_a_path_writes_then_reuses_the_data_folder_store(tmp_path, capsys,
+                                                                       monkeypatch):
+    data = tmp_path / "data"
+    monkeypatch.setenv("INSPECTOR_DATA_DIR", str(data))
+    code, out, err = _run(capsys, "demo")
+    assert code == 0, err
+    store = data / "demo-store-v2"
+    assert f"demo store written to {store}\n" in out and (store / "memories.lance").is_dir()
+    assert "INSPECTOR_DATA_DIR" in out
+    before = snapshot(store)
+    code, out, err = _run(capsys, "demo")
+    assert code == 0 and f"demo store already in {store}\n" in out, err
+    assert snapshot(store) == before  # opened, not written again
+    line = [x for x in out.splitlines() if x.strip().startswith("inspector query")][0]
+    import shlex
+
+    assert main(shlex.split(line.strip())[1:] + ["--json"]) == 0  # the suggested command runs
+    assert json.loads(capsys.readouterr().out)["counters"]["returned"] == 0  # the scoped miss

@@ -1,6 +1,7 @@
-"""The README's example commands on the demo store, recorded so that a refactoring can prove
-it changed no output. `python -m tests.golden.record` rewrites tests/golden/expected/ (review
-the diff before committing); tests/golden/test_golden.py compares a fresh run with it.
+"""The documented example commands (README.md, docs/) on the demo store, recorded so that a
+refactoring can prove it changed no output. `python -m tests.golden.record` rewrites
+tests/golden/expected/ (review the diff before committing); tests/golden/test_golden.py
+compares a fresh run with it.
 Timings and scratch folders are blanked so two runs compare byte for byte."""
 
 from __future__ import annotations

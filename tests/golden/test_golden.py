@@ -1,4 +1,4 @@
-"""Every README example command gives exactly the recorded output (timings blanked)."""
+"""Every documented example command gives exactly the recorded output (timings blanked)."""
 
 from __future__ import annotations
 

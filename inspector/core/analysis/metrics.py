@@ -4,7 +4,7 @@ Every function takes the result ids in rank order and returns a float (or None w
 measure is undefined, e.g. recall with nothing relevant). Ids are compared as strings so
 integer ids in a table match ids typed into a judgments file.
 
-Conventions (also in the README):
+Conventions (also in docs/design/tuning.md):
 - relevant = judged with grade > 0; precision@k divides by k, not by the number returned;
 - MRR here is the reciprocal rank of the first relevant result within k (0 if none);
   averaging it over a query set gives the mean;

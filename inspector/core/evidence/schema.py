@@ -25,8 +25,12 @@ _ROW_ARRAYS = {"ids": ("object", "int64", "int32"), "id_order": ("int64", "int32
                "pushdown_match": ("bool",), "vec_rank": ("int64", "int32"),
                "vec_dist": ("float64", "float32"), "fts_rank": ("int64", "int32"),
                "fts_score": ("float64", "float32"), "importance_missing": ("bool",)}
+_POOL_KEYS = ("ids", "roles", "query", "scope", "columns", "mode", "distance")
+_LEG_KEYS = ("rows", "values", "depth", "exhausted")
+_MAP_KEYS = ("ids", "x", "y", "in_scope", "raw_rank", "final", "cut_depth", "explained")
 _LINE_BREAKS = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]")
 _TEXTS = ("mode", "distance", "placement", "pushdown_sql", "pushdown_note", "fts_ties")
+_CHOICES = {"mode": MODES, "distance": DISTANCES, "placement": FILTERS}
 
 
 class Damaged(Exception):
@@ -101,7 +105,7 @@ def _array(v: Any, where: str, dtypes: tuple[str, ...], n: int | None) -> int:
 def _leg(v: Any, where: str, n: int) -> None:
     if not _obj(v, where, optional=True):
         return
-    for key in ("rows", "values", "depth", "exhausted"):
+    for key in _LEG_KEYS:
         _need(key in v, where, f"a leg with '{key}'", v)
     _list_of(v["rows"], f"{where}.rows", lambda r: _is_int(r) and 0 <= r < n,
              f"a row number from 0 to {n - 1}")
@@ -129,7 +133,7 @@ def _ranks(pool: dict[str, Any], leg: str, rank: str, n: int) -> None:
 
 def check_pool(pool: Any) -> None:
     _obj(pool, "pool")
-    for key in ("ids", "roles", "query", "scope", "columns", "mode", "distance"):
+    for key in _POOL_KEYS:
         _need(key in pool, "pool", f"a pool with '{key}'", pool)
     n = _array(pool["ids"], "pool.ids", _ROW_ARRAYS["ids"], None)
     for key, dtypes in _ROW_ARRAYS.items():
@@ -142,7 +146,7 @@ def check_pool(pool: Any) -> None:
     for key in _TEXTS:
         if key in pool:
             _text(pool[key], f"pool.{key}")
-    for key, choices in (("mode", MODES), ("distance", DISTANCES), ("placement", FILTERS)):
+    for key, choices in _CHOICES.items():
         if key in pool:
             _need(pool[key] in choices, f"pool.{key}", " or ".join(choices), pool[key])
     _obj(pool.get("store", {}), "pool.store")
@@ -181,7 +185,7 @@ def check_pool(pool: Any) -> None:
 def _check_map(m: Any) -> None:
     if not _obj(m, "map", optional=True):
         return
-    for key in ("ids", "x", "y", "in_scope", "raw_rank", "final", "cut_depth", "explained"):
+    for key in _MAP_KEYS:
         _need(key in m, "map", f"a map with '{key}'", m)
     n = len(m["ids"]) if isinstance(m["ids"], list) else 0
     _list_of(m["ids"], "map.ids", _is_scalar, "an id")
@@ -222,3 +226,71 @@ def check_bundle(data: dict[str, Any], path: Any) -> None:
     except Damaged as exc:
         where = _LINE_BREAKS.sub(" ", str(exc))  # field names come from the file
         raise InspectorError(f"Bundle {path} is damaged: {where}.") from None
+
+
+# ------------------------------------------------------------------ the same rules as a schema
+
+_NUM: dict[str, Any] = {"type": "number"}
+_TEXT: dict[str, Any] = {"type": "string"}
+_SCALAR: dict[str, Any] = {"type": ["string", "number", "boolean", "null"]}
+_ITEMS: dict[str, dict[str, Any]] = {
+    "object": _SCALAR, "int64": {"type": "integer"}, "int32": {"type": "integer"},
+    "float64": {"type": ["number", "null"]}, "float32": {"type": ["number", "null"]},
+    "bool": {"type": "boolean"}}
+
+
+def _maybe(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"anyOf": [schema, {"type": "null"}]}
+
+
+def _list(items: dict[str, Any], **more: Any) -> dict[str, Any]:
+    return {"type": "array", "items": items, **more}
+
+
+def _obj_of(required: tuple[str, ...] = (), **props: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "required": list(required), "properties": props}
+
+
+def _array_schema(dtypes: tuple[str, ...]) -> dict[str, Any]:
+    return {"anyOf": [{"type": "object", "additionalProperties": False,
+                       "required": ["dtype", "data"],
+                       "properties": {"dtype": {"const": d}, "data": _list(_ITEMS[d])}}
+                      for d in dtypes]}
+
+
+def bundle_schema() -> dict[str, Any]:
+    """The JSON Schema of what `check_bundle` reads back, built from the same declarations.
+    The check says more than a schema can: every per-row array as long as `pool.ids`, leg
+    rows within the pool, ranks that agree with the legs, `id_order` a permutation."""
+    leg = _obj_of(_LEG_KEYS, rows=_list({"type": "integer", "minimum": 0}),
+                  values=_list(_maybe(_NUM)), depth={"type": "integer", "minimum": 0},
+                  exhausted={"type": "boolean"}, next_value=_maybe(_NUM))
+    scope_map = {"type": "object", "additionalProperties": _list(_TEXT)}
+    props: dict[str, Any] = {k: _array_schema(d) for k, d in _ROW_ARRAYS.items()}
+    props["importance_missing"] = _maybe(_array_schema(("bool",)))
+    props.update({k: _TEXT for k in _TEXTS})
+    props.update({k: {"enum": list(c)} for k, c in _CHOICES.items()})
+    pool = _obj_of(
+        _POOL_KEYS, **props,
+        store={"type": "object"}, index=_maybe({"type": "object"}),
+        roles={"type": "object", "additionalProperties": _maybe(_TEXT)},
+        query=_obj_of(text=_maybe(_TEXT), source=_TEXT, vector=_maybe(_list(_NUM))),
+        scope=_obj_of(("strategy",), scope=_maybe(_TEXT), strategy=_TEXT,
+                      column=_maybe(_TEXT), scope_map=scope_map),
+        columns={"type": "object", "additionalProperties": _list(_SCALAR)},
+        scope_rule=_list(_TEXT), warnings=_list(_TEXT), knobs=_list(_SCALAR),
+        vec_leg=_maybe(leg), fts_leg=_maybe(leg))
+    pair = _list(_NUM, minItems=2, maxItems=2)
+    bool_list = _list({"type": "boolean"})
+    the_map = _obj_of(_MAP_KEYS, ids=_list(_SCALAR), x=_list(_NUM), y=_list(_NUM),
+                      in_scope=bool_list, final=bool_list, raw_rank=_list({"type": "integer"}),
+                      cut_depth={"type": "integer"}, explained=pair, query=_maybe(pair),
+                      cut_radius=_maybe(_NUM))
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema",
+            "title": "inspector receipt bundle (the parts read back)",
+            **_obj_of(("store", "params", "pool"),
+                      store=_obj_of(uri=_maybe(_TEXT), table=_maybe(_TEXT)),
+                      created=_maybe(_TEXT), trace=_maybe({"type": "object"}),
+                      params=_obj_of(scope_map=scope_map),
+                      judgments=_maybe({"type": "object", "additionalProperties": _NUM}),
+                      map=_maybe(the_map), pool=pool)}

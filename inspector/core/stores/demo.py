@@ -301,13 +301,22 @@ def data_root() -> Path:
     return Path(env) if env else Path(platformdirs.user_data_dir("memory-store-inspector"))
 
 
+def demo_store_path() -> Path:
+    """Where the bundled demo store lives (or will be written): the user's data folder."""
+    return data_root() / f"demo-store-v{DEMO_VERSION}"
+
+
+def has_demo_store(target: Path) -> bool:
+    return (target / f"{TABLE}.lance").exists()
+
+
 def ensure_demo_store() -> Path:
     """The bundled demo store in the user's data folder, written on first use."""
     import os
     import shutil
 
-    target = data_root() / f"demo-store-v{DEMO_VERSION}"
-    if (target / f"{TABLE}.lance").exists():
+    target = demo_store_path()
+    if has_demo_store(target):
         return target
     tmp = target.with_name(target.name + f".tmp{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)

@@ -3,7 +3,8 @@
 `python -m inspector.qt.harness.gallery OUTDIR [--sizes 1366x768,1920x1080] [--states a,b]`
 writes one PNG per state, theme and size, plus `checks.txt` with what
 `visual_checks.problems` found in each. Tests drive the same `enter_state` offscreen; the
-README says how to render it under Xvfb. Never reads or writes the user's settings."""
+docs' page docs/developer/gallery.md says how to render it under Xvfb. Never reads or writes
+the user's settings."""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
 """A hand-edited receipt is validated when it is loaded (issue 21): a field of the wrong type
 (`pool.ids = {"a": 1}`) is one sentence naming the field, never an exception from deep inside
-`derive`, where the window's event loop used to meet it."""
+`derive`, where the window's event loop used to meet it. The bundle's JSON Schema (published
+in the docs' file formats) is built from the same declarations: a real receipt passes it, and
+every edit of a field's type that the loader refuses, the schema refuses too."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import copy
 import json
 from typing import Any
 
+import jsonschema
 import pytest
 
 from inspector.core.engine.inputs import build_query
@@ -15,6 +18,7 @@ from inspector.core.engine.params import Params
 from inspector.core.errors import InspectorError
 from inspector.core.evidence import bundle
 from inspector.core.evidence.receipt import build_receipt
+from inspector.core.evidence.schema import bundle_schema
 from inspector.core.stores.opening import open_store
 from tests.storekit import write_tuning_store
 
@@ -104,3 +108,23 @@ def test_the_untouched_receipt_loads(good, tmp_path):
     loaded = bundle.load(path)
     assert loaded.pool.size == len(good["pool"]["ids"]["data"])
 
+
+
+# what only the loader can say: lengths, ranges and agreements between fields, and the
+# parameters, which Params itself validates
+BEYOND_A_SCHEMA = {"pool.id_order.data.0", "pool.vec_leg.rows.0", "pool.vec_rank.data.0",
+                   "params.limit", "params.bogus"}
+TYPE_EDITS = [e for e in EDITS if e[1] is not _DROP_ONE and e[0] not in BEYOND_A_SCHEMA]
+
+
+def test_the_schema_is_a_json_schema_that_a_real_receipt_passes(good):
+    jsonschema.Draft202012Validator.check_schema(bundle_schema())
+    jsonschema.validate(good, bundle_schema(), cls=jsonschema.Draft202012Validator)
+
+
+@pytest.mark.parametrize(("where", "value", "named"), TYPE_EDITS, ids=[e[0] for e in TYPE_EDITS])
+def test_a_field_of_the_wrong_type_fails_the_schema_too(good, where, value, named):
+    doc = copy.deepcopy(good)
+    _set(doc, where, value)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(doc, bundle_schema(), cls=jsonschema.Draft202012Validator)

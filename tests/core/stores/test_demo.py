@@ -103,7 +103,7 @@ def test_the_scoped_miss_story_does_not_depend_on_tie_order(demo, mode):
                       for f in (2.0, 2.5, 3.0)))
 
     (got,) = _outcomes(pool, p, facts)
-    assert got[1] == (25 if mode == "hybrid" else 24)  # the README quotes the hybrid figure
+    assert got[1] == (25 if mode == "hybrid" else 24)  # the docs quote the hybrid figure
     for f in (1.0, 2.0, 2.4, 2.5, 3.0):  # no in-scope row is ever tied at a cut
         t = derive(pool, p.with_(overfetch=f))
         assert not any(g.at_cut and pool.in_scope[list(g.rows)].any() for g in t.ties())

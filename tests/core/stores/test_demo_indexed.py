@@ -1,5 +1,5 @@
-"""The demo's indexed table: real IVF_PQ training and a story that holds. (How fast it builds
-is a benchmark's question, not a test's: a timed assertion measures the machine's load.)"""
+"""The demo's indexed table: real IVF_PQ training and a story that holds. (How long it takes
+to build is a benchmark's figure: the cold start's first launch, bench/startup.py.)"""
 
 from __future__ import annotations
 
@@ -18,20 +18,20 @@ from inspector.core.stores.store import META_KEY
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list, None]:
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list]:
     path = tmp_path_factory.mktemp("demo_indexed")
-    return path, demo_indexed.build_indexed(path, META_KEY), None
+    return path, demo_indexed.build_indexed(path, META_KEY)
 
 
 def test_builds_a_trained_ivf_pq_table(built):
-    path, _, _ = built
+    path, _ = built
     store = open_store(str(path), demo_indexed.TABLE)
     assert store.rows >= 5000 and store.vector_index.type == "IVF_PQ"
     assert store.vector_index.indexed_rows == store.rows and store.embedder["name"] == "hash-v1"
 
 
 def test_the_suggested_story_is_an_in_scope_memory_lost_to_the_index_with_its_fix(built):
-    path, stories, _ = built
+    path, stories = built
     assert len(stories) == 1
     s = stories[0]
     assert s["table"] == demo_indexed.TABLE and s["expect"]

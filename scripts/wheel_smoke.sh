@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# The wheel is the product: build it from the checkout, install it into a fresh virtualenv
+# outside the repository, and run what the README tells a new user to run, from a folder where
+# no source tree can be imported. Settings, data and cache go to a temporary folder; nothing is
+# written into the checkout (the build runs on a copy of its files). Run by .ci/run through
+# `scripts/dev wheel`; `KEEP=1` keeps the folder and says where.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY="${PYTHON:-python3}"
+work=$(mktemp -d "${TMPDIR:-/tmp}/inspector-wheel.XXXXXX")
+if [ -n "${KEEP:-}" ]; then echo "wheel: keeping $work" >&2; else trap 'rm -rf "$work"' EXIT; fi
+step() { printf "wheel: [%(%H:%M:%S)T] %s\n" -1 "$*" >&2; }
+
+step "copying the checkout's files and building the wheel"
+mkdir "$work/src"
+git ls-files -z --cached --others --exclude-standard \
+    | while IFS= read -r -d '' f; do [ -f "$f" ] && printf '%s\0' "$f"; done \
+    | tar --null -T - -cf - | tar -xf - -C "$work/src"
+"$PY" -m pip wheel -q --no-deps -w "$work/dist" "$work/src" 2>"$work/build.log" \
+    || { cat "$work/build.log" >&2; exit 1; }
+wheel=$(ls "$work"/dist/*.whl)
+
+step "installing $(basename "$wheel") into a fresh virtualenv"
+"$PY" -m venv "$work/venv"
+"$work/venv/bin/python" -m pip install -q --no-compile "$wheel"
+
+cd "$work"  # outside the checkout: only the installed package can be imported
+unset PYTHONPATH
+export INSPECTOR_DATA_DIR="$work/data" INSPECTOR_CACHE_DIR="$work/cache" \
+    XDG_CONFIG_HOME="$work/config" QT_QPA_PLATFORM=offscreen
+bin="$work/venv/bin"
+
+"$bin/python" - "$work/venv" <<'EOF'
+import importlib.util, sys
+import inspector
+assert inspector.__file__.startswith(sys.argv[1]), f"imported from {inspector.__file__}"
+test_only = [m for m in ("pytest", "pytestqt", "hypothesis", "moto", "mkdocs")
+             if importlib.util.find_spec(m)]
+assert not test_only, f"the wheel pulled in test or docs packages: {test_only}"
+EOF
+
+step "inspector demo"
+"$bin/inspector" demo | tee "$work/demo.txt"
+store="$work/data/demo-store-v2"
+grep -qF "demo store written to $store" "$work/demo.txt"
+
+step "inspector pipeline list / show (the shipped pipeline files)"
+"$bin/inspector" pipeline list | grep -q "^memory-lancedb-pro "
+"$bin/inspector" pipeline show memory-lancedb-pro >/dev/null
+
+step "inspector query on the demo store (the scoped miss)"
+"$bin/inspector" query "$store" --preset docs-before-fix --scope vault-agent \
+    --text "how do I rotate the signing keys for service tokens" --json >"$work/query.json"
+"$bin/python" -c 'import json, sys; d = json.load(open(sys.argv[1]))
+assert d["diagnosis"]["code"] == "scope_starvation", d["diagnosis"]' "$work/query.json"
+"$bin/inspector" query "$store" --preset docs-pushdown --scope vault-agent \
+    --text "how do I rotate the signing keys for service tokens" | grep -q "returned"
+
+step "the Python API"
+"$bin/python" - "$store" <<'EOF'
+import sys
+import inspector
+r = inspector.query(sys.argv[1], text="how do I rotate the signing keys for service tokens",
+                    preset="docs-pushdown", scope="vault-agent")
+assert len(r.final_ids) == 10, r.final_ids
+EOF
+
+step "inspector shot (the window offscreen, the demo store and its first story)"
+"$bin/inspector" shot --out "$work/shot.png" --size 1366x768
+test -s "$work/shot.png"
+
+step "the window in a gallery state (offscreen), with its visual checks"
+"$bin/python" -m inspector.qt.harness.gallery "$work/gallery" --states scoped-miss \
+    --sizes 1366x768 --themes light >/dev/null
+test -s "$work/gallery/scoped-miss-light-1366x768.png"
+step "ok"

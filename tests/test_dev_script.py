@@ -1,0 +1,78 @@
+"""`scripts/dev app` sets up the app alone (no test package); `test` and the other commands the
+test and docs stack. Run on a copy of the script with a stand-in Python that records what it
+is asked to install, so nothing is installed and no Debian package is looked for."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+VENV_PYTHON = """#!/bin/sh
+echo "python $*" >> "$DEV_LOG"
+case "$1" in -c) exec "$REAL_PYTHON" "$@" ;; esac
+exit 0
+"""
+INSPECTOR = """#!/bin/sh
+echo "inspector $*" >> "$DEV_LOG"
+"""
+# python3 itself: `-m venv DIR` makes a virtualenv of stand-ins, anything else runs for real
+PYTHON = f"""#!/bin/sh
+if [ "$1" = "-m" ] && [ "$2" = "venv" ]; then
+    mkdir -p "$3/bin"
+    cat > "$3/bin/python" <<'EOF'
+{VENV_PYTHON}EOF
+    cat > "$3/bin/inspector" <<'EOF'
+{INSPECTOR}EOF
+    chmod +x "$3/bin/python" "$3/bin/inspector"
+    exit 0
+fi
+exec "$REAL_PYTHON" "$@"
+"""
+
+
+def _checkout(tmp: Path) -> tuple[Path, dict[str, str]]:
+    repo = tmp / "repo"
+    (repo / "scripts").mkdir(parents=True)
+    shutil.copy(ROOT / "scripts" / "dev", repo / "scripts" / "dev")
+    shutil.copy(ROOT / "pyproject.toml", repo / "pyproject.toml")
+    bin_ = tmp / "bin"
+    bin_.mkdir()
+    (bin_ / "python3").write_text(PYTHON)
+    (bin_ / "dpkg-query").write_text("#!/bin/sh\necho 'install ok installed'\n")
+    for f in bin_.iterdir():
+        f.chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_}{os.pathsep}{os.environ['PATH']}",
+           "PYTHON": str(bin_ / "python3"), "REAL_PYTHON": sys.executable,
+           "DEV_LOG": str(tmp / "log")}
+    return repo, env
+
+
+def _dev(repo: Path, env: dict[str, str], *args: str) -> list[str]:
+    log = Path(env["DEV_LOG"])
+    log.write_text("")
+    done = subprocess.run(["bash", str(repo / "scripts" / "dev"), *args], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return log.read_text().splitlines()
+
+
+def _installs(lines: list[str]) -> list[str]:
+    return [x for x in lines if " pip install " in f" {x} " and "--upgrade pip" not in x]
+
+
+def test_app_installs_the_app_alone_and_test_the_test_stack(tmp_path):
+    repo, env = _checkout(tmp_path)
+    lines = _dev(repo, env, "app", "--table", "t")
+    assert _installs(lines) == ["python -m pip install -q -e ."], lines
+    assert "inspector --table t" in lines
+    assert _installs(_dev(repo, env, "app")) == []  # set up once per pyproject.toml
+    lines = _dev(repo, env, "test", "-q")
+    assert _installs(lines) == ["python -m pip install -q -e .[test,docs]"], lines
+    assert any(x.startswith("python -m pytest -n ") for x in lines)
+    assert _installs(_dev(repo, env, "app")) == []  # the test stack holds the app
+    assert _installs(_dev(repo, env, "setup")) == []
