@@ -49,7 +49,7 @@ def _notes(question: Any, now_ms: float, prober: Prober) -> dict[str, Any]:
 def recall_audit(store: Any, question: Any, now_ms: float, *, own_scope: bool = True,
                  sample: int | None = None, seed: int = 0,
                  progress: Callable[[int, int], bool] | None = None, scan: bool = True,
-                 fixes: int = 20) -> dict[str, Any]:
+                 fixes: int = 20, only_scope: str | None = None) -> dict[str, Any]:
     """Every memory probed with its own vector (and text), in its own scope (or the
     question's scopes); `progress(done, total)` returning False cancels. For the fixed
     pipeline the first `fixes` never-recalled memories get the smallest depth that returns
@@ -57,7 +57,8 @@ def recall_audit(store: Any, question: Any, now_ms: float, *, own_scope: bool = 
     prober = prober_for(store, question, now_ms, scan)
     fix = _fixed_fix(prober) if isinstance(prober, FixedProber) else None
     res = runs.recall_audit(prober, own_scope=own_scope, scopes=_given(question),
-                            sample=sample, seed=seed, progress=progress, fix=fix, fixes=fixes)
+                            sample=sample, seed=seed, progress=progress, fix=fix, fixes=fixes,
+                            only_scope=only_scope)
     return {**res, **_notes(question, now_ms, prober)}
 
 

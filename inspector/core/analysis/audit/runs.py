@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -81,11 +81,17 @@ def recall_audit(prober: Prober, *, own_scope: bool = True,
                  scopes: tuple[str, ...] | None = None, sample: int | None = None,
                  seed: int = 0, progress: Callable[[int, int], bool] | None = None,
                  fix: Callable[[Memories, int, tuple[str, ...] | None], Any] | None = None,
-                 fixes: int = 20) -> dict[str, Any]:
+                 fixes: int = 20, only_scope: str | None = None) -> dict[str, Any]:
     """Every memory probed with its own vector (and text); `progress(done, total)` returning
     False cancels and returns what was probed so far. `fix` (when given) names the smallest
-    single change that returns a never-recalled memory, for the first `fixes` of them."""
-    mem = prober.read(sample, seed)
+    single change that returns a never-recalled memory, for the first `fixes` of them.
+    `only_scope`: only the memories of that scope (then a sample of them)."""
+    mem = prober.read(None if only_scope is not None else sample, seed)
+    if only_scope is not None:
+        mine = [i for i in mem.picked if str(mem.scopes[i]) == only_scope]
+        if sample is not None and sample < len(mine):
+            mine = sorted(random.Random(seed).sample(mine, sample))
+        mem = replace(mem, picked=tuple(mine))
     asked = [_scopes_for(mem, i, own_scope, scopes) for i in mem.picked]
     prober.prepare(mem, [i for i in mem.picked if mem.vector(i) is not None],
                    [s for i, s in zip(mem.picked, asked, strict=True)
@@ -117,6 +123,7 @@ def recall_audit(prober: Prober, *, own_scope: bool = True,
     return {"kind": "recall-audit", "pipeline": prober.name, "engine": prober.engine,
             "probes": len(results), "of": len(mem.picked), "rows": len(mem.ids),
             "sampled": len(mem.picked) < len(mem.ids), "cancelled": cancelled,
+            "only_scope": only_scope,
             "scope": "own" if own_scope else (list(scopes) if scopes is not None else None),
             "limit": limit, "counts": {c: counts.get(c, 0) for c in CLASSES},
             "by_scope": {s: {c: n for c, n in sorted(cnt.items())}
@@ -186,7 +193,7 @@ def scope_audit(prober: Prober, *, per_scope: int = 10, seed: int = 0) -> dict[s
     pos = mem.position
     for scope, chosen in picked.items():
         short = fixed = 0
-        examples = []
+        examples, short_ids = [], []
         for i in chosen:
             a = prober.ask(mem, i, (scope,))
             for x in a.ids:
@@ -196,6 +203,7 @@ def scope_audit(prober: Prober, *, per_scope: int = 10, seed: int = 0) -> dict[s
             need = min(a.limit, len(by_scope[scope]))
             if len(a.ids) < need:
                 short += 1
+                short_ids.append({"id": mem.ids[i], "returned": len(a.ids), "limit": a.limit})
                 better = len(pushed.ask(mem, i, (scope,)).ids) if pushed else None
                 fixed += int(better is not None and better > len(a.ids))
                 if len(examples) < 3:
@@ -205,7 +213,8 @@ def scope_audit(prober: Prober, *, per_scope: int = 10, seed: int = 0) -> dict[s
                                      "crowded_by": a.crowded})
         report.append({"scope": scope, "memories": len(by_scope[scope]),
                        "probes": len(chosen), "short": short, "ended_by_pushdown": fixed,
-                       "examples": examples, "leaked_in": dict(leaks.get(scope, {}))})
+                       "examples": examples, "short_ids": short_ids,
+                       "leaked_in": dict(leaks.get(scope, {}))})
     return {"kind": "scope-audit", "pipeline": prober.name, "engine": prober.engine,
             "per_scope": per_scope, "pushdown_available": pushed is not None,
             "scopes": report, "leaks": {s: dict(c) for s, c in leaks.items()},
