@@ -154,3 +154,20 @@ def test_an_indexed_table_is_searched_per_probe_and_says_why(demo_path: Path) ->
               "memory-plugin", "--sample", "20", "--json")
     assert not res["scan"]["batched"] and res["scan"]["per_query"] == 20
     assert "vector index" in res["method"]
+
+
+@pytest.mark.parametrize("where,preset,extra", [
+    ("demo", "docs-before-fix", ["--sample", "60", "--seed", "4"]),  # hybrid, post-filtered
+    ("plugin", "other-plugin", ["--limit", "5"]),  # cosine, scope column, one deep search
+])
+def test_batched_and_per_probe_audits_agree_on_other_shapes(
+        demo_path: Path, tmp_path_factory: pytest.TempPathFactory, where: str, preset: str,
+        extra: list[str]) -> None:
+    store = demo_path if where == "demo" else fixture_copy(
+        "memory-lancedb-pro", tmp_path_factory.mktemp("shapes")) / "store"
+    argv = ["audit", "recall", str(store), "--preset", preset, *extra, "--json"]
+    fast, slow = cli(*argv), cli(*argv, "--no-scan")
+    assert fast["scan"]["batched"] and fast["scan"]["per_query"] == 0
+    assert slow["scan"]["scanned"] == 0
+    for key in ("counts", "never_recallable", "found"):
+        assert fast[key] == slow[key], key
