@@ -156,18 +156,34 @@ def test_an_indexed_table_is_searched_per_probe_and_says_why(demo_path: Path) ->
     assert "vector index" in res["method"]
 
 
-@pytest.mark.parametrize("where,preset,extra", [
-    ("demo", "docs-before-fix", ["--sample", "60", "--seed", "4"]),  # hybrid, post-filtered
-    ("plugin", "other-plugin", ["--limit", "5"]),  # cosine, scope column, one deep search
-])
-def test_batched_and_per_probe_audits_agree_on_other_shapes(
-        demo_path: Path, tmp_path_factory: pytest.TempPathFactory, where: str, preset: str,
-        extra: list[str]) -> None:
-    store = demo_path if where == "demo" else fixture_copy(
-        "memory-lancedb-pro", tmp_path_factory.mktemp("shapes")) / "store"
-    argv = ["audit", "recall", str(store), "--preset", preset, *extra, "--json"]
+def test_batched_and_per_probe_audits_agree_on_a_cosine_scope_column(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    """other-plugin: cosine, the scope column post-filtered, pool and diagnosis probe from
+    one deep search."""
+    store = fixture_copy("memory-lancedb-pro", tmp_path_factory.mktemp("shapes")) / "store"
+    argv = ["audit", "recall", str(store), "--preset", "other-plugin", "--limit", "5",
+            "--json"]
     fast, slow = cli(*argv), cli(*argv, "--no-scan")
     assert fast["scan"]["batched"] and fast["scan"]["per_query"] == 0
     assert slow["scan"]["scanned"] == 0
     for key in ("counts", "never_recallable", "found"):
         assert fast[key] == slow[key], key
+
+
+def test_hybrid_probes_get_the_same_answer_from_the_scan(demo_path: Path) -> None:
+    """docs-before-fix (hybrid, post-filtered): every probe's whole answer, the returned list
+    included, is the same with its vector leg from the scan as from its own search."""
+    from inspector.core.analysis.audit import FixedProber
+    from inspector.core.engine.flow.spec import load_shipped
+    from inspector.core.stores.opening import open_store
+
+    store = open_store(str(demo_path), "memories")
+    fast, slow = (FixedProber(store, load_shipped("docs-before-fix"), 10, scan=s)
+                  for s in (True, False))
+    mem = fast.read(40, 5)
+    scopes = [(str(mem.scopes[i]),) for i in mem.picked]
+    fast.prepare(mem, mem.picked, scopes)
+    slow.prepare(mem, mem.picked, scopes)
+    for i, s in zip(mem.picked, scopes, strict=True):
+        assert fast.ask(mem, i, s) == slow.ask(mem, i, s)
+    assert fast.method()["scanned"] == 40 and slow.method()["per_query"] == 40
