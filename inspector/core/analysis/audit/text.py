@@ -27,9 +27,10 @@ def format_recall(res: dict[str, Any], rows: int = 20) -> str:
                          + (f": {d}" if d else ""))
             fix = r["detail"].get("fix")
             if fix:
-                lines.append("      fix: " + (f"over-fetch {fix['min_overfetch']:g} (depth "
-                                              f"{fix['min_depth']})" if fix.get("min_depth")
-                                              else fix["reason"]))
+                lines.append("      " + (f"smallest depth that returns it: {fix['min_depth']}"
+                                          f" (over-fetch {fix['min_overfetch']:g})"
+                                          if fix.get("min_depth") else
+                                          f"no depth returns it: {fix['reason']}"))
         if len(never) > rows:
             lines.append(f"  … {len(never) - rows} more (--json lists every one)")
     lines.append(f"method: {res['method']}")
