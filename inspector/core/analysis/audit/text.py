@@ -44,15 +44,18 @@ def format_scopes(res: dict[str, Any]) -> str:
         leaks = ", ".join(f"{k}: {v}" for k, v in s["leaked_in"].items()) or "none"
         lines.append(f"  {s['scope']:<28} {s['memories']:>8} {s['probes']:>6} {s['short']:>6} "
                      f"{s['ended_by_pushdown']:>6}  {leaks}")
-    starved = [(s["scope"], e) for s in res["scopes"] for e in s["examples"]]
+    worst = sorted(res["scopes"], key=lambda s: (-s["short"] / max(1, s["probes"]),
+                                                 s["memories"], s["scope"]))
+    starved = [(s["scope"], e) for s in worst for e in s["examples"]]
     if starved:
-        lines.append("\nshort of the limit (first examples):")
+        lines.append("\nshort of the limit (the most starved scopes first):")
         for scope, e in starved[:10]:
             push = "" if e["with_pushdown"] is None else f"; pushdown returns {e['with_pushdown']}"
             offer = f"; offered: {'; '.join(e['fixes'])}" if e.get("fixes") else ""
-            if e.get("crowded_by"):
+            crowd = list((e.get("crowded_by") or {}).items())[:3]
+            if crowd:
                 offer = "; the pool held " + ", ".join(
-                    f"{n} rows of {k}" for k, n in list(e["crowded_by"].items())[:3]) + offer
+                    f"{n} row{'s' if n != 1 else ''} of {k}" for k, n in crowd) + offer
             lines.append(f"  {scope}: {e['id']} returned {e['returned']} of {e['limit']}"
                          f"{push}{offer}")
     lines.append(f"rows of another scope returned: {res['leak_total']}")
