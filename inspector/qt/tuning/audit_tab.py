@@ -106,13 +106,13 @@ class AuditPanel(QWidget):
         for label, w in (("audit", self.kind), ("sample", self.sample)):
             row.addWidget(QLabel(label))
             row.addWidget(w)
+        row.addStretch(1)
         row.addWidget(self.run_button)
         row.addWidget(self.cancel_button)
-        row.addWidget(self.bar, 1)
         lay = QVBoxLayout(self)
-        lay.addLayout(row)
-        lay.addWidget(self.summary)
-        lay.addWidget(self.table, 1)
+        for part in (row, self.bar, self.summary):
+            (lay.addLayout if isinstance(part, QHBoxLayout) else lay.addWidget)(part)
+        lay.addWidget(self.table, 1)  # the never-recalled memories (or the scopes)
 
     def run(self) -> None:
         vm = self.vm
