@@ -253,7 +253,7 @@ class Store:
               now: float | str | dt.datetime | None = None,
               system_config: str | Path | None = None, sample: int | None = None,
               seed: int = 0, per_scope: int = 10) -> AuditResult:
-        """A store-wide audit over a pipeline of stages, as `inspector audit KIND --json`:
+        """A store-wide audit over any preset or pipeline, as `inspector audit KIND --json`:
         `recall` (can each memory be recalled by its own vector and text; `scopes` probes every
         memory in those scopes instead of its own), `scopes` (leaks and starvation scope by
         scope, `per_scope` probes each), `change` (what `set` changes across every probe)."""
@@ -270,9 +270,9 @@ class Store:
                            sets={} if kind == "change" else sets, scopes=scopes, limit=limit,
                            now=now)
         spec, _, _ = resolve(q)
-        if spec.engine == "fixed":
-            raise InspectorError("Audits run pipelines of stages for now (e.g. "
-                                 f"memory-lancedb-pro); {spec.name} is a fixed-pipeline preset.")
+        if spec.engine == "fixed" and scopes is not None and len(scopes) > 1:
+            raise InspectorError(f"{spec.name} takes one scope; the pipelines of stages take "
+                                 "several.")
         if kind == "change" and not sets:
             raise InspectorError("audit('change') needs the change: set={'STAGE.PARAM': value}.")
         st = self.engine_store

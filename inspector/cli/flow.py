@@ -210,7 +210,7 @@ def add_audit_parser(sub: Any) -> None:
     from inspector.cli.options import add_store_options
     from inspector.core.engine.flow.shipped import shipped_names
 
-    p = sub.add_parser("audit", help="store-wide audits over a pipeline of stages")
+    p = sub.add_parser("audit", help="store-wide audits over any preset or pipeline")
     ps = p.add_subparsers(dest="audit_command", required=True, parser_class=type(p))
     for name, help_ in (("recall", "can each memory be recalled by its own vector and text"),
                         ("change", "what one parameter change does across every probe"),
@@ -233,6 +233,11 @@ def add_audit_parser(sub: Any) -> None:
         x.add_argument("--per-scope", type=int, default=10, help="scopes: probes a scope")
         x.add_argument("--json", action="store_true")
         x.add_argument("--rows", type=int, default=20, help="rows listed (text output)")
+        x.add_argument("--no-scan", action="store_true",
+                       help="search each probe on its own (no batched scan over the vectors)")
+        x.add_argument("--fixes", type=int, default=20, metavar="N",
+                       help="recall, fixed presets: the smallest depth for the first N "
+                            "never-recalled memories")
         add_store_options(x, as_of=True)
 
 
@@ -258,9 +263,9 @@ def cmd_audit(a: argparse.Namespace) -> int:
     except ValidationError as exc:
         raise InspectorError(f"The audit is not valid: {exc.errors()[0]['msg']}.") from None
     spec, _, _ = resolve(q)
-    if spec.engine == "fixed":
-        raise InspectorError("Audits run pipelines of stages for now (e.g. memory-lancedb-pro); "
-                             f"{spec.name} is a fixed-pipeline preset.")
+    if spec.engine == "fixed" and scopes is not None and len(scopes) > 1:
+        raise InspectorError(f"{spec.name} takes one --scope; the pipelines of stages take "
+                             "several.")
     if a.audit_command == "change" and not sets:
         raise InspectorError("audit change needs the change: --set STAGE.PARAM=VALUE.")
     store = open_store(a.store, a.table, **open_options(a).kwargs())
@@ -269,7 +274,8 @@ def cmd_audit(a: argparse.Namespace) -> int:
     if a.audit_command == "scopes":
         if not 1 <= a.per_scope <= 10_000:
             raise InspectorError("--per-scope takes a whole number between 1 and 10000.")
-        res = audit.scope_audit(store, q, now, per_scope=a.per_scope, seed=a.seed)
+        res = audit.scope_audit(store, q, now, per_scope=a.per_scope, seed=a.seed,
+                                scan=not a.no_scan)
         text = audit.format_scopes(res)
     elif a.audit_command == "recall":
         def progress(done: int, total: int) -> bool:
@@ -279,16 +285,12 @@ def cmd_audit(a: argparse.Namespace) -> int:
             return True
 
         res = audit.recall_audit(store, q, now, own_scope=own, sample=a.sample, seed=a.seed,
-                                 progress=progress)
+                                 progress=progress, scan=not a.no_scan, fixes=max(0, a.fixes))
         text = audit.format_recall(res, a.rows)
     else:
         res = audit.change_audit(store, q, now, sets, own_scope=own, sample=a.sample,
-                                 seed=a.seed)
-        text = (f"{res['pipeline']} with {', '.join(f'{k}={v}' for k, v in sets.items())} over "
-                f"{res['probes']} probes: {res['improved']} improved, {res['hurt']} hurt; "
-                f"rows gained {res['rows_gained']}, lost {res['rows_lost']}\n"
-                f"improved: {[x['id'] for x in res['improved_ids']]}\n"
-                f"hurt: {[x['id'] for x in res['hurt_ids']]}")
+                                 seed=a.seed, scan=not a.no_scan)
+        text = audit.format_change(res)
     if a.json:
         json.dump(res, sys.stdout, allow_nan=False, ensure_ascii=False)
         sys.stdout.write("\n")

@@ -209,8 +209,8 @@ def test_unknown_stage_and_audit_errors(demo: inspector.Store) -> None:
     r = demo.query(text="what timezone is the user in", preset="memory-plugin", limit=2)
     with pytest.raises(InspectorError, match="no stage 'nope'; the stages are raw"):
         r.table("nope")
-    with pytest.raises(InspectorError, match="fixed-pipeline preset"):
-        demo.audit("recall", preset="memory-plugin")
+    with pytest.raises(InspectorError, match="takes one scope"):
+        demo.audit("recall", preset="memory-plugin", scopes=["main", "ops"])
     with pytest.raises(InspectorError, match="kind is one of"):
         demo.audit("everything", preset="memory-lancedb-pro")
 
@@ -225,3 +225,12 @@ def test_html_escapes_every_field() -> None:
     assert "<script" not in html
     assert html.count("&lt;script&gt;") >= 7
     assert "<b>1 of 3</b>" in html
+
+
+def test_a_fixed_preset_audit_equals_the_command_line(demo: inspector.Store, demo_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]
+                                                      ) -> None:
+    res = demo.audit("recall", preset="memory-plugin", limit=1, sample=40, seed=2)
+    want = cli(capsys, "audit", "recall", str(demo_path), "--preset", "memory-plugin",
+               "--limit", "1", "--sample", "40", "--seed", "2", "--json")
+    assert res.to_json() == want and want["engine"] == "fixed" and want["probes"] == 40

@@ -106,8 +106,9 @@ def test_noise_filter_off_makes_the_noise_rows_recallable(fx: Path, recall: dict
 def test_audits_refuse_what_they_cannot_run(fx: Path, capsys: pytest.CaptureFixture[str]
                                             ) -> None:
     capsys.readouterr()
-    assert main(["audit", "recall", str(fx / "store"), "--preset", "docs-before-fix"]) == 2
-    assert "pipelines of stages" in capsys.readouterr().err
+    assert main(["audit", "recall", str(fx / "store"), "--preset", "docs-before-fix",
+                 "--scope", "a", "--scope", "b"]) == 2
+    assert "takes one --scope" in capsys.readouterr().err
     assert main(["audit", "change", str(fx / "store"), "--preset", "memory-lancedb-pro"]) == 2
     assert "needs the change" in capsys.readouterr().err
 

@@ -76,7 +76,8 @@ def state_of(win: Any) -> tuple[Any, ...]:
         win.isVisible(), win.isMaximized(), (win.width(), win.height()), win.theme_choice,
         win.windowTitle(), win.query_bar.isEnabled(), win.persist, win.tour.isVisible(),
         tuple(sorted((d.objectName(), d.isVisible(), d.isFloating()) for d in win.dock_areas)),
-        tuple(n for n in ("sweep", "compare", "map", "index") if dock.built(n) is not None),
+        tuple(n for n in ("sweep", "compare", "map", "index", "audit")
+              if dock.built(n) is not None),
         dock.judgments.judgments, dock.judgments.path, dock.query_set[1],
         win.tuning_receipts.offline,
         None if store is None else (store.uri, store.table_name, store.version),

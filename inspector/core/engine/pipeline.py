@@ -231,13 +231,23 @@ def one_search_probe(store: Store, p: Params) -> bool:
             and prefix_exact(getattr(store, "vector_index", None), p))
 
 
-def run(store: Store, query: Query, p: Params) -> Trace:
+def first_depths(store: Store, p: Params) -> tuple[int, int]:
+    """The legs' depths (vector, full-text) `run` fetches first for p."""
+    if one_search_probe(store, p):
+        return probe_depth(p, store.rows), 0
+    d = depths(p)
+    return d.vec_k, d.fts_k
+
+
+def run(store: Store, query: Query, p: Params,
+        vec_leg: tuple[Any, bool, float] | None = None) -> Trace:
     """Fetch exactly what p needs and derive every stage. On a scope miss, probe deeper once
-    so the diagnosis can say where the in-scope rows sit and which over-fetch would reach them."""
+    so the diagnosis can say where the in-scope rows sit and which over-fetch would reach them.
+    `vec_leg`: the vector leg at `first_depths` already fetched (a batched scan)."""
+    vec_k, fts_k = first_depths(store, p)
+    pool = fetch_pool(store, query, p, vec_k=vec_k, fts_k=fts_k, vec_leg=vec_leg)
     if one_search_probe(store, p):  # the pool and the probe from one deep, exact search
-        pool = fetch_pool(store, query, p, vec_k=probe_depth(p, store.rows), fts_k=0)
         return derive(pool, p, probe=probe_applies(pool, p))
-    pool = fetch_for(store, query, p)
     trace = derive(pool, p)
     if scope_miss(trace.counters):
         probe = probe_applies(fetch_probe(store, query, p, pool), p)

@@ -2,8 +2,10 @@
 
 A checks file (JSON) lists queries with parameters and assertions such as
 "scopedCandidates > 0", "recall@5 >= 0.8", "scoped_recall@10 == 1", "diagnosis != scope_starvation",
-"id X in top 3" or {"id": "X", "top": 3}. Malformed files raise InspectorError (exit 2);
-failed assertions are reported one per line with the reason (exit 1).
+"id X in top 3" or {"id": "X", "top": 3}; or a store-wide audit's assertions
+({"audit": "recall", ..., "assert": ["no_never_recallable"]}, see `audit_checks`).
+Malformed files raise InspectorError (exit 2); failed assertions are reported one per line
+with the reason (exit 1).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from inspector.core.engine.presets import PRESETS
 from inspector.core.engine.scope import load_scope_map, parse_scope_map
 from inspector.core.engine.trace import Trace
 from inspector.core.errors import InspectorError
+from inspector.core.evidence.audit_checks import parse_audit_check, run_audit_check
 from inspector.core.jsonio import read_json
 
 FORMAT = "inspector-checks"
@@ -96,6 +99,7 @@ class CheckSpec:
     embedder: str | None = None
     grades: dict[str, float] | None = field(default=None, compare=False)
     question: Any = None  # a flow Question: the check runs a pipeline of stages
+    audit: Any = None  # an audit_checks.AuditCheck: the check runs a store-wide audit
 
 
 @dataclass(frozen=True)
@@ -171,6 +175,11 @@ def parse_checks(data: Any, base: Path, source: str) -> ChecksFile:
         _check_strings(entry, _TEXT_FIELDS, where)
         if "question" in entry:
             specs.append(_question_check(entry, n, where))
+            continue
+        if "audit" in entry:
+            a = parse_audit_check(entry, where)
+            specs.append(CheckSpec(name=str(entry.get("name") or f"check {n}"), text=None,
+                                   params=Params(), asserts=(), audit=a))
             continue
         if not entry.get("text") and not entry.get("vector_of"):
             raise InspectorError(f"{where}: give the query as \"text\" or \"vector_of\".")
@@ -326,6 +335,10 @@ def run_checks(checks: ChecksFile, store_uri: str | None = None,
     for c in checks.checks:
         if c.question is not None:
             results.append(_run_question(c, store, uri))
+            continue
+        if c.audit is not None:
+            outs = tuple(Outcome(*o) for o in run_audit_check(c.audit, store, uri))
+            results.append(CheckResult(c.name, all(o.passed for o in outs), outs, "audit"))
             continue
         q = build_query(store, c.params.mode, text=c.text, vector_of=c.vector_of,
                         embedder=c.embedder)

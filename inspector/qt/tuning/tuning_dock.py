@@ -1,6 +1,6 @@
-"""Tuning and evidence in the window: one dock (Sweep, Judgments, Compare, Map tabs), the
-Tuning menu, File > Export/Open receipt, judgment marks in the stage tables, and receipt
-(offline) mode. `install_tuning(window)` is the window's only hook into all of it."""
+"""Tuning and evidence in the window: one dock (Sweep, Judgments, Compare, Map, Index, Audit
+tabs), the Tuning menu, File > Export/Open receipt, judgment marks in the stage tables, and
+receipt (offline) mode. `install_tuning(window)` is the window's only hook into all of it."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QLabel, QTabWidget, QVBoxLayout, QWidget
 
 from inspector.qt import theme
+from inspector.qt.tuning.audit_tab import AuditPanel
 from inspector.qt.tuning.compare_view import CompareView
 from inspector.qt.tuning.index_sweep_view import IndexSweepView
 from inspector.qt.tuning.judgments_panel import JudgmentsPanel
@@ -18,11 +19,12 @@ from inspector.qt.tuning.poolmap_view import PoolMapView
 from inspector.qt.tuning.receipts import OFFLINE_NOTE, Receipts
 from inspector.qt.tuning.sweep_tab import SweepPanel
 
-TABS = ("sweep", "judgments", "compare", "map", "index")
+TABS = ("sweep", "judgments", "compare", "map", "index", "audit")
 TITLES = {"sweep": "Sweep", "judgments": "Judgments", "compare": "Compare", "map": "Map",
-          "index": "Index"}
+          "index": "Index", "audit": "Audit"}
 PANELS: dict[str, Any] = {"sweep": SweepPanel, "judgments": JudgmentsPanel,
-                          "compare": CompareView, "map": PoolMapView, "index": IndexSweepView}
+                          "compare": CompareView, "map": PoolMapView, "index": IndexSweepView,
+                          "audit": AuditPanel}
 
 
 class _Tab(QWidget):
@@ -118,6 +120,10 @@ class TuningDock(QDockWidget):
     def index(self) -> IndexSweepView:
         return self.panel("index")
 
+    @property
+    def audit(self) -> AuditPanel:
+        return self.panel("audit")
+
     def set_query_set(self, judgments: Any, name: str) -> None:
         """Judgments loaded in the Judgments tab become the sweep's query set."""
         self.query_set = (judgments, name)
@@ -149,7 +155,8 @@ class TuningDock(QDockWidget):
     def _offline_panel(self, name: str, panel: Any) -> None:
         on = self._offline
         why = {"sweep": "Sweeps fetch from the store",
-               "compare": "Comparisons query the store"}.get(name)
+               "compare": "Comparisons query the store",
+               "audit": "Audits probe the store"}.get(name)
         if why is not None:
             panel.run_button.setEnabled(not on)
             panel.run_button.setToolTip(f"{why}; open a store to use this." if on else "")
@@ -211,6 +218,8 @@ def _menus(window: Any, dock: TuningDock, receipts: Receipts) -> None:
                           ("Ctrl+Shift+W",), "Sweep over-fetch x blend for this query"))
     menu.addAction(action("&Compare side by side", lambda: dock.show_tab("compare")))
     menu.addAction(action("Pool &map", lambda: dock.show_tab("map")))
+    menu.addAction(action("&Audit the store", lambda: dock.show_tab("audit"), (),
+                          "Which memories are never recalled; which scopes leak or starve"))
     judge = menu.addMenu("&Judge selected row")
     for g in (1, 2, 3):
         judge.addAction(action(f"Relevant, grade {g}",

@@ -1,0 +1,79 @@
+"""Issue 23 item 5: the recallability audit of a flat 100k x 384 store under importance-blend.
+
+`audit`: the audit of 1,000 memories (a seeded sample; each probed with its own vector,
+unscoped: the bench store has no agentId) with every vector leg from one batched scan, against
+one bare LanceDB flat search at the preset's depth (30), interleaved in one run. The target
+(issue 23): per 1,000 memories probed, at most 10x one bare search. `audit_per_probe`: the same
+audit with the scan off (one LanceDB search per probe), on a smaller sample, per 1,000 probes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from registry import interleaved, register, row, timed
+from stores import bench_store
+
+PRESET = "importance-blend"
+
+
+def _setup(quick: bool) -> tuple[Any, Any, int]:
+    from inspector.core.engine.flow.spec import load_shipped
+    from inspector.core.stores.opening import open_store
+
+    rows, probes = (20_000, 300) if quick else (100_000, 1_000)
+    return open_store(str(bench_store(rows, 384, fts=False))), load_shipped(PRESET), probes
+
+
+def _audit(store: Any, spec: Any, probes: int, scan: bool, seed: int = 0) -> dict[str, Any]:
+    from inspector.core.analysis.audit import FixedProber, runs
+
+    return runs.recall_audit(FixedProber(store, spec, None, scan=scan), sample=probes,
+                             seed=seed)
+
+
+def bench_audit(quick: bool) -> list[dict[str, Any]]:
+    store, spec, probes = _setup(quick)
+    depth = 30  # importance-blend at limit 10: min(limit * 3, 50)
+    rng = np.random.default_rng(23)
+    seeds = iter(range(10**6))
+    last: dict[str, Any] = {}
+
+    def audit() -> None:
+        last.update(_audit(store, spec, probes, True, next(seeds)))
+
+    def bare() -> None:  # one LanceDB flat search, as the preset asks for it
+        v = rng.normal(size=384).astype(np.float32)
+        store.table.search(v).select(["id", "_distance"]).limit(depth).to_arrow()
+
+    audit_s, bare_s = interleaved(audit, bare, 2 if quick else 3)
+    a, b = float(np.median(audit_s)), float(np.median(bare_s))
+    per_k = a * 1_000 / probes
+    ratio = per_k / b
+    return [row("audit", f"{per_k:.2f} s per 1,000 memories probed ({probes} probed, "
+                         f"{last['scan']['scanned']} legs from the scan); one bare LanceDB "
+                         f"flat search {b * 1e3:.0f} ms: {ratio:.0f}x",
+                target="<= 10x one bare search" if not quick else "", met=ratio <= 10,
+                rows=store.rows, probes=probes, audit_median_s=a, per_1000_s=per_k,
+                bare_search_median_s=b, ratio=ratio, audit_samples_s=audit_s,
+                bare_samples_s=bare_s, batched=last["scan"]["batched"])]
+
+
+def bench_audit_per_probe(quick: bool) -> list[dict[str, Any]]:
+    store, spec, _ = _setup(quick)
+    probes = 50 if quick else 200
+    _audit(store, spec, 10, False)  # warm up
+    slow = [timed(lambda: _audit(store, spec, probes, False, 7)) for _ in range(2)]
+    fast = [timed(lambda: _audit(store, spec, probes, True, 7)) for _ in range(2)]
+    s, f = float(np.median(slow)) * 1_000 / probes, float(np.median(fast)) * 1_000 / probes
+    return [row("audit_per_probe", f"scan off: {s:.1f} s per 1,000 probes; scan on, same "
+                                   f"{probes} probes: {f:.1f} s per 1,000 ({s / f:.1f}x)",
+                rows=store.rows, probes=probes, per_probe_per_1000_s=s,
+                batched_per_1000_s=f, slow_samples_s=slow, fast_samples_s=fast)]
+
+
+register("audit", bench_audit, item="23.5",
+         what="recall audit, importance-blend, 100k x 384 flat: per 1,000 probes vs one search")
+register("audit_per_probe", bench_audit_per_probe, item="23.5",
+         what="the same audit with the batched scan off (one search per probe)", slow=True)

@@ -1,0 +1,78 @@
+"""The memories an audit probes: every row's id, text, vector and own scope, read once.
+
+Vectors are held as one float32 matrix (a row of NaN where a memory has none), so a 100k-row
+store costs its vectors' size and not a Python list per number.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from inspector.core.errors import InspectorError
+
+
+@dataclass(frozen=True)
+class Memories:
+    """Rows in id order; `picked` are the positions probed (all, or a sample)."""
+
+    ids: tuple[str, ...]
+    texts: tuple[str | None, ...]
+    vectors: np.ndarray  # (rows, dim) float32, NaN where a row has no vector
+    scopes: tuple[Any, ...]  # each row's own scope value under the pipeline (None: none)
+    picked: tuple[int, ...]
+
+    def vector(self, i: int) -> np.ndarray | None:
+        v = self.vectors[i]
+        return None if not len(v) or not np.all(np.isfinite(v)) else v
+
+    @cached_property
+    def position(self) -> dict[str, int]:
+        """id -> row position."""
+        return {rid: i for i, rid in enumerate(self.ids)}
+
+
+def read_memories(store: Any, id_col: str | None, text_col: str | None,
+                  vector_col: str | None, scope_of: Any = None, scope_cols: Sequence[str] = (),
+                  sample: int | None = None, seed: int = 0) -> Memories:
+    """Every row of the store's table, sorted by id; `scope_of(row dict of scope_cols)` gives
+    a row's own scope. A sample of N picks N rows with `random.Random(seed)`."""
+    names = store.table.schema.names
+    if id_col not in names or vector_col not in names:
+        raise InspectorError("The audit needs id and vector columns.")
+    cols = list(dict.fromkeys(c for c in (id_col, text_col, vector_col, *scope_cols)
+                              if c and c in names))
+    tbl = store.table.search().select(cols).limit(max(1, store.rows)).to_arrow()
+    ids = [str(x) for x in tbl.column(id_col).to_pylist()]
+    order = sorted(range(len(ids)), key=ids.__getitem__)
+    tbl = tbl.take(order)
+    ids = [ids[i] for i in order]
+    texts = tbl.column(text_col).to_pylist() if text_col in cols else [None] * len(ids)
+    vecs = _matrix(tbl.column(vector_col), store.dim)
+    extra = {c: tbl.column(c).to_pylist() for c in scope_cols if c in cols}
+    scopes = [scope_of({c: v[i] for c, v in extra.items()}) if scope_of else None
+              for i in range(len(ids))]
+    picked = list(range(len(ids)))
+    if sample is not None and sample < len(ids):
+        picked = sorted(random.Random(seed).sample(picked, sample))
+    return Memories(tuple(ids), tuple(t if t else None for t in texts), vecs, tuple(scopes),
+                    tuple(picked))
+
+
+def _matrix(col: Any, dim: int) -> np.ndarray:
+    import pyarrow as pa
+
+    arr = col.combine_chunks() if hasattr(col, "combine_chunks") else col
+    if pa.types.is_fixed_size_list(arr.type) and not arr.null_count and arr.offset == 0 \
+            and arr.type.list_size == dim:
+        return arr.values.to_numpy(zero_copy_only=False).astype(np.float32).reshape(-1, dim)
+    out = np.full((len(col), dim), np.nan, np.float32)
+    for i, v in enumerate(col.to_pylist()):
+        if v is not None and len(v) == dim:
+            out[i] = np.asarray(v, np.float32)
+    return out
