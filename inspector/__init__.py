@@ -9,8 +9,9 @@ import os as _os
 _os.environ.setdefault("LANCEDB_LOG", "error")
 
 # The Python API (inspector.api), loaded on first use so that `import inspector` stays cheap:
-# inspector.open(store, table=...), inspector.query(...), inspector.audit(...).
-_API = ("open", "query", "audit", "Store", "Result", "AuditResult")
+# inspector.open(store, table=...), inspector.query(...), inspector.audit(...),
+# inspector.tables(store).
+_API = ("open", "query", "audit", "tables", "Store", "Result", "AuditResult")
 __all__ = ["__version__", *_API]
 
 
