@@ -15,8 +15,9 @@ from inspector._lazy_client import defer as _defer  # noqa: E402
 _defer()
 
 # The Python API (inspector.api), loaded on first use so that `import inspector` stays cheap:
-# inspector.open(store, table=...), inspector.query(...), inspector.audit(...).
-_API = ("open", "query", "audit", "Store", "Result", "AuditResult")
+# inspector.open(store, table=...), inspector.query(...), inspector.audit(...),
+# inspector.tables(store).
+_API = ("open", "query", "audit", "tables", "Store", "Result", "AuditResult")
 __all__ = ["__version__", *_API]
 
 

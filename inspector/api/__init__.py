@@ -34,7 +34,7 @@ from typing import Any
 from inspector.api.results import AuditResult, Result
 from inspector.core.errors import InspectorError
 
-__all__ = ["AuditResult", "Result", "Store", "audit", "open", "query"]
+__all__ = ["AuditResult", "Result", "Store", "audit", "open", "query", "tables"]
 
 # The fixed pipeline's parameters a query takes by name (as `inspector query --NAME`).
 FIXED_PARAMS = ("mode", "distance", "overfetch", "cap", "fts_k", "vec_k", "rrf_k", "blend",
@@ -57,6 +57,19 @@ def open(store: str | Path, table: str | None = None, *, version: int | None = N
                         storage_options=dict(storage_options) if storage_options else None,
                         embedding_model=docs_model)
     return Store(uri, table, opened)
+
+
+def tables(store: str | Path, *, storage_options: Mapping[str, str] | None = None
+           ) -> list[dict[str, Any]]:
+    """Every table of a store, as `inspector tables --json` lists them: columns, detected
+    roles, rows, version, and the system (with its preset) that wrote it when recognised."""
+    from inspector.core.evidence.report import tables_json
+    from inspector.core.stores.opening import describe_tables
+    from inspector.core.stores.safety.redact import redact_uri
+
+    uri = str(store)
+    infos = describe_tables(uri, dict(storage_options) if storage_options else None)
+    return json.loads(json.dumps(tables_json(redact_uri(uri), infos)))
 
 
 def query(store: str | Path | Store, table: str | None = None, **options: Any) -> Result:

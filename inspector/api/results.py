@@ -5,43 +5,14 @@ from __future__ import annotations
 
 import copy
 import html
-import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from inspector.core.errors import InspectorError
+from inspector.core.evidence import exports
+from inspector.core.evidence.exports import arrow_table as _arrow_table
 
 _SHOWN_ROWS = 20  # rows of the final list shown inline
-
-def _flat(row: Mapping[str, Any]) -> dict[str, Any]:
-    """A candidate as one flat record: nested objects (`columns`, `inputs`) as `key.sub`."""
-    out: dict[str, Any] = {}
-    for k, v in row.items():
-        if isinstance(v, Mapping):
-            for k2, v2 in v.items():
-                out[f"{k}.{k2}"] = v2
-        else:
-            out[k] = v
-    return out
-
-
-def _arrow_table(records: list[Mapping[str, Any]], first: Sequence[str] = ("id",)) -> Any:
-    """Records as a pyarrow.Table: every key a column (missing values null); a column whose
-    values mix types holds each value's JSON text."""
-    import pyarrow as pa
-
-    flat = [_flat(r) for r in records]
-    names = list(dict.fromkeys([*(() if flat else first), *(k for r in flat for k in r)]))
-    cols = {}
-    for name in names:
-        values = [r.get(name) for r in flat]
-        try:
-            cols[name] = pa.array(values)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
-            cols[name] = pa.array([None if v is None else json.dumps(v) for v in values],
-                                  pa.string())
-    return pa.table(cols) if cols else pa.table({n: pa.array([], pa.null()) for n in first})
-
 
 def _pandas(table: Any) -> Any:
     try:
@@ -135,6 +106,25 @@ class Result:
     def to_pandas(self, stage: str | None = None) -> Any:
         """table(stage) as a pandas DataFrame (needs pandas)."""
         return _pandas(self.table(stage))
+
+    def stage_tables(self) -> dict[str, Any]:
+        """Every stage as the table an export writes (file stem -> pyarrow.Table): its
+        candidates with their fate, then the rows it dropped; `results` is the final list."""
+        return dict(exports.stage_tables(self._data, self._fates()))
+
+    def to_csv(self, folder: Any, *, force: bool = False) -> list[Any]:
+        """Write every stage table, the final list and answer.json into `folder` as CSV, as
+        `inspector query ... --export FOLDER` does; an existing file only with force=True."""
+        return exports.export_answer(self._data, folder, "csv", fates=self._fates(),
+                                     force=force)
+
+    def to_parquet(self, folder: Any, *, force: bool = False) -> list[Any]:
+        """to_csv, as Parquet files (`--export FOLDER --format parquet`)."""
+        return exports.export_answer(self._data, folder, "parquet", fates=self._fates(),
+                                     force=force)
+
+    def _fates(self) -> Any:
+        return self.trace.fates() if self.engine == "fixed" else None
 
     def __repr__(self) -> str:
         d = self._data["diagnosis"]

@@ -66,25 +66,40 @@ def question_from_args(a: argparse.Namespace, need_query: bool = True) -> Any:
         raise InspectorError(f"The question is not valid: {first['msg']}.") from None
 
 
-def cmd_query(a: argparse.Namespace) -> int:
-    from inspector.core.engine.flow.answer import format_text, to_json
+def flow_answer(a: argparse.Namespace, store: Any = None) -> tuple[Any, Any, list[Any]]:
+    """The question the arguments ask, the engine's trace and the expected rows' analysis;
+    `store`: an already open store (a query set asks it many times)."""
     from inspector.core.engine.flow.question import ask, resolve
     from inspector.core.stores.opening import open_store
 
     q = question_from_args(a)
     resolve(q)  # a bad pipeline, config or --set is said before the store opens
-    store = open_store(a.store, a.table, **open_options(a).kwargs())
+    if store is None:
+        store = open_store(a.store, a.table, **open_options(a).kwargs())
     trace, expected = ask(q, store)
+    return q, trace, expected
+
+
+def answer_json(q: Any, trace: Any, expected: list[Any]) -> dict[str, Any]:
+    """What `inspector query --json` prints for a pipeline of stages."""
+    from inspector.core.engine.flow.answer import to_json
+
+    out = to_json(trace, expected)
+    out["question"] = q.model_dump(mode="json", by_alias=True)
+    return out
+
+
+def print_answer(a: argparse.Namespace, out: dict[str, Any], trace: Any,
+                 expected: list[Any]) -> None:
+    from inspector.core.engine.flow.answer import format_text
+
     if a.json:
-        out = to_json(trace, expected)
-        out["question"] = q.model_dump(mode="json", by_alias=True)
         json.dump(out, sys.stdout, allow_nan=False, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
         print(format_text(trace, max_rows=a.rows))
         for e in expected:
             print(_expect_line(e))
-    return 0
 
 
 def cmd_sweep(a: argparse.Namespace) -> int:

@@ -1,6 +1,7 @@
-"""`inspector` and its commands: the parser, `query|tables|presets|demo|shot`, and `inspector
-[STORE]` for the window. `sweep|report|check` live in cli.tuning, `versions|diff-versions` in
-cli.stores; arguments become engine objects in cli.options only.
+"""`inspector` and its commands: the parser, `tables|presets|demo|shot`, and `inspector
+[STORE]` for the window. `query` and `run-trec` live in cli.answers, `sweep|report|check` in
+cli.tuning, `versions|diff-versions` in cli.stores, `mcp` in cli.serve; arguments become engine
+objects in cli.options only.
 
 Bad input exits with status 2 and one line on stderr, never a traceback (cli.guard holds the
 last-resort handler, the secret scrubbing of that line and the quieting of native output).
@@ -14,29 +15,26 @@ import os
 import sys
 from collections.abc import Sequence
 
+from inspector.cli import answers as cli_answers
 from inspector.cli import flow as cli_flow
 from inspector.cli import guard
+from inspector.cli import serve as cli_serve
 from inspector.cli import stores as cli_stores
 from inspector.cli import tuning as cli_tuning
 from inspector.cli.options import (
     Parser,
     add_query_options,
     add_store_options,
-    is_flow,
-    open_from_args,
     open_options,
-    params_from_args,
     parse_size,
-    query_from_args,
     spec_from_args,
     storage_from_args,
 )
 from inspector.core.errors import InspectorError
-from inspector.core.jsonio import dumps
 from inspector.core.stores.safety.redact import redact_uri
 
 COMMANDS = ("query", "tables", "presets", "pipeline", "audit", "demo", "import", "shot",
-            "sweep",            "report", "check", "versions", "diff-versions")
+            "sweep", "report", "check", "versions", "diff-versions", "run-trec", "mcp")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -51,6 +49,7 @@ def parser() -> argparse.ArgumentParser:
                    help="compare an indexed search with an exact one (auto: on tables of up "
                         "to 20,000 rows, where it costs about what the search does)")
     q.add_argument("--rows", type=int, default=15, help="rows shown per stage (text output)")
+    cli_answers.add_export_options(q)
     t = sub.add_parser("tables", help="tables, columns, detected roles and row counts")
     t.add_argument("store")
     t.add_argument("--json", action="store_true")
@@ -74,35 +73,9 @@ def parser() -> argparse.ArgumentParser:
     add_query_options(sh)
     cli_tuning.add_parsers(sub)
     cli_stores.add_parsers(sub)
+    cli_answers.add_parsers(sub)
+    cli_serve.add_parser(sub)
     return ap
-
-
-def run_query(a: argparse.Namespace) -> object:
-    """Open the store, run the pipeline, analyse expected ids."""
-    from inspector.core.engine.ann import facet as index_facet
-    from inspector.core.engine.expect import analyse, attach
-    from inspector.core.engine.pipeline import run
-
-    params = params_from_args(a)
-    store = open_from_args(a)
-    query = query_from_args(a, store, params)
-    trace = index_facet.attach(store, query, run(store, query, params), a.index_facet)
-    if a.expect:
-        trace = attach(trace, analyse(store, query, trace, a.expect))
-    return trace
-
-
-def _cmd_query(a: argparse.Namespace) -> int:
-    from inspector.core.evidence.report import format_trace
-
-    if is_flow(a):
-        return cli_flow.cmd_query(a)
-    trace = run_query(a)
-    if a.json:
-        print(dumps(trace.to_json()))
-    else:
-        print(format_trace(trace, max_rows=a.rows))
-    return 0
 
 
 def _cmd_tables(a: argparse.Namespace) -> int:
@@ -188,10 +161,11 @@ def _launch(argv: Sequence[str]) -> int:
     return launch(a.store, a.table, options)
 
 
-HANDLERS = {"query": _cmd_query, "tables": _cmd_tables, "presets": _cmd_presets,
+HANDLERS = {"query": cli_answers.cmd_query, "tables": _cmd_tables, "presets": _cmd_presets,
             "pipeline": cli_flow.cmd_pipeline, "audit": cli_flow.cmd_audit,
             "demo": _cmd_demo, "import": _cmd_import, "shot": _cmd_shot,
-            **cli_tuning.HANDLERS, **cli_stores.HANDLERS}
+            **cli_tuning.HANDLERS, **cli_stores.HANDLERS, **cli_answers.HANDLERS,
+            **cli_serve.HANDLERS}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -208,7 +182,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not argv or argv[0] not in COMMANDS:
             return _launch(argv)
         a = parser().parse_args(argv)
-        if a.command == "shot":
+        if a.command in ("shot", "mcp"):  # a window, or a server that logs to stderr
             return HANDLERS[a.command](a)
         with guard.quiet(debug):
             return HANDLERS[a.command](a)

@@ -193,6 +193,10 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         add("file", act("&Export trace as JSON…", self.choose_json, ("Ctrl+E",),
                         "The current trace, as `inspector query --json` writes it"),
             "export_json")
+        add("file", act("Export stage &tables…", self.choose_tables,
+                        tip="Every stage's rows and their fate, and the final list, as CSV "
+                            "files in a folder (as `inspector query --export` writes them)"),
+            "export_tables")
         add("file", act("Export view as &PNG…", self.choose_png, ("Ctrl+Shift+S",),
                         "A picture of the window"), "export_png")
         self._actions["file_end"] = self.menu("file").addSeparator()

@@ -56,6 +56,39 @@ class FilesMixin:
             trace = attach(trace, vm.expectations[vm.focus_lane])
         Path(path).write_text(dumps(trace.to_json(), indent=1), encoding="utf-8")
 
+    def export_tables(self, folder: str, fmt: str = "csv") -> list[Path]:
+        """Every stage table of the answer on screen (a pipeline of stages, or the fixed
+        pipeline's trace) into folder, as `inspector query --export FOLDER` writes them."""
+        import json
+
+        from inspector.core.engine.flow.answer import to_json
+        from inspector.core.evidence.exports import export_answer
+
+        flow = getattr(self, "flow", None)
+        if flow is not None and flow.active:
+            shown = flow.session.trace
+            if shown is None:
+                raise InspectorError("There are no stage tables to export yet: run a query "
+                                     "first.")
+            return export_answer(to_json(shown), folder, fmt)
+        trace = self.vm.trace
+        if trace is None:
+            raise InspectorError("There are no stage tables to export yet: run a query first.")
+        return export_answer(json.loads(dumps(trace.to_json())), folder, fmt,
+                             fates=trace.fates())
+
+    def choose_tables(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Export stage tables (CSV) into a "
+                                                  "folder", str(Path.home()))
+        if not folder:
+            return
+        try:
+            paths = self.export_tables(folder)
+        except InspectorError as exc:
+            self._error(str(exc))
+            return
+        self.status_label.setText(f"Saved {len(paths)} files in {folder}")
+
     def export_png(self, path: str) -> None:
         if not self.grab().save(path, "PNG"):
             raise InspectorError(f"Cannot write the picture to {path}.")

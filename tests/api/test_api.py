@@ -56,7 +56,7 @@ def test_import_is_cheap_and_never_loads_qt(demo_path: Path) -> None:
                        text=True, timeout=120)
     assert r.returncode == 0, r.stderr[-2000:]
     assert sorted(inspector.__all__) == sorted(["__version__", "open", "query", "audit",
-                                                "Store", "Result", "AuditResult"])
+                                                "tables", "Store", "Result", "AuditResult"])
 
 
 # Each case: API keywords and the same query as command-line options.

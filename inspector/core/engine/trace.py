@@ -152,6 +152,15 @@ class Trace:
     def outcome(self, i: int) -> str:
         return str(self._outcomes[i])
 
+    def fates(self) -> dict[str, list[str]]:
+        """Per stage, what it did with each of its rows in order: `kept` (the next stage has
+        it), the row's outcome where it leaves the pipeline, `returned` in the final stage."""
+        out: dict[str, list[str]] = {}
+        for s, nxt in zip(self.stages, (*self.stages[1:], None), strict=True):
+            kept = set() if nxt is None else {int(i) for i in nxt.rows}
+            out[s.name] = ["kept" if int(i) in kept else self.outcome(int(i)) for i in s.rows]
+        return out
+
     def outcome_groups(self) -> dict[str, np.ndarray]:
         """Raw-stage pool rows grouped by outcome (every outcome present, maybe empty)."""
         raw = self.stage("raw").rows

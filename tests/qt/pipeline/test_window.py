@@ -258,6 +258,25 @@ def test_export_trace_json_and_png(window, tmp_path) -> None:
     assert (img.width(), img.height()) == (window.width(), window.height())
 
 
+def test_export_stage_tables_writes_what_the_engine_answers(window, tmp_path) -> None:
+    """File > Export stage tables writes the files `inspector query --export` writes for the
+    trace on screen, and refuses to write over them."""
+    from inspector.core.errors import InspectorError
+    from inspector.core.evidence.exports import export_answer
+
+    assert window.action("export_tables") in window.menu("file").actions()
+    vm = window.vm
+    written = window.export_tables(str(tmp_path / "win"))
+    fresh = run(vm.store, build_query(vm.store, vm.params.mode, text=vm.text), vm.params)
+    want = export_answer(json.loads(json.dumps(fresh.to_json())), tmp_path / "engine",
+                         fates=fresh.fates())
+    assert [p.name for p in written] == [p.name for p in want]
+    for got, expected in zip(written, want, strict=True):
+        assert got.read_bytes() == expected.read_bytes(), got.name
+    with pytest.raises(InspectorError, match="exists"):
+        window.export_tables(str(tmp_path / "win"))
+
+
 def test_tooltips_explain_each_parameter(window) -> None:
     """Each control's tooltip says what its parameter does, in the engine's own terms."""
     bar, sliders = window.query_bar, window.sliders.sliders
