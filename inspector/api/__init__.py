@@ -291,7 +291,7 @@ class Store:
 
 
 def _is_flow(preset: str | None, pipeline: str | Path | None) -> bool:
-    from inspector.core.engine.flow.shipped import shipped_names
+    from inspector.core.engine.flow.shipped import accepted_names, shipped_names
     from inspector.core.engine.flow.spec import load_file
     from inspector.core.engine.presets import PRESETS
 
@@ -299,7 +299,7 @@ def _is_flow(preset: str | None, pipeline: str | Path | None) -> bool:
         return load_file(str(pipeline)).engine != "fixed"
     if preset is None or preset in PRESETS:
         return False
-    if preset not in shipped_names():
+    if preset not in accepted_names():
         raise InspectorError(f"Unknown preset {preset!r}; the presets are "
                              f"{', '.join(dict.fromkeys([*PRESETS, *shipped_names()]))}.")
     return True

@@ -133,7 +133,7 @@ def cmd_report(a: argparse.Namespace) -> int:
     (--against-preset, --against STAGE.PARAM=VALUE), verdict first."""
     from inspector.core.engine.flow.answer import to_json
     from inspector.core.engine.flow.question import ask, resolve
-    from inspector.core.engine.flow.shipped import shipped_names
+    from inspector.core.engine.flow.shipped import accepted_names
     from inspector.core.engine.flow.spec import parse_assignment
     from inspector.core.engine.presets import PRESETS
     from inspector.core.evidence import flow_receipt
@@ -142,7 +142,7 @@ def cmd_report(a: argparse.Namespace) -> int:
     q = question_from_args(a)
     after_q = None
     if a.against_preset is not None:
-        if a.against_preset in PRESETS or a.against_preset not in shipped_names():
+        if a.against_preset in PRESETS or a.against_preset not in accepted_names():
             raise InspectorError(f"--against-preset {a.against_preset} is a fixed-pipeline "
                                  f"preset; a pipeline of stages is compared with another one.")
         after_q = q.model_copy(update={"preset": a.against_preset, "pipeline_file": None})
@@ -208,7 +208,7 @@ def add_parser(sub: Any) -> None:
 
 def add_audit_parser(sub: Any) -> None:
     from inspector.cli.options import add_store_options
-    from inspector.core.engine.flow.shipped import shipped_names
+    from inspector.core.engine.flow.shipped import accepted_names
 
     p = sub.add_parser("audit", help="store-wide audits over a pipeline of stages")
     ps = p.add_subparsers(dest="audit_command", required=True, parser_class=type(p))
@@ -218,7 +218,7 @@ def add_audit_parser(sub: Any) -> None:
         x = ps.add_parser(name, help=help_)
         x.add_argument("store")
         x.add_argument("--table")
-        x.add_argument("--preset", choices=shipped_names())
+        x.add_argument("--preset", choices=accepted_names())
         x.add_argument("--pipeline", metavar="FILE")
         x.add_argument("--system-config", metavar="FILE")
         x.add_argument("--set", action="append", default=[], metavar="STAGE.PARAM=VALUE",
@@ -300,11 +300,14 @@ def cmd_audit(a: argparse.Namespace) -> int:
 def cmd_pipeline(a: argparse.Namespace) -> int:
     from inspector.core.engine.flow import spec as flow_spec
     from inspector.core.engine.flow.registry import KINDS, kind_of
+    from inspector.core.engine.flow.shipped import ALIASES, accepted_names
 
     if a.pipeline_command == "list":
         for name in flow_spec.shipped_names():
             s = flow_spec.load_shipped(name)
             print(f"{name:28} {s.title}")
+        for old, new in ALIASES.items():
+            print(f"{old:28} the former name of {new} (an alias)")
         return 0
     if a.pipeline_command == "schema":
         from inspector.core.engine.flow.question import question_schema
@@ -322,7 +325,7 @@ def cmd_pipeline(a: argparse.Namespace) -> int:
                       f"  [{p.type}{'' if p.live else ', new search'}] {p.doc}"[:160])
         return 0
     name = a.name
-    spec = flow_spec.load_shipped(name) if name in flow_spec.shipped_names() else \
+    spec = flow_spec.load_shipped(name) if name in accepted_names() else \
         flow_spec.load_file(name)
     if a.json:
         out = spec.to_json()

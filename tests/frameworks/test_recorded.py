@@ -192,11 +192,11 @@ def test_openclaw_presets_equal_the_plugins_own_store(openclaw_store: Any,
     with its own defaults. The harness is not kept here: it runs the plugin's code."""
     vec = {"vector": _openclaw()["vectors"][case["query"]]}
     agent = [case["agent"]]
-    same(answer(openclaw_store, "openclaw-tool", vec, limit=case["limit"], scopes=agent),
+    same(answer(openclaw_store, "openclaw", vec, limit=case["limit"], scopes=agent),
          case["tool"], case["name"] + "/tool")
     same(answer(openclaw_store, "openclaw-autorecall", vec, limit=case["limit"],
                 scopes=agent), case["autorecall"], case["name"] + "/autorecall")
-    same(answer(openclaw_store, "openclaw-tool", vec, limit=case["limit"], scopes=agent,
+    same(answer(openclaw_store, "openclaw", vec, limit=case["limit"], scopes=agent,
                 sets={"fetch.depth_extra": 0, "fetch.min_score": 0.5}),
          [r for r in case["search_defaults"] if r["rid"] not in ("b0", "b1")],
          case["name"] + "/search")

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from inspector.core.engine.flow import stages as _stages  # noqa: F401  (registers the kinds)
 from inspector.core.engine.flow.registry import kind_of
-from inspector.core.engine.flow.shipped import shipped_dir, shipped_names
+from inspector.core.engine.flow.shipped import canonical, shipped_dir, shipped_names
 from inspector.core.errors import InspectorError
 
 CONDITIONS = ("always", "tag_query", "mode_vector", "no_fts_index")
@@ -103,7 +103,7 @@ def _expand_defs(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _raw_shipped(name: str) -> dict[str, Any]:
-    f = shipped_dir().joinpath(f"{name}.toml")
+    f = shipped_dir().joinpath(f"{canonical(name)}.toml")
     if not f.is_file():
         raise InspectorError(f"Unknown pipeline '{name}'; the shipped ones are "
                              f"{', '.join(shipped_names())}.")
@@ -161,6 +161,7 @@ def check(spec: PipelineSpec) -> None:
 
 def load_shipped(name: str) -> PipelineSpec:
     _raw_shipped(name)  # names the shipped ones when this is not one of them
+    name = canonical(name)
     text = shipped_dir().joinpath(f"{name}.toml").read_text(encoding="utf-8")
     return parse_pipeline(text, f"{name}.toml", "toml")
 
