@@ -31,14 +31,27 @@ def scopes_from_args(a: argparse.Namespace) -> list[str] | None:
     return scopes
 
 
+def _options_as_sets(a: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    """Fixed-pipeline options this pipeline holds too (--rrf-k), as --set assignments."""
+    from inspector.core.engine.flow.spec import OPTION_PARAMS, held_options, load_file, load_shipped
+
+    given = {k: getattr(a, k) for k in OPTION_PARAMS if getattr(a, k, None) is not None}
+    if not given:
+        return {}
+    return held_options(load_shipped(a.preset) if a.preset else load_file(a.pipeline), given)
+
+
 def question_from_args(a: argparse.Namespace, need_query: bool = True) -> Any:
     from pydantic import ValidationError
 
     from inspector.core.engine.flow.question import Question, parse_now
     from inspector.core.engine.flow.spec import parse_assignment
     from inspector.core.engine.inputs import parse_vector
+    from inspector.core.stores.remote import parse_option_pairs
 
-    classic = [f"--{k.replace('_', '-')}" for k in _CLASSIC if getattr(a, k, None) is not None]
+    held = _options_as_sets(a)
+    classic = [f"--{k.replace('_', '-')}" for k in _CLASSIC
+               if getattr(a, k, None) is not None and k not in held]
     if classic:
         raise InspectorError(f"{', '.join(classic)} set the fixed pipeline's parameters; a "
                              f"pipeline file takes --set STAGE.PARAM=VALUE (see `inspector "
@@ -47,7 +60,8 @@ def question_from_args(a: argparse.Namespace, need_query: bool = True) -> Any:
     if a.vector is not None and a.vector_of is not None:
         raise InspectorError("Give either --vector or --vector-of, not both.")
     vector = [float(x) for x in parse_vector(a.vector)] if a.vector is not None else None
-    sets = dict(parse_assignment(x) for x in a.set)
+    sets = {**{k: v for one in held.values() for k, v in one.items()},
+            **dict(parse_assignment(x) for x in a.set)}
     if getattr(a, "where", None) is not None:
         if "where" in sets:
             raise InspectorError("Give --where or --set where=..., not both.")
@@ -58,6 +72,8 @@ def question_from_args(a: argparse.Namespace, need_query: bool = True) -> Any:
         return Question(store=a.store, table=a.table, text=a.text, vector=vector,
                         vector_of=a.vector_of, embedder=a.embedder, preset=a.preset,
                         pipeline_file=a.pipeline, system_config=a.system_config, set=sets,
+                        columns=parse_option_pairs(getattr(a, "column", None) or [],
+                                                   "--column"),
                         scopes=scopes, limit=a.limit,
                         now=parse_now(a.now) if a.now is not None else None,
                         expect=list(a.expect))

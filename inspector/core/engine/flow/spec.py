@@ -225,6 +225,54 @@ def apply_set(spec: PipelineSpec, assignments: dict[str, Any]) -> PipelineSpec:
     return out
 
 
+# a column role (`--column ROLE=PATH`) and the stage parameter that reads it
+ROLE_PARAMS = {"scope": "scope_path", "importance": "importance_path", "created": "time_path",
+               "id": "id_column", "text": "text_column", "vector": "vector_column"}
+
+
+def roles_read(spec: PipelineSpec) -> list[str]:
+    """The column roles some stage of this pipeline reads from a column it is told."""
+    return sorted(k for k, v in ROLE_PARAMS.items() if any(
+        v in kind_of(st.kind).by_name for r in spec.routes for st in r.stages))
+
+
+def role_assignments(spec: PipelineSpec, columns: dict[str, str]) -> dict[str, str]:
+    """`--column ROLE=PATH` as the --set of every stage reading that role (a column, a struct
+    field or a JSON-text key); a role no stage of this pipeline reads is refused."""
+    out: dict[str, str] = {}
+    for role, path in columns.items():
+        param = ROLE_PARAMS.get(role)
+        hits = [st.name for r in spec.routes for st in r.stages
+                if param is not None and param in kind_of(st.kind).by_name]
+        if not hits:
+            readable = roles_read(spec)
+            raise InspectorError(
+                f"--column {role}={path}: pipeline {spec.name} reads its {role} where its "
+                f"system does, not from a column you name"
+                + (f"; its stages take {', '.join(readable)}." if readable else
+                   "; it takes no --column role."))
+        out.update({f"{name}.{param}": path for name in dict.fromkeys(hits)})
+    return out
+
+
+# options of the fixed pipeline that a pipeline of stages takes as the system takes them:
+# option -> the (stage kind, parameter) pairs that hold it
+OPTION_PARAMS = {"rrf_k": (("openclaw_docs_request", "search_rrf_k"),
+                           ("openclaw_docs_cli_args", "k"))}
+
+
+def held_options(spec: PipelineSpec, given: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per option this pipeline holds (`--rrf-k K`: the plugin's searchRrfK, the CLI's --k),
+    the --set assignments it stands for; options it does not hold are left out."""
+    out = {}
+    for option, value in given.items():
+        sets = {f"{st.name}.{param}": value for r in spec.routes for st in r.stages
+                for kind, param in OPTION_PARAMS.get(option, ()) if st.kind == kind}
+        if sets:
+            out[option] = sets
+    return out
+
+
 def parse_assignment(text: str) -> tuple[str, Any]:
     """`KEY=VALUE`, the value read as JSON when it parses (numbers, true/false, lists), else
     as text."""
