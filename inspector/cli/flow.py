@@ -249,6 +249,8 @@ def add_audit_parser(sub: Any) -> None:
         x.add_argument("--per-scope", type=int, default=10, help="scopes: probes a scope")
         x.add_argument("--json", action="store_true")
         x.add_argument("--rows", type=int, default=20, help="rows listed (text output)")
+        x.add_argument("--column", action="append", default=[], metavar="ROLE=COL",
+                       help="a column role, e.g. --column scope=metadata.user_id")
         add_store_options(x, as_of=True)
 
 
@@ -270,7 +272,8 @@ def cmd_audit(a: argparse.Namespace) -> int:
         q = Question(store=a.store, table=a.table, preset=a.preset, pipeline_file=a.pipeline,
                      system_config=a.system_config, set={} if a.audit_command == "change"
                      else sets, scopes=scopes, limit=a.limit,
-                     now=parse_now(a.now) if a.now else None)
+                     now=parse_now(a.now) if a.now else None,
+                     columns=open_options(a).kwargs()["roles"] or {})
     except ValidationError as exc:
         raise InspectorError(f"The audit is not valid: {exc.errors()[0]['msg']}.") from None
     spec, _, _ = resolve(q)

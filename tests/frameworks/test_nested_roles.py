@@ -164,3 +164,27 @@ def test_the_command_line_takes_the_role_for_a_pipeline_of_stages(
     assert code == 0, err
     final = json.loads(out)["stages"][-1]["candidates"]
     same([(c["id"], c["score"]) for c in final], case["results"], case["name"])
+
+
+def test_the_scope_audit_reads_the_scope_where_the_role_says(
+        copies: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    """`inspector audit scopes --column scope=metadata.user_id` on LangChain's store: every
+    user's memories probed in their own scope; LangChain's post-filter starves the probes and
+    pushing the scope down ends it."""
+    import lancedb
+
+    path = copies["langchain"]
+    capsys.readouterr()
+    code = main(["audit", "scopes", str(path), "--preset", "langchain-lancedb", "--column",
+                 "scope=metadata.user_id", "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    got = {s["scope"]: s for s in json.loads(out)["scopes"]}
+    rows = lancedb.connect(str(path)).open_table("vectorstore").to_arrow().to_pylist()
+    users: dict[str, int] = {}
+    for r in rows:
+        users[r["metadata"]["user_id"]] = users.get(r["metadata"]["user_id"], 0) + 1
+    assert {u: s["memories"] for u, s in got.items()} == users
+    assert all(s["probes"] == min(10, s["memories"]) for s in got.values())
+    assert sum(s["short"] for s in got.values()) > 0
+    assert all(s["ended_by_pushdown"] == s["short"] for s in got.values())

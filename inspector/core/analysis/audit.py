@@ -21,9 +21,11 @@ import numpy as np
 from inspector.core.engine.flow import js
 from inspector.core.engine.flow.expect import where_dropped
 from inspector.core.engine.flow.question import Question, resolve
+from inspector.core.engine.flow.registry import kind_of
 from inspector.core.engine.flow.runner import FlowTrace, run
 from inspector.core.engine.flow.spec import PipelineSpec, apply_set
 from inspector.core.errors import InspectorError
+from inspector.core.stores.roles import lance_columns, nested_kind, with_nested
 
 SHADOW_COSINE = 0.85  # a returned row this similar is the near-duplicate that shadows a probe
 # the classes, in the order a reader meets them
@@ -46,11 +48,29 @@ class ProbeResult:
                 "stage": self.stage, "code": self.code, "detail": self.detail}
 
 
-def _memories(store: Any, sample: int | None, seed: int) -> list[dict[str, Any]]:
-    cols = [c for c in ("id", "text", "vector", "scope") if c in store.table.schema.names]
-    if "id" not in cols or "vector" not in cols:
+def _read_from(spec: PipelineSpec) -> dict[str, str]:
+    """Where the pipeline reads each memory's id, text, vector and scope: the columns (or a
+    struct field, or a JSON-text key) its LanceDB fetch stage is told; by name otherwise."""
+    for route in spec.routes:
+        for st in route.stages:
+            if st.kind == "lancedb_vector_where":
+                p = kind_of(st.kind).resolve(st.params, st.name)
+                return {"id": p["id_column"], "text": p["text_column"],
+                        "vector": p["vector_column"], "scope": p["scope_path"] or "scope"}
+    return {"id": "id", "text": "text", "vector": "vector", "scope": "scope"}
+
+
+def _memories(store: Any, spec: PipelineSpec, sample: int | None,
+              seed: int) -> list[dict[str, Any]]:
+    schema = store.table.schema
+    where = {k: c for k, c in _read_from(spec).items()
+             if c in schema.names or nested_kind(schema, c) != "column"}
+    if "id" not in where or "vector" not in where:
         raise InspectorError("The recallability audit needs id and vector columns.")
-    rows = store.table.search().select(cols).limit(max(1, store.rows)).to_arrow().to_pylist()
+    cols = list(where.values())
+    tbl = store.table.search().select(lance_columns(schema, cols)).limit(max(1, store.rows))
+    got = with_nested(tbl.to_arrow(), schema, cols).to_pylist()
+    rows = [{k: rec.get(c) for k, c in where.items()} for rec in got]
     rows.sort(key=lambda r: str(r["id"]))
     if sample is not None and sample < len(rows):
         rows = random.Random(seed).sample(rows, sample)
@@ -82,7 +102,7 @@ def recall_audit(store: Any, question: Question, now_ms: float, *, own_scope: bo
     """Every memory probed with its own vector (and text); `progress(done, total)` returning
     False cancels and returns what was probed so far."""
     spec, _, inexact = resolve(question)
-    rows = _memories(store, sample, seed)
+    rows = _memories(store, spec, sample, seed)
     results: list[ProbeResult] = []
     cancelled = False
     for n, rec in enumerate(rows, 1):
@@ -133,7 +153,7 @@ def change_audit(store: Any, question: Question, now_ms: float, sets: dict[str, 
     probe gains or loses recall, and rows gained and lost across all probes."""
     base_spec, _, _ = resolve(question)
     changed: PipelineSpec = apply_set(base_spec, sets)
-    rows = _memories(store, sample, seed)
+    rows = _memories(store, base_spec, sample, seed)
     improved, hurt, gained, lost = [], [], Counter(), Counter()
     for rec in rows:
         rid = str(rec["id"])
@@ -201,7 +221,7 @@ def scope_audit(store: Any, question: Question, now_ms: float, *, per_scope: int
     (starvation), with whether pushing the scope into the query ends it."""
     spec, _, _ = resolve(question)
     pushed = _with_pushdown(spec)
-    rows = _memories(store, None, seed)
+    rows = _memories(store, spec, None, seed)
     by_scope: dict[str | None, list[dict[str, Any]]] = {}
     for r in rows:
         by_scope.setdefault(r.get("scope"), []).append(r)
