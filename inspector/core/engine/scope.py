@@ -247,7 +247,7 @@ def pushdown(spec: ScopeSpec, roles: Roles, schema: Any = None) -> Pushdown:
         note = "map entries without '/' as a repo allowlist (exact, case-sensitive)"
     else:
         return Pushdown(None, "", f"strategy {spec.strategy} has no pushdown: post-filter only")
-    if split_nested(column):
+    if _inside(schema, column):
         blocked = _json_only(schema, [column])
         if blocked:
             return Pushdown(None, "", blocked)
@@ -255,6 +255,11 @@ def pushdown(spec: ScopeSpec, roles: Roles, schema: Any = None) -> Pushdown:
         return Pushdown(sql, sql, note, column, values)
     expr = col(column).isin([lit(v) for v in values])
     return Pushdown(expr, expr.to_sql(), note, column, values)
+
+
+def _inside(schema: Any, column: str) -> bool:
+    """True for a field inside a column (COLUMN.KEY), not a column whose name has a dot."""
+    return bool(split_nested(column)) and (schema is None or column not in schema.names)
 
 
 def _json_only(schema: Any, columns: list[str]) -> str:
@@ -357,8 +362,7 @@ def _agent_scope_pushdown(spec: ScopeSpec, roles: Roles, schema: Any = None) -> 
         c = cols["column"]
         parts.append((col(c) == lit(sub)) | (func("concat", col(c)) == lit("")))
         notes.append(f"{c} equals the scope exactly, or is '' or NULL (global)")
-    nested = [c for c in cols.values() if split_nested(c)]
-    if nested:
+    if any(_inside(schema, c) for c in cols.values()):
         return _agent_scope_sql(cols, agent, sub, "; ".join(notes), schema)
     expr = parts[0]
     for p in parts[1:]:
@@ -373,7 +377,7 @@ def _agent_scope_pushdown(spec: ScopeSpec, roles: Roles, schema: Any = None) -> 
 def _agent_scope_sql(cols: dict[str, str], agent: str | None, sub: str | None, note: str,
                      schema: Any) -> Pushdown:
     """The agent/scope rule as LanceDB SQL, for columns inside a struct."""
-    blocked = _json_only(schema, [c for c in cols.values() if split_nested(c)])
+    blocked = _json_only(schema, [c for c in cols.values() if _inside(schema, c)])
     if blocked:
         return Pushdown(None, "", blocked)
     parts = []
