@@ -219,8 +219,12 @@ class Store:
               expect: list[str], params: dict[str, Any]) -> Result:
         from inspector.core.engine.flow.answer import to_json
         from inspector.core.engine.flow.question import ask, resolve
+        from inspector.core.engine.flow.spec import held_options, load_file, load_shipped
 
-        given = [k for k, v in params.items() if v is not None]
+        spec = load_shipped(preset) if preset else load_file(str(pipeline))
+        held = held_options(spec, {k: v for k, v in params.items() if v is not None})
+        sets = {**{k: v for one in held.values() for k, v in one.items()}, **sets}
+        given = [k for k, v in params.items() if v is not None and k not in held]
         if given:
             raise InspectorError(f"{', '.join(given)} set the fixed pipeline's parameters; a "
                                  f"pipeline of stages takes set={{'STAGE.PARAM': value}} (see "
@@ -250,6 +254,8 @@ class Store:
                                  "'agent:main'] ([] denies everything).")
         try:
             return Question(store=self.uri, table=self._asked_table, preset=preset,
+                            columns=dict(getattr(self.engine_store, "role_overrides", None)
+                                         or {}),
                             pipeline_file=None if pipeline is None else str(pipeline),
                             system_config=None if system_config is None else str(system_config),
                             set=sets, scopes=None if scopes is None else list(scopes),
@@ -304,7 +310,7 @@ class Store:
 
 
 def _is_flow(preset: str | None, pipeline: str | Path | None) -> bool:
-    from inspector.core.engine.flow.shipped import shipped_names
+    from inspector.core.engine.flow.shipped import accepted_names, shipped_names
     from inspector.core.engine.flow.spec import load_file
     from inspector.core.engine.presets import PRESETS
 
@@ -312,7 +318,7 @@ def _is_flow(preset: str | None, pipeline: str | Path | None) -> bool:
         return load_file(str(pipeline)).engine != "fixed"
     if preset is None or preset in PRESETS:
         return False
-    if preset not in shipped_names():
+    if preset not in accepted_names():
         raise InspectorError(f"Unknown preset {preset!r}; the presets are "
                              f"{', '.join(dict.fromkeys([*PRESETS, *shipped_names()]))}.")
     return True

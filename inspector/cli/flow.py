@@ -31,14 +31,27 @@ def scopes_from_args(a: argparse.Namespace) -> list[str] | None:
     return scopes
 
 
+def _options_as_sets(a: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    """Fixed-pipeline options this pipeline holds too (--rrf-k), as --set assignments."""
+    from inspector.core.engine.flow.spec import OPTION_PARAMS, held_options, load_file, load_shipped
+
+    given = {k: getattr(a, k) for k in OPTION_PARAMS if getattr(a, k, None) is not None}
+    if not given:
+        return {}
+    return held_options(load_shipped(a.preset) if a.preset else load_file(a.pipeline), given)
+
+
 def question_from_args(a: argparse.Namespace, need_query: bool = True) -> Any:
     from pydantic import ValidationError
 
     from inspector.core.engine.flow.question import Question, parse_now
     from inspector.core.engine.flow.spec import parse_assignment
     from inspector.core.engine.inputs import parse_vector
+    from inspector.core.stores.remote import parse_option_pairs
 
-    classic = [f"--{k.replace('_', '-')}" for k in _CLASSIC if getattr(a, k, None) is not None]
+    held = _options_as_sets(a)
+    classic = [f"--{k.replace('_', '-')}" for k in _CLASSIC
+               if getattr(a, k, None) is not None and k not in held]
     if classic:
         raise InspectorError(f"{', '.join(classic)} set the fixed pipeline's parameters; a "
                              f"pipeline file takes --set STAGE.PARAM=VALUE (see `inspector "
@@ -47,7 +60,8 @@ def question_from_args(a: argparse.Namespace, need_query: bool = True) -> Any:
     if a.vector is not None and a.vector_of is not None:
         raise InspectorError("Give either --vector or --vector-of, not both.")
     vector = [float(x) for x in parse_vector(a.vector)] if a.vector is not None else None
-    sets = dict(parse_assignment(x) for x in a.set)
+    sets = {**{k: v for one in held.values() for k, v in one.items()},
+            **dict(parse_assignment(x) for x in a.set)}
     if getattr(a, "where", None) is not None:
         if "where" in sets:
             raise InspectorError("Give --where or --set where=..., not both.")
@@ -58,6 +72,8 @@ def question_from_args(a: argparse.Namespace, need_query: bool = True) -> Any:
         return Question(store=a.store, table=a.table, text=a.text, vector=vector,
                         vector_of=a.vector_of, embedder=a.embedder, preset=a.preset,
                         pipeline_file=a.pipeline, system_config=a.system_config, set=sets,
+                        columns=parse_option_pairs(getattr(a, "column", None) or [],
+                                                   "--column"),
                         scopes=scopes, limit=a.limit,
                         now=parse_now(a.now) if a.now is not None else None,
                         expect=list(a.expect))
@@ -148,7 +164,7 @@ def cmd_report(a: argparse.Namespace) -> int:
     (--against-preset, --against STAGE.PARAM=VALUE), verdict first."""
     from inspector.core.engine.flow.answer import to_json
     from inspector.core.engine.flow.question import ask, resolve
-    from inspector.core.engine.flow.shipped import shipped_names
+    from inspector.core.engine.flow.shipped import accepted_names
     from inspector.core.engine.flow.spec import parse_assignment
     from inspector.core.engine.presets import PRESETS
     from inspector.core.evidence import flow_receipt
@@ -157,7 +173,7 @@ def cmd_report(a: argparse.Namespace) -> int:
     q = question_from_args(a)
     after_q = None
     if a.against_preset is not None:
-        if a.against_preset in PRESETS or a.against_preset not in shipped_names():
+        if a.against_preset in PRESETS or a.against_preset not in accepted_names():
             raise InspectorError(f"--against-preset {a.against_preset} is a fixed-pipeline "
                                  f"preset; a pipeline of stages is compared with another one.")
         after_q = q.model_copy(update={"preset": a.against_preset, "pipeline_file": None})
@@ -223,7 +239,7 @@ def add_parser(sub: Any) -> None:
 
 def add_audit_parser(sub: Any) -> None:
     from inspector.cli.options import add_store_options
-    from inspector.core.engine.flow.shipped import shipped_names
+    from inspector.core.engine.flow.shipped import accepted_names
 
     p = sub.add_parser("audit", help="store-wide audits over any preset or pipeline")
     ps = p.add_subparsers(dest="audit_command", required=True, parser_class=type(p))
@@ -233,7 +249,7 @@ def add_audit_parser(sub: Any) -> None:
         x = ps.add_parser(name, help=help_)
         x.add_argument("store")
         x.add_argument("--table")
-        x.add_argument("--preset", choices=shipped_names())
+        x.add_argument("--preset", choices=accepted_names())
         x.add_argument("--pipeline", metavar="FILE")
         x.add_argument("--system-config", metavar="FILE")
         x.add_argument("--set", action="append", default=[], metavar="STAGE.PARAM=VALUE",
@@ -253,6 +269,8 @@ def add_audit_parser(sub: Any) -> None:
         x.add_argument("--fixes", type=int, default=20, metavar="N",
                        help="recall, fixed presets: the smallest depth for the first N "
                             "never-recalled memories")
+        x.add_argument("--column", action="append", default=[], metavar="ROLE=COL",
+                       help="a column role, e.g. --column scope=metadata.user_id")
         add_store_options(x, as_of=True)
 
 
@@ -274,7 +292,8 @@ def cmd_audit(a: argparse.Namespace) -> int:
         q = Question(store=a.store, table=a.table, preset=a.preset, pipeline_file=a.pipeline,
                      system_config=a.system_config, set={} if a.audit_command == "change"
                      else sets, scopes=scopes, limit=a.limit,
-                     now=parse_now(a.now) if a.now else None)
+                     now=parse_now(a.now) if a.now else None,
+                     columns=open_options(a).kwargs()["roles"] or {})
     except ValidationError as exc:
         raise InspectorError(f"The audit is not valid: {exc.errors()[0]['msg']}.") from None
     spec, _, _ = resolve(q)
@@ -317,11 +336,14 @@ def cmd_audit(a: argparse.Namespace) -> int:
 def cmd_pipeline(a: argparse.Namespace) -> int:
     from inspector.core.engine.flow import spec as flow_spec
     from inspector.core.engine.flow.registry import KINDS, kind_of
+    from inspector.core.engine.flow.shipped import ALIASES, accepted_names
 
     if a.pipeline_command == "list":
         for name in flow_spec.shipped_names():
             s = flow_spec.load_shipped(name)
             print(f"{name:28} {s.title}")
+        for old, new in ALIASES.items():
+            print(f"{old:28} the former name of {new} (an alias)")
         return 0
     if a.pipeline_command == "schema":
         from inspector.core.engine.flow.question import question_schema
@@ -339,7 +361,7 @@ def cmd_pipeline(a: argparse.Namespace) -> int:
                       f"  [{p.type}{'' if p.live else ', new search'}] {p.doc}"[:160])
         return 0
     name = a.name
-    spec = flow_spec.load_shipped(name) if name in flow_spec.shipped_names() else \
+    spec = flow_spec.load_shipped(name) if name in accepted_names() else \
         flow_spec.load_file(name)
     if a.json:
         out = spec.to_json()

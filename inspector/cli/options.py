@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from inspector.core.engine.flow.shipped import shipped_names
+from inspector.core.engine.flow.shipped import accepted_names, shipped_names
 from inspector.core.engine.params import DISTANCES, FILTERS, MODES, TIE_RULES, Params
-from inspector.core.engine.presets import PRESETS
+from inspector.core.engine.presets import PRESETS, former_note
 from inspector.core.engine.scope import STRATEGIES
 from inspector.core.errors import InspectorError
 from inspector.core.stores.options import OpenOptions
@@ -38,7 +38,7 @@ def add_query_options(ap: argparse.ArgumentParser) -> None:
     q.add_argument("--vector-of", metavar="ID", help="use a stored row's vector (query by example)")
     q.add_argument("--embedder", help="embedder for --text (default: the one the store records)")
     g = ap.add_argument_group("pipeline")
-    g.add_argument("--preset", choices=[*PRESETS, *(n for n in shipped_names()
+    g.add_argument("--preset", choices=[*PRESETS, *(n for n in accepted_names()
                                                     if n not in PRESETS)],
                    help="reproduce a real system (see `inspector presets`, `inspector pipeline "
                         "list`)")
@@ -174,7 +174,8 @@ def refuse_flow_options(a: argparse.Namespace) -> None:
         raise InspectorError(f"`inspector {getattr(a, 'command', None) or 'query'}` runs the "
                              f"fixed pipeline's presets only; pipelines of stages ("
                              f"{', '.join(n for n in shipped_names() if n not in PRESETS)}, "
-                             f"or --pipeline FILE) run in `inspector query`.")
+                             f"or --pipeline FILE) run in `inspector query`."
+                             f"{former_note(getattr(a, 'preset', None))}")
     given = [f"--{k.replace('_', '-')}" for k in FLOW_ONLY if getattr(a, k, None) is not None]
     if given:
         raise InspectorError(f"{', '.join(given)} apply to pipelines of stages ("

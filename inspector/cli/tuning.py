@@ -14,7 +14,7 @@ from inspector.cli.options import (
     params_from_args,
     query_from_args,
 )
-from inspector.core.engine.flow.shipped import shipped_names
+from inspector.core.engine.flow.shipped import accepted_names
 from inspector.core.engine.presets import PRESETS
 from inspector.core.errors import InspectorError
 from inspector.core.jsonio import dumps
@@ -43,7 +43,7 @@ def add_parsers(sub: Any) -> None:
     add_query_options(rp)
     rp.add_argument("--out", required=True, metavar="PATH", help="writes PATH.json, PATH.html")
     rp.add_argument("--judgments", metavar="FILE", help="grades for this query (JSON or CSV)")
-    rp.add_argument("--against-preset", choices=[*PRESETS, *(n for n in shipped_names()
+    rp.add_argument("--against-preset", choices=[*PRESETS, *(n for n in accepted_names()
                                                              if n not in PRESETS)],
                     help="compare side by side")
     rp.add_argument("--against", action="append", default=[], metavar="KEY=VALUE",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -118,6 +119,23 @@ def test_store_option_errors_are_one_line_with_status_2(capsys, versioned, monke
 def test_presets_list_the_real_store_presets(capsys):
     code, out, _ = _run(capsys, "presets")
     assert code == 0 and "openclaw" in out and "engine-memory" in out
+
+
+def test_every_preset_names_its_system_version_and_what_it_does_not_reproduce(capsys):
+    """Issue 19: each preset's description says which system, which version it was read
+    from, and its known limits; `inspector presets` prints all three for every one."""
+    from inspector.core.engine.flow.shipped import shipped_names
+    from inspector.core.engine.flow.spec import load_shipped
+
+    code, out, _ = _run(capsys, "presets")
+    assert code == 0
+    blocks = {b.split(" ", 1)[0]: b for b in re.split(r"\n(?=\S)", out)}
+    for name in shipped_names():
+        spec = load_shipped(name)
+        assert spec.system and spec.version and spec.not_reproduced, name
+        block = blocks[name]
+        assert f"read from: {spec.system} {spec.version}" in block, name
+        assert "not reproduced: " + "; ".join(spec.not_reproduced) in block, name
 
 
 @pytest.fixture(scope="module")

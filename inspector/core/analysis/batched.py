@@ -97,7 +97,7 @@ def _plan(store: Store, cases: Sequence[Case], base: Params,
         vec = _vector(store, case.query.vector, p.distance)
         if p.mode not in ("vector", "hybrid") or vec is None or p.distance != distance:
             continue
-        push = scopes.pushdown(p.scope_spec(), store.roles)
+        push = scopes.pushdown(p.scope_spec(), store.roles, store.schema)
         where = push.expr if p.filter == "pushdown" else None
         key = "" if where is None else f"sql:{push.sql}"
         if key not in keys:

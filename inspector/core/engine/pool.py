@@ -24,7 +24,13 @@ from inspector.core.engine.params import ANN_KNOBS, Params
 from inspector.core.errors import InspectorError
 from inspector.core.stores.ann.indexes import IndexInfo
 from inspector.core.stores.fts import fts_table
-from inspector.core.stores.roles import importance_values
+from inspector.core.stores.roles import (
+    check_nested,
+    importance_values,
+    lance_columns,
+    split_nested,
+    with_nested,
+)
 from inspector.core.stores.store import Store
 
 
@@ -110,20 +116,21 @@ def _select(store: Store, spec: scopes.ScopeSpec) -> list[str]:
 def _vector_leg(store: Store, vec: np.ndarray, k: int, p: Params, cols: list[str],
                 where: Any) -> pa.Table:
     q = (store.table.search(vec, vector_column_name=store.roles.vector)
-         .distance_type(p.distance).select([*cols, "_distance"]).with_row_id(True).limit(k))
+         .distance_type(p.distance).select([*lance_columns(store.schema, cols), "_distance"])
+         .with_row_id(True).limit(k))
     q = apply_knobs(q, p)
     if where is not None:
         q = q.where(where, prefilter=True)
-    return q.to_arrow()
+    return with_nested(q.to_arrow(), store.schema, cols)
 
 
 def _fts_leg(store: Store, text: str, k: int, cols: list[str], where: Any) -> pa.Table:
     tbl, _ = fts_table(store)
     q = tbl.search(text, query_type="fts", fts_columns=store.roles.text)
-    q = q.select([*cols, "_score"]).with_row_id(True).limit(k)
+    q = q.select([*lance_columns(store.schema, cols), "_score"]).with_row_id(True).limit(k)
     if where is not None:
         q = q.where(where, prefilter=True)
-    return q.to_arrow()
+    return with_nested(q.to_arrow(), store.schema, cols)
 
 
 def _canonical(tbl: pa.Table, value_col: str, ascending: bool) -> pa.Table:
@@ -188,10 +195,18 @@ def fetch_pool(store: Store, query: Query, params: Params, vec_k: int, fts_k: in
     `vec_leg` (hook for batched scans): the vector leg already fetched, exactly as `_leg_at`
     returns it (canonical order, `[*leg_columns, "_rowid", "_distance"]`, exhausted)."""
     spec = params.scope_spec()
-    push = scopes.pushdown(spec, store.roles)
+    push = scopes.pushdown(spec, store.roles, store.schema)
     where = push.expr if params.filter == "pushdown" else None
     cols = _select(store, spec)
-    absent = [c for c in cols if c not in store.schema.names]
+    for c in cols:  # roles were checked when the store opened; a --scope-column is now
+        if c not in store.roles.as_dict().values() and split_nested(c):
+            check_nested(store.schema, "scope", c)
+    for c in scopes.scope_columns(store.roles, spec):
+        if c in store.schema.names and pa.types.is_list(store.schema.field(c).type):
+            raise InspectorError(f"The scope column {c} holds lists: list membership runs in "
+                                 "the pipelines of stages (a fetch stage's scope_rule "
+                                 "contains), not in the fixed pipeline.")
+    absent = [c for c in cols if c not in store.schema.names and not split_nested(c)]
     if absent:
         raise InspectorError(f"Scope column '{absent[0]}' is not in table '{store.table_name}'; "
                              f"columns: {', '.join(store.schema.names)}.")

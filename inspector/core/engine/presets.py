@@ -19,7 +19,17 @@ from inspector.core.errors import InspectorError
 
 # the order the window's combo and `inspector presets` list them in
 FIXED = ("memory-plugin", "importance-blend", "docs-before-fix", "docs-overfetch",
-         "docs-pushdown", "other-plugin", "openclaw", "engine-memory")
+         "docs-pushdown", "other-plugin", "openclaw-search-defaults", "engine-memory")
+# fixed presets whose name now means a pipeline of stages: name -> the fixed preset's new name
+FORMER_FIXED = {"openclaw": "openclaw-search-defaults"}
+
+
+def former_note(name: object) -> str:
+    """For a name that was a fixed preset: where that preset went (else empty)."""
+    if not isinstance(name, str) or name not in FORMER_FIXED:
+        return ""
+    return (f" {name} is now a pipeline of stages (the system as its code runs today); the "
+            f"fixed preset it named is {FORMER_FIXED[name]}.")
 
 
 @dataclass(frozen=True)
@@ -57,4 +67,4 @@ def get_preset(name: str) -> Preset:
         return PRESETS[name]
     except KeyError:
         raise InspectorError(f"Unknown preset '{name}'; choose one of "
-                             f"{', '.join(PRESETS)}.") from None
+                             f"{', '.join(PRESETS)}.{former_note(name)}") from None

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.core.errors import InspectorError
-from inspector.core.stores.roles import Roles
+from inspector.core.stores.roles import Roles, nested_kind, split_nested, sql_ref, sql_value
 
 STRATEGIES = ("repo_prefix", "path_prefix", "map", "column", "column_global", "agent_scope",
               "none")
@@ -233,14 +233,15 @@ class Pushdown:
         return self.expr is None or value in self.values
 
 
-def pushdown(spec: ScopeSpec, roles: Roles) -> Pushdown:
-    """The prefilter the real engine pushes down for this scope (exact comparison)."""
+def pushdown(spec: ScopeSpec, roles: Roles, schema: Any = None) -> Pushdown:
+    """The prefilter the real engine pushes down for this scope (exact comparison). A column
+    inside a struct is pushed down as LanceDB SQL; a key inside JSON text cannot be."""
     from lancedb.expr import col, lit
 
     if not spec.active:
         return Pushdown(None, "", "no scope: nothing to push down")
     if spec.strategy in ("column_global", "agent_scope"):
-        return _agent_scope_pushdown(spec, roles)
+        return _agent_scope_pushdown(spec, roles, schema)
     if spec.strategy == "column":
         column = _needs(roles, spec)["column"]
         values: tuple[Any, ...] = (spec.scope,)
@@ -259,8 +260,28 @@ def pushdown(spec: ScopeSpec, roles: Roles) -> Pushdown:
         note = "map entries without '/' as a repo allowlist (exact, case-sensitive)"
     else:
         return Pushdown(None, "", f"strategy {spec.strategy} has no pushdown: post-filter only")
+    if _inside(schema, column):
+        blocked = _json_only(schema, [column])
+        if blocked:
+            return Pushdown(None, "", blocked)
+        sql = f"{sql_ref(column)} IN ({', '.join(sql_value(v) for v in values)})"
+        return Pushdown(sql, sql, note, column, values)
     expr = col(column).isin([lit(v) for v in values])
     return Pushdown(expr, expr.to_sql(), note, column, values)
+
+
+def _inside(schema: Any, column: str) -> bool:
+    """True for a field inside a column (COLUMN.KEY), not a column whose name has a dot."""
+    return bool(split_nested(column)) and (schema is None or column not in schema.names)
+
+
+def _json_only(schema: Any, columns: list[str]) -> str:
+    """Why LanceDB cannot filter on these columns (a key inside JSON text), or ''."""
+    for c in columns:
+        if schema is None or nested_kind(schema, c) == "json":
+            return (f"{c} is a key inside JSON text: LanceDB cannot filter on it, so the "
+                    "scope is a post-filter only")
+    return ""
 
 
 # --- column_global and agent_scope: the OpenClaw memory plugin's rules --------------------------
@@ -332,7 +353,7 @@ def _evaluate_agent_scope(spec: ScopeSpec, cols: dict[str, str],
     return _decide(n, rule)
 
 
-def _agent_scope_pushdown(spec: ScopeSpec, roles: Roles) -> Pushdown:
+def _agent_scope_pushdown(spec: ScopeSpec, roles: Roles, schema: Any = None) -> Pushdown:
     """`agent = A AND (scope = S OR scope = '' OR scope IS NULL)`, built as an expression.
 
     LanceDB's expression builder has no IS NULL; `concat(scope) = ''` is true exactly when the
@@ -354,6 +375,8 @@ def _agent_scope_pushdown(spec: ScopeSpec, roles: Roles) -> Pushdown:
         c = cols["column"]
         parts.append((col(c) == lit(sub)) | (func("concat", col(c)) == lit("")))
         notes.append(f"{c} equals the scope exactly, or is '' or NULL (global)")
+    if any(_inside(schema, c) for c in cols.values()):
+        return _agent_scope_sql(cols, agent, sub, "; ".join(notes), schema)
     expr = parts[0]
     for p in parts[1:]:
         expr = expr & p
@@ -362,3 +385,21 @@ def _agent_scope_pushdown(spec: ScopeSpec, roles: Roles) -> Pushdown:
     if "column" in cols and sub is not None:
         return Pushdown(expr, expr.to_sql(), "; ".join(notes), cols["column"], (sub,), True)
     return Pushdown(expr, expr.to_sql(), "; ".join(notes), cols["agent"], (agent,))
+
+
+def _agent_scope_sql(cols: dict[str, str], agent: str | None, sub: str | None, note: str,
+                     schema: Any) -> Pushdown:
+    """The agent/scope rule as LanceDB SQL, for columns inside a struct."""
+    blocked = _json_only(schema, [c for c in cols.values() if _inside(schema, c)])
+    if blocked:
+        return Pushdown(None, "", blocked)
+    parts = []
+    if "agent" in cols:
+        parts.append(f"{sql_ref(cols['agent'])} = {sql_value(agent or '')}")
+    if "column" in cols and sub is not None:
+        ref = sql_ref(cols["column"])
+        parts.append(f"({ref} = {sql_value(sub)} OR {ref} = '' OR {ref} IS NULL)")
+    sql = " AND ".join(parts)
+    if "column" in cols and sub is not None:
+        return Pushdown(sql, sql, note, cols["column"], (sub,), True)
+    return Pushdown(sql, sql, note, cols["agent"], (agent,))

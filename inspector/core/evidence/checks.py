@@ -21,7 +21,7 @@ from typing import Any
 from inspector.core.analysis.judgments import Judgments, load_judgments
 from inspector.core.analysis.metrics import metric, parse_metric
 from inspector.core.engine.params import Params, freeze_map
-from inspector.core.engine.presets import PRESETS
+from inspector.core.engine.presets import PRESETS, former_note
 from inspector.core.engine.scope import load_scope_map, parse_scope_map
 from inspector.core.engine.trace import Trace
 from inspector.core.errors import InspectorError
@@ -127,7 +127,7 @@ def _params(entry: dict[str, Any], defaults: dict[str, Any], base: Path, where: 
     preset = entry.get("preset", defaults.get("preset"))
     if preset is not None and (not isinstance(preset, str) or preset not in PRESETS):
         raise InspectorError(f"{where}: unknown preset {preset!r}; presets: "
-                             f"{', '.join(PRESETS)}.")
+                             f"{', '.join(PRESETS)}.{former_note(preset)}")
     try:
         return build_params(preset=preset, **given)
     except TypeError as exc:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from inspector.core.engine.flow.shipped import shipped_names
+from inspector.core.engine.flow.shipped import ALIASES, shipped_names
 from inspector.core.engine.flow.spec import load_shipped
 from inspector.core.engine.index_rule import index_json
-from inspector.core.engine.presets import PRESETS
+from inspector.core.engine.presets import FORMER_FIXED, PRESETS
 from inspector.core.engine.ties import RULE_TEXT, TieGroup, marks
 from inspector.core.engine.trace import Trace
 from inspector.core.stores.store import TableInfo
@@ -126,19 +126,27 @@ def _index_lines(trace: Trace) -> list[str]:
 
 
 def format_presets() -> str:
+    """Every preset: the fixed pipeline's, then the pipelines of stages; for each the system
+    and version it was read from, its depths and ties, and what it does not reproduce."""
     lines = []
-    for p in PRESETS.values():
-        lines.append(f"{p.name:<18} {p.title}\n{'':<18} depth: {p.depth_rule}\n"
-                     f"{'':<18} ties: {p.ties}\n{'':<18} index knobs: {p.index_knobs}")
     staged = [n for n in shipped_names() if n not in PRESETS]
-    if staged:
-        lines.append("\npipelines of stages (`inspector pipeline show NAME` lists every stage):")
-        for name in staged:
-            spec = load_shipped(name)
-            lines.append(f"{name:<18} {spec.title}\n{'':<18} read from: {spec.system} "
-                         f"{spec.version}\n{'':<18} ties: {spec.ties}")
-            if spec.not_reproduced:
-                lines.append(f"{'':<18} not reproduced: {'; '.join(spec.not_reproduced)}")
+    for name in [*PRESETS, *staged]:
+        if name == staged[0]:
+            lines.append("\npipelines of stages (`inspector pipeline show NAME` lists every "
+                         "stage):")
+        spec, pad = load_shipped(name), " " * 18
+        lines.append(f"{name:<18} {spec.title}\n{pad} read from: {spec.system} {spec.version}")
+        if name in PRESETS:
+            p = PRESETS[name]
+            lines.append(f"{pad} depth: {p.depth_rule}\n{pad} ties: {p.ties}\n{pad} index "
+                         f"knobs: {p.index_knobs}")
+        else:
+            lines.append(f"{pad} ties: {spec.ties}")
+        if spec.not_reproduced:
+            lines.append(f"{pad} not reproduced: {'; '.join(spec.not_reproduced)}")
+    lines.append("\nformer names, still accepted: " + ", ".join(
+        f"{old} (now {new})" for old, new in ALIASES.items()) + "; the fixed preset once "
+        "called " + ", ".join(f"{old} is {new}" for old, new in FORMER_FIXED.items()))
     return "\n".join(lines)
 
 

@@ -81,6 +81,8 @@ def _fits(role: str, t: pa.DataType) -> bool:
         return _is_number(t) or pa.types.is_timestamp(t) or pa.types.is_date(t) or _is_string(t)
     if role == "id":
         return _is_string(t) or pa.types.is_integer(t)
+    if role == "scope" and _is_list(t) and not pa.types.is_fixed_size_list(t):
+        return _is_string(t.value_type)  # list membership (a stage's scope_rule contains)
     return _is_string(t)
 
 
@@ -104,18 +106,12 @@ def detect_roles(schema: pa.Schema, overrides: dict[str, str] | None = None) -> 
                                  f"{', '.join(ROLE_NAMES)}.")
         if col is None:
             continue
-        if col not in schema.names:
-            param = {"scope": "scope_path", "importance": "importance_path",
-                     "created": "time_path"}.get(role)
-            nested = param and "." in col and col.split(".", 1)[0] in schema.names
-            raise InspectorError(
-                f"Column '{col}' given for {role} is not in the table; columns: "
-                f"{', '.join(schema.names)}." + (
-                    f" A field inside a struct or JSON column is read by the pipelines of "
-                    f"stages: --set fetch.{param}={col} (see `inspector pipeline show "
-                    f"NAME`)." if nested else "")
-            )
-        if not _fits(role, schema.field(col).type):
+        if col not in schema.names and "." in col:
+            check_nested(schema, role, col)
+        elif col not in schema.names:
+            raise InspectorError(f"Column '{col}' given for {role} is not in the table; "
+                                 f"columns: {', '.join(schema.names)}.")
+        elif not _fits(role, schema.field(col).type):
             raise InspectorError(
                 f"Column '{col}' has type {schema.field(col).type}, which cannot serve as {role}."
             )
@@ -126,6 +122,107 @@ def detect_roles(schema: pa.Schema, overrides: dict[str, str] | None = None) -> 
             "name the one to search with --column vector=COLUMN."
         )
     return Roles(**found)
+
+
+# ---- a role inside a struct or JSON-text column: `COLUMN.KEY` ----
+# A struct field is read by LanceDB itself (`select(["metadata.user_id"])`, and SQL
+# `metadata.user_id = 'u1'` filters on it); a key of JSON text is parsed here from the fetched
+# rows, so LanceDB can neither filter on it nor push it down.
+
+NESTED_ROLES = ("importance", "category", "created", "scope", "agent", "repo", "path")
+
+
+def split_nested(path: str) -> tuple[str, str] | None:
+    """("metadata", "user_id") for "metadata.user_id"; None for a plain column name."""
+    column, dot, key = path.partition(".")
+    return (column, key) if dot and column and key else None
+
+
+def nested_kind(schema: pa.Schema, path: str) -> str:
+    """"column" (a top-level column), "struct" (a struct field) or "json" (a JSON-text key)."""
+    parts = None if path in schema.names else split_nested(path)
+    if parts is None or parts[0] not in schema.names:
+        return "column"
+    return "struct" if pa.types.is_struct(schema.field(parts[0]).type) else "json"
+
+
+def check_nested(schema: pa.Schema, role: str, path: str) -> None:
+    """A dotted role path names a field of a struct column or a key of a JSON-text column."""
+    parts = split_nested(path)
+    if parts is None or parts[0] not in schema.names:
+        raise InspectorError(f"Column '{path}' given for {role} is not in the table; columns: "
+                             f"{', '.join(schema.names)} (a field inside one is COLUMN.KEY).")
+    if role not in NESTED_ROLES:
+        raise InspectorError(f"The {role} must be a column of its own, not a field inside "
+                             f"{parts[0]}; fields serve as {', '.join(NESTED_ROLES)}.")
+    column, key = parts
+    t = schema.field(column).type
+    if pa.types.is_struct(t):
+        names = [t.field(i).name for i in range(t.num_fields)]
+        if key not in names:
+            raise InspectorError(f"The struct column {column} has no field '{key}'; its "
+                                 f"fields: {', '.join(names)}.")
+        if not _fits(role, t.field(key).type):
+            raise InspectorError(f"Field '{path}' has type {t.field(key).type}, which cannot "
+                                 f"serve as {role}.")
+    elif not _is_string(t):
+        raise InspectorError(f"Column '{column}' ({t}) is neither a struct nor JSON text, so "
+                             f"'{path}' names nothing inside it.")
+
+
+def lance_columns(schema: pa.Schema, cols: list[str]) -> list[str]:
+    """What to ask LanceDB to select for these role columns: a struct field as itself, a
+    JSON-text key as its whole column (parsed afterwards by `with_nested`)."""
+    out: list[str] = []
+    for c in cols:
+        parts = split_nested(c)
+        want = parts[0] if parts and nested_kind(schema, c) == "json" else c
+        if want not in out:
+            out.append(want)
+    return out
+
+
+def with_nested(tbl: pa.Table, schema: pa.Schema, cols: list[str]) -> pa.Table:
+    """`tbl` with a column named for each JSON-text key among `cols`, parsed from its rows."""
+    for c in cols:
+        if c in tbl.column_names or nested_kind(schema, c) != "json":
+            continue
+        column, key = split_nested(c) or (c, "")
+        values = [json_key(v, key) for v in tbl.column(column).to_pylist()]
+        tbl = tbl.append_column(c, _json_array(values))
+    return tbl
+
+
+def json_key(text: Any, key: str) -> Any:
+    """The value under `key` in a JSON object held as text (None when absent or unreadable)."""
+    if not isinstance(text, str):
+        return None
+    try:
+        obj = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return obj.get(key) if isinstance(obj, dict) else None
+
+
+def _json_array(values: list[Any]) -> pa.Array:
+    """JSON scalars as one Arrow column: numbers stay numbers, anything else is text."""
+    if all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
+           for v in values):
+        return pa.array([None if v is None else float(v) for v in values], pa.float64())
+    return pa.array([v if v is None or isinstance(v, str) else json.dumps(v)
+                     for v in values], pa.string())
+
+
+def sql_ref(path: str) -> str:
+    """A column or struct field as LanceDB SQL: each part back-quoted (`metadata`.`user_id`)."""
+    parts = split_nested(path) or (path,)
+    return ".".join("`" + p.replace("`", "``") + "`" for p in parts)
+
+
+def sql_value(v: Any) -> str:
+    if isinstance(v, str):
+        return "'" + v.replace("'", "''") + "'"
+    return repr(v)
 
 
 def _is_list(t: pa.DataType) -> bool:

@@ -81,8 +81,8 @@ def shape_of(table: str, s: pa.Schema) -> Shape:
             notes.append("an older table without agentId: give just a scope, or none")
         if _has(s, "scope"):
             notes.append("scope AGENT/SCOPE; '' or NULL scope rows are global")
-        notes.append("the memory_recall tool as it runs now (limit + 10, min 0.1): "
-                     "openclaw-tool --scope AGENT; auto-recall: openclaw-autorecall")
+        notes.append("--scope AGENT (the agentId); auto-recall: openclaw-autorecall; "
+                     "search() with its defaults in the fixed engine: openclaw-search-defaults")
         return Shape("openclaw", "openclaw", "OpenClaw memory plugin", tuple(notes))
     return Shape("unknown", None, "Unrecognised table")
 

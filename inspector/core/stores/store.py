@@ -29,8 +29,10 @@ from inspector.core.stores.roles import (
     detect_roles,
     eq_predicate,
     ignored_columns,
+    lance_columns,
     read_meta,
     vector_refusal,
+    with_nested,
 )
 from inspector.core.stores.safety.guarded import (
     Guarded,
@@ -232,9 +234,11 @@ class Store:
     def distinct(self, column: str, limit: int = 10_000) -> list[str]:
         """Distinct non-null values of a column, streamed in batches (never the whole table)."""
         seen: set[str] = set()
-        reader = self.table.search().select([column]).limit(None).to_batches(65_536)
+        wanted = lance_columns(self.schema, [column])
+        reader = self.table.search().select(wanted).limit(None).to_batches(65_536)
         for batch in reader:
-            for v in batch.column(0).to_pylist():
+            got = with_nested(pa.Table.from_batches([batch]), self.schema, [column])
+            for v in got.column(column).to_pylist():
                 if v is not None:
                     seen.add(str(v))
             if len(seen) >= limit:

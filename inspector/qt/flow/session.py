@@ -16,7 +16,7 @@ from inspector.core.engine.flow.live import LiveFlow
 from inspector.core.engine.flow.question import Question
 from inspector.core.engine.flow.runner import FlowTrace
 from inspector.core.engine.flow.shipped import shipped_names
-from inspector.core.engine.flow.spec import PipelineSpec, load_shipped
+from inspector.core.engine.flow.spec import PipelineSpec, load_shipped, roles_read
 from inspector.core.engine.flow.summary import uses_clock
 from inspector.core.errors import InspectorError
 from inspector.qt.jobs import Jobs
@@ -101,7 +101,16 @@ class FlowSession(QObject):
         return Question(store=self.store.uri if self.store is not None else "",
                         table=self.store.table_name if self.store is not None else None,
                         preset=self.preset, text=self.text or None, vector=self.vector,
-                        scopes=self.scopes, limit=self.limit, now=self.now_ms)
+                        scopes=self.scopes, limit=self.limit, now=self.now_ms,
+                        columns=self._columns())
+
+    def _columns(self) -> dict[str, str]:
+        """The store's column roles (--column) that this pipeline reads; the others are the
+        fixed pipeline's and change nothing here."""
+        given = getattr(self.store, "role_overrides", None) or {}
+        spec = self.spec
+        read = roles_read(spec) if spec is not None else []
+        return {role: col for role, col in given.items() if role in read}
 
     def current(self, key: str) -> Any:
         """A parameter's value in the answer on screen (the pipeline's own, or as set)."""

@@ -1,5 +1,6 @@
 """The OpenClaw memory plugin's `memories` table, with its exact column types: roles, the
-`openclaw` preset, and its ranking against the plugin's formula computed here on the same rows."""
+shape (preset `openclaw`), and the fixed `openclaw-search-defaults` preset's ranking against
+MemoryDB.search's formula computed here on the same rows."""
 
 from __future__ import annotations
 
@@ -116,8 +117,8 @@ def test_openclaw_preset_reproduces_the_plugin_ranking(store_path, scope, agent,
     path, q, cols = store_path
     before = snapshot(path)
     store = open_store(str(path))
-    trace = run(store, Query(vector=q, source="vector"), get_preset("openclaw").params(limit,
-                                                                                     scope))
+    preset = get_preset("openclaw-search-defaults")
+    trace = run(store, Query(vector=q, source="vector"), preset.params(limit, scope))
     want = plugin_search(cols, q, limit, agent, sub)
     assert trace.ids("final") == [i for i, _ in want]
     got = [trace.candidate(trace.row_of(i))["score"] for i, _ in want]
@@ -130,7 +131,7 @@ def test_openclaw_preset_reproduces_the_plugin_ranking(store_path, scope, agent,
 def test_openclaw_pushdown_is_structural_and_treats_empty_and_null_as_global(store_path):
     path, q, cols = store_path
     store = open_store(str(path))
-    p = get_preset("openclaw").params(200, "main/proj-a", min_score=0.0)
+    p = get_preset("openclaw-search-defaults").params(200, "main/proj-a", min_score=0.0)
     trace = run(store, Query(vector=q), p)
     sql = trace.pool.pushdown_sql
     assert "`agentId` = 'main'" in sql and "`scope` = 'proj-a'" in sql
@@ -138,7 +139,7 @@ def test_openclaw_pushdown_is_structural_and_treats_empty_and_null_as_global(sto
     seen = {cols["scope"][cols["id"].index(i)] for i in trace.ids("final")}
     assert seen == {"proj-a", "", None}
     assert all(trace.pool.in_scope) and all(trace.pool.pushdown_match)
-    hostile = get_preset("openclaw").params(10, "main/x' OR '1'='1", min_score=0.0)
+    hostile = get_preset("openclaw-search-defaults").params(10, "main/x' OR '1'='1", min_score=0.0)
     assert run(store, Query(vector=q), hostile).ids("final") == \
         [i for i, _ in plugin_search(cols, q, 10, "main", "x' OR '1'='1", 0.0)]
 
@@ -164,17 +165,17 @@ def test_older_tables_without_agent_or_scope_still_open_and_rank(tmp_path):
     q, cols = build_openclaw(old, agent=False, scope=False)
     store = open_store(str(old))
     assert (store.roles.agent, store.roles.scope) == (None, None)
-    trace = run(store, Query(vector=q), get_preset("openclaw").params(5))
+    trace = run(store, Query(vector=q), get_preset("openclaw-search-defaults").params(5))
     assert trace.ids("final") == [i for i, _ in plugin_search(cols, q, 5, None, None)]
     with pytest.raises(InspectorError, match="needs an agent or scope column"):
-        run(store, Query(vector=q), get_preset("openclaw").params(5, "main"))
+        run(store, Query(vector=q), get_preset("openclaw-search-defaults").params(5, "main"))
     agent_only = tmp_path / "agent_only"
     q2, cols2 = build_openclaw(agent_only, scope=False)
     s2 = open_store(str(agent_only))
-    t2 = run(s2, Query(vector=q2), get_preset("openclaw").params(5, "helper"))
+    t2 = run(s2, Query(vector=q2), get_preset("openclaw-search-defaults").params(5, "helper"))
     assert t2.ids("final") == [i for i, _ in plugin_search(cols2, q2, 5, "helper", None)]
     with pytest.raises(InspectorError, match="no scope column; give just the agent id"):
-        run(s2, Query(vector=q2), get_preset("openclaw").params(5, "helper/proj-a"))
+        run(s2, Query(vector=q2), get_preset("openclaw-search-defaults").params(5, "helper/proj-a"))
 
 
 def test_known_locations_offer_the_openclaw_folder_only_when_it_exists(tmp_path):

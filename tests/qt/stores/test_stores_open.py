@@ -140,9 +140,14 @@ def test_default_openclaw_location_is_offered_and_its_preset_suggested(window, q
     qtbot.waitUntil(feats.shape_notice.isVisible, timeout=10_000)
     assert "preset <b>openclaw</b>" in feats.shape_notice.label.text()
     qtbot.mouseClick(feats.shape_notice.button(0), LEFT)
-    ready(vm)
-    assert vm.preset == "openclaw" and vm.params.scope_strategy == "agent_scope"
+    assert window.flow.active and window.flow.session.preset == "openclaw"
+    assert window.flow.session.spec.title.startswith("OpenClaw memory-lancedb: memory_recall")
     assert not feats.shape_notice.isVisible()
+    qb = window.query_bar
+    qb.preset.setCurrentIndex(qb.preset.findData("openclaw-search-defaults"))
+    qb.preset.activated.emit(qb.preset.currentIndex())
+    ready(vm)
+    assert not window.flow.active and vm.params.scope_strategy == "agent_scope"
     scope = window.query_bar.scope
     offered = [scope.itemText(i) for i in range(scope.count())]
     assert offered == ["helper", "main", "helper/proj", "main/proj"]

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from inspector.core.errors import InspectorError
+from inspector.core.stores.roles import lance_columns, nested_kind, with_nested
 
 
 @dataclass(frozen=True)
@@ -42,12 +43,18 @@ def read_memories(store: Any, id_col: str | None, text_col: str | None,
                   sample: int | None = None, seed: int = 0) -> Memories:
     """Every row of the store's table, sorted by id; `scope_of(row dict of scope_cols)` gives
     a row's own scope. A sample of N picks N rows with `random.Random(seed)`."""
-    names = store.table.schema.names
-    if id_col not in names or vector_col not in names:
+    schema = store.table.schema
+
+    def readable(c: str | None) -> bool:  # a column, a struct field or a JSON-text key
+        return bool(c) and (c in schema.names or nested_kind(schema, c) != "column")
+
+    if not readable(id_col) or not readable(vector_col):
         raise InspectorError("The audit needs id and vector columns.")
     cols = list(dict.fromkeys(c for c in (id_col, text_col, vector_col, *scope_cols)
-                              if c and c in names))
-    tbl = store.table.search().select(cols).limit(max(1, store.rows)).to_arrow()
+                              if c and readable(c)))
+    tbl = store.table.search().select(lance_columns(schema, cols)).limit(
+        max(1, store.rows)).to_arrow()
+    tbl = with_nested(tbl, schema, cols)
     ids = [str(x) for x in tbl.column(id_col).to_pylist()]
     order = sorted(range(len(ids)), key=ids.__getitem__)
     tbl = tbl.take(order)

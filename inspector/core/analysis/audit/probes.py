@@ -47,6 +47,20 @@ class Prober(Protocol):
     def method(self) -> dict[str, Any]: ...
 
 
+def _read_from(spec: Any) -> dict[str, str]:
+    """Where a pipeline of stages reads each memory's id, text, vector and scope: the columns
+    (or a struct field, or a JSON-text key) its LanceDB fetch stage is told; by name otherwise."""
+    from inspector.core.engine.flow.registry import kind_of
+
+    for route in spec.routes:
+        for st in route.stages:
+            if st.kind == "lancedb_vector_where":
+                p = kind_of(st.kind).resolve(st.params, st.name)
+                return {"id": p["id_column"], "text": p["text_column"],
+                        "vector": p["vector_column"], "scope": p["scope_path"] or "scope"}
+    return {"id": "id", "text": "text", "vector": "vector", "scope": "scope"}
+
+
 class FlowProber:
     """A pipeline of stages, one ordinary run per probe (`engine.flow.runner.run`)."""
 
@@ -58,8 +72,9 @@ class FlowProber:
         self.runs = 0
 
     def read(self, sample: int | None, seed: int) -> Memories:
-        return read_memories(self.store, "id", "text", "vector", lambda r: r.get("scope"),
-                             ("scope",), sample, seed)
+        c = _read_from(self.spec)
+        return read_memories(self.store, c["id"], c["text"], c["vector"],
+                             lambda r: r.get(c["scope"]), (c["scope"],), sample, seed)
 
     def prepare(self, mem: Memories, positions: Sequence[int],
                 scopes: Sequence[tuple[str, ...] | None]) -> None:

@@ -45,7 +45,8 @@ def _cand(s: Scored, rank: int, before: dict[str, tuple[int, float]]) -> dict[st
             "score_before": prev[1] if prev else None,
             "rank_before": prev[0] if prev else None,
             "inputs": {k: plain(v) for k, v in s.inputs},
-            "scope": row.scope, "importance": row.importance, "timestamp": row.timestamp,
+            "scope": row.scope, "importance": plain(row.importance),  # NaN: none stored
+            "timestamp": row.timestamp,
             "text_length": len(row.text)}
 
 

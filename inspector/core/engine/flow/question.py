@@ -19,6 +19,7 @@ from inspector.core.engine.flow.spec import (
     apply_set,
     load_file,
     load_shipped,
+    role_assignments,
 )
 from inspector.core.engine.flow.sysconfig import from_config, read_config
 from inspector.core.errors import InspectorError
@@ -41,6 +42,9 @@ class Question(BaseModel):
     pipeline_file: str | None = None
     system_config: str | None = None
     set: dict[str, Any] = Field(default_factory=dict)
+    columns: dict[str, str] = Field(default_factory=dict, description="column roles as "
+                                    "--column ROLE=PATH: a column, a struct field or a key "
+                                    "of JSON text (metadata.user_id)")
     scopes: list[str] | None = None
     limit: int | None = None
     now: float | None = Field(None, description="the clock of time-dependent stages, epoch ms")
@@ -93,8 +97,8 @@ def parse_now(text: str) -> float:
 
 def resolve(q: Question) -> tuple[PipelineSpec, list[str], list[str]]:
     """The pipeline the question runs: preset or file, then the system's own configuration,
-    then --set on top. Also what the configuration said that changes nothing, and what it
-    asks for that is not reproduced."""
+    then the column roles, then --set on top. Also what the configuration said that changes
+    nothing, and what it asks for that is not reproduced."""
     spec = load_shipped(q.preset) if q.preset else load_file(str(q.pipeline_file))
     notes: list[str] = []
     inexact: list[str] = []
@@ -105,6 +109,8 @@ def resolve(q: Question) -> tuple[PipelineSpec, list[str], list[str]]:
         notes += [f"system config key {k} is not a {spec.name} retrieval setting: ignored"
                   for k in applied.unknown]
         inexact += list(applied.inexact)
+    if q.columns:
+        spec = apply_set(spec, role_assignments(spec, q.columns))
     if q.set:
         spec = apply_set(spec, q.set)
     return spec, notes, inexact

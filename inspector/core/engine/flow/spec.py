@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from inspector.core.engine.flow import stages as _stages  # noqa: F401  (registers the kinds)
 from inspector.core.engine.flow.registry import kind_of
-from inspector.core.engine.flow.shipped import shipped_dir, shipped_names
+from inspector.core.engine.flow.shipped import canonical, shipped_dir, shipped_names
 from inspector.core.errors import InspectorError
 
 CONDITIONS = ("always", "tag_query", "mode_vector", "no_fts_index")
@@ -103,7 +103,7 @@ def _expand_defs(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _raw_shipped(name: str) -> dict[str, Any]:
-    f = shipped_dir().joinpath(f"{name}.toml")
+    f = shipped_dir().joinpath(f"{canonical(name)}.toml")
     if not f.is_file():
         raise InspectorError(f"Unknown pipeline '{name}'; the shipped ones are "
                              f"{', '.join(shipped_names())}.")
@@ -161,6 +161,7 @@ def check(spec: PipelineSpec) -> None:
 
 def load_shipped(name: str) -> PipelineSpec:
     _raw_shipped(name)  # names the shipped ones when this is not one of them
+    name = canonical(name)
     text = shipped_dir().joinpath(f"{name}.toml").read_text(encoding="utf-8")
     return parse_pipeline(text, f"{name}.toml", "toml")
 
@@ -221,6 +222,54 @@ def apply_set(spec: PipelineSpec, assignments: dict[str, Any]) -> PipelineSpec:
                     st["params"][param] = decl.check(value, stage_name)
     out = PipelineSpec.model_validate(data)
     check(out)
+    return out
+
+
+# a column role (`--column ROLE=PATH`) and the stage parameter that reads it
+ROLE_PARAMS = {"scope": "scope_path", "importance": "importance_path", "created": "time_path",
+               "id": "id_column", "text": "text_column", "vector": "vector_column"}
+
+
+def roles_read(spec: PipelineSpec) -> list[str]:
+    """The column roles some stage of this pipeline reads from a column it is told."""
+    return sorted(k for k, v in ROLE_PARAMS.items() if any(
+        v in kind_of(st.kind).by_name for r in spec.routes for st in r.stages))
+
+
+def role_assignments(spec: PipelineSpec, columns: dict[str, str]) -> dict[str, str]:
+    """`--column ROLE=PATH` as the --set of every stage reading that role (a column, a struct
+    field or a JSON-text key); a role no stage of this pipeline reads is refused."""
+    out: dict[str, str] = {}
+    for role, path in columns.items():
+        param = ROLE_PARAMS.get(role)
+        hits = [st.name for r in spec.routes for st in r.stages
+                if param is not None and param in kind_of(st.kind).by_name]
+        if not hits:
+            readable = roles_read(spec)
+            raise InspectorError(
+                f"--column {role}={path}: pipeline {spec.name} reads its {role} where its "
+                f"system does, not from a column you name"
+                + (f"; its stages take {', '.join(readable)}." if readable else
+                   "; it takes no --column role."))
+        out.update({f"{name}.{param}": path for name in dict.fromkeys(hits)})
+    return out
+
+
+# options of the fixed pipeline that a pipeline of stages takes as the system takes them:
+# option -> the (stage kind, parameter) pairs that hold it
+OPTION_PARAMS = {"rrf_k": (("openclaw_docs_request", "search_rrf_k"),
+                           ("openclaw_docs_cli_args", "k"))}
+
+
+def held_options(spec: PipelineSpec, given: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per option this pipeline holds (`--rrf-k K`: the plugin's searchRrfK, the CLI's --k),
+    the --set assignments it stands for; options it does not hold are left out."""
+    out = {}
+    for option, value in given.items():
+        sets = {f"{st.name}.{param}": value for r in spec.routes for st in r.stages
+                for kind, param in OPTION_PARAMS.get(option, ()) if st.kind == kind}
+        if sets:
+            out[option] = sets
     return out
 
 

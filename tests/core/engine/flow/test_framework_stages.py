@@ -83,7 +83,7 @@ def run(store: Any, preset: str, q: np.ndarray, limit: int | None, scopes: list[
 def test_openclaw_tool_is_limit_plus_ten_min_01_then_the_limit(openclaw: tuple, limit: int,
                                                                agent: str) -> None:
     store, q, cols = openclaw
-    t = run(store, "openclaw-tool", q, limit, [agent])
+    t = run(store, "openclaw", q, limit, [agent])
     want = plugin(cols, q, agent, limit + 10, 0.1)[:limit]
     assert [s.id for s in t.final.rows] == [i for i, _ in want]
     for s, (_, score) in zip(t.final.rows, want, strict=True):
@@ -106,21 +106,35 @@ def test_openclaw_search_defaults_are_one_set_away(openclaw: tuple) -> None:
     """MemoryDB.search with its own defaults (limit, min 0.5) is the tool search with no
     extra rows and min score 0.5; blank texts are dropped and said so."""
     store, q, cols = openclaw
-    t = run(store, "openclaw-tool", q, 5, ["main"],
+    t = run(store, "openclaw", q, 5, ["main"],
             **{"fetch.depth_extra": 0, "fetch.min_score": 0.5})
     assert [s.id for s in t.final.rows] == [i for i, _ in plugin(cols, q, "main", 5, 0.5)]
-    blank = run(store, "openclaw-tool", q, 30, ["main"]).stage("clean").dropped
+    blank = run(store, "openclaw", q, 30, ["main"]).stage("clean").dropped
     assert blank and {d.code for d in blank} == {"blank_text"}
 
 
-def test_openclaw_the_fixed_preset_is_unchanged(openclaw: tuple) -> None:
-    """`openclaw` stays the fixed preset the window uses (the first reading: limit, min 0.5);
-    the tool as it runs now is `openclaw-tool`."""
+def test_openclaw_is_the_tool_today_and_its_first_reading_is_kept_by_name(openclaw: tuple
+                                                                          ) -> None:
+    """`openclaw` is the memory_recall tool as its code runs now; `openclaw-tool`, its former
+    name, is the same pipeline; the first reading (fixed engine, limit, min 0.5) is
+    openclaw-search-defaults, which says what it was read from and why it is kept."""
     from inspector.core.engine.flow.spec import load_shipped
+    from inspector.core.engine.presets import PRESETS, get_preset
 
-    fixed = load_shipped("openclaw")
-    assert fixed.engine == "fixed"
-    assert load_shipped("openclaw-tool").engine == "stages"
+    store, q, cols = openclaw
+    assert load_shipped("openclaw").engine == "stages"
+    assert load_shipped("openclaw-tool") == load_shipped("openclaw")
+    for limit in (1, 5, 12):
+        want = [s.id for s in run(store, "openclaw", q, limit, ["main"]).final.rows]
+        assert [s.id for s in run(store, "openclaw-tool", q, limit, ["main"]).final.rows] == want
+        assert want == [i for i, _ in plugin(cols, q, "main", limit + 10, 0.1)][:limit]
+    assert "openclaw" not in PRESETS
+    first = load_shipped("openclaw-search-defaults")
+    assert first.engine == "fixed" and "REFERENCE.md" in first.version
+    assert "openclaw-search-defaults" in PRESETS and get_preset(
+        "openclaw-search-defaults").params(5, "main").min_score == 0.5
+    with pytest.raises(InspectorError, match="openclaw-search-defaults"):
+        get_preset("openclaw")
 
 
 # ------------------------------------------------------------------ Generative Agents

@@ -206,3 +206,41 @@ def test_the_source_connection_runs_selects_only(fx: Path, cache: Path) -> None:
     assert store.source_rows("SELECT count(*) FROM docs_chunks") == [(409,)]
     with pytest.raises(InspectorError, match="Only SELECT"):
         store.source_rows("DELETE FROM docs_chunks")
+
+
+@pytest.mark.parametrize("preset", ["pushdown", "before-fix", "cli-direct"])
+def test_rrf_k_on_the_command_line_is_the_systems_own_rrf_constant(
+        fx: Path, cache: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        preset: str) -> None:
+    """`--rrf-k K` is the plugin's searchRrfK (as --system-config gives it) or the CLI's
+    --k: the same answer, row for row, and not the answer at the default 60."""
+    case = next(c["case"] for c in CASES.values() if c["case"]["preset"] == preset
+                and (c["case"]["scope"] or preset == "cli-direct")
+                and len(c["real"].get("rows", [])) >= 2)
+    argv = argv_of(fx, {**case, "rrfK": 7}, tmp_path)
+    configured = run_cli(capsys, argv)
+    plain = argv_of(fx, case, tmp_path)
+    if preset == "cli-direct":  # without its --set request.k=60
+        at = plain.index("request.k=60")
+        del plain[at - 1:at + 1]
+    flagged = run_cli(capsys, [*plain, "--rrf-k", "7"])
+    assert flagged["stages"] == configured["stages"]
+    default = run_cli(capsys, argv_of(fx, case, tmp_path))
+    top = [c["score"] for c in flagged["stages"][-1]["candidates"]]
+    assert top != [c["score"] for c in default["stages"][-1]["candidates"]]
+    assert max(top) <= 2 / 8 and max(top) > 2 / 61
+
+
+def test_the_api_takes_rrf_k_for_the_docs_cli_as_the_command_line_does(
+        fx: Path, cache: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import inspector
+
+    case = next(c["case"] for c in CASES.values() if c["case"]["preset"] == "cli-direct")
+    argv = argv_of(fx, {**case, "rrfK": 9}, tmp_path)
+    cli = run_cli(capsys, argv)
+    vec = json.loads((fx / "query_vectors.json").read_text("utf-8"))[case["query"]]
+    r = inspector.open(fx / "docs.sqlite").query(
+        text=case["query"], vector=vec, preset="openclaw-mem-cli", limit=case["limit"],
+        rrf_k=9, scopes=[case["scope"]] if case["scope"] else None,
+        set={"request.fts_k": case["ftsK"], "request.vec_k": case["vecK"]})
+    assert r.to_json()["stages"] == cli["stages"]
