@@ -313,3 +313,15 @@ def test_a_table_without_a_full_text_index_takes_the_vector_route(
                            "[1, 0, 0, 0]", "--text", "one", "--now", "1796113042582"])
     assert out["pipeline"]["route"] == "vector"
     assert [s["name"] for s in out["stages"]][0] == "vector_search"
+
+
+def test_a_pipeline_receipt_with_non_finite_scores_is_strict_json(capsys, demo_path, tmp_path):
+    """`report --preset langchain-lancedb` failed unexpectedly on the demo store ("Out of
+    range float values are not JSON compliant"): the receipt holds a non-finite value, and
+    it was written with an encoder that refuses them instead of jsonio's (null)."""
+    out = tmp_path / "r"
+    assert main(["report", str(demo_path), "--text", "sleep gym", "--preset",
+                 "langchain-lancedb", "--out", str(out)]) == 0, capsys.readouterr().err
+    text = out.with_suffix(".json").read_text(encoding="utf-8")
+    json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in a receipt"))
+    assert out.with_suffix(".html").exists()
