@@ -124,3 +124,58 @@ def test_a_docs_file_declaring_a_wrong_dimension_allocates_nothing(tmp_path, cap
     assert peak < 64 << 20, f"peak {peak:,} bytes"
     assert code == 2 and err.count("\n") == 1 and expect in err, err
     assert db.read_bytes() == before
+
+
+def _every_reader(store: Path, f: str, tmp_path: Path) -> dict[str, list[str]]:
+    """Every command-line input file: the five above, pipeline and system files, and a
+    Generative Agents memory stream."""
+    ga = tmp_path / "ga"
+    ga.mkdir(exist_ok=True)
+    for name in ("nodes.json", "embeddings.json"):
+        (ga / name).write_text(Path(f).read_text())
+    return {**_commands(store, f),
+            "pipeline": ["query", str(store), "--text", "x", "--pipeline", f],
+            "system-config": ["query", str(store), "--text", "x", "--preset",
+                              "memory-lancedb-pro", "--system-config", f],
+            "memory-stream": ["import", "generative-agents", str(ga), str(tmp_path / "new")]}
+
+
+@pytest.fixture
+def stalled(monkeypatch: pytest.MonkeyPatch):
+    """Every read(2) of an input file blocks on a real pipe nobody writes to, as on a hung
+    network mount; the reader gives up after a (lowered) timeout. Closing the pipe at the end
+    releases the abandoned reader threads."""
+    from inspector.core import jsonio
+
+    r, w = os.pipe()
+    calls: list[int] = []
+
+    def stall(fd: int, n: int) -> bytes:
+        calls.append(fd)
+        return os.read(r, n)
+
+    # raising=False: on a reader without these the test runs, and fails on its outcome
+    monkeypatch.setattr(jsonio, "_read_chunk", stall, raising=False)
+    monkeypatch.setattr(jsonio, "READ_TIMEOUT_S", 0.05, raising=False)
+    yield calls
+    os.close(w)
+
+
+def test_a_read_that_stalls_is_given_up_on_in_one_line(store, tmp_path, capsys, stalled):
+    """Issue 21: every input file is read with a timeout. What is asserted is the outcome of
+    a read that never returns (no wall-clock limit on the test itself)."""
+    f = tmp_path / "in.json"
+    f.write_text(VEC)
+    for kind, argv in _every_reader(store, str(f), tmp_path).items():
+        before = len(stalled)
+        code = main(argv)
+        err = capsys.readouterr().err
+        assert code == 2 and err.count("\n") == 1, (kind, err)
+        assert "was not read within 0.05 s" in err and str(tmp_path) in err, (kind, err)
+        assert len(stalled) > before, f"{kind} is not read through jsonio.read_input"
+    assert not (tmp_path / "new").exists()
+    from inspector.core.errors import InspectorError
+    from inspector.core.evidence.bundle import load
+
+    with pytest.raises(InspectorError, match="was not read within"):  # a receipt (the window)
+        load(f)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import copy
 import json
 import tomllib
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -16,6 +15,7 @@ from inspector.core.engine.flow import stages as _stages  # noqa: F401  (registe
 from inspector.core.engine.flow.registry import kind_of
 from inspector.core.engine.flow.shipped import shipped_dir, shipped_names
 from inspector.core.errors import InspectorError
+from inspector.core.jsonio import read_text
 
 CONDITIONS = ("always", "tag_query", "mode_vector", "no_fts_index")
 MAX_FILE_BYTES = 4 * 1024 * 1024
@@ -166,26 +166,9 @@ def load_shipped(name: str) -> PipelineSpec:
 
 
 def load_file(path: str) -> PipelineSpec:
-    text = read_small(path, "The pipeline file")
+    text = read_text(path, "The pipeline file", MAX_FILE_BYTES)
     fmt = "json" if path.lower().endswith(".json") else "toml"
     return parse_pipeline(text, path, fmt)
-
-
-def read_small(path: str, what: str, limit: int = MAX_FILE_BYTES) -> str:
-    """A regular file's UTF-8 text, refused unread when larger than `limit` or not a file."""
-    p = Path(path)
-    try:
-        if not p.is_file():
-            raise InspectorError(f"{what} {p} is not a regular file." if p.exists()
-                                 else f"{what} {p} does not exist.")
-        size = p.stat().st_size
-        if size > limit:
-            raise InspectorError(f"{what} {p} is {size:,} bytes; at most {limit:,} are read.")
-        return p.read_bytes()[:limit].decode("utf-8")
-    except OSError as exc:
-        raise InspectorError(f"Cannot read {what.lower()} {p}: {exc.strerror}.") from None
-    except UnicodeDecodeError:
-        raise InspectorError(f"{what} {p} is not UTF-8 text.") from None
 
 
 def apply_set(spec: PipelineSpec, assignments: dict[str, Any]) -> PipelineSpec:

@@ -9,8 +9,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from inspector.core.engine.flow.spec import PipelineSpec, read_small
+from inspector.core.engine.flow.spec import MAX_FILE_BYTES, PipelineSpec
 from inspector.core.errors import InspectorError
+from inspector.core.jsonio import read_text
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,7 @@ def from_config(spec: PipelineSpec, data: Any) -> Applied:
 
 
 def read_config(path: str) -> Any:
-    text = read_small(path, "The system configuration file")
+    text = read_text(path, "The system configuration file", MAX_FILE_BYTES)
     try:
         return json.loads(text)
     except ValueError as exc:

@@ -17,21 +17,21 @@ from typing import Any
 import pyarrow as pa
 
 from inspector.core.errors import InspectorError
+from inspector.core.jsonio import read_text
 
 TABLE = "nodes"
 MAX_BYTES = 2 * 1024**3
 
 
 def _read(path: Path) -> Any:
-    if not path.is_file():
+    if not path.exists():
         raise InspectorError(f"{path} does not exist: a Generative Agents memory folder holds "
                              f"nodes.json and embeddings.json (persona/bootstrap_memory/"
                              f"associative_memory).")
-    if path.stat().st_size > MAX_BYTES:
-        raise InspectorError(f"{path} is larger than {MAX_BYTES:,} bytes.")
+    text = read_text(path, "The memory stream file", MAX_BYTES)
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
+        return json.loads(text)
+    except ValueError as exc:
         raise InspectorError(f"{path} is not JSON: {exc}.") from None
 
 
