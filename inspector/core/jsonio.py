@@ -155,7 +155,11 @@ def read_text(path: str | Path, what: str, limit: int = MAX_INPUT_BYTES) -> str:
 
 def read_json(path: str | Path, what: str) -> Any:
     """A JSON file's content, or one sentence naming `what` it was meant to be."""
-    text = read_text(path, what)
+    return parse_json(read_text(path, what), what, path)
+
+
+def parse_json(text: str, what: str, path: str | Path) -> Any:
+    """An input file's JSON text parsed, or one sentence: invalid, or nested too deeply."""
     try:
         return json.loads(text)
     except ValueError as exc:

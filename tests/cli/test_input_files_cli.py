@@ -179,3 +179,14 @@ def test_a_read_that_stalls_is_given_up_on_in_one_line(store, tmp_path, capsys, 
 
     with pytest.raises(InspectorError, match="was not read within"):  # a receipt (the window)
         load(f)
+
+
+@pytest.mark.parametrize("kind", ["queries", "judgments", "pipeline", "system-config"])
+def test_a_file_nested_too_deeply_is_one_line(store, tmp_path, capsys, kind):
+    """Found by the fuzz suite: a query set nested 2,000 deep "failed unexpectedly"
+    (RecursionError); every JSON input file now says it nests too deeply."""
+    f = tmp_path / "deep.json"
+    f.write_text("[" * 100_000 + "]" * 100_000)
+    code = main(_every_reader(store, str(f), tmp_path)[kind])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "nests too deeply" in err, err

@@ -325,3 +325,19 @@ def test_a_pipeline_receipt_with_non_finite_scores_is_strict_json(capsys, demo_p
     text = out.with_suffix(".json").read_text(encoding="utf-8")
     json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in a receipt"))
     assert out.with_suffix(".html").exists()
+
+
+@pytest.mark.parametrize("content", [
+    'name = "p"\n[[routes]]\nstages = 7\n', 'name = "p"\nroutes = 7\n',
+    'name = "p"\n[[routes]]\nname = "r"\nstages = [7]\n',
+    'name = "p"\ndefs = 3\n[[routes]]\nname = "r"\nstages = [{name = "s", kind = "k", '
+    'params = 5}]\n'])
+def test_a_pipeline_file_of_the_wrong_shape_is_one_line(capsys, demo_path, tmp_path, content):
+    """Found by the fuzz suite: `stages = 7` in a pipeline file "failed unexpectedly"
+    (TypeError while expanding [defs]); the schema now names what is wrong."""
+    f = tmp_path / "p.toml"
+    f.write_text(content)
+    code = main(["query", str(demo_path), "--text", "x", "--pipeline", str(f)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and f"The pipeline file {f}" in err, err
+    assert "failed unexpectedly" not in err

@@ -85,8 +85,14 @@ class PipelineSpec(BaseModel):
 def _expand_defs(data: dict[str, Any]) -> dict[str, Any]:
     """Pipeline files name shared tables once under [defs] and refer to them as "@name"."""
     defs = data.pop("defs", {})
-    for route in data.get("routes", []):
-        for st in route.get("stages", []):
+    defs = defs if isinstance(defs, dict) else {}
+    # a wrong shape is left as it is, for the schema's validation to name
+    routes = data.get("routes", [])
+    for route in routes if isinstance(routes, list) else []:
+        stages = route.get("stages", []) if isinstance(route, dict) else []
+        for st in stages if isinstance(stages, list) else []:
+            if not isinstance(st, dict) or not isinstance(st.get("params", {}), dict):
+                continue
             params = {k: v for k, v in st.items() if k not in ("name", "kind", "params")}
             params.update(st.get("params", {}))
             for k, v in list(params.items()):
@@ -131,6 +137,9 @@ def parse_pipeline(text: str, where: str, fmt: str) -> PipelineSpec:
     except (tomllib.TOMLDecodeError, ValueError) as exc:
         raise InspectorError(f"The pipeline file {where} is not valid {fmt.upper()}: "
                              f"{exc}.") from None
+    except RecursionError:
+        raise InspectorError(f"The pipeline file {where} nests too deeply to be read.") \
+            from None
     if not isinstance(data, dict):
         raise InspectorError(f"The pipeline file {where} must hold a table (object).")
     data = _extended(data, where)

@@ -10,14 +10,13 @@ cosines are GA's own to the last digit).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
 from inspector.core.errors import InspectorError
-from inspector.core.jsonio import read_text
+from inspector.core.jsonio import parse_json, read_text
 
 TABLE = "nodes"
 MAX_BYTES = 2 * 1024**3
@@ -28,11 +27,8 @@ def _read(path: Path) -> Any:
         raise InspectorError(f"{path} does not exist: a Generative Agents memory folder holds "
                              f"nodes.json and embeddings.json (persona/bootstrap_memory/"
                              f"associative_memory).")
-    text = read_text(path, "The memory stream file", MAX_BYTES)
-    try:
-        return json.loads(text)
-    except ValueError as exc:
-        raise InspectorError(f"{path} is not JSON: {exc}.") from None
+    return parse_json(read_text(path, "The memory stream file", MAX_BYTES),
+                      "The memory stream file", path)
 
 
 def _description(kind: str, text: str) -> str:
