@@ -21,7 +21,7 @@ from inspector.cli.main import main
 from tests.storekit import snapshot, write_tuning_store
 
 SCALE = float(os.environ.get("INSPECTOR_FUZZ_SCALE", "1"))  # e.g. 10 for a long local run
-FUZZ = settings(max_examples=int(30 * SCALE), deadline=None, database=None,
+FUZZ = settings(max_examples=int(30 * SCALE), deadline=None, database=None, derandomize=True,
                 suppress_health_check=[HealthCheck.function_scoped_fixture,
                                        HealthCheck.too_slow])
 
@@ -172,7 +172,7 @@ COLUMN_NAMES = ["id", "text", "vector", "importance", "scope", "repo", "path", "
                 "category", "createdAt", "we`ird", "ü", "embedding"]
 
 
-@settings(max_examples=int(12 * SCALE), deadline=None, database=None,
+@settings(max_examples=int(12 * SCALE), deadline=None, database=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(columns=st.dictionaries(st.sampled_from(COLUMN_NAMES), st.sampled_from(ARROW_TYPES),
                                min_size=1, max_size=6), seed=st.integers(0, 10))
@@ -352,7 +352,7 @@ def test_random_input_file_kinds_are_read_or_refused_in_one_line(capsys, store, 
         assert code == 2
 
 
-@settings(max_examples=int(12 * SCALE), deadline=None, database=None,
+@settings(max_examples=int(12 * SCALE), deadline=None, database=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(data=st.data(), mode=st.sampled_from(["vector", "fts"]))
 def test_random_deleted_files_are_named_as_damage(capsys, tmp_path_factory, data, mode):
