@@ -260,53 +260,6 @@ def test_random_object_store_uris_create_nothing(capsys, tmp_path, monkeypatch, 
     assert list(cwd.iterdir()) == [], f"{scheme}://{rest}"
 
 
-@pytest.fixture(scope="module")
-def receipt(store: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
-    out = tmp_path_factory.mktemp("receipt") / "r"
-    assert main(["report", str(store), "--vector", json.dumps([0.5] * 8), "--scope", "repo1",
-                 "--out", str(out)]) == 0
-    return json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
-
-
-def _paths(node: object, prefix: tuple = (), depth: int = 0) -> list[tuple]:
-    out = [prefix] if prefix else []
-    if depth < 4 and isinstance(node, dict):
-        for k, v in node.items():
-            out += _paths(v, (*prefix, k), depth + 1)
-    elif depth < 4 and isinstance(node, list):
-        for i, v in enumerate(node[:3]):
-            out += _paths(v, (*prefix, i), depth + 1)
-    return out
-
-
-@FUZZ
-@given(data=st.data())
-def test_random_receipt_edits_load_or_say_what_is_wrong(capsys, receipt, tmp_path, data):
-    """A hand-edited receipt (issue 21): `bundle.load` gives one sentence, or a bundle the
-    window can re-rank: whatever loads, derive works on."""
-    import copy
-
-    from inspector.core.engine.pipeline import derive
-    from inspector.core.errors import InspectorError
-    from inspector.core.evidence import bundle
-
-    doc = copy.deepcopy(receipt)
-    for _ in range(data.draw(st.integers(1, 3))):
-        where = data.draw(st.sampled_from(_paths(doc)))
-        node = doc
-        for key in where[:-1]:
-            node = node[key]
-        node[where[-1]] = data.draw(json_value)
-    path = tmp_path / "edited.json"
-    path.write_text(json.dumps(doc), encoding="utf-8")
-    try:
-        loaded = bundle.load(path)
-    except InspectorError as exc:
-        assert "\n" not in str(exc) and str(path) in str(exc)
-        return
-    derive(loaded.pool, loaded.params, probe=loaded.pool)
-
-
 @FUZZ
 @given(kind=st.sampled_from(["vector", "queries", "checks", "scope-map", "judgments"]),
        shape=st.sampled_from(["folder", "device", "link to device", "link to folder", "large",

@@ -28,7 +28,6 @@ from tests.fuzz.test_fuzz_cli import (
     URI_KEY,
     URI_SECRET,
     _check_outcome,
-    _paths,
     json_value,
     uri_part,
 )
@@ -237,6 +236,17 @@ def receipt(store: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
     assert main(["report", str(store), "--vector", VEC, "--scope", "repo1", "--against",
                  "filter=pushdown", "--out", str(out)]) == 0
     return json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
+
+
+def _paths(node: object, prefix: tuple = (), depth: int = 0) -> list[tuple]:
+    out = [prefix] if prefix else []
+    if depth < 4 and isinstance(node, dict):
+        for k, v in node.items():
+            out += _paths(v, (*prefix, k), depth + 1)
+    elif depth < 4 and isinstance(node, list):
+        for i, v in enumerate(node[:3]):
+            out += _paths(v, (*prefix, i), depth + 1)
+    return out
 
 
 @_fuzz(40)
