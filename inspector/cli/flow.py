@@ -10,6 +10,7 @@ from typing import Any
 
 from inspector.cli.options import PARAM_KEYS, open_options
 from inspector.core.errors import InspectorError
+from inspector.core.jsonio import dumps
 
 # classic options a pipeline expresses through its stages instead
 _CLASSIC = [k for k in PARAM_KEYS if k not in ("limit", "scope")] + ["scope_map"]
@@ -78,8 +79,7 @@ def cmd_query(a: argparse.Namespace) -> int:
     if a.json:
         out = to_json(trace, expected)
         out["question"] = q.model_dump(mode="json", by_alias=True)
-        json.dump(out, sys.stdout, allow_nan=False, ensure_ascii=False)
-        sys.stdout.write("\n")
+        print(dumps(out))
     else:
         print(format_text(trace, max_rows=a.rows))
         for e in expected:
@@ -119,10 +119,9 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     if a.out:
         from pathlib import Path
 
-        Path(a.out).write_text(json.dumps(result, allow_nan=False), encoding="utf-8")
+        Path(a.out).write_text(dumps(result), encoding="utf-8")
     if a.json:
-        json.dump(result, sys.stdout, allow_nan=False, ensure_ascii=False)
-        sys.stdout.write("\n")
+        print(dumps(result))
     else:
         print(flow_sweep.format_text(result))
     return 0
@@ -290,8 +289,7 @@ def cmd_audit(a: argparse.Namespace) -> int:
                 f"improved: {[x['id'] for x in res['improved_ids']]}\n"
                 f"hurt: {[x['id'] for x in res['hurt_ids']]}")
     if a.json:
-        json.dump(res, sys.stdout, allow_nan=False, ensure_ascii=False)
-        sys.stdout.write("\n")
+        print(dumps(res))
     else:
         print(text)
     return 0

@@ -341,3 +341,21 @@ def test_a_pipeline_file_of_the_wrong_shape_is_one_line(capsys, demo_path, tmp_p
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and f"The pipeline file {f}" in err, err
     assert "failed unexpectedly" not in err
+
+
+def test_pipeline_json_with_non_finite_values_is_strict_json(capsys, demo_path):
+    """`query --json` and `sweep --json` over langchain-lancedb on the demo store failed
+    unexpectedly ("... not JSON compliant: nan", half an object already printed), and so did
+    the Python API: every pipeline JSON goes through jsonio.dumps (NaN and inf as null)."""
+    import inspector
+
+    strict = {"parse_constant": lambda c: pytest.fail(f"{c} in strict JSON")}
+    ask = [str(demo_path), "--text", "sleep gym", "--preset", "langchain-lancedb"]
+    for argv in (["query", *ask, "--json"],
+                 ["sweep", *ask, "--grid", "fetch.depth_factor=1,2", "--json"]):
+        code = main(argv)
+        out = capsys.readouterr()
+        assert code == 0, out.err
+        json.loads(out.out, **strict)
+    r = inspector.query(str(demo_path), text="sleep gym", preset="langchain-lancedb")
+    assert r.final_ids
