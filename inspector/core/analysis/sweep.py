@@ -174,7 +174,7 @@ class QuerySweep:
     best: Best
     safe: SafeDepth
     fetch_s: float
-    own: np.ndarray | None = None  # bool per cell: answered by its own query (an ANN index)
+    own: np.ndarray | None = None  # bool per cell: answered by its own query; None: no cell
 
     def final_ids(self, i: int, j: int, m: int) -> list[Any]:
         return [self.ids[r] for r in self.finals[i, j, m] if r >= 0]
@@ -239,7 +239,7 @@ def sweep_pool(pool: Pool, case: Case, base: Params, grid: Grid, k: int | None =
         best=best_region(values[objective], grid, objective, p),
         safe=safe_depth(pool, p, truth0, k, grid.overfetch, depth, _scan_limit(p, grid),
                         None if cells is None or not own.any() else cells.pool_for),
-        fetch_s=fetch_s, own=own)
+        fetch_s=fetch_s, own=own if own.any() else None)
 
 
 def as_pool(pool: Pool, p: Params) -> Params:
