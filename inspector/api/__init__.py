@@ -239,7 +239,9 @@ class Store:
         trace, expected = ask(q, self.engine_store)
         out = to_json(trace, expected)
         out["question"] = q.model_dump(mode="json", by_alias=True)
-        return Result(json.loads(json.dumps(out, allow_nan=False)), "flow", trace)
+        from inspector.core.jsonio import dumps
+
+        return Result(json.loads(dumps(out)), "flow", trace)
 
     def _question(self, *, preset: str | None, pipeline: str | Path | None, sets: dict[str, Any],
                   scopes: Sequence[str] | None, limit: int | None, now: Any,
@@ -306,7 +308,9 @@ class Store:
         else:
             res = audits.change_audit(st, q, now_ms, sets, own_scope=own, sample=sample,
                                       seed=seed)
-        return AuditResult(json.loads(json.dumps(res, allow_nan=False)), kind)
+        from inspector.core.jsonio import dumps
+
+        return AuditResult(json.loads(dumps(res)), kind)
 
 
 def _is_flow(preset: str | None, pipeline: str | Path | None) -> bool:

@@ -10,6 +10,7 @@ from typing import Any
 
 from inspector.cli.options import PARAM_KEYS, open_options
 from inspector.core.errors import InspectorError
+from inspector.core.jsonio import dumps
 
 # classic options a pipeline expresses through its stages instead
 _CLASSIC = [k for k in PARAM_KEYS if k not in ("limit", "scope")] + ["scope_map"]
@@ -110,8 +111,7 @@ def print_answer(a: argparse.Namespace, out: dict[str, Any], trace: Any,
     from inspector.core.engine.flow.answer import format_text
 
     if a.json:
-        json.dump(out, sys.stdout, allow_nan=False, ensure_ascii=False)
-        sys.stdout.write("\n")
+        print(dumps(out))
     else:
         print(format_text(trace, max_rows=a.rows))
         for e in expected:
@@ -150,10 +150,9 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     if a.out:
         from pathlib import Path
 
-        Path(a.out).write_text(json.dumps(result, allow_nan=False), encoding="utf-8")
+        Path(a.out).write_text(dumps(result), encoding="utf-8")
     if a.json:
-        json.dump(result, sys.stdout, allow_nan=False, ensure_ascii=False)
-        sys.stdout.write("\n")
+        print(dumps(result))
     else:
         print(flow_sweep.format_text(result))
     return 0
@@ -326,8 +325,7 @@ def cmd_audit(a: argparse.Namespace) -> int:
                                  seed=a.seed, scan=not a.no_scan)
         text = audit.format_change(res)
     if a.json:
-        json.dump(res, sys.stdout, allow_nan=False, ensure_ascii=False)
-        sys.stdout.write("\n")
+        print(dumps(res))
     else:
         print(text)
     return 0

@@ -127,10 +127,13 @@ def _cmd_presets(a: argparse.Namespace) -> int:
 def _cmd_shot(a: argparse.Namespace) -> int:
     size = parse_size(a.size)
     spec = spec_from_args(a)  # every option validated before any window exists
-    if spec.vector is not None:
-        raise InspectorError("inspector shot takes --text or --vector-of, not --vector.")
-    if a.store is not None and not (spec.text or spec.vector_of):
-        raise InspectorError("Give a query for the store: --text TEXT or --vector-of ID.")
+    if spec.vector is not None and spec.text is not None:
+        raise InspectorError("The window searches --vector or --text, not both (a JSON array "
+                             "in its query bar is the vector); run a hybrid query with a "
+                             "given vector in `inspector query`.")
+    if a.store is not None and not (spec.text or spec.vector_of or spec.vector is not None):
+        raise InspectorError("Give a query for the store: --text TEXT, --vector JSON or "
+                             "--vector-of ID.")
     options = open_options(a)
     from inspector.core.stores.docs_source import is_sqlite_file
     from inspector.core.stores.store import is_remote, local_path, readable_folder

@@ -6,6 +6,7 @@ import json
 import math
 import os
 import stat
+import threading
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -66,12 +67,46 @@ def _kind(mode: int) -> str | None:
     return "a socket" if stat.S_ISSOCK(mode) else "not a regular file"
 
 
+READ_TIMEOUT_S = 30.0  # an input file not read within this is refused (a hung network mount)
+_CHUNK = 1 << 20
+
+
+def _read_chunk(fd: int, n: int) -> bytes:
+    """One read(2) of at most n bytes: where a stalled mount blocks."""
+    return os.read(fd, n)
+
+
 def read_input(path: str | Path, what: str, limit: int = MAX_INPUT_BYTES) -> bytes:
     """The bytes of an input file the user named, or one sentence naming `what` it was meant
-    to be. Only a regular file of at most `limit` bytes is read: a folder, a named pipe (which
-    would block forever) or a device (/dev/zero never ends) is refused before it is opened,
-    and a file is read no further than the limit, even if it grows meanwhile."""
+    to be: the one reader of every input file (vectors, judgments, query sets, checks, scope
+    maps, pipeline and system files, receipts). Only a regular file of at most `limit` bytes
+    is read: a folder, a named pipe (which would block forever) or a device (/dev/zero never
+    ends) is refused before it is opened, a file is read no further than the limit, even if it
+    grows meanwhile, and a read that has not finished within READ_TIMEOUT_S (a stalled disk
+    or a hung network mount: a blocking read cannot be interrupted) is given up on."""
     p = Path(path)
+    box: list[Any] = []
+    done = threading.Event()
+
+    def work() -> None:
+        try:
+            box.append(_read_bounded(p, what, limit))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            box.append(exc)
+        finally:
+            done.set()
+
+    # the read runs in a daemon thread, so a read stuck in the kernel cannot hold the caller
+    threading.Thread(target=work, name="inspector-read", daemon=True).start()
+    if not done.wait(READ_TIMEOUT_S):
+        raise InspectorError(f"{what} {p} was not read within {READ_TIMEOUT_S:g} s (a stalled "
+                             "disk or network mount?); nothing of it was used.")
+    if isinstance(box[0], BaseException):
+        raise box[0]
+    return box[0]
+
+
+def _read_bounded(p: Path, what: str, limit: int) -> bytes:
     try:
         kind = _kind(os.stat(p).st_mode)
         if kind is not None:
@@ -83,22 +118,30 @@ def read_input(path: str | Path, what: str, limit: int = MAX_INPUT_BYTES) -> byt
     except OSError as exc:
         raise InspectorError(f"Cannot read {what.lower()} {p}: "
                              f"{exc.strerror or type(exc).__name__}.") from None
-    with os.fdopen(fd, "rb") as fh:
-        st = os.fstat(fh.fileno())
+    try:
+        st = os.fstat(fd)
         kind = _kind(st.st_mode)
         if kind is not None:
             raise InspectorError(f"{what} {p} is {kind}, not a file.")
         if st.st_size > limit:
             raise InspectorError(f"{what} {p} is {st.st_size:,} bytes; at most {limit:,} are "
                                  "read.")
-        try:
-            data = fh.read(limit + 1)
-        except OSError as exc:
-            raise InspectorError(f"Cannot read {what.lower()} {p}: "
-                                 f"{exc.strerror or type(exc).__name__}.") from None
-    if len(data) > limit:
+        parts: list[bytes] = []
+        got = 0
+        while got <= limit:
+            part = _read_chunk(fd, min(_CHUNK, limit + 1 - got))
+            if not part:
+                break
+            parts.append(part)
+            got += len(part)
+    except OSError as exc:
+        raise InspectorError(f"Cannot read {what.lower()} {p}: "
+                             f"{exc.strerror or type(exc).__name__}.") from None
+    finally:
+        os.close(fd)
+    if got > limit:
         raise InspectorError(f"{what} {p} is larger than {limit:,} bytes, the most that is read.")
-    return data
+    return b"".join(parts)
 
 
 def read_text(path: str | Path, what: str, limit: int = MAX_INPUT_BYTES) -> str:
@@ -112,7 +155,11 @@ def read_text(path: str | Path, what: str, limit: int = MAX_INPUT_BYTES) -> str:
 
 def read_json(path: str | Path, what: str) -> Any:
     """A JSON file's content, or one sentence naming `what` it was meant to be."""
-    text = read_text(path, what)
+    return parse_json(read_text(path, what), what, path)
+
+
+def parse_json(text: str, what: str, path: str | Path) -> Any:
+    """An input file's JSON text parsed, or one sentence: invalid, or nested too deeply."""
     try:
         return json.loads(text)
     except ValueError as exc:

@@ -130,19 +130,32 @@ def shot(uri: str | None, table: str | None, options: Any, spec: Any, size: tupl
     """Open the window offscreen, run the query spec (an inputs.QuerySpec) on the store (the
     demo store and its suggested query when uri is None and the spec asks nothing), save a
     PNG. Never reads or writes the user's window settings."""
+    win = shot_window(uri, table, options, spec, size)
+    win.export_png(out)
+    print(f"saved {out} ({size[0]}x{size[1]})")
+    win.close()
+    return 0
+
+
+def shot_window(uri: str | None, table: str | None, options: Any, spec: Any,
+                size: tuple[int, int]) -> Any:
+    """The offscreen window `shot` saves, idle after the spec's query: a --vector is typed
+    into the query bar as its JSON array, which the window searches as the vector itself."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     _quiet_qt()
     _application()
+    import json
+
     from inspector.qt.window import MainWindow
 
     win = MainWindow(restore=False, persist=False)
     vm = win.vm
-    asked = bool(spec.text or spec.vector_of)
-    if uri is None and not asked:
+    typed = json.dumps(list(spec.vector)) if spec.vector is not None else spec.text
+    if uri is None and not (typed or spec.vector_of):
         vm.open_store(None, table, then="suggested")
     else:
         vm.restore(spec.preset, spec.given, compare=False)
-        vm.text, vm.vector_of = spec.text or "", spec.vector_of
+        vm.text, vm.vector_of = typed or "", spec.vector_of
         vm.expected = list(spec.expect)
         win.query_bar.show_query(vm.text, vm.vector_of)
         vm.embedder = spec.embedder
@@ -151,10 +164,8 @@ def shot(uri: str | None, table: str | None, options: Any, spec: Any, size: tupl
     win.show()
     wait_idle(vm)
     if vm.error:
+        win.close()
         raise InspectorError(vm.error)
     win.resize(*size)
     wait_idle(vm)
-    win.export_png(out)
-    print(f"saved {out} ({size[0]}x{size[1]})")
-    win.close()
-    return 0
+    return win

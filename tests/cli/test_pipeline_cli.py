@@ -313,3 +313,49 @@ def test_a_table_without_a_full_text_index_takes_the_vector_route(
                            "[1, 0, 0, 0]", "--text", "one", "--now", "1796113042582"])
     assert out["pipeline"]["route"] == "vector"
     assert [s["name"] for s in out["stages"]][0] == "vector_search"
+
+
+def test_a_pipeline_receipt_with_non_finite_scores_is_strict_json(capsys, demo_path, tmp_path):
+    """`report --preset langchain-lancedb` failed unexpectedly on the demo store ("Out of
+    range float values are not JSON compliant"): the receipt holds a non-finite value, and
+    it was written with an encoder that refuses them instead of jsonio's (null)."""
+    out = tmp_path / "r"
+    assert main(["report", str(demo_path), "--text", "sleep gym", "--preset",
+                 "langchain-lancedb", "--out", str(out)]) == 0, capsys.readouterr().err
+    text = out.with_suffix(".json").read_text(encoding="utf-8")
+    json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in a receipt"))
+    assert out.with_suffix(".html").exists()
+
+
+@pytest.mark.parametrize("content", [
+    'name = "p"\n[[routes]]\nstages = 7\n', 'name = "p"\nroutes = 7\n',
+    'name = "p"\n[[routes]]\nname = "r"\nstages = [7]\n',
+    'name = "p"\ndefs = 3\n[[routes]]\nname = "r"\nstages = [{name = "s", kind = "k", '
+    'params = 5}]\n'])
+def test_a_pipeline_file_of_the_wrong_shape_is_one_line(capsys, demo_path, tmp_path, content):
+    """Found by the fuzz suite: `stages = 7` in a pipeline file "failed unexpectedly"
+    (TypeError while expanding [defs]); the schema now names what is wrong."""
+    f = tmp_path / "p.toml"
+    f.write_text(content)
+    code = main(["query", str(demo_path), "--text", "x", "--pipeline", str(f)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and f"The pipeline file {f}" in err, err
+    assert "failed unexpectedly" not in err
+
+
+def test_pipeline_json_with_non_finite_values_is_strict_json(capsys, demo_path):
+    """`query --json` and `sweep --json` over langchain-lancedb on the demo store failed
+    unexpectedly ("... not JSON compliant: nan", half an object already printed), and so did
+    the Python API: every pipeline JSON goes through jsonio.dumps (NaN and inf as null)."""
+    import inspector
+
+    strict = {"parse_constant": lambda c: pytest.fail(f"{c} in strict JSON")}
+    ask = [str(demo_path), "--text", "sleep gym", "--preset", "langchain-lancedb"]
+    for argv in (["query", *ask, "--json"],
+                 ["sweep", *ask, "--grid", "fetch.depth_factor=1,2", "--json"]):
+        code = main(argv)
+        out = capsys.readouterr()
+        assert code == 0, out.err
+        json.loads(out.out, **strict)
+    r = inspector.query(str(demo_path), text="sleep gym", preset="langchain-lancedb")
+    assert r.final_ids

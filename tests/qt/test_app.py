@@ -182,3 +182,40 @@ def test_shot_runs_the_query_it_is_given_on_any_store(tmp_path, monkeypatch, ran
     source, uri, _, scope = seen[-1]
     assert (source.startswith("text:"), uri, scope) == (True, str(db), "platform-docs")
     assert out.exists() and db.read_bytes() == before
+
+
+def test_shot_on_an_indexed_table_shows_what_query_returns(tmp_path, monkeypatch, demo_path,
+                                                           isolated, capsys) -> None:
+    """Issue 21: `shot` must work on indexed tables and honour every query option `query`
+    takes (it refused --vector): the window it saves shows `inspector query`'s answer, knobs
+    and all, on the demo's IVF_PQ table."""
+    import json
+
+    from inspector.cli.main import main
+    from inspector.core.stores.opening import open_store
+
+    seen: list[tuple[object, list[str]]] = []
+    real = MainWindow.export_png
+
+    def spy(self: MainWindow, path: str) -> None:
+        seen.append((self.vm.trace.params, [str(x) for x in self.vm.trace.ids("final")]))
+        real(self, path)
+
+    monkeypatch.setattr(MainWindow, "export_png", spy)
+    vec = open_store(str(demo_path), "memories_indexed").vector_of("mem-00017")
+    opts = ["--table", "memories_indexed", "--overfetch", "3", "--nprobes", "5",
+            "--refine-factor", "2", "--blend", "0.4", "--limit", "7", "--min-score", "0.1"]
+    for asked in (["--vector-of", "mem-02540"], ["--vector", json.dumps(vec.tolist())]):
+        assert main(["shot", str(demo_path), *asked, *opts, "--size", "900x700",
+                     "--out", str(tmp_path / "s.png")]) == 0
+        capsys.readouterr()
+        assert main(["query", str(demo_path), *asked, *opts, "--json"]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        params, final = seen[-1]
+        (want,) = [s for s in doc["stages"] if s["name"] == "final"]
+        assert final == [c["id"] for c in want["candidates"]] and final
+        for key in ("overfetch", "nprobes", "refine_factor", "blend", "limit", "min_score"):
+            assert getattr(params, key) == doc["params"][key], key
+    assert main(["shot", str(demo_path), "--vector", "[1]", "--text", "x",
+                 "--out", str(tmp_path / "t.png")]) == 2
+    assert "not both" in capsys.readouterr().err

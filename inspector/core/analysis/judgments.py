@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.core.errors import InspectorError
-from inspector.core.jsonio import read_text
+from inspector.core.jsonio import parse_json, read_text
 
 FORMAT = "inspector-judgments"
 VERSION = 1
@@ -186,11 +186,7 @@ def load_judgments(path: str | Path) -> Judgments:
     text = read_text(p, "Judgments file")
     if p.suffix.lower() == ".csv":
         return Judgments.from_csv(text, str(p))
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise InspectorError(f"Judgments file {p} is not valid JSON: {exc}.") from None
-    return Judgments.from_json(data, str(p))
+    return Judgments.from_json(parse_json(text, "Judgments file", p), str(p))
 
 
 def save_judgments(judgments: Judgments, path: str | Path) -> Path:

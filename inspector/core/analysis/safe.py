@@ -9,7 +9,7 @@ hybrid fused ranks move with leg depth, so depths are tried one by one from the 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,43 +44,54 @@ class SafeDepth:
                 "curve": [{"overfetch": f, "recall": r} for f, r in self.curve]}
 
 
-def _recall_at(pool: Pool, p: Params, depth: int, truth: Sequence[Any], k: int) -> float | None:
-    rows = derive(pool, p.with_(overfetch=max(depth, p.limit) / p.limit)).stage("final").rows
-    return scoped_recall([pool.ids[r] for r in rows], truth, k)
+PoolFor = Callable[[Params], tuple[Pool, bool]]
+
+
+def _recall_at(pool: Pool, p: Params, depth: int, truth: Sequence[Any], k: int,
+               pool_for: PoolFor | None = None) -> float | None:
+    q = p.with_(overfetch=max(depth, p.limit) / p.limit)
+    src = pool if pool_for is None else pool_for(q)[0]
+    rows = derive(src, q).stage("final").rows
+    return scoped_recall([src.ids[r] for r in rows], truth, k)
 
 
 def safe_depth(pool: Pool, p: Params, truth: Sequence[Any], k: int,
                overfetch_grid: Sequence[float], max_depth: int,
-               scan_limit: int = HYBRID_SCAN_MAX) -> SafeDepth:
+               scan_limit: int = HYBRID_SCAN_MAX, pool_for: PoolFor | None = None) -> SafeDepth:
     """Scoped recall against over-fetch (the curve) and the smallest depth with recall 1.
 
     Vector and full-text start at the deepest leg rank among the truth rows (no smaller depth
-    can hold them all); hybrid tries every depth from the limit up to scan_limit."""
+    can hold them all); hybrid tries every depth from the limit up to scan_limit. With
+    `pool_for` (an approximate index: each depth is its own query, see live.CellPools) only
+    the grid's depths are tried, so the answer is the smallest grid over-fetch."""
     q = p.with_(cap=0)
-    curve = tuple((float(f), _recall_at(pool, q, int(np.ceil(q.limit * f - 1e-9)), truth, k))
-                  for f in overfetch_grid)
+    grid_depths = [int(np.ceil(q.limit * f - 1e-9)) for f in overfetch_grid]
+    curve = tuple((float(f), _recall_at(pool, q, d, truth, k, pool_for))
+                  for f, d in zip(overfetch_grid, grid_depths, strict=True))
     size = len(list(truth)[:k])
     if not size:
         return SafeDepth(None, None, None, "the in-scope truth is empty, so there is nothing "
                          "to recall", curve)
     start = q.limit
-    if q.mode != "hybrid":
+    if q.mode != "hybrid" and pool_for is None:
         ranks = pool.vec_rank if q.mode == "vector" else pool.fts_rank
         where = {str(x): i for i, x in enumerate(pool.ids)}
         rows = [where[str(x)] for x in list(truth)[:k]]
         start = max(start, int(ranks[rows].max()) + 1)
     last = max(start, min(max_depth, scan_limit)) if q.mode == "hybrid" else max_depth
+    scan = range(start, last + 1) if pool_for is None else sorted(set(grid_depths))
     best, best_d = -1.0, None
-    for d in range(start, last + 1):
-        r = _recall_at(pool, q, d, truth, k) or 0.0
+    for d, r in ((d, _recall_at(pool, q, d, truth, k, pool_for) or 0.0) for d in scan):
         if r > best:
             best, best_d = r, d
         if r == 1.0:
             cap_ok = p.cap == 0 or d <= p.cap
             why = "" if cap_ok else cap_words(d, p.cap)
             return SafeDepth(d, overfetch_for(d, q.limit), cap_ok, why, curve, size, 1.0, d)
-    why = (f"scoped recall stays below 1 at every depth from {start} to {last}; at best "
-           f"{best:.2f} from depth {best_d}")
+    where_ = (f"at every depth from {start} to {last}" if pool_for is None else
+              "at every depth of the grid (an approximate index answers each depth with its "
+              "own query, so only the grid's are tried)")
+    why = f"scoped recall stays below 1 {where_}; at best {best:.2f} from depth {best_d}"
     if q.mode == "hybrid" and q.filter == "post":
         why += (" (a post-filtered fusion ranks in-scope rows by their global leg ranks, so it "
                 "need not reproduce the prefiltered ranking at any depth)")

@@ -26,6 +26,8 @@ from inspector.core.analysis.judgments import Judgments
 from inspector.core.analysis.safe import SafeDepth, safe_depth, summarize_safe
 from inspector.core.analysis.truth import is_complete, scoped_pool, truth_ids
 from inspector.core.engine.expect import EXHAUSTIVE_MAX, HYBRID_SCAN_MAX, exhaustive_pool
+from inspector.core.engine.index_rule import prefix_exact, used_index
+from inspector.core.engine.live import CellPools
 from inspector.core.engine.params import Params, pool_depth
 from inspector.core.engine.pipeline import derive
 from inspector.core.engine.pool import Pool, Query, fetch_pool
@@ -172,6 +174,7 @@ class QuerySweep:
     best: Best
     safe: SafeDepth
     fetch_s: float
+    own: np.ndarray | None = None  # bool per cell: answered by its own query; None: no cell
 
     def final_ids(self, i: int, j: int, m: int) -> list[Any]:
         return [self.ids[r] for r in self.finals[i, j, m] if r >= 0]
@@ -183,7 +186,8 @@ class QuerySweep:
                 "pool_size": self.pool_size, "best": self.best.to_json(),
                 "safe": self.safe.to_json(),
                 "values": {k: _nested(v) for k, v in self.values.items()},
-                "returned": self.returned.tolist()}
+                "returned": self.returned.tolist(),
+                "own_query": None if self.own is None else self.own.tolist()}
 
 
 def _nested(a: np.ndarray) -> Any:
@@ -191,8 +195,11 @@ def _nested(a: np.ndarray) -> Any:
 
 
 def sweep_pool(pool: Pool, case: Case, base: Params, grid: Grid, k: int | None = None,
-               table_rows: int | None = None, fetch_s: float = 0.0) -> QuerySweep:
-    """The whole grid for one query from its (exhaustive) pool: pure numpy, no LanceDB."""
+               table_rows: int | None = None, fetch_s: float = 0.0,
+               cells: CellPools | None = None) -> QuerySweep:
+    """The whole grid for one query from its (exhaustive) pool: pure numpy, no LanceDB. With
+    `cells`, a cell the pool cannot answer exactly (an approximate index) is answered by its
+    own query, as `inspector query` runs it; the pool (then an exact search) gives the truth."""
     p = case.params(base)
     grid = grid.resolved(p)
     k = k or p.limit
@@ -203,34 +210,49 @@ def sweep_pool(pool: Pool, case: Case, base: Params, grid: Grid, k: int | None =
     keys = ["scoped_recall", *(METRIC_KEYS[1:] if grades else ())]
     values = {key: np.full(shape, np.nan) for key in keys}
     returned = np.zeros(shape, np.int64)
+    own = np.zeros(shape, bool)
     finals = np.full((*shape, p.limit), -1, np.int64)
+    where: dict[Any, int] = {}  # every id some cell returns -> its position in `ids`
     truths: dict[tuple[int, int], list[Any]] = {}
     sub = scoped_pool(pool)
     for (i, j, m), _ in np.ndenumerate(returned):
         f, w, ms = grid.overfetch[i], grid.blend[j], grid.min_score[m]  # type: ignore[index]
         cell = p.with_(overfetch=f, blend=w, min_score=ms)
         if (j, m) not in truths:
-            truths[(j, m)] = truth_ids(pool, cell, sub)
-        rows = derive(pool, cell).stage("final").rows
-        ids = [pool.ids[r] for r in rows]
-        finals[i, j, m, : len(rows)] = rows
-        returned[i, j, m] = len(rows)
+            truths[(j, m)] = truth_ids(pool, as_pool(pool, cell), sub)
+        src, own[i, j, m] = (pool, False) if cells is None else cells.pool_for(cell)
+        ids = list(derive(src, cell).ids("final"))
+        finals[i, j, m, : len(ids)] = [where.setdefault(x, len(where)) for x in ids]
+        returned[i, j, m] = len(ids)
         got = M.all_metrics(ids, k, grades, truths[(j, m)])
         for key in keys:
             v = got.get(key if key == "mrr" else f"{key}@{k}")
             values[key][i, j, m] = np.nan if v is None else v
     objective = "ndcg" if judged else "scoped_recall"
-    truth0 = truth_ids(pool, p, sub)
-    used = np.unique(finals[finals >= 0])  # the rows some cell returns: all the result needs
+    truth0 = truth_ids(pool, as_pool(pool, p), sub)
+    ids_used = np.empty(len(where), dtype=object)
+    ids_used[:] = list(where)
     return QuerySweep(
         case=case, params=p, k=k, objective=objective, values=values, returned=returned,
-        finals=np.where(finals >= 0, np.searchsorted(used, finals), -1),
-        ids=np.array(pool.ids[used], dtype=object), pool_size=pool.size,
-        truth_size=len(truth0[:k]),
+        finals=finals, ids=ids_used, pool_size=pool.size, truth_size=len(truth0[:k]),
         truth_complete=is_complete(pool, table_rows or pool.size),
         best=best_region(values[objective], grid, objective, p),
-        safe=safe_depth(pool, p, truth0, k, grid.overfetch, depth, _scan_limit(p, grid)),
-        fetch_s=fetch_s)
+        safe=safe_depth(pool, p, truth0, k, grid.overfetch, depth, _scan_limit(p, grid),
+                        None if cells is None or not own.any() else cells.pool_for),
+        fetch_s=fetch_s, own=own if own.any() else None)
+
+
+def as_pool(pool: Pool, p: Params) -> Params:
+    """p as the pool was searched: with --exact when the pool is the exact search beside an
+    index (the truth of an indexed table), so its knobs match and it is read exactly."""
+    return p.with_(exact=True) if pool.knobs and pool.knobs[-1] and not p.exact else p
+
+
+def needs_exact_truth(store: Store, p: Params) -> bool:
+    """True when p searches through an approximate index whose deep pool is no prefix of a
+    shallow one: the truth is then the exact search, and each cell runs its own query."""
+    index = getattr(store, "vector_index", None)
+    return used_index(index, p) is not None and not prefix_exact(index, p)
 
 
 def _scan_limit(p: Params, grid: Grid) -> int:
@@ -266,9 +288,12 @@ def iter_sweep(store: Store, cases: Sequence[Case], base: Params, grid: Grid,
     shared = (time.perf_counter() - t0) / max(1, len(cases))  # the scan's share per query
     for i, case in enumerate(cases):
         t0 = time.perf_counter()
-        pool = fetch_case(store, case, base, grid, truth_depth, legs.pop(i, None))
+        exact = needs_exact_truth(store, case.params(base))
+        pool = fetch_case(store, case, base.with_(exact=True) if exact else base, grid,
+                          truth_depth, legs.pop(i, None))
+        cells = CellPools(store, case.query, pool) if exact else None
         yield sweep_pool(pool, case, base, grid, k, store.rows,
-                         time.perf_counter() - t0 + shared)
+                         time.perf_counter() - t0 + shared, cells)
 
 
 @dataclass(frozen=True)
@@ -293,7 +318,17 @@ class SweepResult:
                 "counts": dict(self.counts), "best": self.best.to_json(),
                 "safe": summarize_safe([(q.case.scope or q.params.scope, q.safe)
                                         for q in self.queries], self.grid.overfetch),
+                "own_query": self.own_query(),
                 "queries": [q.to_json() for q in self.queries]}
+
+    def own_query(self) -> dict[str, Any]:
+        """Which cells were answered by their own query (an approximate index, where a deep
+        pool is no prefix of a shallow one) instead of being derived from one deep pool."""
+        own = [q.own for q in self.queries if q.own is not None]
+        cells = np.any(np.stack(own), axis=0) if own else np.zeros(self.grid.shape, bool)
+        return {"cells": int(cells.sum()), "of": int(cells.size),
+                "overfetch": [f for i, f in enumerate(self.grid.overfetch) if cells[i].any()],
+                "queries": len(own)}
 
 
 def aggregate(sweeps: Sequence[QuerySweep], base: Params, grid: Grid,

@@ -58,6 +58,12 @@ def format_sweep(r: SweepResult, per_query: int = 50) -> str:
              f"{len(g.min_score or ())} = {int(np.prod(g.shape))} cells, {len(r.queries)} "
              f"queries, {r.seconds:.2f} s ({r.fetch_seconds:.2f} s retrieving)"
              + ("  [CANCELLED: partial]" if r.cancelled else "")]
+    own = d["own_query"]
+    if own["cells"]:
+        lines.append(f"index  {own['cells']} of {own['of']} cells were answered by their own "
+                     f"query, as `inspector query` runs it (over-fetch "
+                     f"{', '.join(f'{f:g}' for f in own['overfetch'])}): the approximate index "
+                     "answers each depth differently; the truth is the exact search")
     assert g.min_score is not None
     for m, ms in enumerate(g.min_score):
         lines.append("")

@@ -220,6 +220,32 @@ class LiveSession:
         return tuple(out)
 
 
+class CellPools:
+    """The pool that answers each cell of a sweep exactly as `pipeline.run` would: the cached
+    deep pool where `cannot_answer` allows, else the cell's own query (`run`'s own fetch).
+    Consecutive cells that need the same fetch (same knobs and depths: a blend or min score
+    axis) share one query, and only the last is kept, so a sweep holds at most two pools."""
+
+    def __init__(self, store: Store | None, query: Query, pool: Pool | None) -> None:
+        self.store, self.query, self.pool = store, query, pool
+        self._last: tuple[Any, Pool] | None = None
+        self.queries = 0  # own queries run so far
+
+    def pool_for(self, p: Params) -> tuple[Pool, bool]:
+        """The pool answering p, and whether it is p's own query."""
+        if self.pool is not None and cannot_answer(self.pool, p) is None:
+            return self.pool, False
+        if self.store is None:
+            raise InspectorError("This pool was opened without its store, so it cannot be "
+                                 "fetched again; open the store to change these parameters.")
+        key = (fetch_key(p), depths(p))
+        if self._last is None or self._last[0] != key:
+            self._last = None  # the previous pool is released before the next is fetched
+            self._last = (key, fetch_for(self.store, self.query, p))
+            self.queries += 1
+        return self._last[1], True
+
+
 def _check(cancelled: Cancelled | None) -> None:
     if cancelled is not None and cancelled():
         raise Superseded("Superseded by a newer request.")

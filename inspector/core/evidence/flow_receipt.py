@@ -5,12 +5,12 @@ self-contained HTML page (no scripts run, nothing fetched) and its JSON."""
 
 from __future__ import annotations
 
-import json
 from html import escape
 from pathlib import Path
 from typing import Any
 
 from inspector.core.errors import InspectorError
+from inspector.core.jsonio import dumps
 
 FORMAT = "inspector-flow-receipt"
 
@@ -159,7 +159,7 @@ def render_html(receipt: dict[str, Any]) -> str:
             f"{_e(before['store']['version'])} · scopes "
             f"{'unscoped' if scopes is None else _e(scopes) if scopes else 'none (deny all)'}"
             f" · limit {before['params']['limit']} · clock {_e(before['params']['now_iso'])}")
-    data = json.dumps(receipt, ensure_ascii=False, allow_nan=False).replace("<", "\\u003c")
+    data = dumps(receipt).replace("<", "\\u003c")
     diffs = f"<h2>What changed</h2>{_differences(before, after)}" if after else ""
     return (f"<!doctype html><html lang=en><head><meta charset=utf-8><meta name=viewport "
             f'content="width=device-width,initial-scale=1"><title>{_e(title)}</title>'
@@ -179,7 +179,7 @@ def save(receipt: dict[str, Any], path: str, html: bool = True) -> list[Path]:
     out = [base.with_suffix(".json")]
     try:
         base.parent.mkdir(parents=True, exist_ok=True)
-        out[0].write_text(json.dumps(receipt, ensure_ascii=False, allow_nan=False),
+        out[0].write_text(dumps(receipt),
                           encoding="utf-8")
         if html:
             out.append(base.with_suffix(".html"))

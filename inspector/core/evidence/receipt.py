@@ -12,10 +12,20 @@ from typing import Any
 from inspector.core.analysis.compare import compare
 from inspector.core.analysis.metrics import all_metrics
 from inspector.core.analysis.poolmap import pool_map
-from inspector.core.analysis.sweep import Case, Grid, aggregate, fetch_case, sweep_pool
+from inspector.core.analysis.sweep import (
+    Case,
+    Grid,
+    aggregate,
+    as_pool,
+    fetch_case,
+    needs_exact_truth,
+    sweep_pool,
+)
 from inspector.core.analysis.truth import trim_pool, truth_ids
+from inspector.core.engine.ann import facet
+from inspector.core.engine.live import CellPools
 from inspector.core.engine.params import Params, depths
-from inspector.core.engine.pipeline import derive
+from inspector.core.engine.pipeline import derive, run
 from inspector.core.engine.pool import Query
 from inspector.core.evidence.bundle import Evidence, make_bundle
 from inspector.core.stores.store import Store
@@ -32,12 +42,18 @@ def build_receipt(store: Store, query: Query, p: Params,
     grid = grid or Grid()
     case = Case(name=query.text or query.source, query=query,
                 grades=tuple(sorted((grades or {}).items())))
-    exhaustive = fetch_case(store, case, p, grid)
-    qs = sweep_pool(exhaustive, case, p, grid, table_rows=store.rows)
-    d = depths(p)
-    deep = trim_pool(exhaustive, max(pool_depth, d.pool, d.vec_k, d.fts_k))
-    trace = derive(deep, p, probe=deep)
-    truth = truth_ids(exhaustive, p)
+    exact = needs_exact_truth(store, p)  # an ANN index: the truth is its exact search
+    exhaustive = fetch_case(store, case, p.with_(exact=True) if exact else p, grid)
+    qs = sweep_pool(exhaustive, case, p, grid, table_rows=store.rows,
+                    cells=CellPools(store, query, exhaustive) if exact else None)
+    if exact:  # no deep pool answers p exactly: the receipt holds `inspector query`'s own
+        trace = facet.attach(store, query, run(store, query, p), "auto")
+        deep = trace.pool
+    else:
+        d = depths(p)
+        deep = trim_pool(exhaustive, max(pool_depth, d.pool, d.vec_k, d.fts_k))
+        trace = derive(deep, p, probe=deep)
+    truth = truth_ids(exhaustive, as_pool(exhaustive, p))
     metrics = all_metrics(trace.ids("final"), p.limit, grades or None, truth)
     comparison = None
     if against is not None:

@@ -12,9 +12,9 @@ from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QLineEdit, QTool
 
 from inspector.core.engine.flow.answer import iso
 from inspector.core.engine.flow.question import parse_now
-from inspector.core.engine.flow.spec import read_small
-from inspector.core.engine.inputs import parse_vector
+from inspector.core.engine.inputs import MAX_VECTOR_BYTES, parse_vector
 from inspector.core.errors import InspectorError
+from inspector.core.jsonio import read_text
 from inspector.qt.flow.session import parse_scopes
 
 
@@ -146,6 +146,6 @@ def read_vector(text: str) -> list[float] | None:
     if not t:
         return None
     if not t.startswith("["):
-        t = read_small(str(Path(t).expanduser()), "The vector file")
+        t = read_text(Path(t).expanduser(), "The vector file", MAX_VECTOR_BYTES)
     vec: Any = parse_vector(t.strip())
     return [float(x) for x in vec]

@@ -7,7 +7,6 @@ from __future__ import annotations
 import copy
 import json
 import tomllib
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -16,6 +15,7 @@ from inspector.core.engine.flow import stages as _stages  # noqa: F401  (registe
 from inspector.core.engine.flow.registry import kind_of
 from inspector.core.engine.flow.shipped import canonical, shipped_dir, shipped_names
 from inspector.core.errors import InspectorError
+from inspector.core.jsonio import read_text
 
 CONDITIONS = ("always", "tag_query", "mode_vector", "no_fts_index")
 MAX_FILE_BYTES = 4 * 1024 * 1024
@@ -85,8 +85,14 @@ class PipelineSpec(BaseModel):
 def _expand_defs(data: dict[str, Any]) -> dict[str, Any]:
     """Pipeline files name shared tables once under [defs] and refer to them as "@name"."""
     defs = data.pop("defs", {})
-    for route in data.get("routes", []):
-        for st in route.get("stages", []):
+    defs = defs if isinstance(defs, dict) else {}
+    # a wrong shape is left as it is, for the schema's validation to name
+    routes = data.get("routes", [])
+    for route in routes if isinstance(routes, list) else []:
+        stages = route.get("stages", []) if isinstance(route, dict) else []
+        for st in stages if isinstance(stages, list) else []:
+            if not isinstance(st, dict) or not isinstance(st.get("params", {}), dict):
+                continue
             params = {k: v for k, v in st.items() if k not in ("name", "kind", "params")}
             params.update(st.get("params", {}))
             for k, v in list(params.items()):
@@ -131,6 +137,9 @@ def parse_pipeline(text: str, where: str, fmt: str) -> PipelineSpec:
     except (tomllib.TOMLDecodeError, ValueError) as exc:
         raise InspectorError(f"The pipeline file {where} is not valid {fmt.upper()}: "
                              f"{exc}.") from None
+    except RecursionError:
+        raise InspectorError(f"The pipeline file {where} nests too deeply to be read.") \
+            from None
     if not isinstance(data, dict):
         raise InspectorError(f"The pipeline file {where} must hold a table (object).")
     data = _extended(data, where)
@@ -167,26 +176,9 @@ def load_shipped(name: str) -> PipelineSpec:
 
 
 def load_file(path: str) -> PipelineSpec:
-    text = read_small(path, "The pipeline file")
+    text = read_text(path, "The pipeline file", MAX_FILE_BYTES)
     fmt = "json" if path.lower().endswith(".json") else "toml"
     return parse_pipeline(text, path, fmt)
-
-
-def read_small(path: str, what: str, limit: int = MAX_FILE_BYTES) -> str:
-    """A regular file's UTF-8 text, refused unread when larger than `limit` or not a file."""
-    p = Path(path)
-    try:
-        if not p.is_file():
-            raise InspectorError(f"{what} {p} is not a regular file." if p.exists()
-                                 else f"{what} {p} does not exist.")
-        size = p.stat().st_size
-        if size > limit:
-            raise InspectorError(f"{what} {p} is {size:,} bytes; at most {limit:,} are read.")
-        return p.read_bytes()[:limit].decode("utf-8")
-    except OSError as exc:
-        raise InspectorError(f"Cannot read {what.lower()} {p}: {exc.strerror}.") from None
-    except UnicodeDecodeError:
-        raise InspectorError(f"{what} {p} is not UTF-8 text.") from None
 
 
 def apply_set(spec: PipelineSpec, assignments: dict[str, Any]) -> PipelineSpec:

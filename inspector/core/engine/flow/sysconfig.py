@@ -4,13 +4,13 @@ or not reproduced (which makes the answer inexact)."""
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from typing import Any
 
-from inspector.core.engine.flow.spec import PipelineSpec, read_small
+from inspector.core.engine.flow.spec import MAX_FILE_BYTES, PipelineSpec
 from inspector.core.errors import InspectorError
+from inspector.core.jsonio import parse_json, read_text
 
 
 @dataclass(frozen=True)
@@ -106,9 +106,5 @@ def from_config(spec: PipelineSpec, data: Any) -> Applied:
 
 
 def read_config(path: str) -> Any:
-    text = read_small(path, "The system configuration file")
-    try:
-        return json.loads(text)
-    except ValueError as exc:
-        raise InspectorError(f"The system configuration file {path} is not valid JSON: "
-                             f"{exc}.") from None
+    text = read_text(path, "The system configuration file", MAX_FILE_BYTES)
+    return parse_json(text, "The system configuration file", path)

@@ -10,29 +10,25 @@ cosines are GA's own to the last digit).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
 from inspector.core.errors import InspectorError
+from inspector.core.jsonio import parse_json, read_text
 
 TABLE = "nodes"
 MAX_BYTES = 2 * 1024**3
 
 
 def _read(path: Path) -> Any:
-    if not path.is_file():
+    if not path.exists():
         raise InspectorError(f"{path} does not exist: a Generative Agents memory folder holds "
                              f"nodes.json and embeddings.json (persona/bootstrap_memory/"
                              f"associative_memory).")
-    if path.stat().st_size > MAX_BYTES:
-        raise InspectorError(f"{path} is larger than {MAX_BYTES:,} bytes.")
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise InspectorError(f"{path} is not JSON: {exc}.") from None
+    return parse_json(read_text(path, "The memory stream file", MAX_BYTES),
+                      "The memory stream file", path)
 
 
 def _description(kind: str, text: str) -> str:
