@@ -31,9 +31,16 @@ def _scope_name(p: Params) -> str:
     return f"scope {p.scope!r}" if p.scope is not None else "the scope"
 
 
+def depth_words(depth: int, limit: int) -> str:
+    """How the banner, the sweep and safe over-fetch name a depth: "over-fetch 5.6 (depth 56)"."""
+    return f"over-fetch {overfetch_for(depth, limit):g} (depth {depth})"
+
+
 def safe_words(depth: int, limit: int) -> str:
-    """How the banner, the sweep and safe over-fetch name the depth that serves a full page."""
-    return f"safe over-fetch {overfetch_for(depth, limit):g} (depth {depth})"
+    """The depth from which scoped recall is 1 (safe over-fetch's answer). The banner's depth
+    for a full page of in-scope rows is not called safe: with hybrid fusion or a blend the
+    rows of a full page need not be the exact top rows, and the sweep can find no safe depth."""
+    return "safe " + depth_words(depth, limit)
 
 
 def cap_words(depth: int, cap: int) -> str:
@@ -52,7 +59,7 @@ def _hint_sentence(hint: ScopeHint | None, p: Params) -> str:
            "back at over-fetch 1."
     need = hint.page_rank or hint.first_rank
     cap = f", {cap_words(need, p.cap)}" if p.cap and p.cap < need else ""
-    page = (f"a full page of {p.limit} in scope needs {safe_words(hint.page_rank, p.limit)}"
+    page = (f"a full page of {p.limit} in scope needs {depth_words(hint.page_rank, p.limit)}"
             if hint.page_rank is not None else
             f"fewer than {p.limit} in-scope rows appear in the top {hint.probe_depth}")
     if hint.first_rank <= p.limit:  # some are already in: the question is a full page

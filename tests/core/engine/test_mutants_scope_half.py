@@ -76,7 +76,7 @@ def test_one_more_than_half_out_of_scope_is_scope_dominated_with_a_probed_fix(ma
     assert t.diagnosis.code == "scope_dominated"
     assert t.diagnosis.message.startswith("6 of 10 raw candidates are outside scope 'a'")
     # the deeper probe placed the 10th in-scope row at global rank 16 (ranks 2, 4, 6, 8, 11..16)
-    assert "A full page of 10 in scope needs safe over-fetch 1.6 (depth 16)" in t.diagnosis.message
+    assert "A full page of 10 in scope needs over-fetch 1.6 (depth 16)" in t.diagnosis.message
     assert [f.label for f in t.diagnosis.fixes] == ["Apply over-fetch 1.6", "Try pushdown"]
     fixed = run(store, _query(), p.with_(**dict(t.diagnosis.fixes[0].changes)))
     assert fixed.counters["returned"] == LIMIT

@@ -241,7 +241,7 @@ def test_hybrid_scope_hint_names_the_depth_that_really_reaches_the_scope(tmp_pat
     import re
 
     first = int(re.search(r"enters the pool at depth (\d+)", t.diagnosis.message).group(1))
-    page = int(re.search(r"a full page of 10 in scope needs safe over-fetch [0-9.]+ "
+    page = int(re.search(r"a full page of 10 in scope needs over-fetch [0-9.]+ "
                          r"\(depth (\d+)\)", t.diagnosis.message).group(1))
     def at(d):
         return run(store, q, p.with_(overfetch=d / 10, cap=0)).counters["scopedCandidates"]

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from inspector.core.engine.diagnosis import safe_words
+from inspector.core.engine.diagnosis import depth_words, safe_words
 from inspector.core.engine.params import pool_depth
 from tests.qt.qtkit import assert_matches_engine, move
 
@@ -42,7 +42,7 @@ def test_at_over_fetch_5_5_the_fix_raises_over_fetch_and_the_cap(window) -> None
     fixes = _fixes(window)
     forward = {k: v for k, v in fixes.items() if "overfetch" in v or "cap" in v}
     assert list(forward) == ["Apply over-fetch 5.6, cap 56"], fixes
-    assert "safe over-fetch 5.6 (depth 56)" in window.banner.message.text()
+    assert "needs over-fetch 5.6 (depth 56)" in window.banner.message.text()
     _click(window, "Apply over-fetch 5.6, cap 56")
     assert (vm.params.overfetch, vm.params.cap) == (5.6, 56)
     assert window.query_bar.cap.value() == 56  # the cap control shows what the fix set
@@ -95,9 +95,9 @@ def test_banner_and_sweep_give_one_number_in_one_vocabulary(window, qtbot, ready
     banner = window.banner.message.text()
     panel = sweep(window, qtbot)
     q = panel.result.queries[0]
-    words = safe_words(q.safe.depth, q.params.limit)
-    assert words in banner, (words, banner)
-    assert words in panel.summary.text()
+    words = depth_words(q.safe.depth, q.params.limit)  # the same number in the same words;
+    assert words in banner and "safe " + words not in banner, (words, banner)  # "safe" only
+    assert safe_words(q.safe.depth, q.params.limit) in panel.summary.text()  # where proven
     assert q.safe.reason in banner  # the cap in the same words: "above the cap of 50: ..."
 
 
