@@ -56,6 +56,37 @@ assert d["diagnosis"]["code"] == "scope_starvation", d["diagnosis"]' "$work/quer
 "$bin/inspector" query "$store" --preset docs-pushdown --scope vault-agent \
     --text "how do I rotate the signing keys for service tokens" | grep -q "returned"
 
+step "inspector query --export, sweep, report, check, audit, run-trec (the README's stories)"
+text="how do I rotate the signing keys for service tokens"
+"$bin/inspector" query "$store" --preset docs-before-fix --scope vault-agent --text "$text" \
+    --export "$work/tables" --format parquet >/dev/null 2>"$work/export.txt"
+test -s "$work/tables/results.parquet"
+"$bin/inspector" sweep "$store" --preset docs-before-fix --scope vault-agent --text "$text" \
+    --grid-overfetch 1,3,6 --grid-blend 0,0.5 | grep -q "over-fetch"
+"$bin/inspector" report "$store" --preset docs-before-fix --scope vault-agent --text "$text" \
+    --against filter=pushdown --out "$work/receipt" >/dev/null
+test -s "$work/receipt.html" && test -s "$work/receipt.json"
+cat >"$work/checks.json" <<JSON
+{"format": "inspector-checks", "version": 1, "store": "$store",
+ "checks": [{"name": "pushdown fills the page", "text": "$text", "scope": "vault-agent",
+             "preset": "docs-pushdown", "assert": ["returned == 10"]}]}
+JSON
+"$bin/inspector" check "$work/checks.json" >/dev/null
+"$bin/inspector" audit scopes "$store" --preset docs-before-fix --per-scope 1 --json \
+    >"$work/audit.json"
+cat >"$work/queries.json" <<JSON
+{"format": "inspector-judgments", "version": 1,
+ "queries": [{"query": "$text", "scope": "vault-agent"}]}
+JSON
+"$bin/inspector" run-trec "$store" --preset docs-pushdown --queries "$work/queries.json" \
+    --out "$work/run.trec" 2>/dev/null
+test "$(wc -l <"$work/run.trec")" -eq 10
+step "inspector mcp without its extra: one line saying how to install it, exit 2"
+set +e
+"$bin/inspector" mcp </dev/null >/dev/null 2>"$work/mcp.txt"
+code=$?
+set -e
+test "$code" -eq 2 && grep -q "pip install" "$work/mcp.txt"
 step "the Python API"
 "$bin/python" - "$store" <<'EOF'
 import sys
