@@ -182,6 +182,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if argv and argv[0] in ("-h", "--help"):
             parser().print_help()
             return 0
+        if argv == ["--version"]:
+            from inspector import __version__
+
+            print(f"inspector {__version__}")
+            return 0
         if not argv or argv[0] not in COMMANDS:
             return _launch(argv)
         a = parser().parse_args(argv)

@@ -26,7 +26,9 @@ PARAM_KEYS = ("mode", "distance", "limit", "overfetch", "cap", "fts_k", "vec_k",
 
 class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, status 2
-        raise InspectorError(f"{self.prog}: {message}")
+        # the line already starts "inspector: "; a subcommand adds its own name after it
+        where = self.prog.removeprefix("inspector").strip()
+        raise InspectorError(f"{where}: {message}" if where else message)
 
 
 def add_query_options(ap: argparse.ArgumentParser) -> None:

@@ -102,6 +102,17 @@ def test_bad_input_exits_2_with_one_line(capsys, demo_path, args, message):
     assert "Traceback" not in err
 
 
+def test_the_version_and_a_usage_error_say_inspector_once(capsys):
+    from inspector import __version__
+
+    assert _run(capsys, "--version") == (0, f"inspector {__version__}\n", "")
+    code, _out, err = _run(capsys, "query", "/x", "--preset", "nope")  # the subcommand's
+    assert code == 2 and err.startswith("inspector: query: argument --preset: invalid"), err
+    for args in (("query", "/x", "--no-such-option"), ("/x", "--no-such-option")):
+        code, _out, err = _run(capsys, *args)
+        assert code == 2 and err.startswith("inspector: unrecognized arguments"), err
+
+
 def test_malformed_scope_map_is_one_line(capsys, demo_path, tmp_path):
     bad = tmp_path / "map.json"
     bad.write_text('{"a": [1, 2]}')
