@@ -54,8 +54,12 @@ def test_the_audit_tab_shows_the_engines_audit_and_opens_a_memory(window) -> Non
 def test_cancel_keeps_the_memories_probed_so_far(window, qtbot) -> None:
     vm = window.vm
     panel = _panel(window, "importance-blend", 10)
-    with qtbot.waitSignal(panel.progress.advanced, timeout=300_000):
-        panel.run()
+    panel.run()
+    # the first progress report has reached the bar (not waitSignal on `advanced`: it is
+    # emitted from the worker thread many times, and a queued emission delivered after the
+    # blocker's loop is gone crashed the process in a full run)
+    qtbot.waitUntil(lambda: panel.bar.maximum() > 0 and panel.bar.value() > 0,
+                    timeout=300_000)
     panel.cancel()
     vm.jobs.wait_idle(300)
     res = panel.result
