@@ -1,7 +1,8 @@
 """mkdocs hooks: the reference is generated at build time from the project's own code, so it
 can never drift from it. A page asks for a part with a line `<!-- generate: NAME -->`:
 `commands` (the argparse parser), `stages` (the stage registry), `pipelines` (the shipped
-pipeline files), `schema-question`, `schema-pipeline` and `schema-receipt` (the JSON Schemas).
+pipeline files), `schema-question`, `schema-pipeline`, `schema-receipt`, `schema-judgments`,
+`schema-checks` and `schema-scope-map` (the JSON Schemas).
 An unknown name fails the build."""
 
 from __future__ import annotations
@@ -227,7 +228,17 @@ def schema_receipt() -> str:
     return _schema_block(bundle_schema())
 
 
+def _file_schema(kind: str) -> Callable[[], str]:
+    def page() -> str:
+        from inspector.core.evidence.file_schemas import SCHEMAS
+
+        return _schema_block(SCHEMAS[kind]())
+
+    return page
+
+
 GENERATORS: dict[str, Callable[[], str]] = {
     "commands": commands, "stages": stages, "pipelines": pipelines,
     "schema-question": schema_question, "schema-pipeline": schema_pipeline,
-    "schema-receipt": schema_receipt}
+    "schema-receipt": schema_receipt, "schema-judgments": _file_schema("judgments"),
+    "schema-checks": _file_schema("checks"), "schema-scope-map": _file_schema("scope-map")}
