@@ -25,6 +25,7 @@ from inspector.cli.options import (
     Parser,
     add_query_options,
     add_store_options,
+    is_flow,
     open_options,
     parse_size,
     spec_from_args,
@@ -126,6 +127,8 @@ def _cmd_presets(a: argparse.Namespace) -> int:
 
 def _cmd_shot(a: argparse.Namespace) -> int:
     size = parse_size(a.size)
+    if is_flow(a):  # a pipeline of stages: the question `inspector query` would answer
+        return _shot_flow(a, size)
     spec = spec_from_args(a)  # every option validated before any window exists
     if spec.vector is not None and spec.text is not None:
         raise InspectorError("The window searches --vector or --text, not both (a JSON array "
@@ -144,6 +147,28 @@ def _cmd_shot(a: argparse.Namespace) -> int:
     from inspector.qt.app import shot
 
     return shot(a.store, a.table, options, spec, size, a.out)
+
+
+def _shot_flow(a: argparse.Namespace, size: tuple[int, int]) -> int:
+    from inspector.core.engine.flow.question import resolve
+    from inspector.core.stores.docs_source import is_sqlite_file
+    from inspector.core.stores.store import is_remote, local_path, readable_folder
+
+    if a.store is None:
+        raise InspectorError("A pipeline of stages runs on a store: give STORE (the demo store "
+                             "is written for the fixed pipeline's stories).")
+    if a.pipeline is not None:
+        raise InspectorError("The window runs the shipped pipelines by name; for --pipeline "
+                             "FILE use `inspector query`.")
+    q = cli_flow.question_from_args(a)
+    resolve(q)  # a bad preset, --set or config is said before the window starts
+    options = open_options(a)
+    if not is_remote(a.store) and not is_sqlite_file(local_path(a.store)):
+        readable_folder(a.store)
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from inspector.qt.app import shot
+
+    return shot(a.store, a.table, options, None, size, a.out, question=q)
 
 
 def window_parser() -> argparse.ArgumentParser:

@@ -126,15 +126,54 @@ def _quiet_qt() -> None:
 
 
 def shot(uri: str | None, table: str | None, options: Any, spec: Any, size: tuple[int, int],
-         out: str) -> int:
+         out: str, question: Any = None) -> int:
     """Open the window offscreen, run the query spec (an inputs.QuerySpec) on the store (the
-    demo store and its suggested query when uri is None and the spec asks nothing), save a
-    PNG. Never reads or writes the user's window settings."""
-    win = shot_window(uri, table, options, spec, size)
+    demo store and its suggested query when uri is None and the spec asks nothing), or the
+    question to a pipeline of stages, and save a PNG. Never reads or writes the user's window
+    settings."""
+    win = shot_window(uri, table, options, spec, size) if question is None else \
+        shot_flow_window(question, options, size)
     win.export_png(out)
     print(f"saved {out} ({size[0]}x{size[1]})")
     win.close()
     return 0
+
+
+def shot_flow_window(q: Any, options: Any, size: tuple[int, int]) -> Any:
+    """The offscreen window on a pipeline of stages, idle after the question's answer: the
+    same question `inspector query` answers (preset, --set, scopes, clock, limit, query
+    input, expected rows), asked through the window's own flow session."""
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    _quiet_qt()
+    _application()
+    from inspector.qt.window import MainWindow
+
+    win = MainWindow(restore=False, persist=False)
+    vm = win.vm
+    win.resize(*size)
+    win.show()
+    vm.open_store(q.store, q.table, then="none", options=options)
+    wait_idle(vm)
+    if vm.error:
+        win.close()
+        raise InspectorError(vm.error)
+    win.query_bar.text.setText(q.text or "")
+    s = win.flow.session
+    s.vector, s.vector_of, s.embedder = q.vector, q.vector_of, q.embedder
+    s.system_config, s.scopes, s.limit = q.system_config, q.scopes, q.limit
+    s.sets, s.expected = dict(q.set), list(q.expect)
+    if q.now is not None:
+        s.now_ms = float(q.now)
+    win.query_bar.preset_picked.emit(q.preset)  # as a user picks it (the notice retires)
+    s.sets = dict(q.set)  # entering starts from the pipeline's own values: ask with the sets
+    s.ask()
+    wait_idle(vm)
+    if s.error or s.trace is None:
+        win.close()
+        raise InspectorError(s.error or "The pipeline gave no answer.")
+    win.resize(*size)  # the size asked, once the answer is laid out (as the fixed path does)
+    wait_idle(vm)
+    return win
 
 
 def shot_window(uri: str | None, table: str | None, options: Any, spec: Any,

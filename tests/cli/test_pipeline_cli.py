@@ -107,9 +107,12 @@ def test_bad_pipeline_input_is_one_line_exit_2(fx: Path, capsys: pytest.CaptureF
 
 def test_classic_commands_say_they_do_not_run_pipeline_presets(
         fx: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # shot asks a pipeline of stages what query asks it, and refuses what query refuses
     code, _, err = cli(capsys, "shot", str(fx / "store"), "--preset", "memory-lancedb-pro",
                        "--vector-of", "a1", "--out", "x.png")
-    assert code == 2 and "runs the fixed pipeline's presets only" in err
+    assert code == 2 and "full-text leg needs query text" in err
+    assert cli(capsys, "query", str(fx / "store"), "--preset", "memory-lancedb-pro",
+               "--vector-of", "a1")[2] == err
     code, _, err = cli(capsys, "sweep", str(fx / "store"), "--preset", "memory-lancedb-pro",
                        "--vector-of", "a1")
     assert code == 2 and "needs --grid STAGE.PARAM=SPEC" in err

@@ -219,3 +219,44 @@ def test_shot_on_an_indexed_table_shows_what_query_returns(tmp_path, monkeypatch
     assert main(["shot", str(demo_path), "--vector", "[1]", "--text", "x",
                  "--out", str(tmp_path / "t.png")]) == 2
     assert "not both" in capsys.readouterr().err
+
+
+def test_shot_of_a_pipeline_of_stages_shows_what_query_returns(tmp_path, monkeypatch,
+                                                               isolated, capsys) -> None:
+    """Issue 21: `shot` takes every option `query` takes, pipelines of stages included (it
+    refused them): the window it saves holds `inspector query`'s stages, counts, final ids and
+    scores for the same question (preset, --set, two scopes, the clock, the limit, a vector)."""
+    import json
+
+    from inspector.cli.main import main
+    from tests.core.engine.flow.fixtures import fixture_copy
+
+    fx = fixture_copy("memory-lancedb-pro", tmp_path)
+    seen: list[object] = []
+    real = MainWindow.export_png
+
+    def spy(self: MainWindow, path: str) -> None:
+        seen.append(self.flow.session.trace)
+        real(self, path)
+
+    monkeypatch.setattr(MainWindow, "export_png", spy)
+    ask = [str(fx / "store"), "--preset", "memory-lancedb-pro", "--text", "postgres",
+           "--vector", f"@{fx / 'q_pg.json'}", "--scope", "global", "--scope", "agent:main",
+           "--now", "1767225600000", "--limit", "5", "--set", "hard_min_score.min=0.3"]
+    assert main(["shot", *ask, "--size", "1366x768", "--out", str(tmp_path / "s.png")]) == 0
+    assert QImage(str(tmp_path / "s.png")).width() == 1366
+    capsys.readouterr()
+    assert main(["query", *ask, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    (trace,) = seen
+    shown = [(st.name, len(st.rows)) for st in trace.stages]
+    assert shown == [(s["name"], s["count"]) for s in doc["stages"]]
+    final = doc["stages"][-1]["candidates"]
+    assert list(trace.final.ids) == [c["id"] for c in final] and final
+    assert trace.stages[-1].name == "final"
+    for st, want in zip(trace.stages, doc["stages"], strict=True):
+        assert [r.score for r in st.rows] == pytest.approx([c["score"] for c in
+                                                            want["candidates"]], abs=1e-12)
+    assert main(["shot", "--preset", "memory-lancedb-pro", "--text", "x",
+                 "--out", str(tmp_path / "t.png")]) == 2
+    assert "runs on a store" in capsys.readouterr().err

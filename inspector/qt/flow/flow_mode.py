@@ -84,8 +84,11 @@ class FlowMode:
         spec = preset_spec(name)
         s.limit = spec.limit.default if s.limit is None else \
             max(spec.limit.min, min(spec.limit.max, s.limit))
-        self._layout(True)
+        # the fixed pipeline's controls leave the query bar before the pipeline's bar shows:
+        # both at once were wider than a laptop screen, and the window grew to 1426 px at
+        # 1366x768 (a window never shrinks back by itself)
         win.query_bar.set_flow_preset(name, spec.limit.min, spec.limit.max, s.limit)
+        self._layout(True)
         self.sliders.set_params(self._live_params(), self._load_chosen(name), s.current)
         self._show_bar()
         s.ask()
@@ -94,8 +97,8 @@ class FlowMode:
         if not self.active:
             return
         self.session.deactivate()
+        self._layout(False)  # the pipeline's bar leaves before the fixed controls return
         self.win.query_bar.set_flow_preset(None)
-        self._layout(False)
         self.win._status()
 
     def _layout(self, on: bool) -> None:

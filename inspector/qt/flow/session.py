@@ -66,6 +66,11 @@ class FlowSession(QObject):
         self.preset: str | None = None
         self.text = ""
         self.vector: list[float] | None = None
+        # a stored row's vector, the embedder and the plugin's config, as `inspector shot`
+        # gives them (the window's own bar sets none of them)
+        self.vector_of: str | None = None
+        self.embedder: str | None = None
+        self.system_config: str | None = None
         self.scopes: list[str] | None = None
         self.limit: int | None = None
         self.now_ms: float = time.time() * 1000
@@ -95,14 +100,15 @@ class FlowSession(QObject):
         return self.jobs.busy(CHANNEL)
 
     def has_query(self) -> bool:
-        return bool(self.text.strip()) or self.vector is not None
+        return bool(self.text.strip()) or self.vector is not None or self.vector_of is not None
 
     def question(self) -> Question:
         return Question(store=self.store.uri if self.store is not None else "",
                         table=self.store.table_name if self.store is not None else None,
                         preset=self.preset, text=self.text or None, vector=self.vector,
-                        scopes=self.scopes, limit=self.limit, now=self.now_ms,
-                        columns=self._columns())
+                        vector_of=self.vector_of, embedder=self.embedder,
+                        system_config=self.system_config, scopes=self.scopes,
+                        limit=self.limit, now=self.now_ms, columns=self._columns())
 
     def _columns(self) -> dict[str, str]:
         """The store's column roles (--column) that this pipeline reads; the others are the

@@ -195,6 +195,21 @@ def test_every_slider_re_ranks_in_a_worker_never_on_the_gui_thread(
     assert win.flow.session.trace.stage("hard_min_score").params["min"] == pytest.approx(0.6)
 
 
+def test_entering_a_pipeline_keeps_the_window_on_a_laptop_screen(flow_win: Any) -> None:
+    """Entering the pipeline view showed its bar while the fixed pipeline's controls were
+    still in the query bar (leaving it, the other way round): the window grew to 1426 px
+    (1411) wide at 1366x768, and stayed so."""
+    w = flow_win
+    for _ in range(2):  # in and out, twice
+        w.resize(1366, 768)
+        pick_preset(w, "memory-lancedb-pro")
+        w.vm.jobs.wait_idle(30)
+        assert w.flow.active and w.width() == 1366 and w.minimumSizeHint().width() <= 1366
+        pick_preset(w, "docs-before-fix")
+        w.vm.jobs.wait_idle(30)
+        assert not w.flow.active and w.width() == 1366
+
+
 def test_the_stage_that_matters_is_open_and_fourteen_stages_fit_a_laptop(
         win: Any, fixture_dir: Path) -> None:
     pick_preset(win, "memory-lancedb-pro-cli")
