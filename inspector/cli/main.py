@@ -16,6 +16,7 @@ import sys
 from collections.abc import Sequence
 
 from inspector.cli import answers as cli_answers
+from inspector.cli import audit as cli_audit
 from inspector.cli import flow as cli_flow
 from inspector.cli import guard
 from inspector.cli import serve as cli_serve
@@ -57,7 +58,7 @@ def parser() -> argparse.ArgumentParser:
     add_store_options(t, as_of=False)
     sub.add_parser("presets", help="the named presets and their candidate depths")
     cli_flow.add_parser(sub)
-    cli_flow.add_audit_parser(sub)
+    cli_audit.add_audit_parser(sub)
     d = sub.add_parser("demo", help="write the demo store to PATH; without PATH, open or "
                                     "write it in the data folder and say where")
     d.add_argument("path", nargs="?")
@@ -190,7 +191,7 @@ def _launch(argv: Sequence[str]) -> int:
 
 
 HANDLERS = {"query": cli_answers.cmd_query, "tables": _cmd_tables, "presets": _cmd_presets,
-            "pipeline": cli_flow.cmd_pipeline, "audit": cli_flow.cmd_audit,
+            "pipeline": cli_flow.cmd_pipeline, "audit": cli_audit.cmd_audit,
             "demo": _cmd_demo, "import": _cmd_import, "shot": _cmd_shot,
             **cli_tuning.HANDLERS, **cli_stores.HANDLERS, **cli_answers.HANDLERS,
             **cli_serve.HANDLERS}

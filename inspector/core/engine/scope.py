@@ -140,9 +140,8 @@ def had(value: Any) -> str:
 
 def evaluate(spec: ScopeSpec, roles: Roles, values: Mapping[str, Sequence[Any]],
              n: int) -> tuple[list[bool], list[str], list[str]]:
-    """The post-filter: for each of n rows, whether it is in scope, the rule that decided, and
-    (for a row out of scope) the value it had instead: the one structured fact a stage table
-    shows beside the mark, so no client reads it back out of the rule's sentence."""
+    """The post-filter: per row, whether it is in scope, the rule that decided, and the value
+    an out-of-scope row had instead (what a stage table shows; no client parses the rule)."""
     if not spec.active:
         why = "no scope" if spec.scope is None or spec.strategy == "none" else "global scope"
         return [True] * n, [why] * n, [""] * n
@@ -176,13 +175,8 @@ def evaluate(spec: ScopeSpec, roles: Roles, values: Mapping[str, Sequence[Any]],
 
 
 def _decide(n: int, rule: Any) -> tuple[list[bool], list[str], list[str]]:
-    ok, why, values = [], [], []
-    for i in range(n):
-        a, b, c = rule(i)
-        ok.append(bool(a))
-        why.append(b)
-        values.append(c)
-    return ok, why, values
+    got = [rule(i) for i in range(n)]  # (in scope, the rule's words, the value it had)
+    return [bool(g[0]) for g in got], [g[1] for g in got], [g[2] for g in got]
 
 
 def _repo_prefix(key: str, stored_repo: Any, stored_path: Any) -> tuple[bool, str, str]:

@@ -64,9 +64,7 @@ def empty_note(widget: pg.PlotWidget, text: str, x: tuple[float, float],
 def _style(widget: pg.PlotWidget, tk: Tokens) -> None:
     widget.setBackground(tk.background)
     plot = widget.getPlotItem()
-    # half a line of room above and right of the axes: a tick label at the top or right end
-    # of an axis is centred on it and would be painted half outside the plot
-    half = widget.fontMetrics().height() // 2 + 1
+    half = widget.fontMetrics().height() // 2 + 1  # room for an end tick label, centred on it
     plot.layout.setContentsMargins(1, half, half, 1)
     for name in ("left", "bottom"):
         ax = plot.getAxis(name)
@@ -166,7 +164,6 @@ class ScoreScatter(pg.PlotWidget):
         for g in (*self.groups.values(), self.expected, self.selected):
             g.sigClicked.connect(self._clicked)
         self._shown: dict[str, tuple[int, bytes]] = {}
-        # the same margin on both axes: the 0 and 1.0 tick labels stay inside the plot
         self.empty = empty_note(self, "Run a query to see scores against importance",
                                 (-0.03, 1.03), (-0.03, 1.03))
         self.set_tokens(LIGHT)
