@@ -161,12 +161,11 @@ def shot_flow_window(q: Any, options: Any, size: tuple[int, int]) -> Any:
     s = win.flow.session
     s.vector, s.vector_of, s.embedder = q.vector, q.vector_of, q.embedder
     s.system_config, s.scopes, s.limit = q.system_config, q.scopes, q.limit
-    s.sets, s.expected = dict(q.set), list(q.expect)
+    s.expected = list(q.expect)
     if q.now is not None:
         s.now_ms = float(q.now)
-    win.query_bar.preset_picked.emit(q.preset)  # as a user picks it (the notice retires)
-    s.sets = dict(q.set)  # entering starts from the pipeline's own values: ask with the sets
-    s.ask()
+    win.store_features.preset_chosen(q.preset)  # as when a user picks it: the notice retires
+    win.flow.enter(q.preset, q.set)  # one search, with the question's --set values
     wait_idle(vm)
     if s.error or s.trace is None:
         win.close()

@@ -254,6 +254,7 @@ def test_shot_of_a_pipeline_of_stages_shows_what_query_returns(tmp_path, monkeyp
     final = doc["stages"][-1]["candidates"]
     assert list(trace.final.ids) == [c["id"] for c in final] and final
     assert trace.stages[-1].name == "final"
+    assert trace.stage("hard_min_score").params["min"] == pytest.approx(0.3)  # the --set
     for st, want in zip(trace.stages, doc["stages"], strict=True):
         assert [r.score for r in st.rows] == pytest.approx([c["score"] for c in
                                                             want["candidates"]], abs=1e-12)

@@ -50,12 +50,11 @@ def _audit_entry() -> dict[str, Any]:
     from inspector.core.evidence.audit_checks import _OPTIONS, ASSERTS, KINDS
 
     every = sorted({a for kind in KINDS for a in ASSERTS[kind]})
-    props: dict[str, Any] = {k: {} for k in _OPTIONS}
+    props: dict[str, Any] = {k: {} for k in _OPTIONS}  # every key the reader takes
     props.update(audit={"enum": list(KINDS)}, name=_TEXT, preset=_TEXT, pipeline=_TEXT,
                  scope=_TEXT, set={"type": "object"},
-                 limit={"type": "integer", "minimum": 1, "maximum": 1_000_000},
-                 assert_={"anyOf": [{"enum": every}, _assertions({"enum": every})]})
-    props["assert"] = props.pop("assert_")
+                 limit={"type": "integer", "minimum": 1, "maximum": 1_000_000})
+    props["assert"] = {"anyOf": [{"enum": every}, _assertions({"enum": every})]}
     return {"type": "object", "required": ["audit", "assert"], "properties": props,
             "additionalProperties": False,
             "anyOf": [{"required": ["preset"]}, {"required": ["pipeline"]}]}

@@ -74,13 +74,14 @@ class FlowMode:
                                     if self.active else setattr(s, "store", opened.store))
 
     # ---- entering and leaving ----
-    def enter(self, name: str) -> None:
+    def enter(self, name: str, sets: dict[str, Any] | None = None) -> None:
+        """Show the pipeline `name` and ask it, with its own parameters or `sets`."""
         s, win = self.session, self.win
         s.store = win.vm.store
         s.text = win.query_bar.text.text()
         if s.preset is None:
             self._fixed_layout = {"banner": win.banner_slot.isVisible()}
-        s.preset, s.sets = name, {}
+        s.preset, s.sets = name, dict(sets or {})
         spec = preset_spec(name)
         s.limit = spec.limit.default if s.limit is None else \
             max(spec.limit.min, min(spec.limit.max, s.limit))
