@@ -1,8 +1,8 @@
 """mkdocs hooks: the reference is generated at build time from the project's own code, so it
 can never drift from it. A page asks for a part with a line `<!-- generate: NAME -->`:
 `commands` (the argparse parser), `stages` (the stage registry), `pipelines` (the shipped
-pipeline files), `schema-question`, `schema-pipeline`, `schema-receipt`, `schema-judgments`,
-`schema-checks` and `schema-scope-map` (the JSON Schemas).
+pipeline files), `schema-question`, `schema-pipeline`, `schema-receipt`, `schema-answer`,
+`schema-judgments`, `schema-checks` and `schema-scope-map` (the JSON Schemas).
 An unknown name fails the build."""
 
 from __future__ import annotations
@@ -228,6 +228,12 @@ def schema_receipt() -> str:
     return _schema_block(bundle_schema())
 
 
+def schema_answer() -> str:
+    from inspector.core.evidence.answer_schema import answer_schema
+
+    return _schema_block(answer_schema())
+
+
 def _file_schema(kind: str) -> Callable[[], str]:
     def page() -> str:
         from inspector.core.evidence.file_schemas import SCHEMAS
@@ -240,5 +246,6 @@ def _file_schema(kind: str) -> Callable[[], str]:
 GENERATORS: dict[str, Callable[[], str]] = {
     "commands": commands, "stages": stages, "pipelines": pipelines,
     "schema-question": schema_question, "schema-pipeline": schema_pipeline,
-    "schema-receipt": schema_receipt, "schema-judgments": _file_schema("judgments"),
+    "schema-receipt": schema_receipt, "schema-answer": schema_answer,
+    "schema-judgments": _file_schema("judgments"),
     "schema-checks": _file_schema("checks"), "schema-scope-map": _file_schema("scope-map")}

@@ -231,9 +231,10 @@ def add_parser(sub: Any) -> None:
     show.add_argument("name", help="a shipped pipeline's name, or a pipeline file")
     show.add_argument("--json", action="store_true")
     sch = ps.add_parser("schema", help="the JSON Schema of a question, a pipeline file, a "
-                        "receipt, or a judgments, checks or scope-map file")
-    sch.add_argument("what", choices=("question", "pipeline", "receipt", "judgments", "checks",
-                                      "scope-map"))
+                        "receipt, an answer (query --json), or a judgments, checks or "
+                        "scope-map file")
+    sch.add_argument("what", choices=("question", "pipeline", "receipt", "answer", "judgments",
+                                      "checks", "scope-map"))
     ps.add_parser("stages", help="every registered stage kind and its parameters")
 
 
@@ -251,12 +252,13 @@ def cmd_pipeline(a: argparse.Namespace) -> int:
         return 0
     if a.pipeline_command == "schema":
         from inspector.core.engine.flow.question import question_schema
+        from inspector.core.evidence.answer_schema import answer_schema
         from inspector.core.evidence.file_schemas import SCHEMAS
         from inspector.core.evidence.schema import bundle_schema
 
-        schema = question_schema() if a.what == "question" else \
-            flow_spec.PipelineSpec.model_json_schema(by_alias=True) if a.what == "pipeline" \
-            else bundle_schema() if a.what == "receipt" else SCHEMAS[a.what]()
+        made = {"question": question_schema, "receipt": bundle_schema, "answer": answer_schema,
+                "pipeline": lambda: flow_spec.PipelineSpec.model_json_schema(by_alias=True)}
+        schema = made.get(a.what, SCHEMAS.get(a.what, dict))()
         print(json.dumps(schema, indent=1))
         return 0
     if a.pipeline_command == "stages":

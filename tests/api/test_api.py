@@ -13,19 +13,14 @@ from typing import Any
 import pytest
 
 import inspector
-from inspector.cli.main import main
 from inspector.core.errors import InspectorError
+from tests.clikit import cli_json
 from tests.core.engine.flow.fixtures import fixture_copy
 
 NOW = "1796113038032"
 
 
-def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:
-    capsys.readouterr()
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    assert code == 0, err
-    return json.loads(out)
+cli = cli_json
 
 
 @pytest.fixture(scope="module")
