@@ -267,3 +267,44 @@ def test_a_long_query_to_crewais_deep_recall_is_said_to_be_inexact(
                      vector=case["vector"], limit=3, now=_crew_now())
         trace, _ = ask(q, stores["crewai"])
         assert (not trace.inexact) is exact
+
+
+def _ga() -> dict[str, Any]:
+    return json.loads((DATA / "generative_agents" / "cases.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def ga_store(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The stream GA's own AssociativeMemory saved, imported as `inspector import
+    generative-agents` imports it."""
+    from inspector.core.stores.imports.generative_agents import import_memory_stream
+    from inspector.core.stores.opening import open_store
+
+    base = tmp_path_factory.mktemp("generative_agents")
+    shutil.copytree(DATA / "generative_agents" / "store", base / "stream")
+    return open_store(str(import_memory_stream(base / "stream", base / "store")), "nodes")
+
+
+@pytest.mark.parametrize("case", _ga()["cases"], ids=lambda c: c["name"])
+def test_generative_agents_preset_equals_its_released_new_retrieve(
+        ga_store: Any, case: dict[str, Any]) -> None:
+    """retrieve.py's new_retrieve, run from their code by record_generative_agents.py on the
+    stream their AssociativeMemory wrote: the nodes, their order and the score it ranked by;
+    scratch.json's weights and decay as --set on the score stage."""
+    sets = {f"score.{k}": v for k, v in case["scratch"].items()}
+    same(answer(ga_store, "generative-agents", {"vector": _ga()["vectors"][case["focal"]]},
+                limit=case["n_count"], sets=sets), case["results"], case["name"])
+
+
+def test_the_generative_agents_recording_holds_its_quirks() -> None:
+    """Idle nodes and chats are never retrieved, a limit past the stream returns it all, and
+    the stream has equal last_accessed times and equal vectors."""
+    nodes = json.loads((DATA / "generative_agents" / "store" / "nodes.json").read_text())
+    skipped = {k for k, n in nodes.items() if n["type"] == "chat" or "idle" in
+               n["embedding_key"]}
+    assert skipped and {n["type"] for n in nodes.values()} == {"event", "thought", "chat"}
+    cases = _ga()["cases"]
+    assert all(not skipped & {r["id"] for r in c["results"]} for c in cases)
+    assert any(len(c["results"]) == len(nodes) - len(skipped) for c in cases)
+    created = [n["created"] for k, n in nodes.items() if k not in skipped]
+    assert len(set(created)) < len(created)
