@@ -44,52 +44,51 @@ LIMITS = (3, 10, 30, 100)
 # 0.99)
 WEIGHTS = {"recency_w": 2, "relevance_w": 0.5, "importance_w": 1.5, "recency_decay": 0.9}
 
-EVENTS = [  # (minutes after START, subject, predicate, object, description, poignancy)
-    (0, "Isabella Rodriguez", "is", "sleeping", "Isabella Rodriguez is sleeping", 1),
-    (0, "bed", "is", "idle", "bed is idle", 1),
-    (10, "Isabella Rodriguez", "is", "waking up",
-     "Isabella Rodriguez is waking up (stretching and getting out of bed)", 2),
-    (20, "Klaus Mueller", "deploy", "payments service",
-     "Klaus Mueller is deploying the payments service with a blue green rollout", 6),
-    (20, "Maria Lopez", "run", "database backup",
-     "Maria Lopez says the postgres database backup runs nightly at two", 4),
-    (35, "Isabella Rodriguez", "prefers", "dark editor theme",
-     "Isabella Rodriguez prefers a dark editor theme and vim keys", 3),
-    (50, "cafe counter", "is", "idle", "cafe counter is idle", 1),
-    (60, "Isabella Rodriguez", "books", "flight to berlin",
-     "Isabella Rodriguez books a flight to berlin for the march offsite", 7),
-    (60, "Tom Moreno", "has", "cat",
-     "Tom Moreno has a cat named miso who hates the vacuum", 5),
-    (75, "Isabella Rodriguez", "is", "cooking",
-     "Isabella Rodriguez is cooking (making pasta for the cafe lunch)", 3),
-    (90, "Klaus Mueller", "sends", "billing invoice",
-     "Klaus Mueller sends the billing invoice on the first monday", 4),
-    (90, "Klaus Mueller", "sends", "billing invoice",
-     "Klaus Mueller sends the billing invoice on the first monday", 4),
-    (120, "Isabella Rodriguez", "plans", "valentine party",
-     "Isabella Rodriguez is planning a valentine party at hobbs cafe", 9),
-    (130, "Maria Lopez", "is", "studying", "Maria Lopez is studying physics at the cafe", 2),
-    (150, "Isabella Rodriguez", "deploy", "window",
-     "deploy window tie alpha bravo charlie", 5),
-    (150, "Isabella Rodriguez", "deploy", "window",
-     "charlie bravo alpha tie window deploy", 5),
-    (180, "Tom Moreno", "is", "idle", "Tom Moreno is idle", 1),
-    (200, "Isabella Rodriguez", "is", "serving coffee",
-     "Isabella Rodriguez is serving coffee to Maria Lopez", 2),
-]
+# minutes after START | subject | predicate | object | description | poignancy
+EVENTS = """
+0 | Isabella | is | sleeping | Isabella is sleeping | 1
+0 | bed | is | idle | bed is idle | 1
+10 | Isabella | is | waking up | Isabella is waking up (stretching and getting out of bed) | 2
+20 | Klaus | deploy | payments service | Klaus deploys the payments service blue green | 6
+20 | Maria | run | database backup | Maria says the postgres database backup runs nightly at two | 4
+35 | Isabella | prefers | dark editor theme | Isabella prefers a dark editor theme and vim keys | 3
+50 | cafe counter | is | idle | cafe counter is idle | 1
+60 | Isabella | books | flight to berlin | Isabella books a flight to berlin for march | 7
+60 | Tom | has | cat | Tom has a cat named miso who hates the vacuum | 5
+75 | Isabella | is | cooking | Isabella is cooking (making pasta for the cafe lunch) | 3
+90 | Klaus | sends | billing invoice | Klaus sends the billing invoice on the first monday | 4
+90 | Klaus | sends | billing invoice | Klaus sends the billing invoice on the first monday | 4
+120 | Isabella | plans | valentine party | Isabella is planning a valentine party at hobbs cafe | 9
+130 | Maria | is | studying | Maria is studying physics at the cafe | 2
+150 | Isabella | deploy | window | deploy window tie alpha bravo charlie | 5
+150 | Isabella | deploy | window | charlie bravo alpha tie window deploy | 5
+180 | Tom | is | idle | Tom is idle | 1
+200 | Isabella | is | serving coffee | Isabella is serving coffee to Maria | 2
+"""
+
+
+def _table(text: str) -> list[tuple[Any, ...]]:
+    """Rows of ` | `-separated fields; the first and the last are integers."""
+    rows = []
+    for line in text.strip().splitlines():
+        f = line.split(" | ")
+        rows.append((int(f[0]), *f[1:-1], int(f[-1])))
+    return rows
+
+
 THOUGHTS = [  # (minutes after START, s, p, o, description, poignancy, indices of EVENTS filled)
-    (125, "Isabella Rodriguez", "plans", "party",
+    (125, "Isabella", "plans", "party",
      "Isabella wants everyone at the cafe to come to the valentine party", 8, (12,)),
-    (140, "Isabella Rodriguez", "worries", "deploy",
+    (140, "Isabella", "worries", "deploy",
      "Klaus seems stressed about deploying the payments service", 5, (3,)),
-    (160, "Isabella Rodriguez", "remembers", "cat",
+    (160, "Isabella", "remembers", "cat",
      "Tom mentioned his cat miso hates the vacuum", 3, (8,)),
-    (160, "Isabella Rodriguez", "looks forward", "berlin",
+    (160, "Isabella", "looks forward", "berlin",
      "Isabella looks forward to the berlin trip in march", 6, (7,)),
-    (210, "Isabella Rodriguez", "is", "idle", "Isabella Rodriguez is idle", 1, ()),
+    (210, "Isabella", "is", "idle", "Isabella is idle", 1, ()),
 ]
 CHATS = [
-    (170, "Isabella Rodriguez", "chat with", "Maria Lopez",
+    (170, "Isabella", "chat with", "Maria",
      "conversing about the valentine party and the database backup", 6),
 ]
 
@@ -126,7 +125,7 @@ def _write_stream(code: dict[str, Any], folder: Path) -> None:
         json.dumps({"kw_strength_event": {}, "kw_strength_thought": {}}))
     mem = code["AssociativeMemory"](str(folder))
     adds: list[tuple[int, str, tuple[Any, ...]]] = (
-        [(e[0], "event", e) for e in EVENTS] + [(t[0], "thought", t) for t in THOUGHTS]
+        [(e[0], "event", e) for e in _table(EVENTS)] + [(t[0], "thought", t) for t in THOUGHTS]
         + [(c[0], "chat", c) for c in CHATS])
     nodes = {}
     for i, (minutes, kind, spec) in sorted(enumerate(adds), key=lambda a: (a[1][0], a[0])):
