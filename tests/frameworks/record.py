@@ -3,6 +3,10 @@ with a deterministic embedding, runs its own search, and the store and results a
 fixtures (tests/frameworks/data/<system>/{store/, cases.json}).
 
     python tests/frameworks/record.py [--out DIR] [--only crewai,langchain,llamaindex]
+    python tests/frameworks/record.py --openclaw-rows FILE
+
+The second writes what OpenClaw's harness (tests/frameworks/record_openclaw/record.mjs, Node)
+stores and asks, with this file's vectors: numpy's generator is not reproduced in JS.
 
 Run it with an interpreter that can import the packages (it installs nothing), e.g. a
 separate virtualenv:
@@ -300,6 +304,28 @@ def record_crewai(out: Path) -> None:
     shutil.rmtree(work, ignore_errors=True)
 
 
+# ------------------------------------------------------------------ OpenClaw (input only)
+
+OPENCLAW_AGENTS = ("u1", "u2", "u10", "nobody")  # nobody: an agent without a memory
+OPENCLAW_LIMITS = (1, 3, 5, 8)
+OPENCLAW_CATEGORIES = ("preference", "fact", "decision", "entity", "other")
+
+
+def openclaw_rows(path: Path) -> None:
+    """The memories, their vectors and the searches record.mjs runs through the plugin: the
+    40 shared rows (agentId = user_id) and two blank texts whose vector is the first query's
+    words, so that they would rank first if the plugin kept them."""
+    rows = [{"rid": r["rid"], "text": r["text"], "agent": r["user_id"]} for r in memories()]
+    rows += [{"rid": "b0", "text": " ", "agent": "u1"}, {"rid": "b1", "text": "  ", "agent": "u2"}]
+    for i, r in enumerate(rows):
+        r["importance"] = round((0.05 + i * 0.173) % 0.95, 3)
+        r["category"] = OPENCLAW_CATEGORIES[i % len(OPENCLAW_CATEGORIES)]
+        r["vector"] = embed(r["text"] if r["text"].strip() else "deploy the payments service")
+    doc = {"dim": DIM, "rows": rows, "agents": OPENCLAW_AGENTS, "limits": OPENCLAW_LIMITS,
+           "vectors": {q: embed(q) for q in QUERIES}}
+    Path(path).write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+
+
 RECORDERS = {"langchain": record_langchain, "llamaindex": record_llamaindex,
              "crewai": record_crewai}
 
@@ -308,7 +334,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(HERE / "data"))
     ap.add_argument("--only", default=",".join(RECORDERS))
+    ap.add_argument("--openclaw-rows", metavar="FILE", help="write OpenClaw's input and stop")
     a = ap.parse_args(argv)
+    if a.openclaw_rows:
+        openclaw_rows(Path(a.openclaw_rows))
+        return 0
     for name in a.only.split(","):
         RECORDERS[name](Path(a.out) / name)
         print(f"recorded {name} into {Path(a.out) / name}", file=sys.stderr)

