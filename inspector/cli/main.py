@@ -158,9 +158,6 @@ def _shot_flow(a: argparse.Namespace, size: tuple[int, int]) -> int:
     if a.store is None:
         raise InspectorError("A pipeline of stages runs on a store: give STORE (the demo store "
                              "is written for the fixed pipeline's stories).")
-    if a.pipeline is not None:
-        raise InspectorError("The window runs the shipped pipelines by name; for --pipeline "
-                             "FILE use `inspector query`.")
     q = cli_flow.question_from_args(a)
     resolve(q)  # a bad preset, --set or config is said before the window starts
     options = open_options(a)

@@ -141,8 +141,8 @@ def shot(uri: str | None, table: str | None, options: Any, spec: Any, size: tupl
 
 def shot_flow_window(q: Any, options: Any, size: tuple[int, int]) -> Any:
     """The offscreen window on a pipeline of stages, idle after the question's answer: the
-    same question `inspector query` answers (preset, --set, scopes, clock, limit, query
-    input, expected rows), asked through the window's own flow session."""
+    same question `inspector query` answers (preset or pipeline file, --set, scopes, clock,
+    limit, query input, expected rows), asked through the window's own flow session."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     _quiet_qt()
     _application()
@@ -165,7 +165,13 @@ def shot_flow_window(q: Any, options: Any, size: tuple[int, int]) -> Any:
     if q.now is not None:
         s.now_ms = float(q.now)
     win.store_features.preset_chosen(q.preset)  # as when a user picks it: the notice retires
-    win.flow.enter(q.preset, q.set)  # one search, with the question's --set values
+    if q.pipeline_file is not None:  # as File › Open pipeline file… loads it
+        failed = win.flow.enter_file(q.pipeline_file, q.set)
+        if failed is not None:
+            win.close()
+            raise InspectorError(failed)
+    else:
+        win.flow.enter(q.preset, q.set)  # one search, with the question's --set values
     wait_idle(vm)
     if s.error or s.trace is None:
         win.close()
