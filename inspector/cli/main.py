@@ -131,10 +131,6 @@ def _cmd_shot(a: argparse.Namespace) -> int:
     if is_flow(a):  # a pipeline of stages: the question `inspector query` would answer
         return _shot_flow(a, size)
     spec = spec_from_args(a)  # every option validated before any window exists
-    if spec.vector is not None and spec.text is not None:
-        raise InspectorError("The window searches --vector or --text, not both (a JSON array "
-                             "in its query bar is the vector); run a hybrid query with a "
-                             "given vector in `inspector query`.")
     if a.store is not None and not (spec.text or spec.vector_of or spec.vector is not None):
         raise InspectorError("Give a query for the store: --text TEXT, --vector JSON or "
                              "--vector-of ID.")

@@ -194,12 +194,16 @@ def shot_window(uri: str | None, table: str | None, options: Any, spec: Any,
 
     win = MainWindow(restore=False, persist=False)
     vm = win.vm
-    typed = json.dumps(list(spec.vector)) if spec.vector is not None else spec.text
+    # a --vector alone is typed as its JSON array; beside --text (a hybrid) it is the query's
+    # given vector, as `inspector query` takes both
+    both = spec.vector is not None and spec.text is not None
+    typed = json.dumps(list(spec.vector)) if spec.vector is not None and not both else spec.text
     if uri is None and not (typed or spec.vector_of):
         vm.open_store(None, table, then="suggested")
     else:
         vm.restore(spec.preset, spec.given, compare=False)
         vm.text, vm.vector_of = typed or "", spec.vector_of
+        vm.vector = spec.vector if both else None
         vm.expected = list(spec.expect)
         win.query_bar.show_query(vm.text, vm.vector_of)
         vm.embedder = spec.embedder

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from inspector.cli.main import main
+from inspector.core.jsonio import dumps
 from inspector.qt.window import MainWindow
 from tests.core.engine.flow.fixtures import fixture_copy
 from tests.storekit import snapshot
@@ -36,7 +37,8 @@ def shown(monkeypatch: pytest.MonkeyPatch, argv: list[str], out: Path) -> Any:
     real = MainWindow.export_png
 
     def spy(self: MainWindow, path: str) -> None:
-        seen.append((self.flow.session.trace if self.flow.active else None, self.vm.trace))
+        seen.append((self.flow.session.trace if self.flow.active else None, self.vm.trace,
+                     self.vm.query))
         real(self, path)
 
     monkeypatch.setattr(MainWindow, "export_png", spy)
@@ -62,7 +64,7 @@ def test_shot_runs_a_pipeline_file_as_query_runs_it(fx: Path, tmp_path: Path, mo
     before = snapshot(fx / "store")
     ask = [str(fx / "store"), "--pipeline", str(mine), "--vector", f"@{fx / 'q_pg.json'}",
            "--text", "postgres", "--limit", "6", "--set", "floor.min=0.1"]
-    trace, _ = shown(monkeypatch, ask, tmp_path / "mine.png")
+    trace, _, _ = shown(monkeypatch, ask, tmp_path / "mine.png")
     doc = query_json(capsys, ask)
     assert [s["name"] for s in doc["stages"]] == ["vector_leg", "floor", "final"]
     assert trace.spec.name == "mine" and trace.stage("floor").params["min"] == 0.1
@@ -87,12 +89,37 @@ def test_shot_runs_a_fixed_pipeline_file_as_query_runs_it(demo_path: str, tmp_pa
                     .replace('name = "docs-before-fix"', 'name = "docs-mine"', 1))
     ask = [demo_path, "--pipeline", str(mine), "--set", "fetch.overfetch=2.5", "--scope",
            "vault-agent", "--text", "how do I rotate the signing keys for service tokens"]
-    _, trace = shown(monkeypatch, ask, tmp_path / "fixed.png")
+    _, trace, _ = shown(monkeypatch, ask, tmp_path / "fixed.png")
     doc = query_json(capsys, ask)
     assert trace.params.overfetch == doc["params"]["overfetch"] == 2.5
     for st, want in zip(trace.stages, doc["stages"], strict=True):
         assert [str(i) for i in trace.ids(st.name)] == [c["id"] for c in want["candidates"]]
     assert trace.ids("final")
+
+
+def test_shot_of_a_hybrid_with_a_given_vector_is_what_query_returns(
+        demo_path: str, tmp_path: Path, monkeypatch, isolated, capsys) -> None:
+    """The fixed pipeline's `shot --vector V --text T` (hybrid: the text drives full-text, the
+    vector drives the vector leg) was refused ("not both"); every stage, its ids in order and
+    scores are query's, and the vector leg is the given vector's, not the text's embedding."""
+    from inspector.core.stores.opening import open_store
+
+    text = [demo_path, "--mode", "hybrid", "--text", "rotate the signing keys", "--limit",
+            "6", "--blend", "0.3"]
+    text_only = query_json(capsys, text)
+    far = text_only["stages"][0]["candidates"][-1]["id"]  # the vector: another row's
+    vec = open_store(demo_path, None).vector_of(far)
+    ask = [*text, "--vector", json.dumps(vec.tolist())]
+    _, trace, query = shown(monkeypatch, ask, tmp_path / "hybrid.png")
+    assert (query.source, query.text) == ("vector", "rotate the signing keys")
+    doc = query_json(capsys, ask)
+    assert doc["stages"][-1]["candidates"] != text_only["stages"][-1]["candidates"]
+    got = json.loads(dumps(trace.to_json()))
+    assert [s["name"] for s in got["stages"]] == [s["name"] for s in doc["stages"]]
+    for mine, want in zip(got["stages"], doc["stages"], strict=True):
+        assert [c["id"] for c in mine["candidates"]] == [c["id"] for c in want["candidates"]]
+        assert [c["score"] for c in mine["candidates"]] == pytest.approx(
+            [c["score"] for c in want["candidates"]], abs=1e-12)
 
 
 def test_the_window_opens_a_pipeline_file_and_says_what_is_wrong_with_a_bad_one(
