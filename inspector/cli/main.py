@@ -73,6 +73,9 @@ def parser() -> argparse.ArgumentParser:
     sh.add_argument("--out", required=True)
     sh.add_argument("--size", default="1600x1000", help="window size WIDTHxHEIGHT")
     add_query_options(sh)
+    for flag, takes in NOT_IN_A_PICTURE.items():  # query's, refused in one line
+        sh.add_argument(flag, **({} if takes else {"action": "store_const", "const": True}),
+                        default=None, help=argparse.SUPPRESS)
     cli_tuning.add_parsers(sub)
     cli_stores.add_parsers(sub)
     cli_answers.add_parsers(sub)
@@ -126,7 +129,17 @@ def _cmd_presets(a: argparse.Namespace) -> int:
     return 0
 
 
+# query's options about what it prints or writes (True: takes a value): a picture has none
+NOT_IN_A_PICTURE = {"--json": False, "--rows": True, "--export": True, "--format": True,
+                    "--force": False, "--index-facet": True}
+
+
 def _cmd_shot(a: argparse.Namespace) -> int:
+    given = [f for f in NOT_IN_A_PICTURE if getattr(a, f[2:].replace("-", "_")) is not None]
+    if given:
+        raise InspectorError(f"{given[0]} is about what `inspector query` prints or writes "
+                             f"(the window always compares an indexed search with an exact "
+                             f"one); a picture has none of it: run `inspector query`.")
     size = parse_size(a.size)
     if is_flow(a):  # a pipeline of stages: the question `inspector query` would answer
         return _shot_flow(a, size)
