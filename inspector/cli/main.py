@@ -184,6 +184,9 @@ def window_parser() -> argparse.ArgumentParser:
                 "(the demo store when none is given). Commands: " + ", ".join(COMMANDS) + ".")
     ap.add_argument("store", nargs="?")
     ap.add_argument("--table")
+    ap.add_argument("--pipeline", metavar="FILE",
+                    help="a pipeline of stages (TOML or JSON) to show in the pipeline view, as "
+                         "File > Open pipeline file… does; queries are typed in the window")
     add_store_options(ap)
     return ap
 
@@ -191,9 +194,16 @@ def window_parser() -> argparse.ArgumentParser:
 def _launch(argv: Sequence[str]) -> int:
     a = window_parser().parse_args(list(argv))
     options = open_options(a)
+    if a.pipeline is not None:  # a bad file is said before any window opens
+        from inspector.core.engine.flow.spec import load_file
+
+        if load_file(a.pipeline).engine != "stages":
+            raise InspectorError(f"{a.pipeline} is a fixed-pipeline file; the window's "
+                                 f"pipeline view runs pipelines of stages (`inspector query "
+                                 f"--pipeline FILE` and `inspector shot` run both).")
     from inspector.qt.app import launch
 
-    return launch(a.store, a.table, options)
+    return launch(a.store, a.table, options, pipeline=a.pipeline)
 
 
 HANDLERS = {"query": cli_answers.cmd_query, "tables": _cmd_tables, "presets": _cmd_presets,

@@ -50,26 +50,36 @@ def _wait_for_pool() -> None:
     QThreadPool.globalInstance().waitForDone(5000)
 
 
-def launch(store: str | None, table: str | None, options: Any = None) -> int:
-    """The window on STORE (or the demo store); options: core.stores.options.OpenOptions."""
+def launch(store: str | None, table: str | None, options: Any = None,
+           pipeline: str | None = None) -> int:
+    """The window on STORE (or the demo store); options: core.stores.options.OpenOptions;
+    pipeline: a pipeline file shown in the pipeline view once the store is open."""
     if not has_display():
         print(NO_DISPLAY, file=sys.stderr)
         return 2
     app = _application()
-    win = start_window(store, table, options)  # noqa: F841 - keeps the window alive
+    win = start_window(store, table, options, pipeline)  # noqa: F841 - keeps the window alive
     code = app.exec()
     _wait_for_pool()
     return int(code)
 
 
-def start_window(store: str | None, table: str | None, options: Any = None) -> Any:
+def start_window(store: str | None, table: str | None, options: Any = None,
+                 pipeline: str | None = None) -> Any:
     """Show the window in its loading state, then open the store once it has painted: the
-    engine (lancedb alone imports in ~1.2 s) loads in the open job, never before the window."""
+    engine (lancedb alone imports in ~1.2 s) loads in the open job, never before the window.
+    A pipeline file is shown once the store is open (its first store only)."""
     from inspector.qt.window import MainWindow
 
     win = MainWindow()
     win.show_loading(store or "the demo store")
     win.show()
+    if pipeline is not None:
+        def first_store(_opened: Any) -> None:
+            win.vm.store_opened.disconnect(first_store)
+            win.open_pipeline_file(pipeline)
+
+        win.vm.store_opened.connect(first_store)
 
     def open_store() -> None:
         if store:

@@ -300,3 +300,28 @@ def test_every_query_option_is_honoured_by_shot_or_refused_in_one_line(
                 [c["id"] for c in want["candidates"]], (name, want["name"])
             assert [c["score"] for c in mine_st["candidates"]] == pytest.approx(
                 [c["score"] for c in want["candidates"]], abs=1e-12), (name, want["name"])
+
+
+def test_the_window_launched_on_a_pipeline_file_shows_it(fx: Path, tmp_path: Path, qtbot,
+                                                         capsys) -> None:
+    """`inspector STORE --pipeline FILE`: the window opens the store, then the file in its
+    pipeline view; a bad or fixed-pipeline file is one line before any window opens."""
+    from inspector.core.engine.flow.shipped import shipped_dir
+    from inspector.qt import app as qt_app
+
+    mine = tmp_path / "mine.toml"
+    mine.write_text(MINE)
+    win = qt_app.start_window(str(fx / "store"), None, None, str(mine))
+    qtbot.addWidget(win)
+    qtbot.waitUntil(lambda: win.flow.active, timeout=30_000)
+    assert win.flow.session.pipeline_file == str(mine)
+    assert win.query_bar.preset.currentText() == "mine (file)"
+    win.vm.jobs.cancel_all()
+    bad, fixed = tmp_path / "bad.toml", tmp_path / "fixed.toml"
+    bad.write_text("this is [not toml")
+    fixed.write_text(shipped_dir().joinpath("docs-pushdown.toml").read_text())
+    for path, said in ((bad, "bad.toml"), (fixed, "fixed-pipeline file")):
+        capsys.readouterr()
+        assert main([str(fx / "store"), "--pipeline", str(path)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and said in err, err
