@@ -73,7 +73,7 @@ def parser() -> argparse.ArgumentParser:
     sh.add_argument("--out", required=True)
     sh.add_argument("--size", default="1600x1000", help="window size WIDTHxHEIGHT")
     add_query_options(sh)
-    for flag, takes in NOT_IN_A_PICTURE.items():  # query's, refused in one line
+    for flag, (takes, _) in NOT_IN_A_PICTURE.items():  # query's, refused in one line
         sh.add_argument(flag, **({} if takes else {"action": "store_const", "const": True}),
                         default=None, help=argparse.SUPPRESS)
     cli_tuning.add_parsers(sub)
@@ -129,17 +129,19 @@ def _cmd_presets(a: argparse.Namespace) -> int:
     return 0
 
 
-# query's options about what it prints or writes (True: takes a value): a picture has none
-NOT_IN_A_PICTURE = {"--json": False, "--rows": True, "--export": True, "--format": True,
-                    "--force": False, "--index-facet": True}
+# query's options that mean nothing for a picture: (takes a value, why)
+_PRINTS = "is about what `inspector query` prints or writes; a picture has none of it"
+NOT_IN_A_PICTURE = {
+    "--json": (False, _PRINTS), "--rows": (True, _PRINTS), "--export": (True, _PRINTS),
+    "--format": (True, _PRINTS), "--force": (False, _PRINTS),
+    "--index-facet": (True, "chooses whether `inspector query` compares an indexed search with "
+                            "an exact one; the window always does")}
 
 
 def _cmd_shot(a: argparse.Namespace) -> int:
-    given = [f for f in NOT_IN_A_PICTURE if getattr(a, f[2:].replace("-", "_")) is not None]
-    if given:
-        raise InspectorError(f"{given[0]} is about what `inspector query` prints or writes "
-                             f"(the window always compares an indexed search with an exact "
-                             f"one); a picture has none of it: run `inspector query`.")
+    for flag, (_, why) in NOT_IN_A_PICTURE.items():
+        if getattr(a, flag[2:].replace("-", "_")) is not None:
+            raise InspectorError(f"{flag} {why}: run `inspector query`.")
     size = parse_size(a.size)
     if is_flow(a):  # a pipeline of stages: the question `inspector query` would answer
         return _shot_flow(a, size)
@@ -195,12 +197,9 @@ def _launch(argv: Sequence[str]) -> int:
     a = window_parser().parse_args(list(argv))
     options = open_options(a)
     if a.pipeline is not None:  # a bad file is said before any window opens
-        from inspector.core.engine.flow.spec import load_file
+        from inspector.core.engine.flow.spec import load_stages_file
 
-        if load_file(a.pipeline).engine != "stages":
-            raise InspectorError(f"{a.pipeline} is a fixed-pipeline file; the window's "
-                                 f"pipeline view runs pipelines of stages (`inspector query "
-                                 f"--pipeline FILE` and `inspector shot` run both).")
+        load_stages_file(a.pipeline)
     from inspector.qt.app import launch
 
     return launch(a.store, a.table, options, pipeline=a.pipeline)

@@ -85,14 +85,10 @@ class FlowMode:
         """Show the pipeline of stages in the file at `path` and ask it (with `sets`). A file
         that cannot be read, is not a pipeline or runs the fixed engine is one sentence in the
         window's error bar, returned; the view stays as it was. None: it runs."""
-        from inspector.core.engine.flow.spec import apply_set, load_file
+        from inspector.core.engine.flow.spec import apply_set, load_stages_file
 
         try:
-            spec = load_file(path)
-            if spec.engine != "stages":
-                raise InspectorError(f"{path} holds a fixed-pipeline file ({spec.name}); the "
-                                     f"pipeline view runs pipelines of stages (`inspector "
-                                     f"query --pipeline FILE` runs both).")
+            spec = load_stages_file(path)
             if sets:
                 apply_set(spec, sets)  # a bad --set is said before anything changes
         except InspectorError as exc:
