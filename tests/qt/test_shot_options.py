@@ -33,7 +33,9 @@ def fx(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def shown(monkeypatch: pytest.MonkeyPatch, argv: list[str], out: Path) -> Any:
-    """`inspector shot ARGV --out OUT`: the window as it was saved (its exit code checked)."""
+    """`inspector shot ARGV --out OUT` (exit 0): what the window held as it was saved, as
+    (the pipeline of stages' trace or None, the fixed pipeline's trace with its expected rows,
+    the fixed pipeline's query, the question the pipeline view asked or None)."""
     seen: list[Any] = []
     real = MainWindow.export_png
 
