@@ -73,6 +73,9 @@ def parser() -> argparse.ArgumentParser:
     sh.add_argument("--out", required=True)
     sh.add_argument("--size", default="1600x1000", help="window size WIDTHxHEIGHT")
     add_query_options(sh)
+    for flag, (takes, _) in NOT_IN_A_PICTURE.items():  # query's, refused in one line
+        sh.add_argument(flag, **({} if takes else {"action": "store_const", "const": True}),
+                        default=None, help=argparse.SUPPRESS)
     cli_tuning.add_parsers(sub)
     cli_stores.add_parsers(sub)
     cli_answers.add_parsers(sub)
@@ -126,15 +129,23 @@ def _cmd_presets(a: argparse.Namespace) -> int:
     return 0
 
 
+# query's options that mean nothing for a picture: (takes a value, why)
+_PRINTS = "is about what `inspector query` prints or writes; a picture has none of it"
+NOT_IN_A_PICTURE = {
+    "--json": (False, _PRINTS), "--rows": (True, _PRINTS), "--export": (True, _PRINTS),
+    "--format": (True, _PRINTS), "--force": (False, _PRINTS),
+    "--index-facet": (True, "chooses whether `inspector query` compares an indexed search with "
+                            "an exact one; the window always does")}
+
+
 def _cmd_shot(a: argparse.Namespace) -> int:
+    for flag, (_, why) in NOT_IN_A_PICTURE.items():
+        if getattr(a, flag[2:].replace("-", "_")) is not None:
+            raise InspectorError(f"{flag} {why}: run `inspector query`.")
     size = parse_size(a.size)
     if is_flow(a):  # a pipeline of stages: the question `inspector query` would answer
         return _shot_flow(a, size)
     spec = spec_from_args(a)  # every option validated before any window exists
-    if spec.vector is not None and spec.text is not None:
-        raise InspectorError("The window searches --vector or --text, not both (a JSON array "
-                             "in its query bar is the vector); run a hybrid query with a "
-                             "given vector in `inspector query`.")
     if a.store is not None and not (spec.text or spec.vector_of or spec.vector is not None):
         raise InspectorError("Give a query for the store: --text TEXT, --vector JSON or "
                              "--vector-of ID.")
@@ -158,9 +169,6 @@ def _shot_flow(a: argparse.Namespace, size: tuple[int, int]) -> int:
     if a.store is None:
         raise InspectorError("A pipeline of stages runs on a store: give STORE (the demo store "
                              "is written for the fixed pipeline's stories).")
-    if a.pipeline is not None:
-        raise InspectorError("The window runs the shipped pipelines by name; for --pipeline "
-                             "FILE use `inspector query`.")
     q = cli_flow.question_from_args(a)
     resolve(q)  # a bad preset, --set or config is said before the window starts
     options = open_options(a)
@@ -178,6 +186,9 @@ def window_parser() -> argparse.ArgumentParser:
                 "(the demo store when none is given). Commands: " + ", ".join(COMMANDS) + ".")
     ap.add_argument("store", nargs="?")
     ap.add_argument("--table")
+    ap.add_argument("--pipeline", metavar="FILE",
+                    help="a pipeline of stages (TOML or JSON) to show in the pipeline view, as "
+                         "File > Open pipeline file… does; queries are typed in the window")
     add_store_options(ap)
     return ap
 
@@ -185,9 +196,13 @@ def window_parser() -> argparse.ArgumentParser:
 def _launch(argv: Sequence[str]) -> int:
     a = window_parser().parse_args(list(argv))
     options = open_options(a)
+    if a.pipeline is not None:  # a bad file is said before any window opens
+        from inspector.core.engine.flow.spec import load_stages_file
+
+        load_stages_file(a.pipeline)
     from inspector.qt.app import launch
 
-    return launch(a.store, a.table, options)
+    return launch(a.store, a.table, options, pipeline=a.pipeline)
 
 
 HANDLERS = {"query": cli_answers.cmd_query, "tables": _cmd_tables, "presets": _cmd_presets,

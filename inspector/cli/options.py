@@ -4,6 +4,7 @@ query request. Every command (and the window's launch and `shot`) goes through t
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from inspector.core.engine.flow.shipped import accepted_names, shipped_names
@@ -219,11 +220,13 @@ def spec_from_args(a: argparse.Namespace) -> QuerySpec:
     if a.vector is not None and a.vector_of is not None:
         raise InspectorError("Give either --vector or --vector-of, not both.")
     given = given_from_args(a)
-    if getattr(a, "pipeline", None) is not None or getattr(a, "set", None):
-        raise InspectorError("The window and `inspector shot` take --preset NAME; --pipeline "
-                             "and --set run in query, sweep and report.")
-    build_params(preset=a.preset, **given)  # validate before anything opens
-    return QuerySpec(preset=a.preset, given=given, text=a.text,
+    preset = fixed_preset(a)
+    params = build_params(preset=preset, **given)  # validate before anything opens
+    if not isinstance(preset, str | None):
+        # a fixed-pipeline file, or --set: the window runs its parameters as they compile
+        # (shown as a custom pipeline), the very Params `inspector query` runs
+        preset, given = None, dataclasses.asdict(params)
+    return QuerySpec(preset=preset, given=given, text=a.text,
                      vector=tuple(parse_vector(a.vector).tolist()) if a.vector is not None
                      else None, vector_of=a.vector_of, embedder=a.embedder,
                      expect=tuple(a.expect))

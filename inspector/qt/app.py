@@ -50,26 +50,36 @@ def _wait_for_pool() -> None:
     QThreadPool.globalInstance().waitForDone(5000)
 
 
-def launch(store: str | None, table: str | None, options: Any = None) -> int:
-    """The window on STORE (or the demo store); options: core.stores.options.OpenOptions."""
+def launch(store: str | None, table: str | None, options: Any = None,
+           pipeline: str | None = None) -> int:
+    """The window on STORE (or the demo store); options: core.stores.options.OpenOptions;
+    pipeline: a pipeline file shown in the pipeline view once the store is open."""
     if not has_display():
         print(NO_DISPLAY, file=sys.stderr)
         return 2
     app = _application()
-    win = start_window(store, table, options)  # noqa: F841 - keeps the window alive
+    win = start_window(store, table, options, pipeline)  # noqa: F841 - keeps the window alive
     code = app.exec()
     _wait_for_pool()
     return int(code)
 
 
-def start_window(store: str | None, table: str | None, options: Any = None) -> Any:
+def start_window(store: str | None, table: str | None, options: Any = None,
+                 pipeline: str | None = None) -> Any:
     """Show the window in its loading state, then open the store once it has painted: the
-    engine (lancedb alone imports in ~1.2 s) loads in the open job, never before the window."""
+    engine (lancedb alone imports in ~1.2 s) loads in the open job, never before the window.
+    A pipeline file is shown once the store is open (its first store only)."""
     from inspector.qt.window import MainWindow
 
     win = MainWindow()
     win.show_loading(store or "the demo store")
     win.show()
+    if pipeline is not None:
+        def first_store(_opened: Any) -> None:
+            win.vm.store_opened.disconnect(first_store)
+            win.open_pipeline_file(pipeline)
+
+        win.vm.store_opened.connect(first_store)
 
     def open_store() -> None:
         if store:
@@ -141,8 +151,8 @@ def shot(uri: str | None, table: str | None, options: Any, spec: Any, size: tupl
 
 def shot_flow_window(q: Any, options: Any, size: tuple[int, int]) -> Any:
     """The offscreen window on a pipeline of stages, idle after the question's answer: the
-    same question `inspector query` answers (preset, --set, scopes, clock, limit, query
-    input, expected rows), asked through the window's own flow session."""
+    same question `inspector query` answers (preset or pipeline file, --set, scopes, clock,
+    limit, query input, expected rows), asked through the window's own flow session."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     _quiet_qt()
     _application()
@@ -165,7 +175,13 @@ def shot_flow_window(q: Any, options: Any, size: tuple[int, int]) -> Any:
     if q.now is not None:
         s.now_ms = float(q.now)
     win.store_features.preset_chosen(q.preset)  # as when a user picks it: the notice retires
-    win.flow.enter(q.preset, q.set)  # one search, with the question's --set values
+    if q.pipeline_file is not None:  # as File › Open pipeline file… loads it
+        failed = win.flow.enter_file(q.pipeline_file, q.set)
+        if failed is not None:
+            win.close()
+            raise InspectorError(failed)
+    else:
+        win.flow.enter(q.preset, q.set)  # one search, with the question's --set values
     wait_idle(vm)
     if s.error or s.trace is None:
         win.close()
@@ -188,12 +204,16 @@ def shot_window(uri: str | None, table: str | None, options: Any, spec: Any,
 
     win = MainWindow(restore=False, persist=False)
     vm = win.vm
-    typed = json.dumps(list(spec.vector)) if spec.vector is not None else spec.text
+    # a --vector alone is typed as its JSON array; beside --text (a hybrid) it is the query's
+    # given vector, as `inspector query` takes both
+    both = spec.vector is not None and spec.text is not None
+    typed = json.dumps(list(spec.vector)) if spec.vector is not None and not both else spec.text
     if uri is None and not (typed or spec.vector_of):
         vm.open_store(None, table, then="suggested")
     else:
         vm.restore(spec.preset, spec.given, compare=False)
         vm.text, vm.vector_of = typed or "", spec.vector_of
+        vm.vector = spec.vector if both else None
         vm.expected = list(spec.expect)
         win.query_bar.show_query(vm.text, vm.vector_of)
         vm.embedder = spec.embedder

@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from inspector.core.engine.expect import Expectation
 from inspector.core.engine.inputs import build_query, parse_vector
 from inspector.core.engine.live import LiveSession
@@ -24,13 +26,17 @@ class QueryRequest:
     text: str | None = None
     vector_of: str | None = None
     embedder: str | None = None  # None: the one the store records
+    vector: tuple[float, ...] | None = None  # a given vector beside the text (a hybrid's)
 
 
 def query_job(store: Store, req: QueryRequest, cancelled: Any = None) -> LiveSession:
     """Build the query once, then a live session deep enough for every slider position.
     Text that is a JSON array is taken as the query vector itself."""
     text = (req.text or "").strip()
-    if text.startswith("[") and req.vector_of is None:
+    if req.vector is not None:
+        query = build_query(store, req.params.mode, text=req.text or None,
+                            vector=np.asarray(req.vector, np.float32))
+    elif text.startswith("[") and req.vector_of is None:
         query = build_query(store, req.params.mode, vector=parse_vector(text))
     else:
         query = build_query(store, req.params.mode, text=text or None, vector_of=req.vector_of,

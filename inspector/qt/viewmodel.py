@@ -53,6 +53,7 @@ class Inspector(ExpectedRows, QObject):
         self.compare = False
         self.text = ""
         self.vector_of: str | None = None
+        self.vector: tuple[float, ...] | None = None  # beside the text: a hybrid's given vector
         self.embedder: str | None = None  # None: the embedder the store records
         self.session: LiveSession | None = None
         self.traces: tuple[Trace, ...] = ()
@@ -100,10 +101,10 @@ class Inspector(ExpectedRows, QObject):
         that keep a result (sweep, compare) compare it to say when theirs is stale."""
         st = self.store
         where = (st.uri, st.table_name, st.version) if st is not None else None
-        return where, self.text, self.vector_of
+        return where, self.text, self.vector_of, self.vector
 
     def has_query(self) -> bool:
-        return bool(self.text.strip()) or self.vector_of is not None
+        return bool(self.text.strip()) or self.vector_of is not None or self.vector is not None
 
     # ---- store ----
     def open_store(self, uri: str | None, table: str | None = None,
@@ -146,7 +147,7 @@ class Inspector(ExpectedRows, QObject):
         # it, and for the first store of a window (`shot`, a launch with --vector-of), dropped
         # when another table opens
         if not same and not first:
-            self.vector_of = None
+            self.vector_of = self.vector = None
         self.clear_error()
         self.store_opened.emit(self.opened)
         self.trace_changed.emit()
@@ -177,7 +178,7 @@ class Inspector(ExpectedRows, QObject):
         self.given = {k: q[k] for k in keys if k in q}
         self.given.setdefault("limit", 10)
         self.compare = False
-        self.text, self.vector_of = q.get("text") or "", None
+        self.text, self.vector_of, self.vector = q.get("text") or "", None, None
         self.expected = [str(x) for x in q.get("expect", [])]
         self._rebuild_params()
         self.query_changed.emit()
@@ -245,7 +246,7 @@ class Inspector(ExpectedRows, QObject):
 
     # ---- query ----
     def set_query(self, text: str, vector_of: str | None = None) -> None:
-        self.text, self.vector_of = text, vector_of
+        self.text, self.vector_of, self.vector = text, vector_of, None
         self.query_changed.emit()
         self.run()
 
@@ -262,7 +263,8 @@ class Inspector(ExpectedRows, QObject):
         if not self.has_query():
             return
         req = QueryRequest(params=self.params, placements=self.placements,
-                           text=self.text, vector_of=self.vector_of, embedder=self.embedder)
+                           text=self.text, vector_of=self.vector_of, embedder=self.embedder,
+                           vector=self.vector)
         asked = (*self.question(), self.embedder)
         if self.session is not None and self._answered != asked:
             # rows that answer another query must not stand under this one while it runs,
@@ -381,7 +383,7 @@ class Inspector(ExpectedRows, QObject):
         self.opened = None
         self.preset, self.compare = None, False
         self.given = {f.name: getattr(p, f.name) for f in fields(p)}
-        self.text, self.vector_of = pool.query.text or "", None
+        self.text, self.vector_of, self.vector = pool.query.text or "", None, None
         self.expected, self.expectations, self.selected = [], (), None
         self.session = LiveSession.of_pool(pool, p)
         self.focus_lane = 0

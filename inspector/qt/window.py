@@ -189,6 +189,9 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         add("file", act("Open &demo store", lambda: self.open_store(None)), "demo")
         add("file", act("Load scope &map…", self.choose_scope_map,
                         tip="A JSON file {scope: [repo or path prefix, ...]}"), "scope_map")
+        add("file", act("Open &pipeline file…", self.choose_pipeline_file,
+                        tip="Run your own pipeline of stages (TOML or JSON), as `inspector "
+                            "query --pipeline FILE` runs it"), "pipeline_file")
         self.menu("file").addSeparator()
         add("file", act("&Export trace as JSON…", self.choose_json, ("Ctrl+E",),
                         "The current trace, as `inspector query --json` writes it"),

@@ -19,6 +19,7 @@ class FilesMixin:
     """Export (Ctrl+E, Ctrl+Shift+S) and drag and drop for MainWindow."""
 
     vm: Any
+    flow: Any
     status_label: Any
     recent_menu: Any
 
@@ -38,6 +39,17 @@ class FilesMixin:
                                               "JSON (*.json)")
         if path:
             self.vm.load_scope_map(path)
+
+    def choose_pipeline_file(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open a pipeline file", str(Path.home()),
+                                              "Pipeline files (*.toml *.json);;All files (*)")
+        if path:
+            self.open_pipeline_file(path)
+
+    def open_pipeline_file(self, path: str) -> bool:
+        """Run the pipeline of stages in the file on the open store (a bad file is one
+        sentence in the window's error bar; False)."""
+        return self.flow.enter_file(path) is None
 
     def _fill_recent(self, items: list[str]) -> None:
         self.recent_menu.clear()

@@ -216,9 +216,6 @@ def test_shot_on_an_indexed_table_shows_what_query_returns(tmp_path, monkeypatch
         assert final == [c["id"] for c in want["candidates"]] and final
         for key in ("overfetch", "nprobes", "refine_factor", "blend", "limit", "min_score"):
             assert getattr(params, key) == doc["params"][key], key
-    assert main(["shot", str(demo_path), "--vector", "[1]", "--text", "x",
-                 "--out", str(tmp_path / "t.png")]) == 2
-    assert "not both" in capsys.readouterr().err
 
 
 def test_shot_of_a_pipeline_of_stages_shows_what_query_returns(tmp_path, monkeypatch,

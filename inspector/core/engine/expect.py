@@ -79,6 +79,12 @@ def analyse(store: Store, query: Query, trace: Trace, ids: Sequence[str],
     smallest depth (and over-fetch) that would return it with every other parameter unchanged."""
     p = trace.params
     pool = pool or exhaustive_pool(store, query, p)
+    if pool.index is not None:
+        # The index's own ranking of the whole table, read at every depth "all else equal":
+        # a fresh indexed search at a shallower depth may differ (pipeline.cannot_answer), so
+        # what the index loses is settled below by the exact view and fresh searches
+        # (ix.smallest_fix), not by this ranking.
+        pool = replace(pool, index=None)
     legs = [leg.depth for leg in (pool.vec_leg, pool.fts_leg) if leg is not None]
     unbounded = replace(p, overfetch=1.0, cap=0, min_score=_NO_FLOOR, limit=max(1, min(legs)))
     full = derive(pool, unbounded)

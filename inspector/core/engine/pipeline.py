@@ -38,9 +38,14 @@ def cannot_answer(pool: Pool, p: Params) -> str | None:
             have = leg.depth if leg is not None else 0
             return f"depth {need} is deeper than the cached pool ({have})"
     vec = pool.vec_leg
-    if d.vec_k and vec is not None and d.vec_k != vec.depth and not vec.exhausted \
-            and not prefix_exact(pool.index, p):
-        # an approximate search at depth k is not the first k rows of a deeper one
+    if d.vec_k and vec is not None and d.vec_k != vec.depth and not prefix_exact(pool.index, p) \
+            and not (vec.exhausted and d.vec_k > vec.depth):
+        # An approximate search at depth k is not the first k rows of a deeper one, even when
+        # the deeper one came back short (exhausted): a shallower search refines only k x R
+        # candidates and stops probing partitions once it has k rows (min/max nprobes), so it
+        # can return other rows (tests/core/engine/test_live_index.py, issue 21). Deeper than
+        # an exhausted search is the same search: every partition it may probe was probed and
+        # every candidate refined.
         return (f"the {pool.index.type} index answers depth {d.vec_k} differently from the "
                 f"cached depth {vec.depth}")
     return None

@@ -10,12 +10,14 @@ from typing import Any
 from PySide6.QtWidgets import QFrame, QScrollArea, QStackedWidget
 
 from inspector.core.engine.flow.answer import diagnose
+from inspector.core.errors import InspectorError
 from inspector.qt import settings as cfg
 from inspector.qt.flow.flow_bar import FlowBar
 from inspector.qt.flow.flow_detail import FlowDetail
 from inspector.qt.flow.flow_sliders import FlowSliders
 from inspector.qt.flow.session import CHANNEL, FlowSession, flow_presets, preset_spec
 from inspector.qt.flow.stage_list import FlowStagesPanel
+from inspector.qt.pipeline.query_bar import FILE_ITEM
 from inspector.qt.wording import plural
 
 
@@ -31,6 +33,7 @@ class FlowMode:
         self.panel = FlowStagesPanel(win)
         self.detail = FlowDetail(win)
         self._fixed_layout: dict[str, bool] = {}
+        self.last_file: str | None = None  # the pipeline file loaded last (File menu, shot)
         win.query_bar.add_row(self.bar)
         win.query_bar.add_presets(flow_presets(), {n: preset_spec(n).title
                                                    for n in flow_presets()})
@@ -75,24 +78,53 @@ class FlowMode:
 
     # ---- entering and leaving ----
     def enter(self, name: str, sets: dict[str, Any] | None = None) -> None:
-        """Show the pipeline `name` and ask it, with its own parameters or `sets`."""
+        """Show the shipped pipeline `name` and ask it, with its own parameters or `sets`."""
+        self._enter(name, None, preset_spec(name), sets)
+
+    def enter_file(self, path: str, sets: dict[str, Any] | None = None) -> str | None:
+        """Show the pipeline of stages in the file at `path` and ask it (with `sets`). A file
+        that cannot be read, is not a pipeline or runs the fixed engine is one sentence in the
+        window's error bar, returned; the view stays as it was. None: it runs."""
+        from inspector.core.engine.flow.spec import apply_set, load_stages_file
+
+        try:
+            spec = load_stages_file(path)
+            if sets:
+                apply_set(spec, sets)  # a bad --set is said before anything changes
+        except InspectorError as exc:
+            self.win._error(str(exc))
+            return str(exc)
+        self.last_file = path
+        self._enter(None, path, spec, sets)
+        return None
+
+    def _enter(self, name: str | None, path: str | None, spec: Any,
+               sets: dict[str, Any] | None) -> None:
         s, win = self.session, self.win
         s.store = win.vm.store
         s.text = win.query_bar.text.text()
-        if s.preset is None:
+        if not s.active:
             self._fixed_layout = {"banner": win.banner_slot.isVisible()}
         s.preset, s.sets = name, dict(sets or {})
-        spec = preset_spec(name)
+        s.pipeline_file, s.file_spec = path, (spec if path is not None else None)
         s.limit = spec.limit.default if s.limit is None else \
             max(spec.limit.min, min(spec.limit.max, s.limit))
         # the fixed pipeline's controls leave the query bar before the pipeline's bar shows:
         # both at once were wider than a laptop screen, and the window grew to 1426 px at
         # 1366x768 (a window never shrinks back by itself)
-        win.query_bar.set_flow_preset(name, spec.limit.min, spec.limit.max, s.limit)
+        win.query_bar.set_flow_preset(name or FILE_ITEM, spec.limit.min, spec.limit.max,
+                                      s.limit, file_label=None if path is None else
+                                      f"{spec.name} (file)")
         self._layout(True)
-        self.sliders.set_params(self._live_params(), self._load_chosen(name), s.current)
+        self.sliders.set_params(self._live_params(), self._load_chosen(name) if name else None,
+                                s.current)
         self._show_bar()
         s.ask()
+
+    def reenter_file(self) -> None:
+        """The query bar's file item picked again: the last file loaded, read afresh."""
+        if self.last_file is not None:
+            self.enter_file(self.last_file)
 
     def leave(self) -> None:
         if not self.active:

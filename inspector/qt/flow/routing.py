@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from inspector.qt.flow.session import flow_presets
+from inspector.qt.pipeline.query_bar import FILE_ITEM
 
 
 class QueryRouter:
@@ -25,6 +26,10 @@ class QueryRouter:
         vm.set_query(text, vm.vector_of if not text.strip() or text == vm.text else None)
 
     def preset_picked(self, name: str | None) -> None:
+        if name == FILE_ITEM:  # the pipeline file loaded last, picked again
+            if not (self.flow.active and self.flow.session.pipeline_file is not None):
+                self.flow.reenter_file()
+            return
         self.win.store_features.preset_chosen(name)
         if name in flow_presets():
             self.flow.enter(name)

@@ -64,6 +64,9 @@ class FlowSession(QObject):
         self.jobs = jobs
         self.store: Any = None
         self.preset: str | None = None
+        # a pipeline file the user loaded (the preset is then None) and the spec read from it
+        self.pipeline_file: str | None = None
+        self.file_spec: PipelineSpec | None = None
         self.text = ""
         self.vector: list[float] | None = None
         # a stored row's vector, the embedder and the plugin's config, as `inspector shot`
@@ -84,10 +87,12 @@ class FlowSession(QObject):
     # ---- facts ----
     @property
     def active(self) -> bool:
-        return self.preset is not None
+        return self.preset is not None or self.pipeline_file is not None
 
     @property
     def spec(self) -> PipelineSpec | None:
+        if self.pipeline_file is not None:
+            return self.file_spec
         return preset_spec(self.preset) if self.preset else None
 
     @property
@@ -105,7 +110,8 @@ class FlowSession(QObject):
     def question(self) -> Question:
         return Question(store=self.store.uri if self.store is not None else "",
                         table=self.store.table_name if self.store is not None else None,
-                        preset=self.preset, text=self.text or None, vector=self.vector,
+                        preset=self.preset, pipeline_file=self.pipeline_file,
+                        text=self.text or None, vector=self.vector,
                         vector_of=self.vector_of, embedder=self.embedder,
                         system_config=self.system_config, scopes=self.scopes,
                         limit=self.limit, now=self.now_ms, columns=self._columns())
@@ -140,9 +146,10 @@ class FlowSession(QObject):
     # ---- changing the question ----
     def set_preset(self, name: str | None) -> None:
         """Another pipeline: its own parameters again (the sets were about the old one)."""
-        if name == self.preset:
+        if name == self.preset and self.pipeline_file is None:
             return
         self.preset, self.sets = name, {}
+        self.pipeline_file = self.file_spec = None
         self._question_changed()
 
     def set_store(self, store: Any) -> None:
@@ -253,6 +260,7 @@ class FlowSession(QObject):
     def deactivate(self) -> None:
         self.jobs.cancel(CHANNEL)
         self.preset, self.live, self.trace, self.selected = None, None, None, None
+        self.pipeline_file = self.file_spec = None
         self.sets = {}
 
 

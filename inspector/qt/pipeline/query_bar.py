@@ -27,6 +27,7 @@ from inspector.core.engine.presets import PRESETS
 from inspector.core.engine.scope import STRATEGIES
 from inspector.core.stores.opening import Opened
 
+FILE_ITEM = "pipeline-file:"  # the preset list's item of a pipeline loaded from a file
 FILTER_CHOICES = (("post", "post-filter"), ("pushdown", "pushdown"),
                   ("both", "both, side by side"))
 TIPS = {
@@ -308,10 +309,19 @@ class QueryBar(QWidget):
                                     Qt.ItemDataRole.ToolTipRole)
 
     def set_flow_preset(self, name: str | None, lo: int = 1, hi: int = 1000,
-                        limit: int | None = None) -> None:
+                        limit: int | None = None, file_label: str | None = None) -> None:
         """Show a pipeline of stages (its limit range; no mode, scope rule or filter
-        placement: the pipeline has its own), or the fixed pipeline's controls again."""
+        placement: the pipeline has its own), or the fixed pipeline's controls again. A
+        pipeline loaded from a file is the preset list's last item, FILE_ITEM, `file_label`."""
         self._flow_preset = name
+        if file_label is not None:
+            if self.preset.findData(FILE_ITEM) < 0:
+                self.preset.insertSeparator(self.preset.count())
+                self.preset.addItem(file_label, FILE_ITEM)
+            at = self.preset.findData(FILE_ITEM)
+            self.preset.setItemText(at, file_label)
+            self.preset.setItemData(at, "A pipeline of stages read from a file (File › Open "
+                                    "pipeline file…)", Qt.ItemDataRole.ToolTipRole)
         for w in self._fixed_only:
             w.setVisible(name is None)
         self.modified.setVisible(name is None)

@@ -98,6 +98,19 @@ class EmbedderPicker(QComboBox):
         self.blockSignals(False)
         self._shown = None
 
+    def show_name(self, name: str | None) -> None:
+        """Show `name` as the one in use (None: the store's own), without a pick signal."""
+        if name is None:
+            return
+        self.blockSignals(True)
+        idx = self.findData(name)
+        if idx >= 0:
+            self.setCurrentIndex(idx)
+        else:
+            self.setEditText(name)
+        self.blockSignals(False)
+        self._shown = name
+
     def current_name(self) -> str | None:
         text = self.currentText().strip()
         idx = self.findText(text)

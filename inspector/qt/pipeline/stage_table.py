@@ -122,7 +122,8 @@ class StageModel(QAbstractTableModel):
         p = trace.params
         if self.stage == "final":
             return max(n, p.limit)
-        deepest = depths(p.with_(overfetch=MAX_OVERFETCH)).pool
+        # the depth alone: the index knobs checked against it (ef >= depth) are not asked
+        deepest = depths(p.with_(overfetch=MAX_OVERFETCH, ef=None, refine_factor=None)).pool
         return max(n, min(trace.pool.size, deepest))
 
     def _emit_changed(self, old: np.ndarray, new: np.ndarray) -> None:

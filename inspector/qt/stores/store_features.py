@@ -177,13 +177,19 @@ class StoreFeatures(QObject):
         self._show_pinned(opened)
         self.versions.store_changed()
         if (st.embedder or {}).get("name") != self._recorded or st.dim != self._dim:
+            # the window's first store keeps the embedder the window was started with
+            # (`inspector shot --embedder`); another store starts from its own
+            kept = self.vm.embedder if not self._had_store else None
             self._recorded, self._dim = (st.embedder or {}).get("name"), st.dim
             self.embedder.fill(st.dim, self._recorded)
-            self.vm.embedder = None
+            self.embedder.show_name(kept)
+            self.vm.embedder = kept
+        self._had_store = True
         self.vm.jobs.start("shape", shape_job, st, on_done=self._shaped)
 
     _recorded: str | None = None
     _dim: int | None = None
+    _had_store = False
 
     def show_offline(self) -> None:
         """Receipt mode: no store is open, so nothing about one (version, shape, notices)."""

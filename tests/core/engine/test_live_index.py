@@ -62,3 +62,42 @@ def test_hnsw_depths_are_requeried_and_cached(stores) -> None:
     second = session.refetched(shallow)
     assert second is not session and second.answers(shallow)
     assert second.refetched(deep) is session  # back at depth 20: the cached fetch, no search
+
+
+# A pushed-down rare scope (~60 rows in a few clusters) asked 200 deep: LanceDB returns fewer
+# rows than asked, so the pool's vector leg is exhausted. Knobs under which the explorer run
+# for issue 21 found a shallower fresh search differing from the exhausted pool's prefix:
+# refine_factor (a shallower search refines only k * R candidates by their full vectors) and
+# min/max nprobes (a shallower search stops probing partitions once it has k rows).
+EXHAUSTED = [("IVF_PQ", {"refine_factor": 4}), ("IVF_PQ", {"min_nprobes": 1, "max_nprobes": 0}),
+             ("IVF_HNSW_SQ", {"min_nprobes": 1, "max_nprobes": 4}), ("IVF_PQ", {}),
+             ("IVF_HNSW_SQ", {"refine_factor": 3})]
+
+
+@pytest.mark.parametrize(("kind", "knobs"), EXHAUSTED)
+def test_an_exhausted_index_search_answers_other_depths_as_a_fresh_query(stores, kind,
+                                                                        knobs) -> None:
+    """Issue 21: `cannot_answer` let an exhausted approximate search answer every depth from
+    its pool. Shallower it is not exact (see EXHAUSTED), so such a cell runs its own query;
+    deeper it is (every partition the search may probe was probed, every candidate refined),
+    so the cached pool answers it. Each cell is checked against a fresh run, what
+    `inspector query` runs."""
+    from inspector.core.engine.live import CellPools
+    from inspector.core.engine.pipeline import derive, fetch_for
+
+    store = stores[kind]
+    scoped = dict(scope=indexkit.RARE, scope_strategy="column", scope_column="agentId",
+                  filter="pushdown", cap=0, **knobs)
+    deep = Params(limit=200, **scoped)
+    exhausted = 0
+    for vec in indexkit.queries(12):
+        query = Query(vector=vec, source="vector")
+        pool = fetch_for(store, query, deep)
+        exhausted += pool.vec_leg.exhausted
+        cells = CellPools(store, query, pool)
+        for limit in (1, 3, 5, 10, 30, 300):
+            p = Params(limit=limit, **scoped)
+            got, own = cells.pool_for(p)
+            assert own == (limit < 200), limit  # shallower: its own query; deeper: the pool
+            assert derive(got, p).to_json() == run(store, query, p).to_json(), (limit, knobs)
+    assert exhausted == 12  # the story: every pool came back shorter than asked

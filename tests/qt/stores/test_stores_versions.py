@@ -203,12 +203,12 @@ def test_inspector_store_passes_the_store_options_to_the_window(monkeypatch, ver
     from inspector.qt import app as qt_app
 
     got = {}
-    monkeypatch.setattr(qt_app, "launch", lambda store, table, options: got.update(
-        store=store, table=table, options=options) or 0)
+    monkeypatch.setattr(qt_app, "launch", lambda store, table, options, pipeline: got.update(
+        store=store, table=table, options=options, pipeline=pipeline) or 0)
     assert cli.main([str(versioned), "--as-of", "2", "--storage-option", "region=eu-west-1",
                      "--docs-model", "m"]) == 0
     assert got["store"] == str(versioned) and got["options"] == OpenOptions.make(
-        {"region": "eu-west-1"}, 2, "m")
+        {"region": "eu-west-1"}, 2, "m") and got["pipeline"] is None
 
 
 def test_a_version_cleaned_up_under_the_window_offers_the_latest(win, ready, versioned):

@@ -181,6 +181,17 @@ def load_file(path: str) -> PipelineSpec:
     return parse_pipeline(text, path, fmt)
 
 
+def load_stages_file(path: str) -> PipelineSpec:
+    """A pipeline file the window's pipeline view runs: a pipeline of stages (a fixed-pipeline
+    file is refused in one sentence)."""
+    spec = load_file(path)
+    if spec.engine != "stages":
+        raise InspectorError(f"{path} is a fixed-pipeline file ({spec.name}); the window's "
+                             f"pipeline view runs pipelines of stages (`inspector query "
+                             f"--pipeline FILE` and `inspector shot` run both).")
+    return spec
+
+
 def apply_set(spec: PipelineSpec, assignments: dict[str, Any]) -> PipelineSpec:
     """`STAGE.PARAM=VALUE` changes that parameter in every route's stage of that name;
     `SETTING=VALUE` (no dot) a pipeline setting; `limit.default` the default limit."""
