@@ -162,11 +162,29 @@ def pairs(x: np.ndarray, q: np.ndarray, ptr: np.ndarray, rows: np.ndarray, dista
         if distance == "cosine":
             return mod.cosine_pairs(x, q, q_norms, ptr, rows)  # type: ignore[attr-defined]
         return mod.l2_pairs(x, q, ptr, rows)  # type: ignore[attr-defined]
+    return _pairs_numpy(x, q, ptr, rows, distance, q_norms)
+
+
+_PAIR_CHUNK = 4096  # pairs per step of the numpy path: a (chunk, dim) float32 working set
+
+
+def _pairs_numpy(x: np.ndarray, q: np.ndarray, ptr: np.ndarray, rows: np.ndarray,
+                 distance: str, q_norms: np.ndarray | None) -> np.ndarray:
+    """`pairs` without numba: every pair's row and query gathered into one array, a chunk of
+    pairs at a time, and the row-wise kernels applied (each pair's arithmetic is the one
+    `l2_rows`/`cosine_rows` does for it, so the same bits, without a step per query)."""
+    qi = np.repeat(np.arange(len(q)), np.diff(ptr))
+    body = x.shape[1] // LANES * LANES
     out = np.empty(len(rows), F32)
-    for i in range(len(q)):
-        a, b = int(ptr[i]), int(ptr[i + 1])
-        if b > a:
-            part = x[rows[a:b]]
-            out[a:b] = (cosine_rows(part, q[i], q_norms[i]) if distance == "cosine"
-                        else l2_rows(part, q[i]))
+    for s in range(0, len(rows), _PAIR_CHUNK):
+        xs, qs = x[rows[s:s + _PAIR_CHUNK]], q[qi[s:s + _PAIR_CHUNK]]
+        if distance == "cosine":
+            assert q_norms is not None
+            xy, xx = _dot_tree(qs, xs), _dot_tree(xs, xs)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                out[s:s + len(xs)] = F32(1) - xy / q_norms[qi[s:s + _PAIR_CHUNK]] / np.sqrt(xx)
+        else:
+            d = np.subtract(xs, qs, dtype=F32)
+            np.multiply(d, d, out=d)
+            out[s:s + len(xs)] = _l2_combine(d, body)
     return out
