@@ -20,12 +20,15 @@ from inspector.core.stores.vectorscan import scan as S
 from tests.storekit import snapshot, vectors_column
 
 
+NAMES = np.random.default_rng(0).permutation(390)  # ids in another order than row ids
+
+
 def _rows(start: int, n: int, rng: np.random.Generator) -> pa.Table:
     vecs = rng.normal(size=(n, 24)).astype(np.float32)
     vecs[::9] = vecs[0]  # exact duplicates in every fragment: equal distances, row id order
     near = vecs[1::9] + rng.normal(scale=1e-3, size=vecs[1::9].shape).astype(np.float32)
     vecs[2::9] = near[: len(vecs[2::9])]  # near-duplicates: a few ulps to 1e-3 apart
-    return pa.table({"id": [f"m{i:04d}" for i in range(start, start + n)],
+    return pa.table({"id": [f"m{NAMES[i]:04d}" for i in range(start, start + n)],
                      "text": [f"memory {i}" for i in range(start, start + n)],
                      "importance": rng.uniform(0, 1, n),
                      "vector": vectors_column(vecs)})
