@@ -132,8 +132,9 @@ class Legs:
 
     def __init__(self, store: Store, todo: _Plan | None = None, distance: str = "l2",
                  plan: ScanPlan = AUTO, source: Source | None = None,
-                 per_pass: int = SCAN_QUERIES) -> None:
+                 per_pass: int | None = None) -> None:
         self._store, self._todo, self._distance, self._plan = store, todo, distance, plan
+        per_pass = per_pass or SCAN_QUERIES
         self._source, self._per = source, per_pass
         self._pos = {} if todo is None else {i: n for n, i in enumerate(todo.index)}
         self._left: dict[int, int] = {}  # cases not yet taken, per pass (by its first case)
@@ -196,10 +197,10 @@ class Legs:
 
 def vector_legs(store: Store, cases: Sequence[Case], base: Params,
                 depth_of: Callable[[Any], int], plan: ScanPlan = AUTO,
-                source: Source | None = None, per_pass: int = SCAN_QUERIES) -> Legs:
+                source: Source | None = None, per_pass: int | None = None) -> Legs:
     """Each scannable case's vector leg (by position in `cases`), from batched scans of
-    `per_pass` cases each; `source` gives the table's vectors already read (an audit's
-    memories) instead of reading them again from LanceDB."""
+    `per_pass` cases each (SCAN_QUERIES when not given); `source` gives the table's vectors
+    already read (an audit's memories) instead of reading them again from LanceDB."""
     if plan.mode == "off" or scannable(store) is not None:
         return Legs(store)
     todo = _plan(store, cases, base, depth_of)
