@@ -19,7 +19,6 @@ from inspector.core.stores.opening import open_store
 from inspector.core.stores.vectorscan import scan as S
 from tests.storekit import snapshot, vectors_column
 
-
 NAMES = np.random.default_rng(0).permutation(390)  # ids in another order than row ids
 
 
