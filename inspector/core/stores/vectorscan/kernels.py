@@ -166,25 +166,35 @@ def pairs(x: np.ndarray, q: np.ndarray, ptr: np.ndarray, rows: np.ndarray, dista
 
 
 _PAIR_CHUNK = 4096  # pairs per step of the numpy path: a (chunk, dim) float32 working set
+_OWN_STEP = 256  # a query with this many pairs runs on its own (its vector broadcast)
 
 
 def _pairs_numpy(x: np.ndarray, q: np.ndarray, ptr: np.ndarray, rows: np.ndarray,
                  distance: str, q_norms: np.ndarray | None) -> np.ndarray:
-    """`pairs` without numba: every pair's row and query gathered into one array, a chunk of
-    pairs at a time, and the row-wise kernels applied (each pair's arithmetic is the one
-    `l2_rows`/`cosine_rows` does for it, so the same bits, without a step per query)."""
-    qi = np.repeat(np.arange(len(q)), np.diff(ptr))
-    body = x.shape[1] // LANES * LANES
+    """`pairs` without numba. A query with many pairs runs the row-wise kernel on its rows;
+    the pairs of all the others are gathered into one array, a chunk at a time, so a scan
+    whose queries keep a few candidates per block pays no step per query. Each pair's
+    arithmetic is the one `l2_rows`/`cosine_rows` does for it: the same bits either way."""
+    assert q_norms is not None or distance != "cosine"
+    counts = np.diff(ptr)
     out = np.empty(len(rows), F32)
-    for s in range(0, len(rows), _PAIR_CHUNK):
-        xs, qs = x[rows[s:s + _PAIR_CHUNK]], q[qi[s:s + _PAIR_CHUNK]]
-        if distance == "cosine":
-            assert q_norms is not None
+    for i in np.flatnonzero(counts >= _OWN_STEP):
+        a, b = int(ptr[i]), int(ptr[i + 1])
+        part = x[rows[a:b]]
+        out[a:b] = (cosine_rows(part, q[i], q_norms[i]) if q_norms is not None
+                    and distance == "cosine" else l2_rows(part, q[i]))
+    qi = np.repeat(np.arange(len(q)), counts)
+    few = np.flatnonzero(np.repeat(counts < _OWN_STEP, counts))
+    body = x.shape[1] // LANES * LANES
+    for s in range(0, len(few), _PAIR_CHUNK):
+        at = few[s:s + _PAIR_CHUNK]
+        xs, qs = x[rows[at]], q[qi[at]]
+        if q_norms is not None and distance == "cosine":
             xy, xx = _dot_tree(qs, xs), _dot_tree(xs, xs)
             with np.errstate(divide="ignore", invalid="ignore"):
-                out[s:s + len(xs)] = F32(1) - xy / q_norms[qi[s:s + _PAIR_CHUNK]] / np.sqrt(xx)
+                out[at] = F32(1) - xy / q_norms[qi[at]] / np.sqrt(xx)
         else:
             d = np.subtract(xs, qs, dtype=F32)
             np.multiply(d, d, out=d)
-            out[s:s + len(xs)] = _l2_combine(d, body)
+            out[at] = _l2_combine(d, body)
     return out
