@@ -100,3 +100,37 @@ def test_vectors_not_stored_as_float32_are_read_by_the_scan_itself(tmp_path: Pat
     store = open_store(str(tmp_path / "db"), "memories")
     mem = FixedProber(store, load_shipped("importance-blend"), 5).read(None, 0)
     assert mem.rowids is None
+
+
+def test_a_table_that_gives_no_row_ids_is_read_as_before(store_path: Path) -> None:
+    """Where a table's search refuses row ids, the memories are read without them (and the
+    scan reads its own vectors)."""
+    from types import SimpleNamespace
+
+    from inspector.core.analysis.audit.memories import read_memories
+
+    store = open_store(str(store_path), "memories")
+
+    class NoRowIds:
+        def __init__(self, q: Any) -> None:
+            self.q = q
+
+        def select(self, cols: Any) -> NoRowIds:
+            return NoRowIds(self.q.select(cols))
+
+        def limit(self, n: int) -> NoRowIds:
+            return NoRowIds(self.q.limit(n))
+
+        def with_row_id(self, flag: bool = True) -> NoRowIds:
+            raise RuntimeError("this table has no row ids")
+
+        def to_arrow(self) -> Any:
+            return self.q.to_arrow()
+
+    table = SimpleNamespace(schema=store.table.schema,
+                            search=lambda: NoRowIds(store.table.search()))
+    plain = read_memories(SimpleNamespace(table=table, rows=store.rows, dim=store.dim), "id",
+                          "text", "vector")
+    full = read_memories(store, "id", "text", "vector")
+    assert plain.rowids is None and full.rowids is not None
+    assert plain.ids == full.ids and np.array_equal(plain.vectors, full.vectors)

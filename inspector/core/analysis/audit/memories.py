@@ -54,15 +54,14 @@ def read_memories(store: Any, id_col: str | None, text_col: str | None,
         raise InspectorError("The audit needs id and vector columns.")
     cols = list(dict.fromkeys(c for c in (id_col, text_col, vector_col, *scope_cols)
                               if c and readable(c)))
-    tbl = store.table.search().select(lance_columns(schema, cols)).with_row_id(True).limit(
-        max(1, store.rows)).to_arrow()
+    tbl = _read(store, lance_columns(schema, cols))
     tbl = with_nested(tbl, schema, cols)
     ids = [str(x) for x in tbl.column(id_col).to_pylist()]
     order = np.asarray(sorted(range(len(ids)), key=ids.__getitem__), np.int64)
     col = tbl.column(vector_col)
     vecs = _matrix(col, store.dim)[order]  # one copy, in id order
     rowids = tbl.column("_rowid").to_numpy().astype(np.int64)[order] \
-        if _stored_float32(col, store.dim) else None
+        if "_rowid" in tbl.column_names and _stored_float32(col, store.dim) else None
     tbl = tbl.drop_columns([c for c in (vector_col, "_rowid") if c in tbl.column_names]
                            ).take(order)  # the small columns only
     ids = [ids[i] for i in order]
@@ -75,6 +74,18 @@ def read_memories(store: Any, id_col: str | None, text_col: str | None,
         picked = sorted(random.Random(seed).sample(picked, sample))
     return Memories(tuple(ids), tuple(t if t else None for t in texts), vecs, tuple(scopes),
                     tuple(picked), rowids)
+
+
+def _read(store: Any, columns: list[str]) -> Any:
+    """Every row's columns, with LanceDB's row ids where the table gives them (the batched
+    scan needs them to use these vectors; a table that refuses is read without)."""
+    def query() -> Any:
+        return store.table.search().select(columns)
+
+    try:
+        return query().with_row_id(True).limit(max(1, store.rows)).to_arrow()
+    except Exception:  # noqa: BLE001 - read as before: the scan then reads its own vectors
+        return query().limit(max(1, store.rows)).to_arrow()
 
 
 def _stored_float32(col: Any, dim: int) -> bool:
