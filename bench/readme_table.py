@@ -27,7 +27,7 @@ def table(data: dict[str, Any]) -> str:
     lines = [f"From `scripts/dev bench{' --quick' if meta.get('quick') else ''}` on "
              f"{meta.get('when', '?')} ({meta.get('cpus', '?')} cores, Python "
              f"{meta.get('python', '?')}); medians of one run, ratios interleaved."
-             + _load(meta), "",
+             + _load(meta) + "".join(_later(m) for m in meta.get("merged", [])), "",
              "| # | what | result | target | |", "|---|---|---|---|---|"]
     for r in data.get("results", []):
         if "result" not in r:
@@ -48,6 +48,14 @@ def _load(meta: dict[str, Any]) -> str:
               else "")
     return (f" Load average during the run: {min(load):.1f} to {max(load):.1f} on "
             f"{cpus or '?'} cores{shared}.")
+
+
+def _later(run: dict[str, Any]) -> str:
+    """A later run of some figures, merged into the results (`run.py --merge`)."""
+    load = run.get("load_avg_1min") or [0]
+    return (f" {', '.join(f'`{f}`' for f in run.get('figures', []))}: run on "
+            f"{run.get('when', '?')}{' (--quick)' if run.get('quick') else ''}, load "
+            f"{min(load):.1f} to {max(load):.1f}.")
 
 
 def rewrite(readme: str, block: str) -> str:

@@ -290,6 +290,8 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="smaller stores and fewer repeats")
     ap.add_argument("--only", help="comma-separated subset of " + ",".join(FIGURES))
     ap.add_argument("--out", default=str(HERE / "results.json"))
+    ap.add_argument("--merge", action="store_true",
+                    help="keep the other figures' rows already in --out (with when they ran)")
     a = ap.parse_args()
     names = a.only.split(",") if a.only else [f.name for f in FIGURES.values()
                                                 if not (a.quick and f.slow)]
@@ -310,9 +312,26 @@ def main() -> int:
     meta = {"python": platform.python_version(), "machine": platform.machine(),
             "cpus": os.cpu_count(), "quick": a.quick, "when": time.strftime("%Y-%m-%d %H:%M"),
             "figures": names, "load_avg_1min": [round(x, 2) for x in load]}
-    Path(a.out).write_text(json.dumps({"meta": meta, "results": results}, indent=2) + "\n")
+    data = {"meta": meta, "results": results}
+    if a.merge and Path(a.out).exists():
+        data = merge(json.loads(Path(a.out).read_text()), data)
+    Path(a.out).write_text(json.dumps(data, indent=2) + "\n")
     print(f"wrote {a.out}", file=sys.stderr)
     return 0
+
+
+def merge(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """`old` with the figures `new` ran replaced by its rows (in registration order); the
+    meta keeps the first run's and lists each later run (when, figures, load)."""
+    ran = set(new["meta"]["figures"])
+    rows = [r for r in old["results"] if r.get("bench") not in ran] + new["results"]
+    order = {name: i for i, name in enumerate(FIGURES)}
+    rows.sort(key=lambda r: order.get(r.get("bench"), len(order)))  # stable within a figure
+    later = {k: new["meta"][k] for k in ("when", "figures", "load_avg_1min", "quick")}
+    meta = {**old["meta"], "figures": [f for f in old["meta"].get("figures", [])
+                                       if f not in ran],
+            "merged": [*old["meta"].get("merged", []), later]}
+    return {"meta": meta, "results": rows}
 
 
 def _verdict(met: bool | None) -> str:

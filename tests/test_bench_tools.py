@@ -53,3 +53,31 @@ def test_every_builtin_figure_is_registered_by_run() -> None:
     run._discover()
     assert {"rerank", "tick", "overhead", "sweep", "startup", "memory", "scan",
             "scan_memory"} <= set(registry.FIGURES)
+
+
+def test_a_merged_run_replaces_only_its_figures_and_says_when_it_ran() -> None:
+    import run
+
+    run._discover()
+    old = {"meta": {"when": "2026-12-01 01:23", "cpus": 2, "figures": ["rerank", "scan"],
+                    "load_avg_1min": [1.0, 1.5]},
+           "results": [{"bench": "rerank", "item": "1", "what": "re-rank", "result": "0.2 ms",
+                        "target": "", "met": None},
+                       {"bench": "scan", "item": "3", "what": "one pass", "result": "2 s",
+                        "target": "", "met": None}]}
+    new = {"meta": {"when": "2026-12-01 15:30", "cpus": 2, "figures": ["audit"],
+                    "load_avg_1min": [5.0, 7.5], "quick": False},
+           "results": [{"bench": "audit", "item": "23.5", "what": "recall audit",
+                        "result": "9 s", "target": "<= 10x", "met": False}]}
+    got = run.merge(old, new)
+    order = list(registry.FIGURES)  # rows in the order figures register
+    assert [r["bench"] for r in got["results"]] == sorted(["rerank", "scan", "audit"],
+                                                          key=order.index)
+    assert got["meta"]["figures"] == ["rerank", "scan"]
+    text = readme_table.table(got)
+    assert "| 23.5 | recall audit | 9 s | <= 10x | **missed** |" in text
+    assert "`audit`: run on 2026-12-01 15:30, load 5.0 to 7.5." in text
+    again = run.merge(got, {**new, "results": [{**new["results"][0], "result": "8 s"}]})
+    assert {r["bench"]: r["result"] for r in again["results"]} == {
+        "rerank": "0.2 ms", "scan": "2 s", "audit": "8 s"}
+    assert len(again["meta"]["merged"]) == 2

@@ -149,6 +149,58 @@ def test_the_kafka_crowd_starves_the_main_agent_under_a_global_cut(
         assert [f["label"] for f in out["diagnosis"]["fixes"]] == e["fixes"]
 
 
+def test_the_small_repo_a_global_cut_crowds_out_on_the_docs_store_openclaw_mem_wrote(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The real docs store (SQLite, 6 repos): before the fix the plugin cut the global top 10
+    and filtered the repo afterwards, so steamer-card-engine (9 chunks) starves; pushing the
+    repo into the search ends it. Every short probe is what `inspector query` returns."""
+    fx = fixture_copy("openclaw-mem", tmp_path_factory.mktemp("docs")) / "docs.sqlite"
+    before = snapshot(fx.parent)
+    res = cli("audit", "scopes", str(fx), "--preset", "docs-before-fix", "--per-scope", "9",
+              "--json")
+    assert snapshot(fx.parent) == before
+    scopes = {s["scope"]: s for s in res["scopes"]}
+    small = scopes["steamer-card-engine"]
+    assert small["memories"] == small["probes"] == 9
+    assert small["short"] >= 5 and small["ended_by_pushdown"] == small["short"]
+    assert max(scopes, key=lambda s: scopes[s]["short"] / scopes[s]["probes"]) == \
+        "steamer-card-engine"  # the most starved repo is the small one
+    assert res["leak_total"] == 0
+    rows = texts(fx, "docs_chunks")
+    for short in small["short_ids"]:
+        rid = short["id"]
+        out = single(fx, "docs-before-fix", rid, rows[rid]["text"], "steamer-card-engine", 10)
+        assert out["counters"]["returned"] == short["returned"] < 10
+        pushed = single(fx, "docs-before-fix", rid, rows[rid]["text"], "steamer-card-engine",
+                        10, "--filter", "pushdown")
+        assert pushed["counters"]["returned"] > short["returned"]
+    for e in small["examples"]:
+        raw = single(fx, "docs-before-fix", e["id"], rows[e["id"]]["text"],
+                     "steamer-card-engine", 10)["stages"][0]["candidates"]
+        crowd: dict[str, int] = {}
+        for c in raw:
+            if not c["in_scope"]:
+                crowd[c["columns"]["repo"]] = crowd.get(c["columns"]["repo"], 0) + 1
+        assert crowd == e["crowded_by"]
+
+
+def test_the_readme_shows_what_the_audit_prints_on_the_demo_store(demo_path: Path) -> None:
+    import shlex
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    lines = readme.splitlines()
+    at = next(i for i, x in enumerate(lines) if x.startswith("inspector audit recall STORE"))
+    assert lines[at + 1:at + 3] == ["```", "```"]
+    end = lines.index("```", at + 3)
+    shown = lines[at + 3:end]
+    argv = [str(demo_path) if a == "STORE" else a for a in shlex.split(lines[at])[1:]]
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(io.StringIO()):
+        assert main(argv) == 0
+    assert buf.getvalue().splitlines() == shown
+    assert any("agent-memory-timezone-2" in x and "shadowed" in x for x in shown)
+
+
 def test_an_indexed_table_is_searched_per_probe_and_says_why(demo_path: Path) -> None:
     res = cli("audit", "recall", str(demo_path), "--table", "memories_indexed", "--preset",
               "memory-plugin", "--sample", "20", "--json")

@@ -131,12 +131,15 @@ class Legs:
     when their first case is taken; only one pass's answers are held."""
 
     def __init__(self, store: Store, todo: _Plan | None = None, distance: str = "l2",
-                 plan: ScanPlan = AUTO) -> None:
+                 plan: ScanPlan = AUTO, source: Source | None = None,
+                 per_pass: int | None = None) -> None:
         self._store, self._todo, self._distance, self._plan = store, todo, distance, plan
+        per_pass = per_pass or SCAN_QUERIES
+        self._source, self._per = source, per_pass
         self._pos = {} if todo is None else {i: n for n, i in enumerate(todo.index)}
         self._left: dict[int, int] = {}  # cases not yet taken, per pass (by its first case)
         for n in self._pos.values():
-            self._left[n - n % SCAN_QUERIES] = self._left.get(n - n % SCAN_QUERIES, 0) + 1
+            self._left[n - n % per_pass] = self._left.get(n - n % per_pass, 0) + 1
         self._allowed: tuple[np.ndarray | None, ...] | None = None
         self._pass: _Pass | None = None
         if todo is not None:
@@ -149,7 +152,7 @@ class Legs:
         n = self._pos.pop(i, None)
         if n is None or self._todo is None:
             return default
-        first = n - n % SCAN_QUERIES
+        first = n - n % self._per
         self._left[first] -= 1
         if self._pass is None or self._pass.first != first:
             self._pass = None  # drop the previous pass's answers before the next scan
@@ -168,7 +171,7 @@ class Legs:
     def _load(self, first: int) -> None:
         todo = self._todo
         assert todo is not None
-        part = slice(first, first + SCAN_QUERIES)
+        part = slice(first, first + self._per)
         self._pass = _Pass(first, None, np.zeros(0, np.int64), None)
         try:
             store = self._store
@@ -179,7 +182,7 @@ class Legs:
             req = S.ScanRequest(np.stack(todo.vectors[part]), max(todo.depths[part]),
                                 self._distance, np.asarray(todo.groups[part], np.int64),
                                 self._allowed, store.rows)
-            result = run_scan(store, req, self._plan)
+            result = run_scan(store, req, self._plan, self._source)
             if not _agrees(store, req, result, todo.wheres):
                 return
             wanted = np.unique(np.concatenate(
@@ -193,22 +196,52 @@ class Legs:
 
 
 def vector_legs(store: Store, cases: Sequence[Case], base: Params,
-                depth_of: Callable[[Any], int], plan: ScanPlan = AUTO) -> Legs:
-    """Each scannable case's vector leg (by position in `cases`), from batched scans."""
+                depth_of: Callable[[Any], int], plan: ScanPlan = AUTO,
+                source: Source | None = None, per_pass: int | None = None) -> Legs:
+    """Each scannable case's vector leg (by position in `cases`), from batched scans of
+    `per_pass` cases each (SCAN_QUERIES when not given); `source` gives the table's vectors
+    already read (an audit's memories) instead of reading them again from LanceDB."""
     if plan.mode == "off" or scannable(store) is not None:
         return Legs(store)
     todo = _plan(store, cases, base, depth_of)
     if todo is None or any(c not in store.schema.names for c in todo.columns):
         return Legs(store)
-    return Legs(store, todo, base.distance, plan)
+    return Legs(store, todo, base.distance, plan, source, per_pass)
 
 
-def run_scan(store: Store, req: S.ScanRequest, plan: ScanPlan = AUTO) -> S.ScanResult:
-    """The scan itself: in this process, or split by fragment over Ray."""
+@dataclass(frozen=True)
+class Source:
+    """The table's stored vectors, already read: every row's float32 vector (bit for bit as
+    stored) and its LanceDB row id, in any order (the scan orders ties by row id)."""
+
+    vectors: np.ndarray  # (rows, dim) float32
+    rowids: np.ndarray  # (rows,) int64
+
+    def batches(self, column: str) -> S.Reader:
+        """A reader of the vectors in blocks, as `S.vector_ranges` streams them."""
+        dim = self.vectors.shape[1]
+
+        def read() -> Any:
+            for lo in range(0, len(self.rowids), S.BATCH_ROWS):
+                x = self.vectors[lo:lo + S.BATCH_ROWS]
+                arr = pa.FixedSizeListArray.from_arrays(pa.array(x.reshape(-1)), dim)
+                yield pa.record_batch({column: arr, "_rowid": pa.array(
+                    self.rowids[lo:lo + S.BATCH_ROWS].astype(np.uint64))})
+
+        return read
+
+
+def run_scan(store: Store, req: S.ScanRequest, plan: ScanPlan = AUTO,
+             source: Source | None = None) -> S.ScanResult:
+    """The scan itself: in this process (over `source` when given), or split by fragment
+    over Ray."""
     if plan.mode == "ray":
         from inspector.core.stores.vectorscan.on_ray import scan_on_ray
 
         return scan_on_ray(store, req, plan.ray_address, plan.jit)
+    if source is not None:
+        return S.scan_batches(source.batches(store.roles.vector), store.roles.vector,
+                              store.dim, req, plan.jit)
     ranges = S.row_ranges(S.allowed_rowids(store.table, None, store.roles.id),
                           max(S.BATCH_ROWS, req.k + 1))
     return S.scan_batches(lambda: S.vector_ranges(store.table, store.roles.vector, ranges),

@@ -21,6 +21,7 @@ from inspector.core.engine.params import Params
 from inspector.core.engine.pool import Query
 from inspector.core.errors import InspectorError
 
+PER_PASS = 1024  # probes a scan pass: the bench's 1,000 in one pass, one self-check
 _STAGE = {"not_fetched": "raw", "out_of_scope": "scoped", "below_min_score": "final",
           "past_limit": "final", "lost_to_index": "raw"}
 
@@ -94,7 +95,7 @@ class FixedProber:
     def prepare(self, mem: Memories, positions: Sequence[int],
                 scopes: Sequence[tuple[str, ...] | None]) -> None:
         """One batched scan for every probe's vector leg, where the table allows it."""
-        from inspector.core.analysis.batched import scannable, vector_legs
+        from inspector.core.analysis.batched import Source, scannable, vector_legs
         from inspector.core.engine.pipeline import first_depths
 
         self._legs, self._why = None, None
@@ -108,8 +109,10 @@ class FixedProber:
             return
         cases = [_Case(self._query(mem, i), self.params(self._scope(s)))
                  for i, s in zip(positions, scopes, strict=True)]
+        source = None if mem.rowids is None else Source(mem.vectors, mem.rowids)
         self._legs = vector_legs(self.store, cases, self.base,
-                                 lambda c: first_depths(self.store, c.p)[0])
+                                 lambda c: first_depths(self.store, c.p)[0], source=source,
+                                 per_pass=PER_PASS)
         self._slot = {i: n for n, i in enumerate(positions)}
         if not len(self._legs):
             self._why = "the scan could not reproduce LanceDB's search on this table"

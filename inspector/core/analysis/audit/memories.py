@@ -27,6 +27,8 @@ class Memories:
     vectors: np.ndarray  # (rows, dim) float32, NaN where a row has no vector
     scopes: tuple[Any, ...]  # each row's own scope value under the pipeline (None: none)
     picked: tuple[int, ...]
+    rowids: np.ndarray | None = None  # LanceDB row ids, where `vectors` is the stored float32
+    # column bit for bit (then the batched scan reads them here instead of from the table)
 
     def vector(self, i: int) -> np.ndarray | None:
         v = self.vectors[i]
@@ -52,15 +54,18 @@ def read_memories(store: Any, id_col: str | None, text_col: str | None,
         raise InspectorError("The audit needs id and vector columns.")
     cols = list(dict.fromkeys(c for c in (id_col, text_col, vector_col, *scope_cols)
                               if c and readable(c)))
-    tbl = store.table.search().select(lance_columns(schema, cols)).limit(
-        max(1, store.rows)).to_arrow()
+    tbl = _read(store, lance_columns(schema, cols))
     tbl = with_nested(tbl, schema, cols)
     ids = [str(x) for x in tbl.column(id_col).to_pylist()]
-    order = sorted(range(len(ids)), key=ids.__getitem__)
-    tbl = tbl.take(order)
+    order = np.asarray(sorted(range(len(ids)), key=ids.__getitem__), np.int64)
+    col = tbl.column(vector_col)
+    vecs = _matrix(col, store.dim)[order]  # one copy, in id order
+    rowids = tbl.column("_rowid").to_numpy().astype(np.int64)[order] \
+        if "_rowid" in tbl.column_names and _stored_float32(col, store.dim) else None
+    tbl = tbl.drop_columns([c for c in (vector_col, "_rowid") if c in tbl.column_names]
+                           ).take(order)  # the small columns only
     ids = [ids[i] for i in order]
     texts = tbl.column(text_col).to_pylist() if text_col in cols else [None] * len(ids)
-    vecs = _matrix(tbl.column(vector_col), store.dim)
     extra = {c: tbl.column(c).to_pylist() for c in scope_cols if c in cols}
     scopes = [scope_of({c: v[i] for c, v in extra.items()}) if scope_of else None
               for i in range(len(ids))]
@@ -68,7 +73,28 @@ def read_memories(store: Any, id_col: str | None, text_col: str | None,
     if sample is not None and sample < len(ids):
         picked = sorted(random.Random(seed).sample(picked, sample))
     return Memories(tuple(ids), tuple(t if t else None for t in texts), vecs, tuple(scopes),
-                    tuple(picked))
+                    tuple(picked), rowids)
+
+
+def _read(store: Any, columns: list[str]) -> Any:
+    """Every row's columns, with LanceDB's row ids where the table gives them (the batched
+    scan needs them to use these vectors; a table that refuses is read without)."""
+    def query() -> Any:
+        return store.table.search().select(columns)
+
+    try:
+        return query().with_row_id(True).limit(max(1, store.rows)).to_arrow()
+    except Exception:  # noqa: BLE001 - read as before: the scan then reads its own vectors
+        return query().limit(max(1, store.rows)).to_arrow()
+
+
+def _stored_float32(col: Any, dim: int) -> bool:
+    """True when `_matrix` holds the column's float32 values as stored, every row a vector."""
+    import pyarrow as pa
+
+    t = col.type
+    return (pa.types.is_fixed_size_list(t) and t.list_size == dim
+            and t.value_type == pa.float32() and not col.null_count)
 
 
 def _matrix(col: Any, dim: int) -> np.ndarray:
@@ -77,7 +103,8 @@ def _matrix(col: Any, dim: int) -> np.ndarray:
     arr = col.combine_chunks() if hasattr(col, "combine_chunks") else col
     if pa.types.is_fixed_size_list(arr.type) and not arr.null_count and arr.offset == 0 \
             and arr.type.list_size == dim:
-        return arr.values.to_numpy(zero_copy_only=False).astype(np.float32).reshape(-1, dim)
+        return arr.values.to_numpy(zero_copy_only=False).astype(np.float32, copy=False
+                                                                ).reshape(-1, dim)
     out = np.full((len(col), dim), np.nan, np.float32)
     for i, v in enumerate(col.to_pylist()):
         if v is not None and len(v) == dim:

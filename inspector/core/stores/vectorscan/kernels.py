@@ -162,11 +162,39 @@ def pairs(x: np.ndarray, q: np.ndarray, ptr: np.ndarray, rows: np.ndarray, dista
         if distance == "cosine":
             return mod.cosine_pairs(x, q, q_norms, ptr, rows)  # type: ignore[attr-defined]
         return mod.l2_pairs(x, q, ptr, rows)  # type: ignore[attr-defined]
+    return _pairs_numpy(x, q, ptr, rows, distance, q_norms)
+
+
+_PAIR_CHUNK = 4096  # pairs per step of the numpy path: a (chunk, dim) float32 working set
+_OWN_STEP = 256  # a query with this many pairs runs on its own (its vector broadcast)
+
+
+def _pairs_numpy(x: np.ndarray, q: np.ndarray, ptr: np.ndarray, rows: np.ndarray,
+                 distance: str, q_norms: np.ndarray | None) -> np.ndarray:
+    """`pairs` without numba. A query with many pairs runs the row-wise kernel on its rows;
+    the pairs of all the others are gathered into one array, a chunk at a time, so a scan
+    whose queries keep a few candidates per block pays no step per query. Each pair's
+    arithmetic is the one `l2_rows`/`cosine_rows` does for it: the same bits either way."""
+    assert q_norms is not None or distance != "cosine"
+    counts = np.diff(ptr)
     out = np.empty(len(rows), F32)
-    for i in range(len(q)):
+    for i in np.flatnonzero(counts >= _OWN_STEP):
         a, b = int(ptr[i]), int(ptr[i + 1])
-        if b > a:
-            part = x[rows[a:b]]
-            out[a:b] = (cosine_rows(part, q[i], q_norms[i]) if distance == "cosine"
-                        else l2_rows(part, q[i]))
+        part = x[rows[a:b]]
+        out[a:b] = (cosine_rows(part, q[i], q_norms[i]) if q_norms is not None
+                    and distance == "cosine" else l2_rows(part, q[i]))
+    qi = np.repeat(np.arange(len(q)), counts)
+    few = np.flatnonzero(np.repeat(counts < _OWN_STEP, counts))
+    body = x.shape[1] // LANES * LANES
+    for s in range(0, len(few), _PAIR_CHUNK):
+        at = few[s:s + _PAIR_CHUNK]
+        xs, qs = x[rows[at]], q[qi[at]]
+        if q_norms is not None and distance == "cosine":
+            xy, xx = _dot_tree(qs, xs), _dot_tree(xs, xs)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                out[at] = F32(1) - xy / q_norms[qi[at]] / np.sqrt(xx)
+        else:
+            d = np.subtract(xs, qs, dtype=F32)
+            np.multiply(d, d, out=d)
+            out[at] = _l2_combine(d, body)
     return out

@@ -243,7 +243,6 @@ def _scan_once(batches: Iterable[pa.RecordBatch], column: str, dim: int, req: Sc
                jit: bool) -> tuple[ScanResult, np.ndarray]:
     q = np.ascontiguousarray(req.vectors, np.float32)
     n = len(q)
-    groups = req.group_of()
     q_sq = np.einsum("ij,ij->i", q.astype(np.float64), q.astype(np.float64))
     q_norms = (np.array([LM.norm_of(v) for v in q], np.float32) if req.distance == "cosine"
                else None)
@@ -254,24 +253,12 @@ def _scan_once(batches: Iterable[pa.RecordBatch], column: str, dim: int, req: Sc
         b = _Batch(raw, column, dim, req.distance)
         masks = [np.ones(len(b.ids), bool) if a is None else np.isin(b.ids, a)
                  for a in req.allowed]
-        allowed = np.stack([masks[g] for g in groups])
-        available += allowed.sum(axis=1)
-        approx = _approx(b, q, q_sq, req.distance)
+        first = guesses is None
         if guesses is None:
-            guesses = _guesses(approx, b, q_sq, allowed, req, groups)
-        bounds = np.minimum(np.array([r.bound for r in run], np.float32), guesses)
-        if np.isinf(bounds).any():
-            bounds = np.minimum(bounds, _first_bounds(approx, b, q_sq, allowed, req.k,
-                                                      req.distance))
-        low = _lower(approx, b, q_sq, req.distance)
-        allowed &= low <= bounds[:, None]
-        qi, rows = np.nonzero(allowed)
-        del approx, low, allowed
-        ptr = np.searchsorted(qi, np.arange(n + 1))
-        vals = LM.pairs(b.x, q, ptr, rows, req.distance, q_norms, jit)
-        ids = b.ids[rows]
-        for i in np.flatnonzero(np.diff(ptr)):
-            run[i].add(vals[ptr[i]:ptr[i + 1]], ids[ptr[i]:ptr[i + 1]], req.k)
+            guesses = np.full(n, np.inf, np.float32)
+        for lo in range(0, n, QUERY_TILE):
+            _tile(b, q, q_sq, q_norms, masks, slice(lo, min(lo + QUERY_TILE, n)), req, run,
+                  available, guesses, first, jit)
     out_ids, out_vals = [], []
     for r in run:
         r.cut(req.k)
@@ -280,6 +267,37 @@ def _scan_once(batches: Iterable[pa.RecordBatch], column: str, dim: int, req: Sc
         out_vals.append(v)
     none = np.full(n, np.inf, np.float32)
     return ScanResult(out_ids, out_vals, available), none if guesses is None else guesses
+
+
+QUERY_TILE = 128  # queries per matrix product: a (128, 8192) float32 tile (4 MB) stays in
+# cache through the passes over it that follow (bounds, the candidates' selection)
+
+
+def _tile(b: _Batch, q_all: np.ndarray, q_sq_all: np.ndarray, q_norms: np.ndarray | None,
+          masks: list[np.ndarray], t: slice, req: ScanRequest, run: list[_Running],
+          available: np.ndarray, guesses: np.ndarray, first: bool, jit: bool) -> None:
+    """One block's rows against the queries `t`: their candidates' exact distances join
+    each query's running top-k (`guesses` of the first block are filled in here)."""
+    q, q_sq, groups = q_all[t], q_sq_all[t], req.group_of()[t]
+    allowed = np.stack([masks[g] for g in groups])
+    available[t] += allowed.sum(axis=1)
+    approx = _approx(b, q, q_sq, req.distance)
+    if first:
+        guesses[t] = _guesses(approx, b, q_sq, allowed, req, groups)
+    bounds = np.minimum(np.array([r.bound for r in run[t]], np.float32), guesses[t])
+    if np.isinf(bounds).any():
+        bounds = np.minimum(bounds, _first_bounds(approx, b, q_sq, allowed, req.k,
+                                                  req.distance))
+    low = _lower(approx, b, q_sq, req.distance)
+    allowed &= low <= bounds[:, None]
+    qi, rows = np.nonzero(allowed)
+    del approx, low, allowed
+    ptr = np.searchsorted(qi, np.arange(len(q) + 1))
+    vals = LM.pairs(b.x, q, ptr, rows, req.distance,
+                    None if q_norms is None else q_norms[t], jit)
+    ids = b.ids[rows]
+    for i in np.flatnonzero(np.diff(ptr)):
+        run[t.start + i].add(vals[ptr[i]:ptr[i + 1]], ids[ptr[i]:ptr[i + 1]], req.k)
 
 
 def _blocks(batches: Iterable[pa.RecordBatch], rows: int) -> Iterator[pa.RecordBatch]:

@@ -166,3 +166,19 @@ def test_ray_missing_is_one_sentence_naming_the_extra(monkeypatch: pytest.Monkey
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray now raises ImportError
     with pytest.raises(InspectorError, match=r"pip install -e '\.\[scale\]'"):
         on_ray._ray()
+
+
+@pytest.mark.parametrize("distance", ["l2", "cosine"])
+def test_pairs_give_each_pair_the_bits_of_its_own_query_s_kernel(distance: str) -> None:
+    """Without numba, queries with many pairs run alone and the others' pairs are gathered
+    together: either way each pair's `_distance` is the row kernel's for its query."""
+    rng = np.random.default_rng(11)
+    x = (rng.normal(size=(700, 40)) * rng.uniform(0.1, 9, size=(700, 1))).astype(np.float32)
+    q = rng.normal(size=(6, 40)).astype(np.float32)
+    counts = [0, 3, 600, 1, 300, 40]  # around the alone-or-gathered step, and none at all
+    rows = np.concatenate([rng.choice(700, c, replace=False) for c in counts]).astype(np.int64)
+    ptr = np.concatenate([[0], np.cumsum(counts)])
+    got = LM.pairs(x, q, ptr, rows, distance, jit=False)
+    for i in range(len(q)):
+        a, b = ptr[i], ptr[i + 1]
+        assert np.array_equal(got[a:b], LM.rows(x[rows[a:b]], q[i], distance)), i

@@ -1,0 +1,155 @@
+"""Issue 23 item 5, what limits the recall audit: each idea measured on the bench store.
+
+`audit_design`: the recall audit of 1,000 memories (100k x 384, importance-blend) as it runs
+now (the scan reads the vectors the audit already read, all probes in one pass, the numpy
+exact kernel over all pairs at once) interleaved with the previous design on the same probes
+(the scan re-reads the vectors from LanceDB, 512 probes a pass, the exact kernel one query
+at a time: `_previous` restores it), both with the same verdicts; then where the time goes
+(read, scan, per-probe stages) and the floor: one float32 matrix product of the 1,000 probes
+by the 100k vectors.
+`audit_bounds`: how many of the 100k rows a cheap provable lower bound of the distance
+(norms, a 16- or 64-dimension orthogonal projection) rules out, at the radius the pool needs
+(each probe's 30th distance) and at the radius a row needs to outrank the probe under
+importance-blend (score 1 / (1 + d) times at most 1: d < 1).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+from audit_bench import PRESET, _setup
+from registry import interleaved, register, row
+
+
+@contextlib.contextmanager
+def _previous() -> Iterator[None]:
+    """The audit as it was before (f0f206a): vectors re-read from LanceDB for the scan, 512
+    probes a pass, the numpy exact kernel one query at a time."""
+    from inspector.core.analysis.audit import fixed, memories
+    from inspector.core.stores.vectorscan import kernels as LM
+
+    def per_query(x: Any, q: Any, ptr: Any, rows: Any, distance: str, q_norms: Any) -> Any:
+        out = np.empty(len(rows), np.float32)
+        for i in range(len(q)):
+            a, b = int(ptr[i]), int(ptr[i + 1])
+            if b > a:
+                part = x[rows[a:b]]
+                out[a:b] = (LM.cosine_rows(part, q[i], q_norms[i]) if distance == "cosine"
+                            else LM.l2_rows(part, q[i]))
+        return out
+
+    saved = fixed.PER_PASS, memories._stored_float32, LM._pairs_numpy
+    fixed.PER_PASS, LM._pairs_numpy = 512, per_query
+    memories._stored_float32 = lambda col, dim: False  # no rowids: the scan reads LanceDB
+    try:
+        yield
+    finally:
+        fixed.PER_PASS, memories._stored_float32, LM._pairs_numpy = saved
+
+
+def _run(store: Any, spec: Any, probes: int, seed: int) -> dict[str, Any]:
+    from inspector.core.analysis.audit import FixedProber, runs
+
+    return runs.recall_audit(FixedProber(store, spec, None), sample=probes, seed=seed)
+
+
+def _verdicts(res: dict[str, Any]) -> list[tuple[Any, ...]]:
+    return sorted((r["id"], r["class"], r["rank"]) for r in res["found"] +
+                  res["never_recallable"])
+
+
+def _parts(store: Any, spec: Any, probes: int) -> dict[str, float]:
+    """Seconds in each part of one audit: read, scan (prepare and the first take), stages."""
+    from inspector.core.analysis.audit import FixedProber, fixed, runs
+
+    spent = {"read": 0.0, "scan": 0.0, "stages": 0.0}
+    prober = FixedProber(store, spec, None)
+
+    def clocked(name: str, fn: Any) -> Any:
+        def run(*a: Any, **k: Any) -> Any:
+            t = time.perf_counter()
+            try:
+                return fn(*a, **k)
+            finally:
+                spent[name] += time.perf_counter() - t
+        return run
+
+    prober.read = clocked("read", prober.read)  # type: ignore[method-assign]
+    prober.prepare = clocked("scan", prober.prepare)  # type: ignore[method-assign]
+    prober.ask = clocked("stages", prober.ask)  # type: ignore[method-assign]
+    assert fixed.PER_PASS >= probes  # one pass: prepare holds the whole scan
+    runs.recall_audit(prober, sample=probes, seed=5)
+    return spent
+
+
+def bench_audit_design(quick: bool) -> list[dict[str, Any]]:
+    store, spec, probes = _setup(quick)
+    seeds = iter(range(10**6))
+    got: dict[str, Any] = {}
+
+    def now() -> None:
+        got["now"] = _run(store, spec, probes, next(seeds) // 2)
+
+    def before() -> None:
+        with _previous():
+            got["before"] = _run(store, spec, probes, next(seeds) // 2)
+
+    a, b = interleaved(now, before, 1 if quick else 3)
+    same = _verdicts(got["now"]) == _verdicts(got["before"])
+    parts = _parts(store, spec, probes)
+    x = np.random.default_rng(3).normal(size=(store.rows, 384)).astype(np.float32)
+    q = x[:probes].copy()
+    gemm = float(np.median([_timed_gemm(q, x) for _ in range(3)]))
+    n, p = float(np.median(a)), float(np.median(b))
+    k = 1_000 / probes
+    return [row("audit_design", f"now {n * k:.2f} s, before {p * k:.2f} s per 1,000 probes "
+                                f"({p / n:.1f}x; same verdicts: {same}); read "
+                                f"{parts['read'] * k:.2f} s, scan {parts['scan'] * k:.2f} s, "
+                                f"stages {parts['stages'] * k:.2f} s; the matrix product "
+                                f"alone {gemm * k:.2f} s",
+                rows=store.rows, probes=probes, now_samples_s=a, before_samples_s=b,
+                same_verdicts=same, parts_s=parts, gemm_s=gemm, preset=PRESET)]
+
+
+def _timed_gemm(q: np.ndarray, x: np.ndarray) -> float:
+    t = time.perf_counter()
+    for s in range(0, len(x), 8_192):
+        q @ x[s:s + 8_192].T
+    return time.perf_counter() - t
+
+
+def bench_audit_bounds(quick: bool) -> list[dict[str, Any]]:
+    store, _, _ = _setup(quick)
+    x = (store.table.search().select([store.roles.vector]).limit(store.rows).to_arrow()
+         .column(store.roles.vector).combine_chunks().values.to_numpy().reshape(-1, store.dim)
+         .astype(np.float64))
+    rng = np.random.default_rng(23)
+    probes = x[rng.choice(len(x), 20 if quick else 50, replace=False)]
+    sq, psq = np.einsum("ij,ij->i", x, x), np.einsum("ij,ij->i", probes, probes)
+    d = sq[None, :] - 2 * probes @ x.T + psq[:, None]
+    pool_r = np.sort(d, axis=1)[:, 29][:, None]  # the 30th distance: depth 30
+    out: dict[str, Any] = {}
+    norm_lb = (np.sqrt(sq)[None, :] - np.sqrt(psq)[:, None]) ** 2
+    out["norms"] = (float(np.mean(norm_lb > pool_r)), float(np.mean(norm_lb >= 1)))
+    _, _, vt = np.linalg.svd(x[:20_000] - x[:20_000].mean(0), full_matrices=False)
+    for m in (16, 64):
+        px, pq = x @ vt[:m].T, probes @ vt[:m].T
+        lb = (np.einsum("ij,ij->i", px, px)[None, :] - 2 * pq @ px.T
+              + np.einsum("ij,ij->i", pq, pq)[:, None])
+        out[f"projection {m}"] = (float(np.mean(lb > pool_r)), float(np.mean(lb >= 1)))
+    text = "; ".join(f"{k}: {a:.1%} at the pool's radius, {b:.1%} at the outrank radius"
+                     for k, (a, b) in out.items())
+    return [row("audit_bounds", "rows a bound rules out: " + text, rows=store.rows,
+                probes=len(probes), pool_radius_median=float(np.median(pool_r)),
+                ruled_out=out)]
+
+
+register("audit_design", bench_audit_design, item="23.5",
+         what="recall audit: now vs the previous design, same probes, and where the time goes",
+         slow=True)
+register("audit_bounds", bench_audit_bounds, item="23.5",
+         what="how much of the store a provable distance bound rules out", slow=True)

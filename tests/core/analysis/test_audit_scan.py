@@ -1,0 +1,136 @@
+"""The recall audit's batched scan reads the vectors once (the ones the audit already read for
+its probes) and every probe's answer is the one its own LanceDB search gives: over several
+fragments with deleted rows, exact duplicates (ties by row id) and near-duplicates, in more
+query tiles and passes than one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import lancedb
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from inspector.core.analysis.audit import FixedProber, runs
+from inspector.core.engine.flow.spec import load_shipped
+from inspector.core.stores.opening import open_store
+from inspector.core.stores.vectorscan import scan as S
+from tests.storekit import snapshot, vectors_column
+
+NAMES = np.random.default_rng(0).permutation(390)  # ids in another order than row ids
+
+
+def _rows(start: int, n: int, rng: np.random.Generator) -> pa.Table:
+    vecs = rng.normal(size=(n, 24)).astype(np.float32)
+    vecs[::9] = vecs[0]  # exact duplicates in every fragment: equal distances, row id order
+    near = vecs[1::9] + rng.normal(scale=1e-3, size=vecs[1::9].shape).astype(np.float32)
+    vecs[2::9] = near[: len(vecs[2::9])]  # near-duplicates: a few ulps to 1e-3 apart
+    return pa.table({"id": [f"m{NAMES[i]:04d}" for i in range(start, start + n)],
+                     "text": [f"memory {i}" for i in range(start, start + n)],
+                     "importance": rng.uniform(0, 1, n),
+                     "vector": vectors_column(vecs)})
+
+
+@pytest.fixture(scope="module")
+def store_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("auditscan") / "db"
+    rng = np.random.default_rng(23)
+    tbl = lancedb.connect(str(path)).create_table("memories", _rows(0, 160, rng))
+    for start, n in ((160, 90), (250, 140)):  # each add is one more fragment
+        tbl.add(_rows(start, n, rng))
+    tbl.delete("id IN ('m0003', 'm0100', 'm0161', 'm0300')")
+    return path
+
+
+def _answers(prober: FixedProber, sample: int) -> tuple[list[Any], dict[str, Any]]:
+    mem = prober.read(sample, 4)
+    prober.prepare(mem, mem.picked, [None] * len(mem.picked))
+    return [prober.ask(mem, i, None) for i in mem.picked], prober.method()
+
+
+@pytest.mark.parametrize("preset", ["importance-blend", "other-plugin"])  # l2, cosine
+def test_scanned_probes_equal_their_own_searches(store_path: Path, preset: str,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from inspector.core.analysis.audit import fixed
+
+    store = open_store(str(store_path), "memories")
+    spec = load_shipped(preset)
+    monkeypatch.setattr(S, "QUERY_TILE", 7)  # many tiles of a block
+    monkeypatch.setattr(fixed, "PER_PASS", 100)  # and several passes
+    before = snapshot(store_path)
+    fast, how = _answers(FixedProber(store, spec, 10), 250)
+    slow, per = _answers(FixedProber(store, spec, 10, scan=False), 250)
+    assert how["batched"] and how["scanned"] == 250 and not how["per_query"]
+    assert per["per_query"] == 250
+    assert fast == slow  # every probe: the returned list, the stage, the code and detail
+    assert snapshot(store_path) == before
+
+
+def test_the_scan_takes_the_vectors_the_audit_read(store_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The audit reads every vector once: the scan never reads them again from LanceDB."""
+    store = open_store(str(store_path), "memories")
+
+    def no_second_read(*a: Any, **k: Any) -> Any:
+        raise AssertionError("the scan read the vectors again")
+
+    monkeypatch.setattr(S, "vector_ranges", no_second_read)
+    monkeypatch.setattr(S, "vector_batches", no_second_read)
+    prober = FixedProber(store, load_shipped("importance-blend"), 10)
+    res = runs.recall_audit(prober, sample=120, seed=1)
+    assert res["scan"]["batched"] and res["scan"]["scanned"] == 120
+    assert not res["scan"]["per_query"]
+    slow = runs.recall_audit(FixedProber(store, load_shipped("importance-blend"), 10,
+                                         scan=False), sample=120, seed=1)
+    for key in ("counts", "never_recallable", "found"):
+        assert res[key] == slow[key], key
+
+
+def test_vectors_not_stored_as_float32_are_read_by_the_scan_itself(tmp_path: Path) -> None:
+    """A float16 column: the audit's matrix is a conversion, so it is not handed to the scan
+    as the stored vectors."""
+    from tests.storekit import write_table
+
+    rng = np.random.default_rng(5)
+    vecs = rng.normal(size=(40, 24))
+    write_table(tmp_path / "db", {"id": [f"h{i}" for i in range(40)],
+                                  "vector": vectors_column(vecs, pa.float16())})
+    store = open_store(str(tmp_path / "db"), "memories")
+    mem = FixedProber(store, load_shipped("importance-blend"), 5).read(None, 0)
+    assert mem.rowids is None
+
+
+def test_a_table_that_gives_no_row_ids_is_read_as_before(store_path: Path) -> None:
+    """Where a table's search refuses row ids, the memories are read without them (and the
+    scan reads its own vectors)."""
+    from types import SimpleNamespace
+
+    from inspector.core.analysis.audit.memories import read_memories
+
+    store = open_store(str(store_path), "memories")
+
+    class NoRowIds:
+        def __init__(self, q: Any) -> None:
+            self.q = q
+
+        def select(self, cols: Any) -> NoRowIds:
+            return NoRowIds(self.q.select(cols))
+
+        def limit(self, n: int) -> NoRowIds:
+            return NoRowIds(self.q.limit(n))
+
+        def with_row_id(self, flag: bool = True) -> NoRowIds:
+            raise RuntimeError("this table has no row ids")
+
+        def to_arrow(self) -> Any:
+            return self.q.to_arrow()
+
+    table = SimpleNamespace(schema=store.table.schema,
+                            search=lambda: NoRowIds(store.table.search()))
+    plain = read_memories(SimpleNamespace(table=table, rows=store.rows, dim=store.dim), "id",
+                          "text", "vector")
+    full = read_memories(store, "id", "text", "vector")
+    assert plain.rowids is None and full.rowids is not None
+    assert plain.ids == full.ids and np.array_equal(plain.vectors, full.vectors)
