@@ -55,7 +55,8 @@ def run_query(a: argparse.Namespace, store: Any = None) -> Any:
     params = params_from_args(a)
     store = open_from_args(a) if store is None else store
     query = query_from_args(a, store, params)
-    trace = index_facet.attach(store, query, run(store, query, params),
+    trace = index_facet.attach(store, query,
+                               run(store, query, params, probe=getattr(a, "scope_probe", "auto")),
                                getattr(a, "index_facet", "off"))
     if a.expect:
         trace = attach(trace, analyse(store, query, trace, a.expect))
