@@ -138,7 +138,8 @@ def cmd_run_trec(a: argparse.Namespace) -> int:
     lines: list[str] = []
     reordered = 0
     for qid, item in zip(qids, queries, strict=True):
-        one = argparse.Namespace(**{**vars(a), "text": item.text, "vector": None,
+        vec = None if item.vector is None else json.dumps(list(item.vector))
+        one = argparse.Namespace(**{**vars(a), "text": item.text, "vector": vec,
                                     "vector_of": item.vector_of, "expect": [],
                                     "scope": [item.scope] if item.scope else a.scope})
         out, _ = answer(one, store)
