@@ -287,7 +287,11 @@ def _merge(store: Store, query: Query, params: Params, spec: scopes.ScopeSpec,
         rows: list[int] = []
         seen: set[Any] = set()
         new: list[int] = []  # the leg's rows that are new to the pool, in leg order
-        for i, rid in enumerate(tbl.column(id_col).to_pylist()):
+        leg_ids = tbl.column(id_col).to_pylist()
+        if not index and len(set(leg_ids)) == len(leg_ids):  # the first leg, no duplicates
+            index.update(zip(leg_ids, range(len(leg_ids)), strict=True))
+            leg_ids, rows, new = [], list(range(len(index))), list(range(len(index)))
+        for i, rid in enumerate(leg_ids):
             if rid in seen:
                 duplicates += 1
                 rows.append(-1)

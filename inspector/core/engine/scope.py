@@ -176,7 +176,7 @@ def evaluate(spec: ScopeSpec, roles: Roles, values: Mapping[str, Sequence[Any]],
 
 def _decide(n: int, rule: Any, by: Sequence[Any] = ()) -> tuple[list[bool], list[str], list[str]]:
     """Each row's (in scope, words, value it had); once per distinct (type, value) of `by`."""
-    scalar = bool(by) and all(v is None or isinstance(v, (str, int, float)) for v in by)
+    scalar = bool(by) and set(map(type, by)) <= {str, int, float, bool, type(None)}
     memo: dict[Any, Any] = {}
     got = [rule(i) if not scalar else memo[k] if (k := (type(by[i]), by[i])) in memo
            else memo.setdefault(k, rule(i)) for i in range(n)]

@@ -288,6 +288,9 @@ def _number(v: Any) -> float | None:
 def importance_values(values: list[Any]) -> tuple[np.ndarray, np.ndarray, int]:
     """(importance as float64, which rows have none, how many non-null values were unreadable).
     NULL and unreadable values are missing (the default applies); a stored NaN stays NaN."""
+    if all(v is None or type(v) is float for v in values):  # a float column: no per-row work
+        none = np.fromiter((v is None for v in values), bool, len(values))
+        return np.array(values, np.float64), none, 0
     out = np.full(len(values), np.nan)
     missing = np.ones(len(values), bool)
     unreadable = 0
