@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -17,7 +16,7 @@ from inspector.core.engine.params import Params
 from inspector.core.engine.pipeline import run
 from inspector.core.evidence.file_schemas import judgments_schema
 from inspector.core.stores.opening import open_store
-from tests.storekit import write_tuning_store
+from tests.storekit import CountingTable, write_tuning_store
 
 GRID = Grid(overfetch=(1.0, 1.5, 3.0, 6.0), blend=(0.0, 0.3, 1.0), min_score=(0.0, 0.2))
 
@@ -25,18 +24,6 @@ GRID = Grid(overfetch=(1.0, 1.5, 3.0, 6.0), blend=(0.0, 0.3, 1.0), min_score=(0.
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(write_tuning_store(tmp_path_factory.mktemp("ex") / "s", n=600, dim=24))
-
-
-class Counting:
-    def __init__(self, table: Any) -> None:
-        self._table, self.searches = table, 0
-
-    def search(self, *a: Any, **k: Any) -> Any:
-        self.searches += 1
-        return self._table.search(*a, **k)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._table, name)
 
 
 def _examples(n: int) -> Judgments:
@@ -65,7 +52,7 @@ def test_every_cell_equals_a_fresh_run_of_that_cell(folder, placement) -> None:
 
 def test_by_example_vectors_are_read_at_once(folder) -> None:
     store = open_store(folder)
-    store.table = Counting(store.table)
+    store.table = CountingTable(store.table)
     cases = cases_from_judgments(store, _examples(8), "vector")
     assert store.table.searches == 1
     for case in cases:  # the same vector a single lookup gives

@@ -16,23 +16,10 @@ from inspector.core.engine.pipeline import run
 from inspector.core.engine.pool import Query
 from inspector.core.stores.opening import open_store
 from tests import indexkit
+from tests.storekit import CountingTable
 
 MISS = Params(limit=10, scope=indexkit.RARE, scope_strategy="column", scope_column="agentId",
               filter="post")
-
-
-class Counting:
-    """A LanceDB table that counts its searches and passes everything through."""
-
-    def __init__(self, table: Any) -> None:
-        self._table, self.searches = table, 0
-
-    def search(self, *a: Any, **k: Any) -> Any:
-        self.searches += 1
-        return self._table.search(*a, **k)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._table, name)
 
 
 @pytest.fixture(scope="module")
@@ -40,9 +27,9 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(indexkit.build(tmp_path_factory.mktemp("probe") / "ivf", "IVF_PQ"))
 
 
-def _counted(folder: str) -> tuple[Any, Counting]:
+def _counted(folder: str) -> tuple[Any, CountingTable]:
     store = open_store(folder)
-    store.table = Counting(store.table)
+    store.table = CountingTable(store.table)
     return store, store.table
 
 
