@@ -29,15 +29,18 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> str:
 def _examples(n: int) -> Judgments:
     out = Judgments()
     for i in range(n):
-        out = out.with_query(f"like m{i * 37:04d}", f"repo{i % 5}", vector_of=f"m{i * 37:04d}")
+        words = ("keys rotate", "tokens deploy", "cache logs")[i % 3]
+        out = out.with_query(f"{words} m{i * 37:04d}", f"repo{i % 5}",
+                             vector_of=f"m{i * 37:04d}")
     return out
 
 
-@pytest.mark.parametrize("placement", ["post", "pushdown"])
-def test_every_cell_equals_a_fresh_run_of_that_cell(folder, placement) -> None:
+@pytest.mark.parametrize(("mode", "placement"), [("vector", "post"), ("vector", "pushdown"),
+                                                  ("hybrid", "post")])
+def test_every_cell_equals_a_fresh_run_of_that_cell(folder, mode, placement) -> None:
     store = open_store(folder)
-    base = Params(mode="vector", limit=5, cap=0, filter=placement)
-    cases = cases_from_judgments(store, _examples(6), "vector")
+    base = Params(mode=mode, limit=5, cap=0, filter=placement)
+    cases = cases_from_judgments(store, _examples(6), mode)
     result = run_sweep(store, cases, base, GRID, truth_depth=300)
     checked = 0
     for q in result.queries:
