@@ -9,13 +9,16 @@ WHY: dict[str, str] = {
     "tick": "About 8 ms of a tick is the stage tables' own Python at any window size (per-cell "
             "`data()`, text shaping); the rest grows with the window's area (painting and the "
             "flush to X); the re-rank itself is ~0.1 ms.",
-    "index": "cProfile: the engine's own Python is ~0.5 ms a query; the rest is its one LanceDB "
-             "search, which reads the columns of all 50 candidates (the stage tables show the "
-             "rows the post-filter drops) where bare post-filtered LanceDB reads only the "
-             "in-scope survivors; the 1,000-deep probe no longer runs by default.",
-    "overhead": "Hybrid: the engine runs the two legs and fuses them itself (it must show each "
-                "leg's ranking), bare LanceDB fuses inside one call; at 100k both cost the "
-                "same.",
+    "index": "IVF_PQ + post-filter, cProfile: the engine's own Python is ~0.5 ms a query; the "
+             "rest is its one LanceDB search, which reads the columns of all 50 candidates (the "
+             "stage tables show the rows the post-filter drops) where bare post-filtered LanceDB "
+             "reads only the in-scope survivors (the 1,000-deep probe no longer runs by "
+             "default). Flat + post-filter fetches pool and probe in one 1,000-deep search, so "
+             "1,000 rows are read; flat vector was 1.04 at load 1.1 (01:23 run), not "
+             "reprofiled at this run's load.",
+    "overhead": "Vector at 10k rows was 1.07 in the 01:23 run (load 1.1-1.6) and is not "
+                "reprofiled at this run's load; hybrid: the engine runs the two legs and fuses "
+                "them itself (it shows each leg's ranking), bare LanceDB fuses in one call.",
     "startup": "Before the first paint the window imports PySide6, pyqtgraph and its own modules "
                "(the bare Qt + pyqtgraph window beside it is the floor); first results also "
                "wait for `import lancedb` and the first query.",
@@ -31,9 +34,11 @@ WHY: dict[str, str] = {
               "diagnosis probe in one search (bare LanceDB: 50 rows); both peaks are mostly "
               "LanceDB's brute-force scan of 1M vectors, which varies by ~100 MB between runs.",
     "audit": "Issue 23's figure, not profiled in this change.",
-    "scan": "74-78 % of the scan is the numpy kernel that reproduces LanceDB's float32 "
-            "distance order bit for bit; the compiled (numba) kernel is faster but not in the "
-            "default install.",
+    "scan": "The default install has no numba: the numpy kernels that reproduce LanceDB's "
+            "float32 distance order bit for bit take the 500-query scan to ~10 s (2.23 s with "
+            "numba, run of 2026-12-01 01:23); LanceDB's own multi-vector query is bit-exact "
+            "and was 0.73x the numpy scan in a --quick side-by-side (`scan_kernels`, "
+            "bench/kernels_bench.py), to be measured at full size before choosing.",
 }
 
 
