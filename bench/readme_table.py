@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
 BEGIN = "<!-- bench-table:begin (bench/readme_table.py writes this block) -->"
 END = "<!-- bench-table:end -->"
 PAGE = HERE.parent / "docs" / "developer" / "benchmarks.md"
@@ -35,7 +36,22 @@ def table(data: dict[str, Any]) -> str:
         cells = [r.get("item", ""), r.get("what", ""), r["result"], r.get("target", ""),
                  VERDICT[r.get("met")]]
         lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
-    return "\n".join(lines)
+    return "\n".join(lines + _misses(data.get("results", [])))
+
+
+def _misses(results: list[dict[str, Any]]) -> list[str]:
+    """Every figure with a missed row, how many rows missed, and what its profile says."""
+    from profiles import why
+
+    missed: dict[str, int] = {}
+    for r in results:
+        if r.get("met") is False:
+            missed[r["bench"]] = missed.get(r["bench"], 0) + 1
+    if not missed:
+        return []
+    return ["", "Misses, and what the profile says:", ""] + [
+        f"- `{name}` ({n} row{'s' if n > 1 else ''} missed): {why(name)}"
+        for name, n in missed.items()]
 
 
 def _load(meta: dict[str, Any]) -> str:

@@ -170,3 +170,18 @@ def write_tuning_store(path: Path, n: int = 240, dim: int = 8, seed: int = 3,
     db = lancedb.connect(str(path))
     db.create_table("memories", table)
     return path
+
+
+class CountingTable:
+    """A LanceDB table that counts its searches and passes everything else through (set it
+    as an opened store's `table` to count the round trips a call makes)."""
+
+    def __init__(self, table: Any) -> None:
+        self._table, self.searches = table, 0
+
+    def search(self, *a: Any, **k: Any) -> Any:
+        self.searches += 1
+        return self._table.search(*a, **k)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._table, name)

@@ -81,3 +81,22 @@ def test_a_merged_run_replaces_only_its_figures_and_says_when_it_ran() -> None:
     assert {r["bench"]: r["result"] for r in again["results"]} == {
         "rerank": "0.2 ms", "scan": "2 s", "audit": "8 s"}
     assert len(again["meta"]["merged"]) == 2
+
+
+def test_every_missed_figure_is_named_with_what_its_profile_says() -> None:
+    import profiles
+
+    data = {"meta": {}, "results": [
+        {"bench": "index", "item": "2", "what": "w", "result": "1.3x", "target": "<= 1.1",
+         "met": False},
+        {"bench": "index", "item": "2", "what": "w", "result": "1.2x", "target": "<= 1.1",
+         "met": False},
+        {"bench": "unprofiled", "item": "9", "what": "w", "result": "2 s", "target": "<= 1 s",
+         "met": False},
+        {"bench": "scan", "item": "3", "what": "w", "result": "1 s", "target": "<= 2 s",
+         "met": True}]}
+    text = readme_table.table(data)
+    assert f"- `index` (2 rows missed): {profiles.WHY['index']}" in text
+    assert "- `unprofiled` (1 row missed): not profiled yet" in text
+    assert "`scan`" not in text  # met: not listed
+    assert "Misses" not in readme_table.table({"meta": {}, "results": data["results"][3:]})

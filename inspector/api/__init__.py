@@ -136,7 +136,7 @@ class Store:
               now: float | str | dt.datetime | None = None, set: Mapping[str, Any] | None = None,
               system_config: str | Path | None = None, embedder: str | None = None,
               expect: Iterable[str] = (), index_facet: str = "auto",
-              **params: Any) -> Result:
+              scope_probe: str = "auto", **params: Any) -> Result:
         """Run one query through the pipeline, as `inspector query STORE ... --json` does.
 
         Query input: `text`, `vector` (a list of numbers) or `vector_of` (a stored row's id;
@@ -144,7 +144,8 @@ class Store:
         `pipeline` is a pipeline file instead. `set` holds STAGE.PARAM (or SETTING) values as
         `--set` does. `scope` is one scope; `scopes` a list (pipelines of stages: a row in any
         is in scope, [] denies everything). `now` (epoch ms, ISO text or a datetime) fixes the
-        clock of time-dependent stages. Other keywords are the fixed pipeline's parameters
+        clock of time-dependent stages. `index_facet` and `scope_probe` are `inspector query`'s
+        `--index-facet` and `--scope-probe`. Other keywords are the fixed pipeline's parameters
         (`overfetch`, `blend`, `min_score`, `mode`, `filter`, ...; see FIXED_PARAMS).
         """
         if vector is not None and vector_of is not None:
@@ -163,13 +164,14 @@ class Store:
             return self._flow(text, vec, vector_of, preset, pipeline, limit, scope, scopes, now,
                               sets, system_config, embedder, list(expect), params)
         return self._fixed(text, vec, vector_of, preset, pipeline, limit, scope, scopes, now,
-                           sets, system_config, embedder, list(expect), index_facet, params)
+                           sets, system_config, embedder, list(expect), (index_facet, scope_probe),
+                           params)
 
     def _fixed(self, text: str | None, vector: list[float] | None, vector_of: str | None,
                preset: str | None, pipeline: str | Path | None, limit: int | None,
                scope: str | None, scopes: Sequence[str] | None, now: Any,
                sets: dict[str, Any], system_config: Any, embedder: str | None,
-               expect: list[str], index_facet: str, params: dict[str, Any]) -> Result:
+               expect: list[str], modes: tuple[str, str], params: dict[str, Any]) -> Result:
         import numpy as np
 
         from inspector.core.engine.ann import facet
@@ -183,6 +185,7 @@ class Store:
         if now is not None or system_config is not None:
             raise InspectorError("now and system_config apply to pipelines of stages "
                                  "(e.g. preset='memory-lancedb-pro' or a pipeline file).")
+        index_facet, scope_probe = modes
         if index_facet not in ("auto", "on", "off"):
             raise InspectorError("index_facet is 'auto', 'on' or 'off'.")
         if scopes is not None:
@@ -206,7 +209,7 @@ class Store:
         st = self.engine_store
         q = build_query(st, p.mode, text=text, vector=None if vector is None else
                         np.asarray(vector, np.float32), vector_of=vector_of, embedder=embedder)
-        trace = facet.attach(st, q, run(st, q, p), index_facet)
+        trace = facet.attach(st, q, run(st, q, p, probe=scope_probe), index_facet)
         if expect:
             trace = attach(trace, analyse(st, q, trace, expect))
         label = str(pipeline) if pipeline is not None else preset or "fixed pipeline"

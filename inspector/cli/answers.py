@@ -55,7 +55,8 @@ def run_query(a: argparse.Namespace, store: Any = None) -> Any:
     params = params_from_args(a)
     store = open_from_args(a) if store is None else store
     query = query_from_args(a, store, params)
-    trace = index_facet.attach(store, query, run(store, query, params),
+    trace = index_facet.attach(store, query,
+                               run(store, query, params, probe=getattr(a, "scope_probe", "auto")),
                                getattr(a, "index_facet", "off"))
     if a.expect:
         trace = attach(trace, analyse(store, query, trace, a.expect))
@@ -137,7 +138,8 @@ def cmd_run_trec(a: argparse.Namespace) -> int:
     lines: list[str] = []
     reordered = 0
     for qid, item in zip(qids, queries, strict=True):
-        one = argparse.Namespace(**{**vars(a), "text": item.text, "vector": None,
+        vec = None if item.vector is None else json.dumps(list(item.vector))
+        one = argparse.Namespace(**{**vars(a), "text": item.text, "vector": vec,
                                     "vector_of": item.vector_of, "expect": [],
                                     "scope": [item.scope] if item.scope else a.scope})
         out, _ = answer(one, store)

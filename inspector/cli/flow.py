@@ -137,7 +137,8 @@ def cmd_sweep(a: argparse.Namespace) -> int:
         cases = []
         for item in load_judgments(a.queries).queries:
             grades = item.grade_map() or None
-            one = q.model_copy(update={"text": item.text, "vector": None,
+            vec = None if item.vector is None else list(item.vector)
+            one = q.model_copy(update={"text": item.text, "vector": vec,
                                        "vector_of": item.vector_of, "expect": []})
             cases.append(flow_sweep.FlowCase(item.label, one, grades))
     else:

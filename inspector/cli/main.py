@@ -50,6 +50,10 @@ def parser() -> argparse.ArgumentParser:
     q.add_argument("--index-facet", choices=("auto", "on", "off"), default="auto",
                    help="compare an indexed search with an exact one (auto: on tables of up "
                         "to 20,000 rows, where it costs about what the search does)")
+    q.add_argument("--scope-probe", choices=("auto", "on"), default="auto",
+                   help="on a post-filter scope miss, search 1,000 deep for where the in-scope "
+                        "rows sit (auto: only where that is the same exact search, so never a "
+                        "second search on an ANN index; on: always)")
     q.add_argument("--rows", type=int, default=15, help="rows shown per stage (text output)")
     cli_answers.add_export_options(q)
     t = sub.add_parser("tables", help="tables, columns, detected roles and row counts")

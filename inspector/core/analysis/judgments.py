@@ -3,7 +3,8 @@
 One immutable `Judgments` value the window updates as the user marks rows (`add`, `remove`)
 and saves; the CLI reads the same files. JSON and CSV hold the same information:
 JSON {"format": "inspector-judgments", "version": 1, "queries": [{"query", "scope",
-"name", "vector_of", "judgments": {id: grade}}]}; CSV columns query,scope,id,grade[,name]
+"name", "vector_of" or "vector" (the query's own vector, a list of numbers), "judgments":
+{id: grade}}]}; CSV columns query,scope,id,grade[,name]
 where a row with an empty id declares a query without judgments.
 """
 
@@ -41,6 +42,16 @@ def _grade(value: Any, where: str) -> float:
     return g
 
 
+def _vector(value: Any, where: str) -> tuple[float, ...] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list) or not value or not all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+            for x in value):
+        raise InspectorError(f"{where}: \"vector\" must be a non-empty list of finite numbers.")
+    return tuple(float(x) for x in value)
+
+
 @dataclass(frozen=True)
 class JudgedQuery:
     """One query of a set: its text, scope, optional name/example id, and graded ids."""
@@ -50,6 +61,7 @@ class JudgedQuery:
     grades: tuple[tuple[str, float], ...] = ()  # sorted by id; grade 0 = judged not relevant
     name: str | None = None
     vector_of: str | None = None
+    vector: tuple[float, ...] | None = None  # an explicit query vector
 
     @property
     def key(self) -> tuple[str, str | None]:
@@ -68,6 +80,8 @@ class JudgedQuery:
             out["name"] = self.name
         if self.vector_of:
             out["vector_of"] = self.vector_of
+        if self.vector is not None:
+            out["vector"] = list(self.vector)
         out["judgments"] = {i: (int(g) if g.is_integer() else g) for i, g in self.grades}
         return out
 
@@ -93,14 +107,16 @@ class Judgments:
         return Judgments(tuple(out))
 
     def with_query(self, text: str, scope: str | None = None, name: str | None = None,
-                   vector_of: str | None = None) -> Judgments:
+                   vector_of: str | None = None,
+                   vector: tuple[float, ...] | None = None) -> Judgments:
         """Add a query without judgments (a query set entry); a known query keeps its grades."""
         if not text or not text.strip():
             raise InspectorError("A judged query needs its query text.")
         old = self.find(text, scope)
         q = JudgedQuery(text.strip(), _scope(scope), old.grades if old else (),
                         name or (old.name if old else None),
-                        vector_of or (old.vector_of if old else None))
+                        vector_of or (old.vector_of if old else None),
+                        vector if vector is not None else (old.vector if old else None))
         return self._put(q)
 
     def add(self, text: str, scope: str | None, row_id: Any, grade: float = 1.0) -> Judgments:
@@ -138,7 +154,8 @@ class Judgments:
             scope = entry.get("scope")
             if scope is not None and not isinstance(scope, str):
                 raise InspectorError(f"{where}: \"scope\" must be a string or null.")
-            out = out.with_query(entry["query"], scope, entry.get("name"), entry.get("vector_of"))
+            out = out.with_query(entry["query"], scope, entry.get("name"), entry.get("vector_of"),
+                                 _vector(entry.get("vector"), where))
             marks = entry.get("judgments", entry.get("relevant", {}))
             if isinstance(marks, list):
                 marks = {str(i): 1 for i in marks}

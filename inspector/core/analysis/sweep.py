@@ -24,11 +24,11 @@ from inspector.core.analysis import metrics as M
 from inspector.core.analysis.batched import AUTO, Leg, ScanPlan, vector_legs
 from inspector.core.analysis.judgments import Judgments
 from inspector.core.analysis.safe import SafeDepth, safe_depth, summarize_safe
-from inspector.core.analysis.truth import is_complete, scoped_pool, truth_ids
+from inspector.core.analysis.truth import is_complete, scoped_pool, trim_pool, truth_ids
 from inspector.core.engine.expect import EXHAUSTIVE_MAX, HYBRID_SCAN_MAX, exhaustive_pool
 from inspector.core.engine.index_rule import prefix_exact, used_index
 from inspector.core.engine.live import CellPools
-from inspector.core.engine.params import Params, pool_depth
+from inspector.core.engine.params import Params, depths, pool_depth
 from inspector.core.engine.pipeline import derive
 from inspector.core.engine.pool import Pool, Query, fetch_pool
 from inspector.core.errors import InspectorError
@@ -112,14 +112,24 @@ class Case:
 
 def cases_from_judgments(store: Store, judgments: Judgments, mode: str,
                          embedder: str | None = None) -> list[Case]:
-    """Each query of a set: its text embedded with the store's embedder, or a row's vector."""
+    """Each query of a set: its own vector, a row's vector (all read at once, `id IN (...)`),
+    or its text embedded with the store's embedder."""
     from inspector.core.engine.inputs import build_query
 
     if not judgments.queries:
         raise InspectorError("The query set is empty.")
-    return [Case(name=q.label, query=build_query(store, mode, text=q.text, vector_of=q.vector_of,
-                                                 embedder=embedder),
-                 scope=q.scope, grades=q.grades) for q in judgments.queries]
+    wanted = [q.vector_of for q in judgments.queries if q.vector is None and q.vector_of]
+    examples = store.vectors_of(wanted) if wanted else {}
+    out = []
+    for q in judgments.queries:
+        if q.vector is None and q.vector_of:
+            query = Query(text=q.text, vector=examples[q.vector_of],
+                          source=f"example:{q.vector_of}")
+        else:
+            query = build_query(store, mode, text=q.text, embedder=embedder,
+                                vector=None if q.vector is None else np.asarray(q.vector))
+        out.append(Case(name=q.label, query=query, scope=q.scope, grades=q.grades))
+    return out
 
 
 @dataclass(frozen=True)
@@ -215,12 +225,13 @@ def sweep_pool(pool: Pool, case: Case, base: Params, grid: Grid, k: int | None =
     where: dict[Any, int] = {}  # every id some cell returns -> its position in `ids`
     truths: dict[tuple[int, int], list[Any]] = {}
     sub = scoped_pool(pool)
+    head = pool if cells is not None else _grid_head(pool, p, grid)
     for (i, j, m), _ in np.ndenumerate(returned):
         f, w, ms = grid.overfetch[i], grid.blend[j], grid.min_score[m]  # type: ignore[index]
         cell = p.with_(overfetch=f, blend=w, min_score=ms)
         if (j, m) not in truths:
             truths[(j, m)] = truth_ids(pool, as_pool(pool, cell), sub)
-        src, own[i, j, m] = (pool, False) if cells is None else cells.pool_for(cell)
+        src, own[i, j, m] = (head, False) if cells is None else cells.pool_for(cell)
         ids = list(derive(src, cell).ids("final"))
         finals[i, j, m, : len(ids)] = [where.setdefault(x, len(where)) for x in ids]
         returned[i, j, m] = len(ids)
@@ -240,6 +251,18 @@ def sweep_pool(pool: Pool, case: Case, base: Params, grid: Grid, k: int | None =
         safe=safe_depth(pool, p, truth0, k, grid.overfetch, depth, _scan_limit(p, grid),
                         None if cells is None or not own.any() else cells.pool_for),
         fetch_s=fetch_s, own=own if own.any() else None)
+
+
+def _grid_head(pool: Pool, p: Params, grid: Grid) -> Pool:
+    """The pool's first rows as deep as the grid's deepest cell reads (and one past, for the
+    tie report): a flat pool's prefix, so every cell derives from it what the whole deep pool
+    gives, over ~100 rows instead of the truth's 10,000."""
+    assert grid.min_score is not None
+    deepest = max(max(d.vec_k, d.fts_k) for d in
+                  (depths(p.with_(overfetch=f, min_score=grid.min_score[0]))
+                   for f in grid.overfetch))
+    legs = [leg.depth for leg in (pool.vec_leg, pool.fts_leg) if leg is not None]
+    return pool if deepest + 1 >= min(legs, default=0) else trim_pool(pool, deepest + 1)
 
 
 def as_pool(pool: Pool, p: Params) -> Params:

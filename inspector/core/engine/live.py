@@ -25,6 +25,8 @@ from inspector.core.engine.pipeline import (
     fetch_for,
     fetch_probe,
     probe_applies,
+    probe_deferred,
+    probe_note,
 )
 from inspector.core.engine.pool import Pool, Query
 from inspector.core.engine.trace import Fix, Trace
@@ -94,7 +96,10 @@ class LiveSession:
             p = params.with_(filter=placement)
             pool = fetch_for(store, query, p, max_overfetch=deep)
             _check(cancelled)
-            lanes.append(Lane(placement, pool, fetch_probe(store, query, p, pool)))
+            # as `run` does by default: no second ANN search for a scope miss's depth hint
+            probe = None if probe_deferred(getattr(store, "vector_index", None), p) \
+                else fetch_probe(store, query, p, pool)
+            lanes.append(Lane(placement, pool, probe))
         session = cls(store, query, params, tuple(lanes), max_overfetch)
         session.fetch_exact(cancelled)
         session.warm(params)
@@ -169,6 +174,9 @@ class LiveSession:
         for n, lane in enumerate(self.lanes):
             p = self.lane_params(params, n)
             t = derive(lane.pool, p, probe=lane.probe_for(p), hints=self._hints[n])
+            if lane.probe is None and self.store is not None \
+                    and probe_deferred(lane.pool.index, p):
+                t = probe_note(t)
             exact = self._exact.get(n)
             if exact is not None and used_index(lane.pool.index, p) is not None:
                 t = with_facet(t, *facet_from(t, exact))

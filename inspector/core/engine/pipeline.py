@@ -7,6 +7,7 @@ derives from that. For exact (flat) search both give identical results; a proper
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -244,18 +245,44 @@ def first_depths(store: Store, p: Params) -> tuple[int, int]:
     return d.vec_k, d.fts_k
 
 
+PROBE_MODES = ("auto", "on")  # --scope-probe: auto probes only where it costs no ANN search
+
+
+def probe_deferred(index: object, p: Params) -> bool:
+    """True when `auto` leaves a post-filter scope miss unprobed: the vector leg goes through
+    an ANN index, so the probe would be a second, deeper approximate search (on IVF_PQ 100k
+    it tripled the query's time) and the answer must not wait for it."""
+    return p.filter == "post" and p.scope_spec().active and not prefix_exact(index, p)
+
+
+def probe_note(trace: Trace) -> Trace:
+    """The trace, saying so when its scope miss was left unprobed (see `probe_deferred`)."""
+    if not scope_miss(trace.counters):
+        return trace
+    kind = getattr(trace.pool.index, "type", None) or "vector"
+    note = (f"the scope miss was not probed deeper: on the {kind} index that is a second "
+            f"search (to depth {PROBE_DEPTH:,}); add --scope-probe on for the depth that "
+            "brings in-scope rows")
+    return replace(trace, warnings=(*trace.warnings, note))
+
+
 def run(store: Store, query: Query, p: Params,
-        vec_leg: tuple[Any, bool, float] | None = None) -> Trace:
+        vec_leg: tuple[Any, bool, float] | None = None, probe: str = "auto") -> Trace:
     """Fetch exactly what p needs and derive every stage. On a scope miss, probe deeper once
-    so the diagnosis can say where the in-scope rows sit and which over-fetch would reach them.
-    `vec_leg`: the vector leg at `first_depths` already fetched (a batched scan)."""
+    so the diagnosis can say where the in-scope rows sit and which over-fetch would reach them:
+    with `probe="auto"` only where that is the same exact search (see `probe_deferred`), with
+    "on" always. `vec_leg`: the vector leg at `first_depths` already fetched (a batched scan)."""
+    if probe not in PROBE_MODES:
+        raise InspectorError(f"The scope probe is one of {', '.join(PROBE_MODES)}.")
     vec_k, fts_k = first_depths(store, p)
     pool = fetch_pool(store, query, p, vec_k=vec_k, fts_k=fts_k, vec_leg=vec_leg)
     if one_search_probe(store, p):  # the pool and the probe from one deep, exact search
         return derive(pool, p, probe=probe_applies(pool, p))
     trace = derive(pool, p)
     if scope_miss(trace.counters):
-        probe = probe_applies(fetch_probe(store, query, p, pool), p)
-        if probe is not None:
-            trace = derive(pool, p, probe=probe)
+        if probe == "auto" and probe_deferred(getattr(store, "vector_index", None), p):
+            return probe_note(trace)
+        probe_pool = probe_applies(fetch_probe(store, query, p, pool), p)
+        if probe_pool is not None:
+            trace = derive(pool, p, probe=probe_pool)
     return trace

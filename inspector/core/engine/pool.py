@@ -284,21 +284,29 @@ def _merge(store: Store, query: Query, params: Params, spec: scopes.ScopeSpec,
     leg_rows: dict[str, list[int]] = {}
     duplicates = 0
     for name, tbl in legs.items():
-        data = {c: tbl.column(c).to_pylist() for c in cols}
         rows: list[int] = []
         seen: set[Any] = set()
-        for i, rid in enumerate(data[id_col]):
+        new: list[int] = []  # the leg's rows that are new to the pool, in leg order
+        leg_ids = tbl.column(id_col).to_pylist()
+        if not index and len(set(leg_ids)) == len(leg_ids):  # the first leg, no duplicates
+            index.update(zip(leg_ids, range(len(leg_ids)), strict=True))
+            leg_ids, rows, new = [], list(range(len(index))), list(range(len(index)))
+        for i, rid in enumerate(leg_ids):
             if rid in seen:
                 duplicates += 1
                 rows.append(-1)
                 continue
             seen.add(rid)
-            if rid not in index:
-                index[rid] = len(index)
-                for c in cols:
-                    columns[c].append(data[c][i])
-            rows.append(index[rid])
+            at = index.get(rid)
+            if at is None:
+                at = index[rid] = len(index)
+                new.append(i)
+            rows.append(at)
         leg_rows[name] = rows
+        if new:  # whole columns through Arrow, not cell by cell
+            part = tbl if len(new) == tbl.num_rows else tbl.take(pa.array(new, pa.int64()))
+            for c in cols:
+                columns[c].extend(part.column(c).to_pylist())
     n = len(index)
     ids = np.empty(n, dtype=object)
     ids[:] = columns[id_col]

@@ -152,7 +152,7 @@ def evaluate(spec: ScopeSpec, roles: Roles, values: Mapping[str, Sequence[Any]],
         return _decide(n, lambda i: (True, f"{cols['column']} == {want!r}", "")
                        if get["column"][i] == want else
                        (False, f"{cols['column']} {get['column'][i]!r} != {want!r}",
-                        had(get["column"][i])))
+                        had(get["column"][i])), get["column"])
     if spec.strategy in ("column_global", "agent_scope"):
         return _evaluate_agent_scope(spec, cols, get, n)
     norm = normalize_scope(spec.scope)
@@ -174,8 +174,12 @@ def evaluate(spec: ScopeSpec, roles: Roles, values: Mapping[str, Sequence[Any]],
     return _decide(n, lambda i: _map_rule(low_entries, repos[i], paths[i]))
 
 
-def _decide(n: int, rule: Any) -> tuple[list[bool], list[str], list[str]]:
-    got = [rule(i) for i in range(n)]  # (in scope, the rule's words, the value it had)
+def _decide(n: int, rule: Any, by: Sequence[Any] = ()) -> tuple[list[bool], list[str], list[str]]:
+    """Each row's (in scope, words, value it had); once per distinct (type, value) of `by`."""
+    scalar = bool(by) and set(map(type, by)) <= {str, int, float, bool, type(None)}
+    memo: dict[Any, Any] = {}
+    got = [rule(i) if not scalar else memo[k] if (k := (type(by[i]), by[i])) in memo
+           else memo.setdefault(k, rule(i)) for i in range(n)]
     return [bool(g[0]) for g in got], [g[1] for g in got], [g[2] for g in got]
 
 
@@ -278,12 +282,9 @@ def _json_only(schema: Any, columns: list[str]) -> str:
     return ""
 
 
-# --- column_global and agent_scope: the OpenClaw memory plugin's rules --------------------------
-#
-# column_global: `column == scope`, or the row's column is '' or NULL (a global row, visible in
-# every scope). agent_scope: the scope is "AGENT" or "AGENT/SCOPE"; the agent column must equal
-# AGENT and, when given, the scope column follows column_global. Without an agent column (older
-# tables) the whole scope string is the SCOPE. Both compare exactly, as the plugin's SQL does.
+# --- column_global and agent_scope (the OpenClaw memory plugin's rules, compared exactly) -------
+# column_global: `column == scope`, or '' / NULL (a global row). agent_scope: "AGENT" or
+# "AGENT/SCOPE": agent column == AGENT, the scope column as column_global; no agent column: SCOPE.
 
 
 def split_agent_scope(scope: str | None, has_agent: bool) -> tuple[str | None, str | None]:

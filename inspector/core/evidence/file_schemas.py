@@ -28,7 +28,9 @@ def scope_map_schema() -> dict[str, Any]:
 def _query_entry() -> dict[str, Any]:
     return {"type": "object", "required": ["query"],
             "properties": {"query": _TEXT, "scope": _TEXT_OR_NULL, "name": {},
-                           "vector_of": _TEXT_OR_NULL, "judgments": _MARKS, "relevant": _MARKS}}
+                           "vector_of": _TEXT_OR_NULL,
+                           "vector": {"type": "array", "minItems": 1, "items": {"type": "number"}},
+                           "judgments": _MARKS, "relevant": _MARKS}}
 
 
 def judgments_schema() -> dict[str, Any]:

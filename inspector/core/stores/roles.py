@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from decimal import Decimal
 from typing import Any
@@ -287,6 +288,9 @@ def _number(v: Any) -> float | None:
 def importance_values(values: list[Any]) -> tuple[np.ndarray, np.ndarray, int]:
     """(importance as float64, which rows have none, how many non-null values were unreadable).
     NULL and unreadable values are missing (the default applies); a stored NaN stays NaN."""
+    if all(v is None or type(v) is float for v in values):  # a float column: no per-row work
+        none = np.fromiter((v is None for v in values), bool, len(values))
+        return np.array(values, np.float64), none, 0
     out = np.full(len(values), np.nan)
     missing = np.ones(len(values), bool)
     unreadable = 0
@@ -334,17 +338,28 @@ def _plain_query(q: Any) -> bool:
         for v in q.values())
 
 
+def _typed_id(column: str, value: str, dtype: pa.DataType) -> Any:
+    if not pa.types.is_integer(dtype):
+        return str(value)
+    try:
+        number = int(value)
+        if not -2**63 <= number < 2**63:
+            raise ValueError
+        return number
+    except ValueError:
+        raise InspectorError(f"Row id {value!r} is not an integer like the {column} column.") \
+            from None
+
+
 def eq_predicate(column: str, value: str, dtype: pa.DataType) -> Any:
     """`column == value` built structurally, the value typed like the column (an id)."""
     from lancedb.expr import col, lit
 
-    if pa.types.is_integer(dtype):
-        try:
-            number = int(value)
-            if not -2**63 <= number < 2**63:
-                raise ValueError
-            return col(column) == lit(number)
-        except ValueError:
-            raise InspectorError(f"Row id {value!r} is not an integer like the {column} column.") \
-                from None
-    return col(column) == lit(str(value))
+    return col(column) == lit(_typed_id(column, value, dtype))
+
+
+def in_predicate(column: str, values: Sequence[str], dtype: pa.DataType) -> Any:
+    """`column IN (values)` built structurally, each value typed like the column (ids)."""
+    from lancedb.expr import col, lit
+
+    return col(column).isin([lit(_typed_id(column, v, dtype)) for v in values])

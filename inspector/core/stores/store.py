@@ -6,7 +6,7 @@ connecting; nothing in this module creates, writes, indexes or compacts a user's
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -27,8 +27,8 @@ from inspector.core.stores.roles import (
     META_KEY,
     Roles,
     detect_roles,
-    eq_predicate,
     ignored_columns,
+    in_predicate,
     lance_columns,
     read_meta,
     vector_refusal,
@@ -197,17 +197,30 @@ class Store:
 
     def vector_of(self, row_id: str) -> np.ndarray:
         """The stored vector of one row (query by example)."""
-        where = eq_predicate(self.roles.id, row_id, self.schema.field(self.roles.id).type)
+        return self.vectors_of([row_id])[row_id]
+
+    def vectors_of(self, row_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The stored vectors of many rows (queries by example) in one read, `id IN (...)`;
+        the first id without a row or a usable vector is one clear error."""
+        want = list(dict.fromkeys(row_ids))
+        where = in_predicate(self.roles.id, want, self.schema.field(self.roles.id).type)
         try:
-            got = self.table.search().where(where).select([self.roles.vector]).limit(2).to_arrow()
+            got = (self.table.search().where(where).select([self.roles.id, self.roles.vector])
+                   .limit(None).to_arrow())
         except InspectorError:
             raise
         except Exception as exc:  # noqa: BLE001 - a vanished version or unreadable file
             raise self.gone(exc) from exc
-        if got.num_rows == 0:
+        found: dict[str, Any] = {}
+        for rid, vec in zip(got.column(0).to_pylist(), got.column(1), strict=True):
+            found.setdefault(str(rid), vec)
+        return {r: self._checked_example(r, found.get(str(r))) for r in want}
+
+    def _checked_example(self, row_id: str, cell: Any) -> np.ndarray:
+        if cell is None:
             raise InspectorError(f"No row with {self.roles.id} = {row_id!r} in table "
                                  f"'{self.table_name}'.")
-        values = got.column(0)[0].values
+        values = cell.values
         if values is None:
             raise InspectorError(f"Row {row_id!r} has no stored vector (its "
                                  f"{self.roles.vector} is NULL), so it cannot be a query.")
