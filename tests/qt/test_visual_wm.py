@@ -54,8 +54,8 @@ def wm_screen(request: pytest.FixtureRequest) -> Iterator[tuple[str, int, int]]:
 
 
 @pytest.mark.skipif(shutil.which("xprop") is None, reason="xprop is not installed")
-@pytest.mark.parametrize("wm_screen", [(1366, 768), (1920, 1080)], indirect=True,
-                         ids=["1366x768", "1920x1080"])
+@pytest.mark.parametrize("wm_screen", [(1024, 700), (1366, 768), (1920, 1080)], indirect=True,
+                         ids=["1024x700", "1366x768", "1920x1080"])
 def test_gallery_passes_the_checks_maximised_under_openbox(wm_screen: tuple[str, int, int],
                                                           tmp_path: Path) -> None:
     display, w, h = wm_screen
