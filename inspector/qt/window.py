@@ -158,6 +158,7 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         self.splitters["main"].addWidget(self.splitters["left"])
         self.splitters["main"].addWidget(self.splitters["side"])
         self._default_sizes()
+        self.yielding.append(self.splitters["plots"])  # it yields its room to a bottom dock
         central = QWidget(self)
         lay = QVBoxLayout(central)
         lay.setContentsMargins(8, 6, 8, 4)
