@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from inspector.qt.harness.cut_checks import cut_label_problems, cut_plot_text_problems
 
-STATES = "scoped-miss,importance,deep-pool,tuning-dock,receipt,tour-scoped-miss"
+STATES = "scoped-miss,importance,deep-pool,tuning-dock,receipt,tour-scoped-miss,tour-tie"
 
 
 @pytest.fixture
