@@ -26,6 +26,7 @@ class ExtensibleWindow(QMainWindow):
         self.notices = QVBoxLayout()  # placed by the subclass's layout
         self.notices.setSpacing(4)
         self.dock_areas: dict[QDockWidget, Qt.DockWidgetArea] = {}
+        self.yielding: list[QWidget] = []  # hidden while a docked dock needs their room
         self.query_bar: Any = None  # the subclass's QueryBar (has add_widget)
 
     def menu(self, menu_id: str) -> QMenu:
@@ -75,7 +76,7 @@ class ExtensibleWindow(QMainWindow):
         self.dock_areas[dock] = area
         fit.prepare_docks(self, {dock: area})
         dock.visibilityChanged.connect(
-            lambda on, d=dock, a=area: on and fit.size_docked(self, d, a))
+            lambda on, d=dock, a=area: fit.size_docked(self, d, a) if on else fit.make_way(self))
 
     def add_query_widget(self, widget: QWidget) -> None:
         """A control in the query row, before the Run button."""

@@ -1,16 +1,18 @@
 """Fitting the window to the screen it is on: a first size from the available area, saved
 geometry clamped back onto it, and one rule for docks (dock when the stages keep a usable
-size beside the dock, else float it over the window, inside the screen)."""
+size beside the dock, the plots yielding their room if need be; else float it over the
+window, inside the screen)."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import QRect, QSize, Qt
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QDockWidget, QMainWindow, QWidget
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QSplitter, QWidget
 
 PREFERRED = QSize(1600, 1000)
 # below these the stage tables and plots stop being readable (tested down to 1280x720)
 STAGES_MIN = QSize(1200, 430)
+DOCK_USABLE = 180  # a bottom dock docked in less (its tabs, controls and a heatmap) is useless
 DOCK_EXTENT = {Qt.DockWidgetArea.BottomDockWidgetArea: 380,
                Qt.DockWidgetArea.TopDockWidgetArea: 380,
                Qt.DockWidgetArea.LeftDockWidgetArea: 420,
@@ -53,32 +55,96 @@ def clamp_to_screen(win: QWidget) -> None:
         win.move(x, y)
 
 
-def room_for(win: QMainWindow, area: Qt.DockWidgetArea, dock: QDockWidget | None = None) -> bool:
-    """Whether a dock of its usual extent fits in this area with the stages kept usable
-    (measured while the dock is hidden)."""
+def _vertical(area: Qt.DockWidgetArea) -> bool:
+    return area in (Qt.DockWidgetArea.BottomDockWidgetArea, Qt.DockWidgetArea.TopDockWidgetArea)
+
+
+def _min_h(w: QWidget) -> int:
+    return w.minimumSizeHint().expandedTo(w.minimumSize()).height()
+
+
+def _compact_height(win: QMainWindow) -> int:
+    """The central widget's minimum height with the widgets that yield to a dock (the plots,
+    under the stages in a vertical splitter that sits in the horizontal main splitter)
+    gone: measured from the splitters' children, without hiding anything."""
+    need = win.centralWidget().minimumSizeHint().height()
+    for w in (w for w in win.yielding if w.isVisible()):
+        inner = w.parentWidget()
+        if not isinstance(inner, QSplitter) or inner.orientation() != Qt.Orientation.Vertical:
+            continue
+        kids = [k for k in map(inner.widget, range(inner.count())) if k.isVisible() and k is not w]
+        without = sum(map(_min_h, kids)) + inner.handleWidth() * max(0, len(kids) - 1)
+        outer, before = inner.parentWidget(), _min_h(inner)
+        if isinstance(outer, QSplitter) and outer.orientation() == Qt.Orientation.Horizontal:
+            others = [_min_h(k) for k in map(outer.widget, range(outer.count()))
+                      if k.isVisible() and k is not inner]
+            before, without = _min_h(outer), max([without, *others])
+        need -= max(0, before - without)
+    return need
+
+
+def room_for(win: QMainWindow, area: Qt.DockWidgetArea,
+             dock: QDockWidget | None = None) -> tuple[int, bool]:
+    """The extent a dock gets docked in this area (measured while it is hidden): its usual
+    one where the stages and plots keep a usable size beside it; for a bottom or top dock,
+    else what is left once the plots yield (the stages keep theirs); 0: it does not fit.
+    And whether the plots must yield."""
     central = win.centralWidget()
     need = central.minimumSizeHint().expandedTo(STAGES_MIN)
     extent = DOCK_EXTENT.get(area, 380)
     own = dock.minimumSizeHint() if dock is not None else QSize(0, 0)
-    if area in (Qt.DockWidgetArea.BottomDockWidgetArea, Qt.DockWidgetArea.TopDockWidgetArea):
-        return central.height() - max(extent, own.height()) >= need.height()
-    return central.width() - max(extent, own.width()) >= need.width()
+    if not _vertical(area):
+        return (extent if central.width() - max(extent, own.width()) >= need.width() else 0,
+                False)
+    # the central widget's height once the dock's last showing has left (a dock just hidden
+    # leaves its room to the central widget at the next layout, not yet)
+    have = win.height() - win.menuBar().height() - win.statusBar().height() - sum(
+        d.height() + 6 for d in getattr(win, "dock_areas", {}) if d is not dock
+        and d.isVisible() and not d.isFloating() and _vertical(win.dockWidgetArea(d)))
+    if have - max(extent, own.height()) >= need.height():
+        return extent, False
+    left = have - _compact_height(win) - 6  # the dock's separator
+    return (min(extent, left), True) if left >= max(own.height(), DOCK_USABLE) else (0, False)
 
 
 def prepare_docks(win: QMainWindow, areas: dict[QDockWidget, Qt.DockWidgetArea]) -> None:
     """The one dock rule, decided for every hidden dock before it shows (a docked dock that
     does not fit would grow the window past the screen the moment it appears): docked when
-    the stages keep a usable size beside it, otherwise floating over the window's lower or
-    right part, inside the screen."""
+    the stages keep a usable size beside it (the plots yielding their room to a bottom dock
+    if need be: a dock never covers the stages it drives), otherwise floating over the
+    window's lower or right part, inside the screen."""
     for dock, area in areas.items():
         if dock.isVisible():
             continue
-        fits = room_for(win, area, dock)
-        if dock.isFloating() == (not fits):
+        extent, yields = room_for(win, area, dock)
+        dock.setProperty("extent", extent)
+        dock.setProperty("yields", yields)
+        if dock.isFloating() == (not extent):
             continue
-        dock.setFloating(not fits)
-        if not fits:
+        dock.setFloating(not extent)
+        if not extent:
             dock.setGeometry(_floating_box(win, area, dock))
+
+
+def make_way(win: QMainWindow) -> None:
+    """The widgets that yield to a dock hidden while a docked dock that needs their room is
+    shown, and those it hid shown again once none is (one hidden for another reason, the
+    pipeline view's plots, stays hidden)."""
+    gone = any(d.isVisible() and not d.isFloating() and d.property("yields")
+               for d in win.dock_areas)
+    for w in win.yielding:
+        if gone and w.isVisibleTo(win):
+            w.setProperty("yielded", True)
+            w.hide()
+        elif not gone and w.property("yielded"):
+            w.setProperty("yielded", False)
+            w.show()
+        else:
+            continue
+        up = w.parentWidget()  # nested splitters do not pass a child's new minimum up
+        while up is not None and up is not win:
+            up.updateGeometry()
+            up = up.parentWidget()
 
 
 def _floating_box(win: QMainWindow, area: Qt.DockWidgetArea, dock: QDockWidget) -> QRect:
@@ -96,10 +162,9 @@ def _floating_box(win: QMainWindow, area: Qt.DockWidgetArea, dock: QDockWidget) 
 
 
 def size_docked(win: QMainWindow, dock: QDockWidget, area: Qt.DockWidgetArea) -> None:
-    """A docked dock that just appeared gets its usual extent."""
+    """A docked dock that just appeared gets the extent the dock rule gave it."""
+    make_way(win)
     if dock.isFloating():
         return
-    vertical = area in (Qt.DockWidgetArea.BottomDockWidgetArea,
-                        Qt.DockWidgetArea.TopDockWidgetArea)
-    win.resizeDocks([dock], [DOCK_EXTENT.get(area, 380)],
-                    Qt.Orientation.Vertical if vertical else Qt.Orientation.Horizontal)
+    win.resizeDocks([dock], [int(dock.property("extent") or DOCK_EXTENT.get(area, 380))],
+                    Qt.Orientation.Vertical if _vertical(area) else Qt.Orientation.Horizontal)

@@ -125,6 +125,8 @@ def go_to_stage(win: Any, n: int) -> QWidget | None:
     if n > len(STAGES) or not win.stages.lanes:
         return None
     lane = min(win.vm.focus_lane, len(win.stages.lanes) - 1)
+    if win.stages.view(STAGES[n - 1], lane).folded:  # a narrow lane folded it: open it
+        win.stages.lanes[lane].open_stage(STAGES[n - 1])
     table = win.stages.view(STAGES[n - 1], lane).table
     table.setFocus(Qt.FocusReason.ShortcutFocusReason)
     if not table.currentIndex().isValid() and table.model().rowCount() > 0:

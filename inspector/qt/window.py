@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+from superqt import QElidingLabel
 
 from inspector.core.stores.opening import Opened
 from inspector.qt import fit, help_menu, shortcuts, theme
@@ -128,7 +129,8 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         self.busy_bar = QProgressBar(self, minimum=0, maximum=0)
         self.busy_bar.setFixedWidth(120)
         self.busy_bar.hide()
-        self.status_label = QLabel("")
+        self.status_label = QElidingLabel("")  # a long path elides, never widens the window
+        self.status_label.setElideMode(Qt.TextElideMode.ElideMiddle)
         self.statusBar().addWidget(self.status_label, 1)
         self.statusBar().addPermanentWidget(self.busy_bar)
 
@@ -156,6 +158,7 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         self.splitters["main"].addWidget(self.splitters["left"])
         self.splitters["main"].addWidget(self.splitters["side"])
         self._default_sizes()
+        self.yielding.append(self.splitters["plots"])  # it yields its room to a bottom dock
         central = QWidget(self)
         lay = QVBoxLayout(central)
         lay.setContentsMargins(8, 6, 8, 4)

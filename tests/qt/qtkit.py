@@ -50,7 +50,8 @@ def assert_matches_engine(win, lane: int = 0) -> None:
         assert_past_rows_marked(win, stage, lane)
     assert win.funnel.lanes[lane][1] == expected.counters
     assert win.vm.traces[lane].diagnosis == expected.diagnosis
-    if lane == win.vm.focus_lane and not win.plots_pending:
+    # hidden plots (a docked dock took their room) catch up when shown: compared then
+    if lane == win.vm.focus_lane and not win.plots_pending and win.scatter.isVisible():
         assert_plots_match(win, expected)
 
 

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QFrame, QScrollArea, QStackedWidget
 
 from inspector.core.engine.flow.answer import diagnose
 from inspector.core.errors import InspectorError
+from inspector.qt import fit
 from inspector.qt import settings as cfg
 from inspector.qt.flow.flow_bar import FlowBar
 from inspector.qt.flow.flow_detail import FlowDetail
@@ -136,12 +137,15 @@ class FlowMode:
 
     def _layout(self, on: bool) -> None:
         win = self.win
+        win.splitters["plots"].setProperty("yielded", False)  # shown or hidden here, below
         for w in (win.banner_slot, win.sliders, win.splitters["plots"],
                   win.detail.parentWidget().parentWidget(), win.expected):
             w.setVisible(not on)
         for w in (self.bar, self.sliders, self.detail_scroll):
             w.setVisible(on)
         self.stack.setCurrentWidget(self.panel if on else win.stages)
+        if not on:
+            fit.make_way(win)  # the plots stay out of a docked dock's room
 
     def _live_params(self) -> list[tuple[str, Any]]:
         from inspector.core.engine.flow.live import live_params

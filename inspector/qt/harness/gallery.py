@@ -19,8 +19,14 @@ from typing import Any
 SIZES = ((1366, 768), (1920, 1080))
 THEMES = ("light", "dark")
 STATES = ("empty-store", "scoped-miss", "importance", "deep-pool", "tuning-dock", "map",
-          "receipt", "error", "tour-scoped-miss", "tour-importance")
-TOUR_STEPS = {"tour-scoped-miss": 2, "tour-importance": 5}  # a middle step of each story
+          "receipt", "error", "tour-scoped-miss", "tour-importance", "tour-tie")
+# a middle step of each story (the index story is not certain: LanceDB trains the index)
+TOUR_STEPS = {"tour-scoped-miss": 2, "tour-importance": 5, "tour-tie": 8}
+# the pipeline state's fixture (--pipeline-fixture): memory-lancedb-pro's store and question
+PIPELINE: dict[str, Path] = {}
+PIPELINE_TEXT, PIPELINE_SCOPES, PIPELINE_NOW = ("postgres connection pool size",
+                                                "global, agent:main, reflection:agent:main",
+                                                "1796113042582")
 
 
 def empty_store(folder: Path) -> str:
@@ -101,6 +107,29 @@ def _state_error(win: Any, work: Path) -> None:
     win.vm.open_store(str(work / "no-such-store"))
 
 
+def _state_pipeline(win: Any, work: Path) -> None:
+    """memory-lancedb-pro's 14 stages on a store the plugin wrote, asked as a user does (the
+    preset picked, then its vector, scopes and clock typed into the pipeline's bar)."""
+    src = PIPELINE.get("fixture")
+    if src is None:
+        raise SystemExit("gallery: the pipeline state needs --pipeline-fixture DIR (a folder "
+                         "with store/ and q_pg.json)")
+    win.vm.open_store(str(src / "store"), "memories")
+    _idle(win)
+    qb = win.query_bar
+    qb.text.setText(PIPELINE_TEXT)
+    n = qb.preset.findData("memory-lancedb-pro")
+    qb.preset.setCurrentIndex(n)
+    qb.preset.activated.emit(n)
+    _idle(win)
+    bar = win.flow.bar
+    for edit, text in ((bar.vector, str(src / "q_pg.json")), (bar.scopes, PIPELINE_SCOPES),
+                       (bar.now, PIPELINE_NOW)):
+        edit.setText(text)
+        edit.editingFinished.emit()
+        _idle(win)
+
+
 def _state_tour(win: Any, step: int) -> None:
     """Help › Tour at one step, its bar showing that step's sentence."""
     _demo(win, None)
@@ -111,7 +140,7 @@ ENTER: dict[str, Callable[[Any, Path], None]] = {
     "empty-store": _state_empty, "scoped-miss": _state_scoped, "importance": _state_importance,
     "deep-pool": _state_deep,
     "tuning-dock": _state_tuning, "map": _state_map, "receipt": _state_receipt,
-    "error": _state_error,
+    "error": _state_error, "pipeline": _state_pipeline,
     **{name: (lambda win, _work, n=n: _state_tour(win, n)) for name, n in TOUR_STEPS.items()},
 }
 
@@ -120,6 +149,7 @@ def reset(win: Any) -> None:
     """Between states: docks and the tour closed, no error."""
     win.tuning_dock.hide()
     win.tour.hide()
+    win.flow.leave()
     win.vm.clear_error()
 
 
@@ -194,6 +224,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", default=",".join(f"{w}x{h}" for w, h in SIZES))
     ap.add_argument("--states", default=",".join(STATES))
     ap.add_argument("--themes", default=",".join(THEMES))
+    ap.add_argument("--pipeline-fixture", type=Path, default=None,
+                    help="for the pipeline state: a copy of the memory-lancedb-pro fixture "
+                         "(store/ and q_pg.json); it is opened read-only")
     ap.add_argument("--maximized", action="store_true",
                     help="maximise the window under the running window manager (one size: "
                          "the screen's) instead of resizing it to each size")
@@ -207,6 +240,8 @@ def main(argv: list[str] | None = None) -> int:
     # a gallery never touches the user's settings
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope,
                       tempfile.mkdtemp(prefix="inspector-gallery-settings-"))
+    if args.pipeline_fixture is not None:
+        PIPELINE["fixture"] = args.pipeline_fixture
     states = tuple(s for s in args.states.split(",") if s)
     unknown = [s for s in states if s not in ENTER]
     if unknown:

@@ -1,7 +1,8 @@
 """What a machine can see in a rendered window: tick labels that cover the plotted range at the
 right scale, texts in a plot that do not overlap, widgets inside the window and its other
-windows on the screen, plots at or above their minimum size, scope verdicts shown in full,
-stage tables whose rows can be read (headers, ranks and end notes whole, the text the widest).
+windows on the screen, no floating dock over a stage table, plots at or above their minimum
+size, scope verdicts shown in full, stage tables whose rows can be read (headers, ranks and
+end notes whole, the text the widest), a pipeline of stages whose headers all show.
 Used by the gallery and by the tests; each check returns plain sentences."""
 
 from __future__ import annotations
@@ -144,6 +145,56 @@ def dock_problems(win: Any) -> list[str]:
     return out
 
 
+def covered_stage_problems(win: Any) -> list[str]:
+    """Stage tables a floating dock covers: a heatmap click there re-ranks tables the user
+    cannot see."""
+    tables = [t for t in win.findChildren(QTableView) if t.isVisible() and t.window() is win
+              and t.objectName().startswith(("stage_", "flow_stage_"))]
+    out = []
+    for dock in getattr(win, "dock_areas", {}):
+        if not (dock.isVisible() and dock.isFloating()):
+            continue
+        box = dock.frameGeometry()
+        for t in tables:
+            seen = QRect(t.mapToGlobal(QPoint(0, 0)), t.size())
+            if box.intersects(seen):
+                both = box & seen
+                out.append(f"{dock.objectName()} covers {t.objectName()} ({both.width()}x"
+                           f"{both.height()} px of its {seen.width()}x{seen.height()})")
+    return out
+
+
+def flow_problems(win: Any, rows: int = 3) -> list[str]:
+    """A pipeline of stages read at a glance: every stage's header (number, name, count)
+    whole and inside the list's view, one stage open at least, and each open stage showing
+    `rows` rows (or all it has) without scrolling the list."""
+    flow = getattr(win, "flow", None)
+    if flow is None or not flow.active:
+        return []
+    panel, out = flow.panel, []
+    sections = panel.visible_sections()
+    view = panel.scroll.viewport()
+    for sec in sections:
+        t = sec.toggle
+        if t.width() < t.sizeHint().width():
+            out.append(f"stage {sec.number}: its header {t.text()!r} needs "
+                       f"{t.sizeHint().width()} px, has {t.width()}")
+        if sec.is_open:
+            n = min(rows, sec.model.rowCount())
+            room = sec.table.viewport().height()
+            if n and room < n * sec.table.verticalHeader().defaultSectionSize():
+                out.append(f"stage {sec.number}: open, but shows fewer than {n} rows "
+                           f"({room} px)")
+    if sections and not any(sec.is_open for sec in sections):
+        out.append("no stage of the pipeline is open")
+    if panel.scroll.verticalScrollBar().maximum() > 0 and sections:
+        last = sections[-1]
+        if last.mapTo(view, last.rect().topLeft()).y() > view.height():
+            out.append(f"the pipeline's {len(sections)} stages do not fit: stage "
+                       f"{last.number}'s header is below the view")
+    return out
+
+
 def elided_scope_problems(win: QWidget) -> list[str]:
     """Scope verdict cells whose text is wider than their column, where the column could
     have been wider (below its cap: past it values elide in the middle)."""
@@ -271,5 +322,5 @@ def problems(win: Any) -> list[str]:
     """Everything the checks find, one sentence each."""
     return (plot_axis_problems(win) + text_overlap_problems(win) + outside_problems(win)
             + own_window_problems(win) + plot_size_problems(win) + elided_scope_problems(win)
-            + dock_problems(win) + clipped_title_problems(win) + stage_row_problems(win)
-            + cut_problems(win))
+            + dock_problems(win) + covered_stage_problems(win) + clipped_title_problems(win)
+            + stage_row_problems(win) + flow_problems(win) + cut_problems(win))

@@ -72,6 +72,8 @@ class ExpectedPanel(QWidget):
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         scroll.setWidget(self.body)
+        # two lines at least: with a dock open the side column is no taller than the stages
+        scroll.setMinimumHeight(2 * self.body.fontMetrics().lineSpacing() + 4)
         lay.addWidget(scroll, 1)  # many expected rows scroll instead of running off
         self.entry.returnPressed.connect(self._add)
         add.clicked.connect(self._add)

@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFontMetricsF, QShowEvent
+from PySide6.QtCore import QMargins, Qt, Signal
+from PySide6.QtGui import QFontMetricsF, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import QGraphicsItem, QLabel, QVBoxLayout, QWidget
 
 from inspector.core.engine.blend import iso_base
@@ -20,27 +20,21 @@ from inspector.qt.theme import LIGHT, Tokens, outcome_colour
 
 IMP_GRID = np.linspace(0.0, 1.0, 101)
 X_RANGE = (-0.35, 2.0)  # rank-shift chart: before at 0, after at 1, labels from LABEL_X
-LABEL_X = 1.04
-N_LABELS = 10
-Y_NAME = {"vector": "vector score 1/(1+d)", "fts": "full-text score", "hybrid": "fused score (RRF)"}
-
-
-MIN_PLOT = (220, 170)  # below this, tick labels and the key collide
+LABEL_X, N_LABELS = 1.04, 10
+Y_NAME = {"vector": "vector score", "fts": "bm25 score", "hybrid": "fused score"}
+MIN_PLOT = (220, 120)  # below this tick labels crowd; Y_NAME fits its height (formulas: tips)
 
 
 class PlainAxis(pg.AxisItem):
-    """An axis that always labels values as they are. pyqtgraph's
-    `enableAutoSIPrefix(False)` still recomputes the SI scale once (x1000 for a range under
-    1 once the axis label is visible) and then never resets it, so restyling an axis after a
-    trace labelled fused 0.03 as 30 and 0.8 as 800, with the "(x0.001)" hidden."""
+    """An axis that labels values as they are (pyqtgraph's `enableAutoSIPrefix(False)` still
+    rescales once and never resets: fused 0.03 read 30, with the "(x0.001)" hidden)."""
 
     def __init__(self, orientation: str, **kwargs: Any) -> None:
         super().__init__(orientation, **kwargs)
         self.autoSIPrefix = False
 
     def updateAutoSIPrefix(self) -> None:  # noqa: N802 - Qt/pyqtgraph naming
-        self.autoSIPrefixScale = 1.0
-        self.labelUnitPrefix = ""
+        self.autoSIPrefixScale, self.labelUnitPrefix = 1.0, ""
         self._updateLabel()
 
 
@@ -51,8 +45,8 @@ def plain_axes() -> dict[str, PlainAxis]:
 
 def empty_note(widget: pg.PlotWidget, text: str, x: tuple[float, float],
                y: tuple[float, float]) -> pg.TextItem:
-    """An honest empty state: the plot's real axes over a sensible range and one line saying
-    what will appear there. Hide the returned item once there is data."""
+    """An honest empty state: real axes over a sensible range and one line saying what will
+    appear there (hide it once there is data)."""
     plot = widget.getPlotItem()
     note = pg.TextItem(text, anchor=(0.5, 0.5))
     note.setPos((x[0] + x[1]) / 2, (y[0] + y[1]) / 2)
@@ -75,38 +69,33 @@ def _style(widget: pg.PlotWidget, tk: Tokens) -> None:
         ax.label.setDefaultTextColor(pg.mkColor(tk.text))
 
 
-def key_html(tk: Tokens, title: str, items: list[tuple[str, ...]]) -> str:
-    """A title with a colour key, for a word-wrapping QLabel above the plot: a legend would
-    cover points, and a long pyqtgraph title widens the plot past its view. Items are
-    (colour, text) for a dot or (colour, text, glyph) for a line style; lines break only
-    between items."""
+def key_html(tk: Tokens, title: str, items: list[tuple[str, ...]], more: int = 0) -> str:
+    """A title and a colour key of (colour, text[, glyph]) items (lines break between items;
+    `more`: items left out, "+N more") for a wrapping label: a legend would cover points."""
     def one(item: tuple[str, ...]) -> str:
-        colour, text = item[0], item[1]
         glyph = item[2] if len(item) > 2 else "●"
-        label = html.escape(text).replace(" ", "&nbsp;")
-        return f"<span style='color:{colour}'>{glyph}</span>&nbsp;{label}"
+        label = html.escape(item[1]).replace(" ", "&nbsp;")
+        return f"<span style='color:{item[0]}'>{glyph}</span>&nbsp;{label}"
 
-    bullets = " &nbsp;".join(one(i) for i in items)
+    bullets = " &nbsp;".join([one(i) for i in items] + [f"+{more}&nbsp;more"] * (more > 0))
     return (f"<b>{html.escape(title)}</b><br><span style='color:{tk.muted}; "
             f"font-size:8pt'>{bullets}</span>")
 
 
 class PlotBox(QWidget):
-    """A plot under its title-and-key line."""
+    """A plot under its title-and-key line, which keeps its height (title plus two lines of
+    key): where the key needs more at this width its last items give way to "+N more" and
+    the whole key is the tooltip, so the plot never jumps and the window never grows."""
 
     became_visible = Signal()  # a hidden plot skips updates and catches up when shown
 
     def __init__(self, plot: Any, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.plot = plot
-        self.header = QLabel("", objectName="plotKey")
-        self.header.setWordWrap(True)
-        self.header.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        # title plus two lines of key, always: the plot never jumps when the key wraps
+        self.plot, self.tokens = plot, LIGHT
+        self.header = QLabel("", objectName="plotKey", wordWrap=True,
+                             alignment=Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.header.setFixedHeight(3 * self.header.fontMetrics().lineSpacing() + 4)
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.setSpacing(0)
+        lay = QVBoxLayout(self, spacing=0, contentsMargins=QMargins(0, 0, 0, 0))
         lay.addWidget(self.header)
         lay.addWidget(plot, 1)
 
@@ -114,9 +103,22 @@ class PlotBox(QWidget):
         super().showEvent(event)
         self.became_visible.emit()
 
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self._fit_key()
+
     def set_tokens(self, tk: Tokens) -> None:
+        self.tokens = tk
         self.plot.set_tokens(tk)
-        self.header.setText(key_html(tk, self.plot.TITLE, self.plot.key(tk)))
+        self._fit_key()
+
+    def _fit_key(self) -> None:
+        items, lab = self.plot.key(self.tokens), self.header
+        for n in range(len(items), 0, -1):
+            lab.setText(key_html(self.tokens, self.plot.TITLE, items[:n], len(items) - n))
+            if self.width() <= 0 or lab.heightForWidth(self.width()) <= lab.height():
+                break
+        lab.setToolTip("" if n == len(items) else " · ".join(i[1] for i in items))
 
 
 class ScoreScatter(pg.PlotWidget):
@@ -135,21 +137,21 @@ class ScoreScatter(pg.PlotWidget):
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent, axisItems=plain_axes())
-        self.setMinimumSize(*MIN_PLOT)
         self.setObjectName("scoreScatter")
-        self.tokens = LIGHT
+        self.setMinimumSize(*MIN_PLOT)
+        self.tokens: Tokens = LIGHT
         plot = self.getPlotItem()
         plot.setLabel("bottom", "importance used")
         plot.setMenuEnabled(False)
         plot.setXRange(-0.03, 1.03, padding=0)
         plot.enableAutoRange(x=False, y=True)
-        self.setToolTip("Each raw candidate by importance (x) and base score (y). Dotted curves: "
-                        "equal blended score at the current blend weight (flat at w = 0, "
-                        "tilted as w grows).\nGreen dashed: the score of the last returned row; "
-                        "red dashed: the min score. Click a point to select its row.")
-        self.groups = {k: pg.ScatterPlotItem(size=8, name=label, hoverable=True,
-                                             tip=self._tip)
-                       for k, label in OUTCOME_LABELS.items() if k != "not_fetched"}
+        self.setToolTip("Each raw candidate by importance (x) and base score (y: 1/(1+distance) "
+                        "for vector search, reciprocal-rank fusion for hybrid). Dotted curves: "
+                        "equal blended score at the current blend weight (flat at w = 0, tilted "
+                        "as w grows).\nGreen dashed: the score of the last returned row; red "
+                        "dashed: the min score. Click a point to select its row.")
+        self.groups = {k: pg.ScatterPlotItem(size=8, name=lb, hoverable=True, tip=self._tip)
+                       for k, lb in OUTCOME_LABELS.items() if k != "not_fetched"}
         self.iso = [pg.PlotCurveItem() for _ in range(4)]
         # wide antialiased strokes are the raster engine's slowest path: keep these plain
         self.cut_line = pg.PlotCurveItem(name="iso-score through last result", antialias=False)
@@ -158,11 +160,10 @@ class ScoreScatter(pg.PlotWidget):
         self.selected = pg.ScatterPlotItem(size=18, symbol="o")
         for item in (*self.iso, self.cut_line, self.min_line):
             plot.addItem(item, ignoreBounds=True)
+        # the star and the ring sit over a row's point and take its clicks: they select it too
         for item in (*self.groups.values(), self.expected, self.selected):
             plot.addItem(item)
-        # the star and the ring sit over a row's point and take its clicks: they select it too
-        for g in (*self.groups.values(), self.expected, self.selected):
-            g.sigClicked.connect(self._clicked)
+            item.sigClicked.connect(self._clicked)
         self._shown: dict[str, tuple[int, bytes]] = {}
         self.empty = empty_note(self, "Run a query to see scores against importance",
                                 (-0.03, 1.03), (-0.03, 1.03))
@@ -264,8 +265,8 @@ class BumpChart(pg.PlotWidget):
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent, axisItems=plain_axes())
-        self.setMinimumSize(*MIN_PLOT)
         self.setObjectName("bumpChart")
+        self.setMinimumSize(*MIN_PLOT)
         plot = self.getPlotItem()
         plot.setMenuEnabled(False)
         self.setToolTip("Each in-scope candidate's rank by base score (left) joined to its rank "
@@ -283,8 +284,7 @@ class BumpChart(pg.PlotWidget):
                                           labelOpts={"position": 0.05})
         # the dashed limit stops at the "after" dots instead of striking through a label
         self.limit_line.setSpan(0, (LABEL_X - X_RANGE[0]) / (X_RANGE[1] - X_RANGE[0]))
-        self.empty = pg.TextItem("", anchor=(0.5, 0.5))
-        # the top ranks, plus the selected row wherever it is
+        self.empty = pg.TextItem("", anchor=(0.5, 0.5))  # labels: the top ranks and the selected
         self.labels = [pg.TextItem("", anchor=(0, 0.5)) for _ in range(N_LABELS + 1)]
         self._last: tuple[Trace, Any, int] | None = None  # what the text was fitted to
         for item in (self.others, self.kept, self.chosen, self.dots, self.limit_line,

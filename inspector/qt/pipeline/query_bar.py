@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QPaintEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QGridLayout,
@@ -16,6 +17,9 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSizePolicy,
     QSpinBox,
+    QStyle,
+    QStyleOptionComboBox,
+    QStylePainter,
     QToolButton,
     QWidget,
 )
@@ -51,8 +55,36 @@ TIPS = {
 }
 
 
+SHRINK_CHARS = 9  # a squeezed combo still shows this many characters, then "…"
+
+
+class ShrinkCombo(QComboBox):
+    """A combo as wide as its longest item where there is room, down to SHRINK_CHARS
+    characters where there is not (a 1024 px screen), its current text elided to fit."""
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt override
+        hint = super().minimumSizeHint()
+        fm = self.fontMetrics()
+        widest = max((fm.horizontalAdvance(self.itemText(i)) for i in range(self.count())),
+                     default=0)
+        room = fm.horizontalAdvance("x" * SHRINK_CHARS)
+        return QSize(hint.width() - max(0, widest - room), hint.height())
+
+    def paintEvent(self, _event: QPaintEvent) -> None:  # noqa: N802 - Qt override
+        painter = QStylePainter(self)
+        opt = QStyleOptionComboBox()
+        self.initStyleOption(opt)
+        painter.drawComplexControl(QStyle.ComplexControl.CC_ComboBox, opt)
+        box = self.style().subControlRect(QStyle.ComplexControl.CC_ComboBox, opt,
+                                          QStyle.SubControl.SC_ComboBoxEditField, self)
+        opt.currentText = self.fontMetrics().elidedText(opt.currentText,
+                                                        Qt.TextElideMode.ElideRight,
+                                                        box.width() - 2)
+        painter.drawControl(QStyle.ControlElement.CE_ComboBoxLabel, opt)
+
+
 def _combo(items: list[tuple[str, Any]], tip: str, name: str) -> QComboBox:
-    c = QComboBox(objectName=name)
+    c = ShrinkCombo(objectName=name)
     for label, data in items:
         c.addItem(label, data)
     c.setToolTip(tip)
@@ -109,13 +141,13 @@ class QueryBar(QWidget):
         for n, p in enumerate(PRESETS.values(), 1):
             self.preset.setItemData(n, f"{p.title}\nDepth: {p.depth_rule}",
                                     Qt.ItemDataRole.ToolTipRole)
-        self.modified = QLabel("", objectName="stageNote")
+        self.modified = QElidingLabel("", objectName="stageNote")  # elides on a narrow screen
         self._preset_params: dict[str, Params] = {}
         self.mode = _combo([(m, m) for m in MODES], TIPS["mode"], "mode")
         self.scope = QComboBox(objectName="scope", editable=True)
         self.scope.setToolTip(TIPS["scope"])
         self.scope.lineEdit().setPlaceholderText("no scope")
-        self.scope.setMinimumContentsLength(14)
+        self.scope.setMinimumContentsLength(10)
         self.rule = _combo([(s, s) for s in STRATEGIES], TIPS["rule"], "rule")
         self.filter = _combo([(label, key) for key, label in FILTER_CHOICES], TIPS["filter"],
                              "filter")
@@ -264,7 +296,8 @@ class QueryBar(QWidget):
         text = f"+ {', '.join(extra)}" if extra else ""
         if text != self.modified.text():
             self.modified.setText(text)
-            self.modified.setToolTip("Parameters you changed on top of the preset.")
+            self.modified.setToolTip(f"Parameters you changed on top of the preset: "
+                                     f"{', '.join(extra)}." if extra else "")
 
     def show_params(self, p: Params, preset: str | None, given: dict[str, Any],
                     compare: bool) -> None:

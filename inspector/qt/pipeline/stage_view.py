@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QStyledItemDelegate,
     QStyleOptionViewItem,
     QTableView,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -48,6 +49,7 @@ class StageView(QWidget):
     columns_fitted = Signal()  # the fixed columns changed width: the lane rebalances
     row_action = Signal(str, object)  # action name, id
     menu_opening = Signal(object, object)  # QMenu, id: other panels may add actions
+    unfold_asked = Signal()  # the folded stage's "open" was clicked: the lane makes room
 
     def __init__(self, stage: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -64,14 +66,22 @@ class StageView(QWidget):
         self.table.setObjectName(f"stage_{stage}")
         self.table.setModel(self.model)
         self._setup_table()
+        self.folded = False
+        self.unfold = QToolButton(self, objectName="stageUnfold", text="open ▸")
+        self.unfold.setAutoRaise(True)
+        self.unfold.clicked.connect(self.unfold_asked)
+        self.unfold.hide()
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(2)
         lay.addWidget(self.title)
         lay.addWidget(self.note)
         lay.addWidget(self.table, 1)
+        lay.addWidget(self.unfold, 0, Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        lay.addStretch(0)
         self._syncing = False
         self._count = 0
+        self._note = ""
         self._sized_for: object = None
         self._span: int | None = -1  # the table row spanned by the end note (-1: not known)
         self._rank_digits = 2
@@ -178,6 +188,34 @@ class StageView(QWidget):
         bar = t.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent, None, t)
         return cols + 2 * t.frameWidth() + bar
 
+    def open_width(self) -> int:
+        """The narrowest this stage is readable open: its fixed columns, and a text column
+        as wide as the widest of them."""
+        t = self.table
+        widest = max((t.columnWidth(n) for n, name in enumerate(self.model.columns)
+                      if name != "text"), default=0)
+        return self.fixed_width() + widest
+
+    def folded_width(self) -> int:
+        """A folded stage's width: its short title with the count, or its "open" button."""
+        fm = self.title.fontMetrics()
+        title = f"▸ {SHORT_TITLES[self.stage]} ({self._count})"
+        return max(fm.horizontalAdvance(title), self.unfold.sizeHint().width()) + 6
+
+    def set_folded(self, on: bool) -> None:
+        """Folded where the lane is too narrow for every stage to be read: the title with its
+        count and an "open" button; the note and the table come back when it opens."""
+        if on == self.folded:
+            return
+        self.folded = on
+        self.note.setVisible(not on)
+        self.table.setVisible(not on)
+        self.unfold.setVisible(on)
+        self.unfold.setToolTip(f"{TITLES[self.stage]}: open this stage (the lane folds "
+                               "another to make room)" if on else "")
+        self.setMinimumWidth(self.folded_width() if on else STAGE_MIN)
+        self._fit_title()
+
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
         if obj is self.table and event.type() == QEvent.Type.FontChange:
             if self.model.trace is not None and "scope" in self.model.columns:
@@ -215,8 +253,23 @@ class StageView(QWidget):
             self.fit_columns()
         self._count = len(self.model.rows)
         self._fit_title()
-        self.note.setText(note)
+        if self.folded and self.minimumWidth() != self.folded_width():  # the count grew
+            self.setMinimumWidth(self.folded_width())
+            self.columns_fitted.emit()
+        self._note = note
+        self._fit_note()
         self.show_selected(selected, scroll=False)
+
+    def _fit_note(self) -> None:
+        """The note in its two lines: where it needs more at this width its last words give
+        way to "…" (the whole note is the raw stage's depth tooltip, the others' own)."""
+        lab, words = self.note, self._note.split(" ")
+        lab.setText(self._note)
+        while len(words) > 1 and lab.width() > 0 and lab.heightForWidth(lab.width()) > lab.height():
+            words.pop()
+            lab.setText(" ".join(words) + " …")
+        if self.stage != "raw":
+            lab.setToolTip(self._note if lab.text() != self._note else "")
 
     def _fit_title(self) -> None:
         """The stage's name and its row count; a short name when the full one would push the
@@ -230,6 +283,7 @@ class StageView(QWidget):
     def resizeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
         super().resizeEvent(event)
         self._fit_title()
+        self._fit_note()
         if "scope" in self.model.columns:
             self.fit_columns(notify=False)  # the scope's cap is a share of the width
 

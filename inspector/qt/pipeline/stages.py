@@ -20,6 +20,9 @@ from inspector.qt.viewmodel import Inspector
 # raw candidates (the most rows, read against their scope) and the final results (the answer)
 # get more than the two stages in between
 TEXT_SHARE = {"raw": 10, "scoped": 4, "blended": 5, "final": 7}
+# where the lane is too narrow to read every stage (a 1024 px screen) stages fold in this order
+# (the one the user opened last stays open); two stay open at least
+FOLD_ORDER = ("scoped", "blended", "final", "raw")
 LANE_TITLES = {"post": "Post-filter: scope applied after the global cut",
                "pushdown": "Pushdown: scope applied inside the search"}
 
@@ -77,9 +80,11 @@ class LaneView(QWidget):
             self.splitter.addWidget(self.views[s])
         self.splitter.setSizes([430, 210, 300, 190])
         self.user_sized = False  # once the user drags a handle the lane keeps their sizes
+        self.opened: str | None = None  # the stage the user unfolded last
         self.splitter.splitterMoved.connect(self._dragged)
         for view in self.views.values():
             view.columns_fitted.connect(self.balance)
+            view.unfold_asked.connect(lambda s=view.stage: self.open_stage(s))
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(2)
@@ -89,21 +94,43 @@ class LaneView(QWidget):
     def _dragged(self, *_: Any) -> None:
         self.user_sized = True
 
+    def open_stage(self, stage: str) -> None:
+        """Unfold a stage (folding another if the lane has not the room for both)."""
+        self.opened = stage
+        self.user_sized = False
+        self.balance()
+
+    def _fold(self, room: int) -> None:
+        """Fold stages (FOLD_ORDER, the one opened last kept) until the open ones can each
+        show a text column as wide as their widest other column; unfold when there is room."""
+        views = self.views
+        folded: set[str] = set()
+        order = [s for s in FOLD_ORDER if s != self.opened]
+
+        def need() -> int:
+            return sum(views[s].folded_width() if s in folded else views[s].open_width()
+                       for s in STAGES)
+        while need() > room and len(folded) < len(STAGES) - 2:
+            folded.add(order[len(folded)])
+        for s, view in views.items():
+            view.set_folded(s in folded)
+
     def balance(self) -> None:
-        """Each stage as wide as its fixed columns plus its share (TEXT_SHARE) of what is left:
-        the room goes to the text columns, which is what a row is read by."""
-        if self.user_sized:
-            return
+        """Each open stage as wide as its fixed columns plus its share (TEXT_SHARE) of what is
+        left: the room goes to the text columns, which is what a row is read by."""
         sp = self.splitter
         views = [self.views[s] for s in STAGES]
         room = sp.width() - sp.handleWidth() * (len(views) - 1)
         if room <= 0:
             return
-        fixed = [v.fixed_width() for v in views]
-        left = max(0, room - sum(fixed))
-        total = sum(TEXT_SHARE.values())
-        sizes = [max(v.minimumWidth(), f + left * TEXT_SHARE[v.stage] // total)
-                 for v, f in zip(views, fixed, strict=True)]
+        self._fold(room)
+        if self.user_sized:
+            return
+        least = [v.folded_width() if v.folded else v.open_width() for v in views]
+        left = max(0, room - sum(least))
+        total = sum(TEXT_SHARE[v.stage] for v in views if not v.folded)
+        sizes = [n if v.folded else max(v.minimumWidth(), n + left * TEXT_SHARE[v.stage] // total)
+                 for v, n in zip(views, least, strict=True)]
         if sizes != sp.sizes():
             sp.setSizes(sizes)
 

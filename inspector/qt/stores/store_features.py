@@ -215,7 +215,7 @@ class StoreFeatures(QObject):
             self.win.setWindowTitle(f"{self.win.windowTitle()} @ v{st.version}")
 
     def _shaped(self, shape: ShapeInfo) -> None:
-        notes = "".join(f"<br>· {escape(n)}" for n in shape.notes)
+        notes = "".join(f" · {escape(n)}" for n in shape.notes)  # wrapped only where cut
         tk = self.win.tokens
         from inspector.core.engine.presets import PRESETS
         from inspector.qt.flow.session import flow_presets

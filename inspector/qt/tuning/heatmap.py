@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtGui import QFontMetricsF
 
 from inspector.qt.pipeline.plots import MIN_PLOT, _style, empty_note, plain_axes
 from inspector.qt.theme import LIGHT, Tokens
@@ -101,12 +102,7 @@ class Heatmap(pg.PlotWidget):
         self.bar.setLevels(levels)
         plot = self.getPlotItem()
         plot.setRange(xRange=(0, nf), yRange=(0, nw), padding=0.02)
-        step_f = max(1, int(np.ceil(nf / 14)))
-        plot.getAxis("bottom").setTicks([[(i + 0.5, f"{f:g}") for i, f in enumerate(overfetch)
-                                          if i % step_f == 0], []])
-        step_w = max(1, int(np.ceil(nw / 12)))
-        plot.getAxis("left").setTicks([[(j + 0.5, f"{w:g}") for j, w in enumerate(blend)
-                                        if j % step_w == 0], []])
+        self._ticks()
         self.best.setData([i + 0.5 for i, _ in best], [j + 0.5 for _, j in best])
         self._label_cells(nf, nw)
 
@@ -114,7 +110,27 @@ class Heatmap(pg.PlotWidget):
         super().resizeEvent(ev)
         values = getattr(self, "values", None)  # resized once before __init__ ends
         if values is not None and values.size:
+            self._ticks()
             self._label_cells(*values.shape)
+
+    def _ticks(self) -> None:
+        """Tick labels a line of text apart at the plot's current height (a compact dock has
+        less than a line per blend row), and the blend axis's title as long as fits."""
+        (overfetch, blend), plot = self.axes, self.getPlotItem()
+        left = plot.getAxis("left")
+        room = max(plot.getViewBox().height(), 1.0)
+        line = QFontMetricsF(left.font()).height()
+        step_f = max(1, int(np.ceil(len(overfetch) / 14)))
+        plot.getAxis("bottom").setTicks([[(i + 0.5, f"{f:g}") for i, f in enumerate(overfetch)
+                                          if i % step_f == 0], []])
+        step_w = max(1, int(np.ceil(len(blend) / 12)), int(np.ceil(line * len(blend) / room)))
+        left.setTicks([[(j + 0.5, f"{w:g}") for j, w in enumerate(blend)
+                        if j % step_w == 0], []])
+        title = "blend weight w"
+        if QFontMetricsF(left.label.font()).horizontalAdvance(title) + 8 > room:
+            title = "blend w"
+        if left.labelText != title:
+            plot.setLabel("left", title)
 
     def _label_cells(self, nf: int, nw: int) -> None:
         """Value labels when cells are big enough to hold them (hover-free reading)."""

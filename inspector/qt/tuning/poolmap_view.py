@@ -12,7 +12,14 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
 
 from inspector.core.analysis.poolmap import PoolMap
 from inspector.qt.pipeline.plots import MIN_PLOT, _style, plain_axes
@@ -123,11 +130,15 @@ class PoolMapView(QWidget):
         side.addStretch(1)
         holder = QWidget(self)
         holder.setLayout(side)
-        holder.setFixedWidth(300)
+        column = QScrollArea(self, objectName="mapSide", widgetResizable=True)
+        column.setFrameShape(QFrame.Shape.NoFrame)
+        column.setWidget(holder)  # a compact dock scrolls the key and note: none is cut
+        column.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        column.setFixedWidth(300 + column.verticalScrollBar().sizeHint().width())
         lay = QHBoxLayout(self)
         lay.setContentsMargins(6, 4, 6, 4)
         lay.addWidget(self.plot, 1)
-        lay.addWidget(holder)
+        lay.addWidget(column)
         self._timer = QTimer(self, singleShot=True, interval=200)
         self._timer.timeout.connect(self.refresh)
         vm.trace_changed.connect(lambda: self._timer.start())

@@ -8,9 +8,17 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QLabel, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QFrame,
+    QLabel,
+    QScrollArea,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
-from inspector.qt import theme
+from inspector.qt import fit, theme
 from inspector.qt.tuning.audit_tab import AuditPanel
 from inspector.qt.tuning.compare_view import CompareView
 from inspector.qt.tuning.index_sweep_view import IndexSweepView
@@ -68,7 +76,12 @@ class TuningDock(QDockWidget):
         lay.setSpacing(2)
         lay.addWidget(self.offline_note)
         lay.addWidget(self.tabs, 1)
-        self.setWidget(body)
+        # docked in what the stages leave (fit.py), the dock scrolls where a tab needs more:
+        # its content never grows the window
+        scroll = QScrollArea(self, objectName="tuningScroll", widgetResizable=True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setWidget(body)
+        self.setWidget(scroll)
 
     # ---- panels, built on demand ----
     def built(self, name: str) -> Any | None:
@@ -135,6 +148,8 @@ class TuningDock(QDockWidget):
         """Show the dock on this tab; where it goes (docked or floating) is the window's one
         dock rule (inspector/qt/fit.py), applied as it becomes visible."""
         self.panel(name)
+        if not self.isVisible():  # the rule decided on the window as it is now
+            fit.prepare_docks(self.window_, {self: self.window_.dock_areas[self]})
         self.show()
         self.raise_()
         self.tabs.setCurrentIndex(TABS.index(name))

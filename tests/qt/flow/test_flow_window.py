@@ -325,3 +325,30 @@ def test_keyboard_reaches_every_stage_of_a_pipeline_and_alt_n_opens_one(win: Any
     QTest.keyClick(win.query_bar.text, Qt.Key.Key_4, Qt.KeyboardModifier.AltModifier)
     QApplication.processEvents()
     assert secs[3].is_open and QApplication.focusWidget() is secs[3].table
+
+
+def test_the_visual_checks_read_the_pipeline_and_catch_a_cut_header_or_no_open_stage(
+        win: Any) -> None:
+    from inspector.qt.harness.visual_checks import flow_problems
+
+    pick_preset(win, "memory-lancedb-pro-cli")  # 14 stages; a new route forgets the toggles
+    win.vm.jobs.wait_idle(30)
+    QCoreApplication.processEvents()
+    assert len(win.flow.panel.visible_sections()) >= 14
+    assert flow_problems(win) == []
+    sections = win.flow.panel.visible_sections()
+    first = sections[0]
+    first.toggle.setFixedWidth(24)
+    QCoreApplication.processEvents()
+    try:
+        assert any(p.startswith(f"stage {first.number}: its header") for p in flow_problems(win))
+    finally:
+        first.toggle.setMinimumWidth(0)
+        first.toggle.setMaximumWidth(16_777_215)
+    opened = [sec for sec in sections if sec.is_open]
+    for sec in opened:
+        sec.set_open(False)
+    QCoreApplication.processEvents()
+    assert "no stage of the pipeline is open" in flow_problems(win)
+    for sec in opened:
+        sec.set_open(True)
