@@ -139,7 +139,9 @@ NOT_IN_A_PICTURE = {
     "--json": (False, _PRINTS), "--rows": (True, _PRINTS), "--export": (True, _PRINTS),
     "--format": (True, _PRINTS), "--force": (False, _PRINTS),
     "--index-facet": (True, "chooses whether `inspector query` compares an indexed search with "
-                            "an exact one; the window always does")}
+                            "an exact one; the window always does"),
+    "--scope-probe": (True, "asks `inspector query` to probe a post-filtered scope miss on an "
+                            "ANN index 1,000 deep; the window does not probe it")}
 
 
 def _cmd_shot(a: argparse.Namespace) -> int:

@@ -174,7 +174,8 @@ def test_the_window_opens_a_pipeline_file_and_says_what_is_wrong_with_a_bad_one(
 # options of query's output that a picture has nothing of: refused in one line, exit 2
 NOT_IN_A_PICTURE = {"json": ["--json"], "rows": ["--rows", "5"], "export": ["--export", "X"],
                     "format": ["--format", "csv"], "force": ["--force"],
-                    "index_facet": ["--index-facet", "off"]}
+                    "index_facet": ["--index-facet", "off"],
+                    "scope_probe": ["--scope-probe", "on"]}
 # how the store is opened: the window opens it with the OpenOptions query opens it with
 OPENING = ("table", "storage_option", "as_of", "docs_model", "column")
 _TEXT = "how do I rotate the signing keys for service tokens"
