@@ -14,6 +14,10 @@ detail pane), then processing events until the window is painted. "full repaint"
 every widget to repaint synchronously, the worst case. During a drag the plots wait until
 the slider rests (MainWindow.flush_plots, PLOT_SETTLE_MS); "rest redraw" times that catch-up
 (plots brought to the current trace and painted), once every 10 ticks, outside the ticks.
+With --pipeline-fixture DIR (a copy of shared/fixtures/memory-lancedb-pro; `scripts/dev bench`
+passes it when ../shared is beside the checkout), the window's pipeline view of memory-lancedb-pro
+(13 stages on its hybrid route) is ticked too: a tick is the slider's setValue until the
+pipeline's new answer is on screen (it re-ranks the cached legs in a job, as the window does).
 Not a test: it asserts nothing.
 """
 
@@ -76,11 +80,62 @@ def _ticks(app, win, key: str, values: list[float], full: bool,
     return out
 
 
+def _flow_ticks(app, win, fixture: str, ticks: int, size: str) -> list[dict]:
+    """The pipeline view's sliders on memory-lancedb-pro over a copy of its fixture."""
+    import shutil
+    from pathlib import Path
+
+    from PySide6.QtCore import QEventLoop
+
+    from inspector.qt.app import wait_idle
+
+    store = Path(tempfile.mkdtemp(prefix="inspector-measure-fx-")) / "store"
+    shutil.copytree(Path(fixture) / "store", store)
+    vm, s = win.vm, win.flow.session
+    vm.open_store(str(store), "memories", then="none")
+    wait_idle(vm)
+    win.query_bar.text.setText("postgres connection pool size")
+    s.vector = json.loads((Path(fixture) / "q_pg.json").read_text())
+    s.now_ms = 1796113038032.0
+    win.flow.enter("memory-lancedb-pro")
+    wait_idle(vm)
+    stages = len(s.trace.stages)
+    pool = sum(len(st.rows) for st in s.trace.stages if st.role == "fetch")
+    rows = []
+    for key, values in (("fused.vector_weight", [0.3 + 0.01 * (i % 40) for i in range(ticks)]),
+                        ("decay_boost.half_life_days", [10.0 + i % 40 for i in range(ticks)])):
+        slider = win.flow.sliders.sliders[key]
+        samples, cpu = [], []
+        for v in values:
+            old = s.trace
+            c0, t0 = time.process_time(), time.perf_counter()
+            slider.setValue(v)
+            while s.trace is old and time.perf_counter() - t0 < 30:
+                app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 5)
+            app.processEvents()  # the new answer painted
+            samples.append(time.perf_counter() - t0)
+            cpu.append(time.process_time() - c0)
+        from inspector.qt.flow.session import answer_with
+
+        engine = []  # the re-rank alone, on this thread: the rest is the window's
+        for v in values[:20]:
+            t0 = time.perf_counter()
+            answer_with(s.live, {**s.sets, key: v})
+            engine.append(time.perf_counter() - t0)
+        rows.append({"bench": "tick", "pool": pool, "slider": key, "size": size,
+                     "platform": app.platformName(), "repaint": "events only",
+                     "stages": stages, "engine_median_ms": statistics.median(engine) * 1000,
+                     **_numbers(samples, cpu),
+                     "target": "p95 <= 16 ms on a pipeline of stages"})
+    return rows
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--ticks", type=int, default=120)
     ap.add_argument("--size", default="1600x1000")
     ap.add_argument("--json", action="store_true", help="one JSON list on stdout")
+    ap.add_argument("--pipeline-fixture", help="a copy of shared/fixtures/memory-lancedb-pro")
     a = ap.parse_args()
     rows: list[dict] = []
     say = (lambda *x: None) if a.json else print
@@ -132,6 +187,13 @@ def main() -> int:
                 rows.append({"bench": "tick", "pool": size, "slider": key, "size": a.size,
                              "platform": app.platformName(), "repaint": "rest redraw",
                              **_numbers(rests), "target": "after the drag, not per tick"})
+    if a.pipeline_fixture:
+        flow = _flow_ticks(app, win, a.pipeline_fixture, a.ticks, a.size)
+        for r in flow:
+            say(f"memory-lancedb-pro ({r['stages']} stages, pool {r['pool']}) {r['slider']}: "
+                f"p95 {r['p95_ms']:.2f} ms, median {r['median_ms']:.2f} ms (the re-rank "
+                f"alone {r['engine_median_ms']:.2f} ms)")
+        rows += flow
     win.close()
     if a.json:
         print(json.dumps(rows))
