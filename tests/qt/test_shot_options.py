@@ -32,12 +32,16 @@ def fx(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return fixture_copy("memory-lancedb-pro", tmp_path_factory.mktemp("shot-options"))
 
 
+BAR: dict[str, Any] = {}  # what the pipeline view's query bar said as the window was saved
+
+
 def shown(monkeypatch: pytest.MonkeyPatch, argv: list[str], out: Path) -> Any:
     """`inspector shot ARGV --out OUT` (exit 0): what the window held as it was saved, as
     (the pipeline of stages' trace or None, the fixed pipeline's trace with its expected rows,
     the fixed pipeline's query, the question the pipeline view asked or None)."""
     seen: list[Any] = []
     real = MainWindow.export_png
+    BAR.clear()
 
     def spy(self: MainWindow, path: str) -> None:
         fs = self.flow.session
@@ -49,6 +53,7 @@ def shown(monkeypatch: pytest.MonkeyPatch, argv: list[str], out: Path) -> Any:
         if vm.expectations and trace is not None:  # as File › Export trace writes it
             trace = attach(trace, vm.expectations[vm.focus_lane])
         seen.append((fs.trace if self.flow.active else None, trace, vm.query, asked))
+        BAR["vector"] = (self.flow.bar.vector.text(), self.flow.bar.vector.placeholderText())
         real(self, path)
 
     monkeypatch.setattr(MainWindow, "export_png", spy)
@@ -84,6 +89,7 @@ def test_shot_runs_a_pipeline_file_as_query_runs_it(fx: Path, tmp_path: Path, mo
         assert [r.score for r in st.rows] == pytest.approx(
             [c["score"] for c in want["candidates"]], abs=1e-12)
     assert doc["stages"][-1]["count"] == 6
+    assert BAR["vector"] == ("", "the given vector (32 dims)")  # the bar says what it used
     assert snapshot(fx / "store") == before
 
 

@@ -17,6 +17,8 @@ from inspector.core.errors import InspectorError
 from inspector.core.jsonio import read_text
 from inspector.qt.flow.session import parse_scopes
 
+EMBED_HINT = "embed the text; or a JSON array, or a .json file"
+
 
 class FlowBar(QWidget):
     scopes_entered = Signal(object)  # list[str] | None
@@ -39,7 +41,7 @@ class FlowBar(QWidget):
                             "is given).")
         self.now_label = QLabel("now", self)
         self.vector = QLineEdit(self, objectName="flowVector")
-        self.vector.setPlaceholderText("embed the text; or a JSON array, or a .json file")
+        self.vector.setPlaceholderText(EMBED_HINT)
         self.vector.setToolTip("The query vector: empty embeds the text with the store's "
                                "embedder; a JSON array of numbers, or the path of a JSON "
                                "file holding one, is used as it is.")
@@ -116,7 +118,7 @@ class FlowBar(QWidget):
 
     # ---- showing state ----
     def show_state(self, scopes: list[str] | None, now_ms: float, clocked: bool,
-                   expected: list[str]) -> None:
+                   expected: list[str], vector: Any = None) -> None:
         shown = {"scopes": "" if scopes is None else
                  (json.dumps(scopes) if not scopes else ", ".join(scopes)),
                  "now": short_iso(now_ms), "expect": ", ".join(expected)}
@@ -127,6 +129,10 @@ class FlowBar(QWidget):
                 self._shown[name] = shown[name]
         self.now.setVisible(clocked)
         self.now_label.setVisible(clocked)
+        # a vector given elsewhere (--vector, the API) is said, not typed out: the box keeps
+        # what the user types, and an empty box with a given vector searches with it
+        self.vector.setPlaceholderText(EMBED_HINT if vector is None or self.vector.text() else
+                                       f"the given vector ({len(vector)} dims)")
 
     def focus_chain(self) -> list[QWidget]:
         return [self.scopes, self.now, self.vector, self.vector_file, self.expect]

@@ -180,7 +180,7 @@ class FlowMode:
     # ---- showing ----
     def _show_bar(self) -> None:
         s = self.session
-        self.bar.show_state(s.scopes, s.now_ms, s.clocked, s.expected)
+        self.bar.show_state(s.scopes, s.now_ms, s.clocked, s.expected, s.vector)
 
     def _trace_changed(self) -> None:
         s, win = self.session, self.win
