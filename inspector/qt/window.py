@@ -37,8 +37,9 @@ from inspector.qt.pipeline.detail import DetailPane
 from inspector.qt.pipeline.expected import ExpectedPanel
 from inspector.qt.pipeline.funnel import DiagnosisBanner, ErrorBar, FunnelChart
 from inspector.qt.pipeline.index_bar import IndexBar
-from inspector.qt.pipeline.plots import BumpChart, PlotBox, ScoreScatter
+from inspector.qt.pipeline.plots import PlotBox, ScoreScatter
 from inspector.qt.pipeline.query_bar import QueryBar
+from inspector.qt.pipeline.rank_chart import BumpChart
 from inspector.qt.pipeline.sliders import SliderPanel
 from inspector.qt.pipeline.stages import StagesPanel
 from inspector.qt.shortcuts import ShortcutGuard
