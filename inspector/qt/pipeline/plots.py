@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QMargins, Qt, Signal
-from PySide6.QtGui import QResizeEvent, QShowEvent
+from PySide6.QtGui import QFontMetricsF, QResizeEvent, QShowEvent, QTextOption
 from PySide6.QtWidgets import QGraphicsItem, QLabel, QVBoxLayout, QWidget
 
 from inspector.core.engine.blend import iso_base
@@ -34,6 +34,28 @@ class PlainAxis(pg.AxisItem):
         self.autoSIPrefixScale, self.labelUnitPrefix = 1.0, ""
         self._updateLabel()
 
+    def _updateLabel(self) -> None:  # noqa: N802 - pyqtgraph's name
+        super()._updateLabel()
+        self._fit_title()
+
+    def resizeEvent(self, ev: Any = None) -> None:  # noqa: N802 - Qt's name
+        self._fit_title(place=False)
+        super().resizeEvent(ev)
+
+    def _fit_title(self, place: bool = True) -> None:
+        """The title as long as the axis: a longer one ends in "…" (a short plot's vertical
+        title reached past its ends); the plot's tooltip says what the axes are."""
+        if self.label is None or not self.labelText or self.labelUnits:
+            return
+        room = self.size().height() if self.orientation in ("left", "right") \
+            else self.size().width()
+        fm = QFontMetricsF(self.label.font())
+        shown = fm.elidedText(self.labelText, Qt.TextElideMode.ElideRight, max(room - 8, 0))
+        if self.label.toPlainText() != shown:
+            self.label.setPlainText(shown)
+            if place:
+                super().resizeEvent()  # centred on the axis again
+
 
 def plain_axes() -> dict[str, PlainAxis]:
     """Axis items for a PlotWidget's `axisItems`: numbers shown at their own scale."""
@@ -46,9 +68,18 @@ def empty_note(widget: pg.PlotWidget, text: str, x: tuple[float, float],
     appear there (hide it once there is data)."""
     plot = widget.getPlotItem()
     note = pg.TextItem(text, anchor=(0.5, 0.5))
+    note.textItem.document().setDefaultTextOption(QTextOption(Qt.AlignmentFlag.AlignHCenter))
     note.setPos((x[0] + x[1]) / 2, (y[0] + y[1]) / 2)
     plot.addItem(note, ignoreBounds=True)
     plot.setRange(xRange=x, yRange=y, padding=0)
+    vb = plot.getViewBox()
+
+    def wrap(*_: Any) -> None:  # lines as wide as the view, centred: never cut at its edges
+        natural = QFontMetricsF(note.textItem.font()).horizontalAdvance(text) + 12
+        room = vb.width() - 8
+        note.setTextWidth(room if 0 < room < natural else -1)
+    vb.sigResized.connect(wrap)
+    wrap()
     return note
 
 
