@@ -126,11 +126,12 @@ def prepare_docks(win: QMainWindow, areas: dict[QDockWidget, Qt.DockWidgetArea])
             dock.setGeometry(_floating_box(win, area, dock))
 
 
-def make_way(win: QMainWindow) -> None:
+def make_way(win: QMainWindow, showing: QDockWidget | None = None) -> None:
     """The widgets that yield to a dock hidden while a docked dock that needs their room is
     shown, and those it hid shown again once none is (one hidden for another reason, the
-    pipeline view's plots, stays hidden)."""
-    gone = any(d.isVisible() and not d.isFloating() and d.property("yields")
+    pipeline view's plots, stays hidden). `showing`: a dock about to show, whose room is
+    made first (shown first, it grew the window past the screen for a moment)."""
+    gone = any((d.isVisible() or d is showing) and not d.isFloating() and d.property("yields")
                for d in win.dock_areas)
     for w in win.yielding:
         if gone and w.isVisibleTo(win):
