@@ -303,6 +303,26 @@ def test_a_narrow_lane_folds_stages_and_opens_the_one_asked(window, qtbot) -> No
     qtbot.waitUntil(lambda: not any(v.folded for v in lane.views.values()), timeout=10_000)
 
 
+def test_the_lost_to_the_index_state_shows_a_row_the_index_loses_and_exact_search_finds(
+        qtbot, tmp_path) -> None:
+    """The gallery's lost-to-index state: agent main's question on the demo's IVF_PQ table
+    (built by the harness until its unseeded training loses a row), an in-scope row that
+    the exact search returns and the index's search does not, named by the index bar and the
+    banner, and the window passing the checks."""
+    win = gallery.make_window((1366, 768), "light")
+    qtbot.addWidget(win)
+    gallery.enter_state(win, "lost-to-index", tmp_path)
+    vm, t = win.vm, win.vm.trace
+    assert vm.store.table_name == "memories_indexed" and t.pool.index.type == "IVF_PQ"
+    f = t.index_facet
+    lost = vm.expected[0]
+    # the exact pipeline (same scope, blend and min score) returns it: an in-scope row
+    assert lost in f.lost and lost in f.exact_final and lost not in t.ids("final")
+    assert t.diagnosis.code == "index_recall" and "lost to the index" in \
+        win.index_bar.summary.text()
+    assert problems(win) == []
+
+
 def test_rows_are_read_by_their_text_in_a_1024x700_window(qtbot, tmp_path) -> None:
     """In the client area a 1024x700 screen leaves (openbox: a 19 px title bar) the text
     column was as wide as the widest other column and read "the use…": every open stage now

@@ -20,7 +20,8 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 from inspector.qt.harness.cut_checks import cut_label_problems, cut_plot_text_problems
 from inspector.qt.harness.painted import cut_painted_problems, painted_texts
 
-STATES = "scoped-miss,importance,deep-pool,tuning-dock,receipt,tour-scoped-miss,tour-tie"
+STATES = ("scoped-miss,importance,deep-pool,tuning-dock,receipt,tour-scoped-miss,tour-tie,"
+          "lost-to-index")
 
 
 @pytest.fixture

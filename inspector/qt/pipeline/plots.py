@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QMargins, Qt, Signal
+from PySide6.QtCore import QMargins, QRectF, Qt, Signal
 from PySide6.QtGui import QFontMetricsF, QResizeEvent, QShowEvent, QTextOption
 from PySide6.QtWidgets import QGraphicsItem, QLabel, QVBoxLayout, QWidget
 
@@ -43,18 +43,33 @@ class PlainAxis(pg.AxisItem):
         super().resizeEvent(ev)
 
     def _fit_title(self, place: bool = True) -> None:
-        """The title as long as the axis: a longer one ends in "…" (a short plot's vertical
-        title reached past its ends); the plot's tooltip says what the axes are."""
+        """The title within its plot: centred on the axis, a title longer than the plot has
+        room for there ends in "…" (a short plot's vertical title reached past its ends);
+        the plot's tooltip says what the axes are."""
         if self.label is None or not self.labelText or self.labelUnits:
             return
-        room = self.size().height() if self.orientation in ("left", "right") \
-            else self.size().width()
         fm = QFontMetricsF(self.label.font())
-        shown = fm.elidedText(self.labelText, Qt.TextElideMode.ElideRight, max(room - 8, 0))
+        shown = fm.elidedText(self.labelText, Qt.TextElideMode.ElideRight,
+                              max(self._title_room() - 6, 0))
         if self.label.toPlainText() != shown:
             self.label.setPlainText(shown)
             if place:
                 super().resizeEvent()  # centred on the axis again
+
+    def _title_room(self) -> float:
+        """How long the title may be: twice the distance from the axis's middle to the
+        nearer end of the plot's visible area (the axis's own length without a view)."""
+        vertical = self.orientation in ("left", "right")
+        views = self.scene().views() if self.scene() is not None else []
+        if not views:
+            return self.size().height() if vertical else self.size().width()
+        view = views[0]
+        box = view.mapToScene(view.viewport().rect()).boundingRect()
+        mid = self.mapRectToScene(QRectF(0, 0, self.size().width(),
+                                         self.size().height())).center()
+        if vertical:
+            return 2 * min(mid.y() - box.top(), box.bottom() - mid.y())
+        return 2 * min(mid.x() - box.left(), box.right() - mid.x())
 
 
 def plain_axes() -> dict[str, PlainAxis]:
