@@ -94,33 +94,11 @@ class _Recorder(QPaintEngine):
         ink = fm.tightBoundingRect(text.strip()).translated(p.x() + lead, p.y())
         self.texts.append(PaintedText(text.strip(), self.transform.mapRect(ink), self.clip))
 
-    # shapes, lines and images: nothing to note
-    def drawPixmap(self, *_args: object) -> None:  # noqa: N802 - Qt's name
-        pass
+    def _nothing(self, *_args: object) -> None:
+        """Shapes, lines and images: nothing to note."""
 
-    def drawRects(self, *_args: object) -> None:  # noqa: N802 - Qt's name
-        pass
-
-    def drawPolygon(self, *_args: object) -> None:  # noqa: N802 - Qt's name
-        pass
-
-    def drawPath(self, *_args: object) -> None:  # noqa: N802 - Qt's name
-        pass
-
-    def drawLines(self, *_args: object) -> None:  # noqa: N802 - Qt's name
-        pass
-
-    def drawEllipse(self, *_args: object) -> None:  # noqa: N802 - Qt's name
-        pass
-
-    def drawPoints(self, *_args: object) -> None:  # noqa: N802 - Qt's name
-        pass
-
-    def drawImage(self, *_args: object) -> None:  # noqa: N802 - Qt's name
-        pass
-
-    def drawTiledPixmap(self, *_args: object) -> None:  # noqa: N802 - Qt's name
-        pass
+    drawPixmap = drawRects = drawPolygon = drawPath = drawLines = _nothing  # noqa: N815
+    drawEllipse = drawPoints = drawImage = drawTiledPixmap = _nothing  # noqa: N815
 
 
 class _Device(QPaintDevice):
