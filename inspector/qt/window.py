@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtGui import (
     QAction,
     QActionGroup,
@@ -384,6 +384,13 @@ class MainWindow(FilesMixin, ExtensibleWindow):
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         fit.prepare_docks(self, self.dock_areas)
+        fit.make_way(self)  # taller than the screen (notices, a long banner): plots yield
+
+    def event(self, event: QEvent) -> bool:
+        done = super().event(event)
+        if event.type() == QEvent.Type.LayoutRequest:  # a notice came or went
+            fit.make_way(self)
+        return done
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if self.persist:
