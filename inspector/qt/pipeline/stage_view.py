@@ -70,6 +70,7 @@ class StageView(QWidget):
         self.folded = False
         self.unfold = QToolButton(self, objectName="stageUnfold", text="open ▸")
         self.unfold.setAutoRaise(True)
+        self.unfold.setFocusPolicy(Qt.FocusPolicy.StrongFocus)  # Tab reaches a folded stage
         self.unfold.clicked.connect(self.unfold_asked)
         self.unfold.hide()
         lay = QVBoxLayout(self)
