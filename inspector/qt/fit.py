@@ -126,16 +126,34 @@ def prepare_docks(win: QMainWindow, areas: dict[QDockWidget, Qt.DockWidgetArea])
             dock.setGeometry(_floating_box(win, area, dock))
 
 
-def make_way(win: QMainWindow) -> None:
+def _short(win: QMainWindow) -> bool:
+    """The window, with the widgets that yield shown, would be taller than its screen's
+    client area (a small screen under a window manager, with notices and a long banner).
+    The offscreen platform's screen is a placeholder: never short there."""
+    if QGuiApplication.platformName() == "offscreen" or not win.isVisible():
+        return False
+    room = available(win).height() - (win.frameGeometry().height() - win.geometry().height())
+    need = win.minimumSizeHint().height()
+    if not any(w.isVisibleTo(win) for w in win.yielding):
+        need += int(win.property("yielded_height") or 0)  # what showing them again takes
+    return need > room
+
+
+def make_way(win: QMainWindow, showing: QDockWidget | None = None) -> None:
     """The widgets that yield to a dock hidden while a docked dock that needs their room is
-    shown, and those it hid shown again once none is (one hidden for another reason, the
-    pipeline view's plots, stays hidden)."""
-    gone = any(d.isVisible() and not d.isFloating() and d.property("yields")
-               for d in win.dock_areas)
+    shown or the window would not fit its screen with them, and those it hid shown again
+    once neither holds (one hidden for another reason, the pipeline view's plots, stays
+    hidden). `showing`: a dock about to show, whose room is made first (shown first, it grew
+    the window past the screen for a moment)."""
+    gone = any((d.isVisible() or d is showing) and not d.isFloating() and d.property("yields")
+               for d in win.dock_areas) or _short(win)
+    before = win.minimumSizeHint().height()
+    hid = False
     for w in win.yielding:
         if gone and w.isVisibleTo(win):
             w.setProperty("yielded", True)
             w.hide()
+            hid = True
         elif not gone and w.property("yielded"):
             w.setProperty("yielded", False)
             w.show()
@@ -145,6 +163,8 @@ def make_way(win: QMainWindow) -> None:
         while up is not None and up is not win:
             up.updateGeometry()
             up = up.parentWidget()
+    if hid:  # the height they took, for deciding when there is room for them again
+        win.setProperty("yielded_height", max(0, before - win.minimumSizeHint().height()))
 
 
 def _floating_box(win: QMainWindow, area: Qt.DockWidgetArea, dock: QDockWidget) -> QRect:

@@ -80,8 +80,8 @@ def tab_chain(win: Any) -> list[QWidget]:
         chain += flow.sliders.focus_chain()
         for sec in flow.panel.sections:
             chain += [sec.toggle, sec.table]
-    for lane in win.stages.lanes:
-        chain += [v.table for v in lane.views.values()]
+    for lane in win.stages.lanes:  # a folded stage's "open ▸" where its table would be
+        chain += [w for v in lane.views.values() for w in (v.unfold, v.table)]
     chain += [win.scatter, win.bump]
     chain += [win.detail.columns, win.expected.entry]
     if flow is not None:

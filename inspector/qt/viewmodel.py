@@ -182,6 +182,7 @@ class Inspector(ExpectedRows, QObject):
         self.expected = [str(x) for x in q.get("expect", [])]
         self._rebuild_params()
         self.query_changed.emit()
+        self.expectations_changed.emit()  # the expected rows changed: none stays listed
         self.run()
 
     # ---- parameters ----

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtGui import (
     QAction,
     QActionGroup,
@@ -37,8 +37,9 @@ from inspector.qt.pipeline.detail import DetailPane
 from inspector.qt.pipeline.expected import ExpectedPanel
 from inspector.qt.pipeline.funnel import DiagnosisBanner, ErrorBar, FunnelChart
 from inspector.qt.pipeline.index_bar import IndexBar
-from inspector.qt.pipeline.plots import BumpChart, PlotBox, ScoreScatter
+from inspector.qt.pipeline.plots import PlotBox, ScoreScatter
 from inspector.qt.pipeline.query_bar import QueryBar
+from inspector.qt.pipeline.rank_chart import BumpChart
 from inspector.qt.pipeline.sliders import SliderPanel
 from inspector.qt.pipeline.stages import StagesPanel
 from inspector.qt.shortcuts import ShortcutGuard
@@ -383,6 +384,13 @@ class MainWindow(FilesMixin, ExtensibleWindow):
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         fit.prepare_docks(self, self.dock_areas)
+        fit.make_way(self)  # taller than the screen (notices, a long banner): plots yield
+
+    def event(self, event: QEvent) -> bool:
+        done = super().event(event)
+        if event.type() == QEvent.Type.LayoutRequest:  # a notice came or went
+            fit.make_way(self)
+        return done
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if self.persist:

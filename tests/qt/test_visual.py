@@ -10,7 +10,12 @@ from pathlib import Path
 import pytest
 
 from inspector.qt.harness import gallery
-from inspector.qt.harness.visual_checks import axis_problems, problems, tick_labels
+from inspector.qt.harness.visual_checks import (
+    axis_problems,
+    problems,
+    stage_row_problems,
+    tick_labels,
+)
 from inspector.qt.help_menu import TOUR
 from tests.qt.qtkit import move
 
@@ -133,7 +138,11 @@ def test_tuning_panel_by_ctrl_t_on_a_laptop_window_docks_and_keeps_its_size(wind
     assert window.tuning_dock.isVisible() and not window.tuning_dock.isFloating()
     qtbot.wait(50)
     assert window.size() == before
-    assert all(v.table.isVisible() for v in window.stages.lanes[0].views.values())
+    views = window.stages.lanes[0].views.values()
+    # the open stages (those the lane has room to read: stage_row_problems) keep their tables
+    assert all(v.table.isVisible() for v in views if not v.folded) and not all(
+        v.folded for v in views)
+    assert stage_row_problems(window) == []
 
 
 def test_tuning_panel_docks_when_the_stages_keep_room(window, qtbot) -> None:
@@ -268,7 +277,7 @@ def test_the_tuning_dock_docks_below_the_stages_it_drives_at_1366x768(window, qt
     qtbot.waitUntil(lambda: dock.isVisible() and not plots.isVisible(), timeout=10_000)
     assert not dock.isFloating()
     box = QRect(dock.mapToGlobal(QPoint(0, 0)), dock.size())
-    for view in window.stages.lanes[0].views.values():
+    for view in (v for v in window.stages.lanes[0].views.values() if not v.folded):
         t = view.table
         assert t.isVisible() and t.height() >= 120, (view.stage, t.height())
         assert not box.intersects(QRect(t.mapToGlobal(QPoint(0, 0)), t.size())), view.stage
@@ -282,14 +291,62 @@ def test_a_narrow_lane_folds_stages_and_opens_the_one_asked(window, qtbot) -> No
     window.resize(1024, 680)
     window.splitters["main"].setSizes([700, 300])
     qtbot.waitUntil(lambda: lane.views["scoped"].folded, timeout=10_000)
-    assert [s for s, v in lane.views.items() if v.folded] == ["scoped", "blended"]
+    folded = [s for s, v in lane.views.items() if v.folded]
+    assert folded == [s for s in ("scoped", "blended", "final") if s in folded]  # in order
+    assert len(folded) < 4 and stage_row_problems(window) == []  # the open ones readable
     lane.views["scoped"].unfold.click()
     qtbot.waitUntil(lambda: not lane.views["scoped"].folded, timeout=10_000)
     assert lane.views["scoped"].table.isVisible()
-    assert sum(v.folded for v in lane.views.values()) == 2  # another folded for it
+    assert sum(v.folded for v in lane.views.values()) == len(folded)  # another folded for it
     window.resize(1900, 1000)
     window.splitters["main"].setSizes([1500, 400])
     qtbot.waitUntil(lambda: not any(v.folded for v in lane.views.values()), timeout=10_000)
+
+
+def test_the_lost_to_the_index_state_shows_a_row_the_index_loses_and_exact_search_finds(
+        qtbot, tmp_path) -> None:
+    """The gallery's lost-to-index state: agent main's question on the demo's IVF_PQ table
+    (built by the harness until its unseeded training loses a row), an in-scope row that
+    the exact search returns and the index's search does not, named by the index bar and the
+    banner, and the window passing the checks."""
+    win = gallery.make_window((1366, 768), "light")
+    qtbot.addWidget(win)
+    gallery.enter_state(win, "lost-to-index", tmp_path)
+    vm, t = win.vm, win.vm.trace
+    assert vm.store.table_name == "memories_indexed" and t.pool.index.type == "IVF_PQ"
+    f = t.index_facet
+    lost = vm.expected[0]
+    # the exact pipeline (same scope, blend and min score) returns it: an in-scope row
+    assert lost in f.lost and lost in f.exact_final and lost not in t.ids("final")
+    assert t.diagnosis.code == "index_recall" and "lost to the index" in \
+        win.index_bar.summary.text()
+    assert problems(win) == []
+
+
+def test_rows_are_read_by_their_text_in_a_1024x700_window(qtbot, tmp_path) -> None:
+    """In the client area a 1024x700 screen leaves (openbox: a 19 px title bar) the text
+    column was as wide as the widest other column and read "the use…": every open stage now
+    shows TEXT_CHARS characters of its rows (stages fold to make the room), one stage open
+    at least, the full text in each cell's tooltip."""
+    from PySide6.QtCore import Qt
+
+    from inspector.qt.pipeline.stage_view import TEXT_CHARS
+
+    win = gallery.make_window((1024, 681), "light")
+    qtbot.addWidget(win)
+    for state in ("scoped-miss", "importance", "deep-pool"):
+        gallery.enter_state(win, state, tmp_path)
+        assert stage_row_problems(win) == [], state
+        lane = win.stages.lanes[0]
+        opened = [v for v in lane.views.values() if not v.folded]
+        assert opened, state
+        for v in opened:
+            col = v.model.columns.index("text")
+            fm = v.table.fontMetrics()
+            assert v.table.columnWidth(col) >= TEXT_CHARS * fm.averageCharWidth(), v.stage
+            tip = v.model.data(v.model.index(0, col), Qt.ItemDataRole.ToolTipRole)
+            text = v.model.data(v.model.index(0, col), Qt.ItemDataRole.DisplayRole)
+            assert str(text).lstrip("★ ") in str(tip), v.stage
 
 
 def test_the_tour_covers_every_story_and_frames_the_widget_each_step_talks_about(

@@ -18,8 +18,10 @@ from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from inspector.qt.harness.cut_checks import cut_label_problems, cut_plot_text_problems
+from inspector.qt.harness.painted import cut_painted_problems, painted_texts
 
-STATES = "scoped-miss,importance,deep-pool,tuning-dock,receipt,tour-scoped-miss,tour-tie"
+STATES = ("scoped-miss,importance,deep-pool,tuning-dock,receipt,tour-scoped-miss,tour-tie,"
+          "lost-to-index")
 
 
 @pytest.fixture
@@ -134,3 +136,80 @@ def test_a_tick_label_past_the_plot_edge_is_found(qtbot) -> None:
                     timeout=10_000)
     item.setRange(yRange=(-0.1, 1.1), padding=0)
     qtbot.waitUntil(lambda: cut_plot_text_problems(plot) == [], timeout=10_000)
+
+
+def test_a_line_label_centred_on_the_plot_edge_is_found(qtbot) -> None:
+    """A line's label centred near the view's left edge reads "mit" for "limit": its glyphs
+    reach past the view box that clips it, though what is left of it lies inside the plot."""
+    import pyqtgraph as pg
+
+    plot = pg.PlotWidget()
+    plot.setObjectName("p")
+    qtbot.addWidget(plot)
+    plot.resize(300, 200)
+    line = pg.InfiniteLine(pos=0.5, angle=0, label="limit", labelOpts={"position": 0.0})
+    plot.addItem(line)
+    plot.getPlotItem().setRange(xRange=(0, 1), yRange=(-0.1, 1.1), padding=0)
+    plot.show()
+    qtbot.waitExposed(plot)
+    assert cut_painted_problems(plot) == ["p: the painted text 'limit' is cut"]
+    line.label.anchors = [(0, 1), (0, 1)]  # its left edge on the view's: whole
+    line.label.updatePosition()
+    assert cut_painted_problems(plot) == []
+
+
+class _Verdict(QWidget):
+    """Paints a verdict into a rectangle narrower than its text (as the waterfall did)."""
+
+    def __init__(self, room: int) -> None:
+        super().__init__(objectName="verdict")
+        self.room = room
+
+    def paintEvent(self, _event: object) -> None:  # noqa: N802 - Qt's name
+        from PySide6.QtCore import QRectF, Qt
+        from PySide6.QtGui import QPainter
+
+        p = QPainter(self)
+        p.drawText(QRectF(4, 0, self.room, 20), Qt.AlignmentFlag.AlignVCenter,
+                   "rank 2 ≤ 5: returned")
+        p.end()
+
+
+def test_a_painted_text_cut_by_its_rectangle_or_the_widget_is_found(qtbot) -> None:
+    box = QWidget()
+    qtbot.addWidget(box)
+    lay = QVBoxLayout(box)
+    narrow, wide = _Verdict(40), _Verdict(400)
+    for w in (narrow, wide):
+        lay.addWidget(w)
+    box.resize(500, 80)
+    box.show()
+    qtbot.waitExposed(box)
+    cut = "verdict: the painted text 'rank 2 ≤ 5: returned' is cut"
+    assert cut_painted_problems(box) == [cut]  # the narrow one, clipped to its rectangle
+    box.resize(60, 80)  # the wide one's rectangle now reaches past the widget
+    qtbot.waitUntil(lambda: wide.width() < 100)
+    assert cut_painted_problems(box) == [cut, cut]
+
+
+def test_the_waterfall_fits_its_verdicts_at_a_narrow_width(qtbot) -> None:
+    """The score waterfall as wide as the detail pane at 1024x700: every text whole or
+    ending in "…" (the tooltip has them all)."""
+    from inspector.qt.pipeline.detail import Step, Waterfall
+
+    fall = Waterfall()
+    qtbot.addWidget(fall)
+    steps = [Step("distance (L2²)", "0.2121", kind="verdict"),
+             Step("vector 1/(1+d)", "0.8250", 0.0, 0.825),
+             Step("× imp 0.15 · w 0.50", "× 0.575", 0.825, 0.474, kind="down"),
+             Step("blended score", "0.4744", 0.0, 0.474, kind="total"),
+             Step("min score 0", "passes", 0.0, 0.0, kind="threshold"),
+             Step("limit 5", "rank 2 ≤ 5: returned", kind="verdict")]
+    fall.set_steps(steps)
+    fall.resize(215, fall.minimumHeight())
+    fall.show()
+    qtbot.waitExposed(fall)
+    assert cut_painted_problems(fall) == []
+    shown = [t.text for t in painted_texts(fall)]
+    assert "rank 2 ≤ 5: returned" in shown and "0.4744" in shown
+    assert "limit 5: rank 2 ≤ 5: returned" in fall.toolTip()

@@ -6,14 +6,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QAction
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QResizeEvent
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QMenu, QToolButton, QWidget
 from superqt import QLabeledDoubleSlider
 
 DEFAULT_NAMES = ("min", "threshold", "half_life_days", "weight", "vector_weight",
                  "bm25_weight", "recency_weight", "base")
-PER_ROW = 4
+PER_ROW = 4  # sliders on one row at most; fewer where the row has not the room
 
 
 def numeric(params: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
@@ -43,7 +43,9 @@ def decimals_for(lo: float, hi: float, kind: str) -> int:
 
 
 class FlowSliders(QWidget):
-    """A grid of labelled sliders, one per chosen live parameter, and the chooser."""
+    """A grid of labelled sliders, one per chosen live parameter, and the chooser. As many
+    sliders share a row as its width has room for (PER_ROW at most): the grid never makes
+    the window wider than a small screen."""
 
     value_changed = Signal(str, float)  # STAGE.PARAM, value
     chosen_changed = Signal(list)
@@ -68,6 +70,7 @@ class FlowSliders(QWidget):
         lay.addWidget(self.chooser, 0, Qt.AlignmentFlag.AlignTop)
         lay.addLayout(self._grid, 1)
         self._labels: list[QLabel] = []
+        self.per_row = PER_ROW
         self._pending: dict[str, float] = {}
         self._timer = QTimer(self, singleShot=True, interval=0)
         self._timer.timeout.connect(self.flush)
@@ -106,7 +109,7 @@ class FlowSliders(QWidget):
             w.deleteLater()
         self.sliders, self._labels = {}, []
         decls = dict(self.params)
-        for n, key in enumerate(self.chosen):
+        for key in self.chosen:
             decl = decls[key]
             value = float(current(key) if current(key) is not None else decl.default)
             lo, hi = slider_range(decl, value)
@@ -122,12 +125,47 @@ class FlowSliders(QWidget):
             s.setValue(value)
             s.setToolTip(name.toolTip())
             s.valueChanged.connect(lambda v, k=key: self._moved(k, v))
-            row, col = divmod(n, PER_ROW)
+            self.sliders[key] = s
+            self._labels.append(name)
+        self._place(self._fitting(self.width()), force=True)
+
+    def _cell(self) -> int:
+        """The width one slider needs: its name and the slider with its value box."""
+        sp = self._grid.horizontalSpacing()
+        return max((lab.sizeHint().width() + s.minimumSizeHint().width() + 2 * sp
+                    for lab, s in zip(self._labels, self.sliders.values(), strict=True)),
+                   default=0)
+
+    def _fitting(self, width: int) -> int:
+        """How many sliders a row of this width holds (one at least)."""
+        room = width - self.chooser.sizeHint().width() - self.layout().spacing()
+        return max(1, min(PER_ROW, room // max(1, self._cell())))
+
+    def _place(self, per_row: int, force: bool = False) -> None:
+        if per_row == self.per_row and not force:
+            return
+        self.per_row = per_row
+        for w in [*self._labels, *self.sliders.values()]:
+            self._grid.removeWidget(w)
+        for col in range(2 * PER_ROW):
+            self._grid.setColumnStretch(col, 0)
+        for n, (name, s) in enumerate(zip(self._labels, self.sliders.values(), strict=True)):
+            row, col = divmod(n, per_row)
             self._grid.addWidget(name, row, 2 * col)
             self._grid.addWidget(s, row, 2 * col + 1)
             self._grid.setColumnStretch(2 * col + 1, 1)
-            self.sliders[key] = s
-            self._labels.append(name)
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        """One slider a row: the width the grid needs at its narrowest."""
+        hint = super().minimumSizeHint()
+        if not self.sliders:
+            return hint
+        least = self.chooser.sizeHint().width() + self.layout().spacing() + self._cell()
+        return QSize(min(hint.width(), least), hint.height())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self._place(self._fitting(event.size().width()))
 
     def show_values(self, current: Any) -> None:
         for key, s in self.sliders.items():

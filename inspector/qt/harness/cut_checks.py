@@ -14,6 +14,8 @@ from PySide6.QtGui import QGuiApplication, QImage, QPainter
 from PySide6.QtWidgets import QGraphicsTextItem, QLabel, QWidget
 from superqt import QElidingLabel
 
+from inspector.qt.harness.painted import cut_painted_problems
+
 
 def _glyphs(item: QGraphicsTextItem) -> QRectF:
     """A text item's lines in scene coordinates, without the document's empty margin."""
@@ -121,4 +123,5 @@ def cut_problems(win: Any) -> list[str]:
     """All of the above, on the layout the next paint will have (pending layout requests
     are applied first: a label whose text just changed has its old width until then)."""
     QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
-    return screen_problems(win) + cut_label_problems(win) + cut_plot_text_problems(win)
+    return (screen_problems(win) + cut_label_problems(win) + cut_plot_text_problems(win)
+            + cut_painted_problems(win))

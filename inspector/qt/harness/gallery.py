@@ -19,7 +19,10 @@ from typing import Any
 SIZES = ((1366, 768), (1920, 1080))
 THEMES = ("light", "dark")
 STATES = ("empty-store", "scoped-miss", "importance", "deep-pool", "tuning-dock", "map",
-          "receipt", "error", "tour-scoped-miss", "tour-importance", "tour-tie")
+          "receipt", "error", "tour-scoped-miss", "tour-importance", "tour-tie",
+          "lost-to-index")
+INDEX_STORY = "Lost to the index"  # the demo store's story on its IVF_PQ table
+INDEX_TRIES = 6
 # a middle step of each story (the index story is not certain: LanceDB trains the index)
 TOUR_STEPS = {"tour-scoped-miss": 2, "tour-importance": 5, "tour-tie": 8}
 # the pipeline state's fixture (--pipeline-fixture): memory-lancedb-pro's store and question
@@ -40,6 +43,27 @@ def empty_store(folder: Path) -> str:
     folder.mkdir(parents=True, exist_ok=True)
     lancedb.connect(str(folder)).create_table("memories", schema=schema, mode="overwrite")
     return str(folder)
+
+
+def index_store(folder: Path, tries: int = INDEX_TRIES) -> str:
+    """A demo store (the gallery's own, in its work folder) whose IVF_PQ table loses an
+    in-scope row that the exact search finds. LanceDB trains the index unseeded, so the story
+    is not in every build (the demo reads it off the trained index): built again until it is
+    there, as tests/indexkit.py's `accept` retrains, and an error if it never is."""
+    import lancedb
+
+    from inspector.core.stores.demo import build_demo
+    from inspector.core.stores.store import META_KEY
+
+    if folder.exists():  # the story was built for this window already
+        return str(folder)
+    for _ in range(tries):
+        build_demo(folder, overwrite=True)
+        meta = lancedb.connect(str(folder)).open_table("memories").schema.metadata or {}
+        if INDEX_STORY in meta.get(META_KEY, b"").decode("utf-8", "replace"):
+            return str(folder)
+    raise SystemExit(f"gallery: {tries} trainings of the demo's IVF_PQ index lost no row; "
+                     "the lost-to-index state has no story to show")
 
 
 def _idle(win: Any) -> None:
@@ -130,6 +154,16 @@ def _state_pipeline(win: Any, work: Path) -> None:
         _idle(win)
 
 
+def _state_lost(win: Any, work: Path) -> None:
+    """The index story: agent main's question on the IVF_PQ table, whose default search
+    misses a memory the exact search ranks in its top 3 (the expected row, starred)."""
+    win.vm.open_store(index_store(work / "index-store"), "memories", then="none")
+    _idle(win)
+    stories = [str(q.get("name", "")) for q in win.vm.store.suggested_queries]
+    win.vm.load_suggested(next(n for n, name in enumerate(stories)
+                               if name.startswith(INDEX_STORY)))
+
+
 def _state_tour(win: Any, step: int) -> None:
     """Help › Tour at one step, its bar showing that step's sentence."""
     _demo(win, None)
@@ -140,7 +174,7 @@ ENTER: dict[str, Callable[[Any, Path], None]] = {
     "empty-store": _state_empty, "scoped-miss": _state_scoped, "importance": _state_importance,
     "deep-pool": _state_deep,
     "tuning-dock": _state_tuning, "map": _state_map, "receipt": _state_receipt,
-    "error": _state_error, "pipeline": _state_pipeline,
+    "error": _state_error, "pipeline": _state_pipeline, "lost-to-index": _state_lost,
     **{name: (lambda win, _work, n=n: _state_tour(win, n)) for name, n in TOUR_STEPS.items()},
 }
 

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.qt.harness.cut_checks import cut_problems, plot_texts
+from inspector.qt.pipeline.stage_view import TEXT_CHARS
 
 NUMBER = re.compile(r"^[−-]?\d+(\.\d+)?(e[−+-]?\d+)?$")
 
@@ -245,7 +246,7 @@ def _cell_need(table: QTableView, text: str, dot: bool) -> int:
 def stage_row_problems(win: Any) -> list[str]:
     """Stage tables whose rows cannot be read: a header label cut to a stub, a rank ("12=")
     wider than its column, an end note that does not span the table or is cut, a text column
-    narrower than another column."""
+    that shows fewer than TEXT_CHARS characters or is narrower than another column."""
     out = []
     for lane in win.stages.lanes:
         for view in lane.views.values():
@@ -284,12 +285,25 @@ def stage_row_problems(win: Any) -> list[str]:
                 elif need > width:
                     out.append(f"{name}: the end note {note!r} needs {need} px, has {width}")
             if "text" in cols:
-                text = t.columnWidth(cols.index("text"))
-                widest = max(t.columnWidth(k) for k, c in enumerate(cols) if c != "text")
-                if text < widest:
-                    out.append(f"{name}: the text column ({text} px) is narrower than "
-                               f"another column ({widest} px)")
+                out += _text_column_problems(name, t, cols)
     return out
+
+
+def _text_column_problems(name: str, t: QTableView, cols: list[str]) -> list[str]:
+    """The text column shows TEXT_CHARS characters of a row (average characters of the
+    table's font, inside the cell's padding) and is at least as wide as any other column."""
+    text = t.columnWidth(cols.index("text"))
+    widest = max(t.columnWidth(k) for k, c in enumerate(cols) if c != "text")
+    fm = t.fontMetrics()
+    pad = _cell_need(t, "x", dot=False) - fm.horizontalAdvance("x")
+    chars = (text - pad) // max(1, fm.averageCharWidth())
+    if chars < TEXT_CHARS:
+        return [f"{name}: the text column ({text} px) shows {max(chars, 0)} characters of a "
+                f"row, fewer than {TEXT_CHARS}"]
+    if text < widest:
+        return [f"{name}: the text column ({text} px) is narrower than another column "
+                f"({widest} px)"]
+    return []
 
 
 def clipped_title_problems(win: Any) -> list[str]:

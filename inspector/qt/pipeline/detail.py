@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QColor, QFont, QPainter, QPaintEvent
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPaintEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
@@ -94,24 +94,39 @@ class Waterfall(QWidget):
             return  # an over-fetch tick often leaves the selected row's score as it was
         self.steps = steps
         self.setMinimumHeight(self.ROW * max(2, len(steps)) + 6)
+        self.setToolTip("\n".join(f"{s.label}: {s.value}" for s in steps))
         self.update()
 
     def paintEvent(self, _event: QPaintEvent) -> None:
+        """Labels left (as wide as the widest, at most half the width), bars in the middle,
+        values right; a verdict starts after its own label when the bars' column is too
+        narrow for it. A text that still does not fit ends in "…" (the tooltip has all)."""
         p = QPainter(self)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
         tk = self.tokens
         values = [v for s in self.steps for v in (s.start, s.end) if v is not None]
         top = max(values) * 1.1 if values and max(values) > 0 else 1.0
-        label_w = min(170.0, self.width() * 0.42)
-        bar_x, bar_w = label_w + 4, self.width() - label_w - 70
         bold = QFont(self.font())
         bold.setBold(True)
+        fm, fm_bold = QFontMetricsF(self.font()), QFontMetricsF(bold)
+        widest = max((fm.horizontalAdvance(s.label) for s in self.steps), default=0.0)
+        label_w = min(widest + 6, 170.0, self.width() * 0.5)
+        value_w = max((QFontMetricsF(bold if s.kind == "total" else self.font())
+                       .horizontalAdvance(s.value) for s in self.steps
+                       if s.start is not None and s.kind != "threshold"), default=0.0) + 4
+        bar_x = label_w + 4
+        bar_w = max(0.0, self.width() - bar_x - value_w - 4)
+
+        def text(x: float, y: float, width: float, words: str, font: QFont) -> None:
+            p.setFont(font)
+            shown = QFontMetricsF(font).elidedText(words, Qt.TextElideMode.ElideRight,
+                                                   max(0.0, width - 1))
+            p.drawText(QRectF(x, y, width, self.ROW), Qt.AlignmentFlag.AlignVCenter, shown)
+
         for n, s in enumerate(self.steps):
             y = 3 + n * self.ROW
             p.setPen(QColor(tk.text))
-            p.setFont(self.font())
-            p.drawText(QRectF(0, y, label_w, self.ROW), Qt.AlignmentFlag.AlignVCenter,
-                       s.label)
+            text(0, y, label_w, s.label, self.font())
             colour = {"bar": tk.scoped, "down": tk.cut, "total": tk.returned,
                       "threshold": tk.cut}.get(s.kind, tk.muted)
             if s.kind == "threshold" and s.start is not None:
@@ -125,15 +140,17 @@ class Waterfall(QWidget):
                 p.setPen(Qt.PenStyle.NoPen)
                 p.setBrush(QColor(colour))
                 p.drawRect(rect)
-            p.setFont(bold if s.kind in ("total", "verdict") else self.font())
+            font = bold if s.kind in ("total", "verdict") else self.font()
             p.setPen(QColor(tk.text))
-            if s.start is None or s.kind == "threshold":
-                x0 = bar_x if s.kind == "verdict" else bar_x + bar_w * (s.start or 0) / top + 4
-                p.drawText(QRectF(x0, y, self.width() - x0, self.ROW),
-                           Qt.AlignmentFlag.AlignVCenter, s.value)
+            if s.kind == "verdict":
+                need = fm_bold.horizontalAdvance(s.value)
+                x0 = bar_x if bar_x + need <= self.width() else \
+                    min(bar_x, fm.horizontalAdvance(s.label) + 10)
+            elif s.start is None or s.kind == "threshold":
+                x0 = bar_x + bar_w * (s.start or 0) / top + 4
             else:
-                p.drawText(QRectF(bar_x + bar_w + 4, y, 66, self.ROW),
-                           Qt.AlignmentFlag.AlignVCenter, s.value)
+                x0 = bar_x + bar_w + 4
+            text(x0, y, self.width() - x0, s.value, font)
         p.end()
 
 

@@ -1,6 +1,6 @@
 """pyqtgraph views of one trace: base score against importance with the blend's iso-score
-lines, and the rank shift from unblended to blended order. Items are made once and updated
-with setData on every tick."""
+lines (the rank shift is in rank_chart), the plots' shared style and their title-and-key box.
+Items are made once and updated with setData on every tick."""
 
 from __future__ import annotations
 
@@ -9,18 +9,15 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QMargins, Qt, Signal
-from PySide6.QtGui import QFontMetricsF, QResizeEvent, QShowEvent
+from PySide6.QtCore import QMargins, QRectF, Qt, Signal
+from PySide6.QtGui import QFontMetricsF, QResizeEvent, QShowEvent, QTextOption
 from PySide6.QtWidgets import QGraphicsItem, QLabel, QVBoxLayout, QWidget
 
 from inspector.core.engine.blend import iso_base
 from inspector.core.engine.trace import OUTCOME_LABELS, Trace
-from inspector.qt.pipeline.label_room import labelled_ranks, rank_ticks, shown_ranks
 from inspector.qt.theme import LIGHT, Tokens, outcome_colour
 
 IMP_GRID = np.linspace(0.0, 1.0, 101)
-X_RANGE = (-0.35, 2.0)  # rank-shift chart: before at 0, after at 1, labels from LABEL_X
-LABEL_X, N_LABELS = 1.04, 10
 Y_NAME = {"vector": "vector score", "fts": "bm25 score", "hybrid": "fused score"}
 MIN_PLOT = (220, 120)  # below this tick labels crowd; Y_NAME fits its height (formulas: tips)
 
@@ -37,6 +34,43 @@ class PlainAxis(pg.AxisItem):
         self.autoSIPrefixScale, self.labelUnitPrefix = 1.0, ""
         self._updateLabel()
 
+    def _updateLabel(self) -> None:  # noqa: N802 - pyqtgraph's name
+        super()._updateLabel()
+        self._fit_title()
+
+    def resizeEvent(self, ev: Any = None) -> None:  # noqa: N802 - Qt's name
+        self._fit_title(place=False)
+        super().resizeEvent(ev)
+
+    def _fit_title(self, place: bool = True) -> None:
+        """The title within its plot: centred on the axis, a title longer than the plot has
+        room for there ends in "…" (a short plot's vertical title reached past its ends);
+        the plot's tooltip says what the axes are."""
+        if self.label is None or not self.labelText or self.labelUnits:
+            return
+        fm = QFontMetricsF(self.label.font())
+        shown = fm.elidedText(self.labelText, Qt.TextElideMode.ElideRight,
+                              max(self._title_room() - 6, 0))
+        if self.label.toPlainText() != shown:
+            self.label.setPlainText(shown)
+            if place:
+                super().resizeEvent()  # centred on the axis again
+
+    def _title_room(self) -> float:
+        """How long the title may be: twice the distance from the axis's middle to the
+        nearer end of the plot's visible area (the axis's own length without a view)."""
+        vertical = self.orientation in ("left", "right")
+        views = self.scene().views() if self.scene() is not None else []
+        if not views:
+            return self.size().height() if vertical else self.size().width()
+        view = views[0]
+        box = view.mapToScene(view.viewport().rect()).boundingRect()
+        mid = self.mapRectToScene(QRectF(0, 0, self.size().width(),
+                                         self.size().height())).center()
+        if vertical:
+            return 2 * min(mid.y() - box.top(), box.bottom() - mid.y())
+        return 2 * min(mid.x() - box.left(), box.right() - mid.x())
+
 
 def plain_axes() -> dict[str, PlainAxis]:
     """Axis items for a PlotWidget's `axisItems`: numbers shown at their own scale."""
@@ -49,9 +83,18 @@ def empty_note(widget: pg.PlotWidget, text: str, x: tuple[float, float],
     appear there (hide it once there is data)."""
     plot = widget.getPlotItem()
     note = pg.TextItem(text, anchor=(0.5, 0.5))
+    note.textItem.document().setDefaultTextOption(QTextOption(Qt.AlignmentFlag.AlignHCenter))
     note.setPos((x[0] + x[1]) / 2, (y[0] + y[1]) / 2)
     plot.addItem(note, ignoreBounds=True)
     plot.setRange(xRange=x, yRange=y, padding=0)
+    vb = plot.getViewBox()
+
+    def wrap(*_: Any) -> None:  # lines as wide as the view, centred: never cut at its edges
+        natural = QFontMetricsF(note.textItem.font()).horizontalAdvance(text) + 12
+        room = vb.width() - 8
+        note.setTextWidth(room if 0 < room < natural else -1)
+    vb.sigResized.connect(wrap)
+    wrap()
     return note
 
 
@@ -249,152 +292,3 @@ class ScoreScatter(pg.PlotWidget):
             self.selected.setData([x[i]], [y[i]], data=trace.pool.ids[[i]])
         else:
             self.selected.setData([], [])
-
-
-class BumpChart(pg.PlotWidget):
-    """Scoped rows' rank before blending (left) joined to their rank after (right)."""
-
-    point_clicked = Signal(object)
-    TITLE = "Rank shift from blending"
-
-    @staticmethod
-    def key(tk: Tokens) -> list[tuple[str, ...]]:
-        return [(tk.returned, "returned"), (tk.out, "not returned"), (tk.accent, "selected",
-                                                                        "━"),
-                (tk.cut, "limit", "╌╌")]
-
-    def __init__(self, parent: Any = None) -> None:
-        super().__init__(parent, axisItems=plain_axes())
-        self.setObjectName("bumpChart")
-        self.setMinimumSize(*MIN_PLOT)
-        plot = self.getPlotItem()
-        plot.setMenuEnabled(False)
-        self.setToolTip("Each in-scope candidate's rank by base score (left) joined to its rank "
-                        "after importance blending (right). Green lines end in the results; "
-                        "the dashed line is the limit. Click a dot to select its row.")
-        plot.invertY(True)
-        plot.setLabel("left", "rank")
-        plot.getAxis("bottom").setTicks([[(0, "before blending"), (1, "after blending")]])
-        # hundreds of thin grey lines: antialiasing them costs ~8 ms a tick at 1,000 rows
-        self.others = pg.PlotCurveItem(connect="pairs", antialias=False)
-        self.kept = pg.PlotCurveItem(connect="pairs", antialias=False)  # 2 px wide + AA: ~10 ms
-        self.chosen = pg.PlotCurveItem()
-        self.dots = pg.ScatterPlotItem(size=6, hoverable=True)
-        self.limit_line = pg.InfiniteLine(angle=0, movable=False, label="limit",
-                                          labelOpts={"position": 0.05})
-        # the dashed limit stops at the "after" dots instead of striking through a label
-        self.limit_line.setSpan(0, (LABEL_X - X_RANGE[0]) / (X_RANGE[1] - X_RANGE[0]))
-        self.empty = pg.TextItem("", anchor=(0.5, 0.5))  # labels: the top ranks and the selected
-        self.labels = [pg.TextItem("", anchor=(0, 0.5)) for _ in range(N_LABELS + 1)]
-        self._last: tuple[Trace, Any, int] | None = None  # what the text was fitted to
-        for item in (self.others, self.kept, self.chosen, self.dots, self.limit_line,
-                     self.empty, *self.labels):
-            plot.addItem(item)
-        self.dots.sigClicked.connect(lambda _i, pts, *_: pts and
-                                     self.point_clicked.emit(pts[0].data()))
-        plot.getViewBox().sigResized.connect(self._fit_text)  # room per row changed
-        self.set_tokens(LIGHT)
-        self.set_trace(None, None)
-
-    def set_tokens(self, tk: Tokens) -> None:
-        self.tokens = tk
-        _style(self, tk)
-        self.others.setPen(pg.mkPen(tk.out, width=1))
-        self.kept.setPen(pg.mkPen(tk.returned, width=2))
-        self.chosen.setPen(pg.mkPen(tk.accent, width=3.5))
-        self.dots.setPen(pg.mkPen(None))
-        self.limit_line.setPen(pg.mkPen(tk.cut, width=1, style=Qt.PenStyle.DashLine))
-        self.limit_line.label.setColor(tk.cut)
-        self.empty.setColor(tk.muted)
-        self._fit_text()
-
-    def set_trace(self, trace: Trace | None, selected: Any) -> None:
-        rows = trace.stage("scoped").rows if trace is not None else np.zeros(0, np.int64)
-        if trace is None or not len(rows):
-            self._last = None
-            for c in (self.others, self.kept, self.chosen):
-                c.setData([], [])
-            self.dots.setData([], [])
-            for lab in self.labels:
-                lab.setText("")
-            self.limit_line.hide()  # no ranks: no limit to draw among them
-            self.getPlotItem().getAxis("left").setTicks(None)  # not an earlier trace's ticks
-            self.empty.setText("No in-scope candidates to rank" if trace is not None else
-                               "Run a query to see ranks before and after blending")
-            self.empty.setPos(sum(X_RANGE) / 2, 5.5)
-            self.getPlotItem().setRange(xRange=X_RANGE, yRange=(0.5, 10.5), padding=0)
-            return
-        self.empty.setText("")
-        self.limit_line.show()
-        limit = trace.params.limit
-        shown = shown_ranks(len(rows), limit)
-        # only lines that touch the visible ranks: a thousand hidden segments cost ~10 ms
-        rows = rows[np.minimum(trace.rank_before[rows], trace.rank_after[rows]) <= shown]
-        before, after = trace.rank_before[rows], trace.rank_after[rows]
-        returned = trace.final_rank[rows] > 0
-        edge = shown + 0.45  # a line to a rank below the view ends at its bottom edge
-        self._pairs(self.kept, before[returned], after[returned], edge)
-        self._pairs(self.others, before[~returned], after[~returned], edge)
-        ids = trace.pool.ids[rows]
-        left, right = before <= shown, after <= shown
-        tk = self.tokens
-        kept, other = pg.mkBrush(tk.returned), pg.mkBrush(tk.out)
-        self.dots.setData(np.concatenate([np.zeros(left.sum()), np.ones(right.sum())]),
-                          np.concatenate([before[left], after[right]]),
-                          data=np.concatenate([ids[left], ids[right]]),
-                          brush=[kept if r else other for r in
-                                 np.concatenate([returned[left], returned[right]])])
-        i = trace.row_of(selected) if selected is not None else None
-        if i is not None and trace.rank_after[i]:
-            self.chosen.setData([0, 1], [min(trace.rank_before[i], edge),
-                                         min(trace.rank_after[i], edge)])
-        else:
-            self.chosen.setData([], [])
-        self.limit_line.setPos(limit + 0.5)
-        self.getPlotItem().setRange(xRange=X_RANGE, yRange=(0.5, shown + 0.5), padding=0)
-        self._last = (trace, selected, shown)
-        self._fit_text()
-
-    @staticmethod
-    def _pairs(curve: pg.PlotCurveItem, before: np.ndarray, after: np.ndarray,
-               edge: float) -> None:
-        x = np.tile([0.0, 1.0], len(before))
-        y = np.empty(2 * len(before))
-        y[0::2], y[1::2] = np.minimum(before, edge), np.minimum(after, edge)
-        curve.setData(x, y)
-
-    def _fit_text(self, *_: Any) -> None:
-        """Rank ticks and row labels for the room the chart has now: rows closer than a line
-        of text are thinned out, so no two texts overlap at any height (re-run on resize)."""
-        if self._last is None:
-            return
-        trace, selected, shown = self._last
-        vb = self.getPlotItem().getViewBox()
-        pitch = vb.height() / max(shown, 1)  # pixels from one rank to the next
-        axis = self.getPlotItem().getAxis("left")
-        ticks = rank_ticks(shown, pitch, QFontMetricsF(axis.font()).height())
-        axis.setTicks([[(v, str(v)) for v in ticks]])
-        self._label(trace, selected, shown, pitch)
-
-    def _label(self, trace: Trace, selected: Any, shown: int, pitch: float) -> None:
-        """The text of the top blended rows (and the selected one) beside their final
-        position, elided to the room right of the chart; only rows a line of text apart."""
-        col = trace.pool.roles.get("text")
-        blended = trace.stage("blended").rows
-        vb = self.getPlotItem().getViewBox()
-        fm = QFontMetricsF(self.labels[0].textItem.font())
-        room = vb.width() * (X_RANGE[1] - LABEL_X) / (X_RANGE[1] - X_RANGE[0]) - 6
-        i = trace.row_of(selected) if selected is not None else None
-        mine = int(trace.rank_after[i]) if i is not None else 0  # 0: out of scope
-        ranks = labelled_ranks(min(N_LABELS, shown, len(blended)), pitch, fm.height() + 1,
-                               mine if 0 < mine <= shown else None) if col and room > 30 else []
-        tk = self.tokens
-        for n, lab in enumerate(self.labels):
-            if n >= len(ranks):
-                lab.setText("")
-                continue
-            r = ranks[n]
-            text = " ".join(str(trace.pool.columns[col][int(blended[r - 1])]).split())
-            lab.setText(fm.elidedText(text, Qt.TextElideMode.ElideRight, room),
-                        tk.accent if r == mine else tk.text)
-            lab.setPos(LABEL_X, r)

@@ -32,6 +32,7 @@ SCOPE_SHARE = 0.3  # the scope column takes at most this much of the table, or S
 SCOPE_CHARS = 18  # characters if more; wider values elide in the middle (the tooltip has the
 #                   whole rule)
 DOT = 10  # the outcome dot in the "#" column (stage_table._dot)
+TEXT_CHARS = 24  # an open stage's text column shows at least this many characters of a row
 
 
 class _MiddleElide(QStyledItemDelegate):
@@ -69,6 +70,7 @@ class StageView(QWidget):
         self.folded = False
         self.unfold = QToolButton(self, objectName="stageUnfold", text="open ▸")
         self.unfold.setAutoRaise(True)
+        self.unfold.setFocusPolicy(Qt.FocusPolicy.StrongFocus)  # Tab reaches a folded stage
         self.unfold.clicked.connect(self.unfold_asked)
         self.unfold.hide()
         lay = QVBoxLayout(self)
@@ -188,13 +190,20 @@ class StageView(QWidget):
         bar = t.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent, None, t)
         return cols + 2 * t.frameWidth() + bar
 
-    def open_width(self) -> int:
-        """The narrowest this stage is readable open: its fixed columns, and a text column
-        as wide as the widest of them."""
+    def text_need(self) -> int:
+        """The narrowest text column a row can be read by: TEXT_CHARS average characters of
+        the table's font, and as wide as the widest other column."""
         t = self.table
         widest = max((t.columnWidth(n) for n, name in enumerate(self.model.columns)
                       if name != "text"), default=0)
-        return self.fixed_width() + widest
+        fm = t.fontMetrics()
+        pad = self.cell_need("x") - fm.horizontalAdvance("x")  # the cell's own margins
+        return max(widest, pad + TEXT_CHARS * fm.averageCharWidth())
+
+    def open_width(self) -> int:
+        """The narrowest this stage is readable open: its fixed columns and a text column
+        of `text_need`."""
+        return self.fixed_width() + self.text_need()
 
     def folded_width(self) -> int:
         """A folded stage's width: its short title with the count, or its "open" button."""

@@ -21,7 +21,7 @@ from inspector.qt.viewmodel import Inspector
 # get more than the two stages in between
 TEXT_SHARE = {"raw": 10, "scoped": 4, "blended": 5, "final": 7}
 # where the lane is too narrow to read every stage (a 1024 px screen) stages fold in this order
-# (the one the user opened last stays open); two stay open at least
+# (the one the user opened last stays open); one stays open at least
 FOLD_ORDER = ("scoped", "blended", "final", "raw")
 LANE_TITLES = {"post": "Post-filter: scope applied after the global cut",
                "pushdown": "Pushdown: scope applied inside the search"}
@@ -102,7 +102,8 @@ class LaneView(QWidget):
 
     def _fold(self, room: int) -> None:
         """Fold stages (FOLD_ORDER, the one opened last kept) until the open ones can each
-        show a text column as wide as their widest other column; unfold when there is room."""
+        show a text column a row can be read by (StageView.text_need); unfold when there is
+        room."""
         views = self.views
         folded: set[str] = set()
         order = [s for s in FOLD_ORDER if s != self.opened]
@@ -110,7 +111,7 @@ class LaneView(QWidget):
         def need() -> int:
             return sum(views[s].folded_width() if s in folded else views[s].open_width()
                        for s in STAGES)
-        while need() > room and len(folded) < len(STAGES) - 2:
+        while need() > room and len(folded) < len(STAGES) - 1:
             folded.add(order[len(folded)])
         for s, view in views.items():
             view.set_folded(s in folded)

@@ -154,6 +154,13 @@ class TuningDock(QDockWidget):
         self.raise_()
         self.tabs.setCurrentIndex(TABS.index(name))
 
+    def setVisible(self, visible: bool) -> None:  # noqa: N802 - Qt's name
+        """Shown (by show_tab, its toggle action, Ctrl+T): the room the dock rule gave it is
+        made before it appears (the plots yield first), so the window never grows."""
+        if visible and self.isHidden() and self in getattr(self.window_, "dock_areas", {}):
+            fit.make_way(self.window_, showing=self)
+        super().setVisible(visible)
+
     def apply_tokens(self, tk: theme.Tokens) -> None:
         self._tokens = tk
         for panel in self._built.values():

@@ -210,6 +210,30 @@ def test_entering_a_pipeline_keeps_the_window_on_a_laptop_screen(flow_win: Any) 
         assert not w.flow.active and w.width() == 1366
 
 
+def test_a_fourteen_stage_pipeline_fits_a_small_screen_with_its_title_bar(win: Any) -> None:
+    """At 1024x700 the pipeline's sliders (four a row) made the window 1081 px wide, its
+    edge off the screen: now a row holds the sliders its width has room for, and the window
+    asks for no more than a small screen less a window manager's title bar and frame."""
+    from inspector.qt.harness.visual_checks import flow_problems
+
+    room = (1024 - 8, 700 - 38)  # a frame of 4 px each side, a title bar of 30
+    for preset in ("memory-lancedb-pro", "memory-lancedb-pro-cli"):  # 13 and 14 stages
+        pick_preset(win, preset)
+        win.vm.jobs.wait_idle(30)
+        hint = win.minimumSizeHint()
+        assert hint.width() <= room[0] and hint.height() <= room[1], (preset, hint)
+        win.resize(*room)
+        QCoreApplication.processEvents()
+        assert (win.width(), win.height()) == room, preset
+        sl = win.flow.sliders
+        assert len(sl.sliders) > sl.per_row  # the sliders took more rows, not more width
+        for s in sl.sliders.values():
+            box = s.geometry().united(s.parentWidget().rect())
+            assert s.isVisible() and box == s.parentWidget().rect(), s.objectName()
+        assert flow_problems(win) == [], preset
+        win.resize(1366, 768)
+
+
 def test_the_stage_that_matters_is_open_and_fourteen_stages_fit_a_laptop(
         win: Any, fixture_dir: Path) -> None:
     pick_preset(win, "memory-lancedb-pro-cli")

@@ -59,7 +59,8 @@ def test_rank_shift_shows_every_rank_when_there_are_few(window, ready) -> None:
 
 
 def test_empty_plots_say_what_will_appear(qtbot, window) -> None:
-    from inspector.qt.pipeline.plots import BumpChart, ScoreScatter
+    from inspector.qt.pipeline.plots import ScoreScatter
+    from inspector.qt.pipeline.rank_chart import BumpChart
 
     scatter, bump = ScoreScatter(), BumpChart()
     qtbot.addWidget(scatter)
@@ -81,13 +82,24 @@ def test_the_sweep_tab_before_any_run_claims_nothing(window) -> None:
 
 
 def test_label_room_keeps_rank_one_and_the_selected_row_a_line_apart() -> None:
-    from inspector.qt.pipeline.label_room import labelled_ranks, rank_ticks, spaced
+    from inspector.qt.pipeline.rank_chart import (
+        label_places,
+        labelled_ranks,
+        rank_ticks,
+        spaced,
+    )
 
-    assert labelled_ranks(10, 30.0, 15.0) == list(range(1, 11))  # room for all
-    assert labelled_ranks(10, 10.0, 15.0) == [1, 3, 5, 7, 9]
-    assert labelled_ranks(10, 10.0, 15.0, selected=4) == [1, 4, 6, 8, 10]
-    assert labelled_ranks(10, 10.0, 15.0, selected=2) == [1, 3, 5, 7, 9]  # rank 1 first
-    assert labelled_ranks(10, 10.0, 15.0, selected=14) == [1, 3, 5, 7, 9, 14]
+    assert list(labelled_ranks(10, 30.0, 15.0)) == list(range(1, 11))  # room for all
+    assert list(labelled_ranks(10, 10.0, 15.0)) == [1, 3, 5, 7, 9]
+    assert list(labelled_ranks(10, 10.0, 15.0, selected=4)) == [1, 4, 6, 8, 10]
+    # the selected row may move half a line to find room; rank 1 is placed first
+    assert labelled_ranks(10, 10.0, 15.0, selected=2) == {1: 5.0, 2: 20.0, 4: 35.0,
+                                                          6: 55.0, 8: 75.0, 10: 95.0}
+    assert list(labelled_ranks(10, 10.0, 15.0, selected=14)) == [1, 3, 5, 7, 9, 14]
+    # in a view 100 px high rank 1's label moves down to stay whole, and rank 10's up
+    assert labelled_ranks(10, 10.0, 15.0, height=100.0) == {1: 7.5, 3: 25.0, 5: 45.0,
+                                                           7: 65.0, 9: 85.0}
+    assert label_places([10], 10.0, 15.0, height=100.0) == {10: 92.5}
     assert spaced([5, 1, 2, 9], 0.0, 15.0) == [5]  # no room at all: the first only
     assert rank_ticks(15, 20.0, 14.0) == list(range(1, 16))
     assert rank_ticks(15, 10.0, 14.0) == [1, 3, 5, 7, 9, 11, 13, 15]
@@ -96,15 +108,15 @@ def test_label_room_keeps_rank_one_and_the_selected_row_a_line_apart() -> None:
 
 
 def _labels(bump) -> dict[int, str]:
-    return {round(lab.pos().y()): lab.toPlainText() for lab in bump.labels
-            if lab.toPlainText()}
+    return {r: lab.toPlainText() for r, lab in zip(bump.labelled, bump.labels, strict=False)}
 
 
 def test_rank_shift_labels_never_overlap_and_follow_the_height(qtbot, window, ready) -> None:
     from PySide6.QtWidgets import QApplication
 
     from inspector.qt.harness.visual_checks import overlapping_texts
-    from inspector.qt.pipeline.plots import MIN_PLOT, N_LABELS, BumpChart
+    from inspector.qt.pipeline.plots import MIN_PLOT
+    from inspector.qt.pipeline.rank_chart import N_LABELS, BumpChart
 
     window.vm.load_suggested(1)  # 15 in-scope rows
     ready(window.vm)
@@ -130,6 +142,35 @@ def test_rank_shift_labels_never_overlap_and_follow_the_height(qtbot, window, re
         counts.append(len(shown))
     assert counts[0] == counts[-1] == N_LABELS  # tall: every top rank labelled
     assert counts[1] < N_LABELS  # short: thinned out
+
+
+def test_rank_shift_texts_are_whole_at_a_small_windows_width(qtbot, window, ready) -> None:
+    """At the width the chart has in a 1024x700 window: "limit", the row labels by the top
+    and bottom edges and both column names painted whole (no "mit", no half a line)."""
+    from PySide6.QtWidgets import QApplication
+
+    from inspector.qt.harness.painted import cut_painted_problems, painted_texts
+    from inspector.qt.harness.visual_checks import overlapping_texts
+    from inspector.qt.pipeline.plots import MIN_PLOT
+    from inspector.qt.pipeline.rank_chart import BumpChart
+
+    window.vm.load_suggested(1)
+    ready(window.vm)
+    move(window, "blend", 0.5)
+    bump = BumpChart()
+    qtbot.addWidget(bump)
+    bump.resize(280, 130)
+    bump.show()
+    bump.set_trace(window.vm.trace, None)
+    for w, h in ((280, 130), (280, MIN_PLOT[1]), (MIN_PLOT[0], 160), (280, 400), (700, 400)):
+        bump.resize(w, h)
+        QApplication.processEvents()
+        assert cut_painted_problems(bump) == [], (w, h)
+        assert overlapping_texts(bump) == [], (w, h)
+        shown = {t.text for t in painted_texts(bump)}
+        assert "limit" in shown and 1 in bump.labelled, (w, h, shown)
+        assert {"before", "after"} <= shown or {"before blending", "after blending"} <= shown
+    assert {"before blending", "after blending"} <= shown  # wide: the long names
 
 
 # ---- a click on the score scatter selects the row under the cursor ----

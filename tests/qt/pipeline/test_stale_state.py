@@ -121,3 +121,22 @@ def test_the_banner_never_offers_a_fix_already_applied_or_a_step_back(window) ->
             b.click()
             vm.jobs.wait_idle(30)
             assert vm.trace.counters["returned"] >= more
+
+
+def test_a_story_without_expected_rows_leaves_none_of_the_last_ones_listed(window, ready,
+                                                                        qtbot) -> None:
+    """The importance story expects a row; the scoped miss expects none. With a store opened
+    in between (another table, as the index story's is), loading it cleared the expected
+    rows but said nothing, so the panel kept listing the last story's row (seen in the
+    gallery after the lost-to-index state)."""
+    vm = window.vm
+    vm.load_suggested(1)
+    ready(vm)
+    qtbot.waitUntil(lambda: "expected row" in window.expected.status.text(), timeout=30_000)
+    assert vm.expected and "★" in window.expected.body.text()
+    vm.open_store(None, then="none")
+    ready(vm)
+    vm.load_suggested(0)
+    ready(vm)
+    assert vm.expected == [] and window.expected.status.text() == "No expected rows."
+    assert window.expected.body.text() == ""

@@ -137,3 +137,40 @@ def test_a_receipt_with_wrong_types_is_one_sentence_not_an_event_loop_error(
     text = window.error_bar.label.text()
     assert text.startswith(f"Bundle {path} is damaged: pool.{field}") and "\n" not in text
     assert not rc.offline and vm.store is not None
+
+
+def test_entering_receipt_mode_never_grows_the_window_past_its_screen(qtbot, tmp_path) -> None:
+    """Opening a receipt shows the tuning dock: the window grew to 1024x737 for an instant
+    in a 1024x681 client area (a 1024x700 screen under openbox), the plots yielding their
+    room only once the dock was shown. Every resize while entering receipt mode is kept
+    within the room the window had."""
+    from PySide6.QtCore import QEvent, QObject, QSize
+
+    from inspector.qt.harness import gallery
+
+    room = QSize(1024, 681)
+    win = gallery.make_window((room.width(), room.height()), "light")
+    qtbot.addWidget(win)
+    gallery.enter_state(win, "importance", tmp_path)
+    path = tmp_path / "receipt.json"
+    export(win, qtbot, path)
+    sizes: list[QSize] = []
+
+    class Sizes(QObject):
+        def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802
+            if obj is win and event.type() == QEvent.Type.Resize:
+                sizes.append(QSize(event.size()))
+            return False
+
+    spy = Sizes()
+    win.installEventFilter(spy)
+    win.tuning_receipts.open(str(path))
+    qtbot.waitUntil(lambda: win.tuning_receipts.offline and win.tuning_dock.isVisible(),
+                    timeout=60_000)
+    win.vm.jobs.wait_idle()
+    qtbot.wait(50)
+    win.removeEventFilter(spy)
+    grown = [(s.width(), s.height()) for s in sizes
+             if s.width() > room.width() or s.height() > room.height()]
+    assert grown == [], f"the window grew past {room.width()}x{room.height()}: {grown}"
+    assert win.size() == room and not win.tuning_dock.isFloating()
