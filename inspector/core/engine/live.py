@@ -74,11 +74,12 @@ class LiveSession:
     @classmethod
     def fetch(cls, store: Store, query: Query, params: Params,
               placements: Sequence[str] = (), max_overfetch: float = MAX_OVERFETCH,
-              cancelled: Cancelled | None = None) -> LiveSession:
+              cancelled: Cancelled | None = None, fresh: bool = False) -> LiveSession:
         """Fetch one pool per placement (default: the parameters' own) deep enough for every
         live position, and the probe a post-filter scope miss is diagnosed from. Every pool
         is asked of the pool source, so a session fetched before for these knobs and depths
-        (a drag back over an HNSW index) searches nothing."""
+        (a drag back over an HNSW index) searches nothing; `fresh` searches the store again
+        (a query the user runs: a version removed under the open store is said)."""
         lanes = []
         for placement in placements or (params.filter,):
             _check(cancelled)
@@ -86,18 +87,18 @@ class LiveSession:
             # where a deep approximate fetch is not a prefix of a shallow one (HNSW, refine),
             # the policy fetches exactly the depth asked: its answer is LanceDB's own
             pool = pools.fetch(store, query, p, *pools.depth_for(
-                "live", store, p, max_overfetch=max_overfetch))
+                "live", store, p, max_overfetch=max_overfetch), fresh=fresh)
             _check(cancelled)
             # as `run` does by default: no second ANN search for a scope miss's depth hint
             probe = None if probe_deferred(getattr(store, "vector_index", None), p) \
-                else pools.fetch_probe(store, query, p, pool)
+                else pools.fetch_probe(store, query, p, pool, fresh)
             lanes.append(Lane(placement, pool, probe))
         session = cls(store, query, params, tuple(lanes), max_overfetch)
-        session.fetch_exact(cancelled)
+        session.fetch_exact(cancelled, fresh)
         session.warm(params)
         return session
 
-    def fetch_exact(self, cancelled: Cancelled | None = None) -> None:
+    def fetch_exact(self, cancelled: Cancelled | None = None, fresh: bool = False) -> None:
         """On an indexed table, one exact (flat) search per lane as deep as its pool: flat
         results are prefix-exact, so it gives every slider position its index facet (exact
         ranks, rows lost to the index, ANN recall) as a fresh `facet.attach` would."""
@@ -111,7 +112,7 @@ class LiveSession:
             _check(cancelled)
             fts = lane.pool.fts_leg.depth if lane.pool.fts_leg is not None else 0
             self._exact[n] = pools.exact_pool(self.store, self.query, p,
-                                              lane.pool.vec_leg.depth, fts)
+                                              lane.pool.vec_leg.depth, fts, fresh)
 
     @classmethod
     def of_pool(cls, pool: Pool, params: Params) -> LiveSession:

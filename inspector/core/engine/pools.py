@@ -248,11 +248,13 @@ class PoolSource:
                 pool_key(p))
 
     def pool(self, store: Store, query: Query, p: Params, vec_k: int, fts_k: int,
-             vec_leg: tuple[Any, bool, float] | None = None) -> Pool:
+             vec_leg: tuple[Any, bool, float] | None = None, fresh: bool = False) -> Pool:
         """The pool a fresh `fetch_pool` at these depths returns: cached, or fetched now.
-        `vec_leg`: the vector leg already fetched by a batched scan (see pool.fetch_pool)."""
+        `vec_leg`: the vector leg already fetched by a batched scan (see pool.fetch_pool);
+        `fresh`: search the store even when cached (a query the user runs again, so a version
+        removed under an open store is said, not answered from memory)."""
         key = (*self._base(store, query, p), int(vec_k), int(fts_k))
-        got = self.cache.get(key) if key[0] is not None else None
+        got = self.cache.get(key) if key[0] is not None and not fresh else None
         if got is not None:
             return got[1]
         pool = fetch_pool(store, query, p, vec_k=vec_k, fts_k=fts_k, vec_leg=vec_leg)
@@ -284,9 +286,9 @@ SOURCE = PoolSource()  # the one owner of fetched pools in this process
 
 # ---- what the engine and its clients ask for ---------------------------------------------------
 def fetch(store: Store, query: Query, p: Params, vec_k: int, fts_k: int,
-          vec_leg: tuple[Any, bool, float] | None = None) -> Pool:
+          vec_leg: tuple[Any, bool, float] | None = None, fresh: bool = False) -> Pool:
     """The pool at exactly these depths (see PoolSource.pool)."""
-    return SOURCE.pool(store, query, p, vec_k, fts_k, vec_leg)
+    return SOURCE.pool(store, query, p, vec_k, fts_k, vec_leg, fresh)
 
 
 def fetch_for(store: Store, query: Query, p: Params, max_overfetch: float | None = None,
@@ -301,13 +303,14 @@ def answering(store: Store, query: Query, p: Params) -> Pool:
     return SOURCE.answering(store, query, p) or fetch_for(store, query, p)
 
 
-def fetch_probe(store: Store, query: Query, p: Params, pool: Pool) -> Pool | None:
+def fetch_probe(store: Store, query: Query, p: Params, pool: Pool,
+                fresh: bool = False) -> Pool | None:
     """The deeper, unfiltered fetch a post-filter scope miss is diagnosed from (None when the
     placement or scope cannot miss). The window fetches it with the pool it re-ranks from."""
     if p.filter != "post" or not p.scope_spec().active:
         return None
     legs = tuple(leg.depth for leg in (pool.vec_leg, pool.fts_leg) if leg is not None)
-    return fetch(store, query, p, *depth_for("probe", store, p, legs=legs))
+    return fetch(store, query, p, *depth_for("probe", store, p, legs=legs), fresh=fresh)
 
 
 def exhaustive_pool(store: Store, query: Query, p: Params, depth: int | None = None) -> Pool:
@@ -315,9 +318,10 @@ def exhaustive_pool(store: Store, query: Query, p: Params, depth: int | None = N
     return fetch(store, query, p, *depth_for("exhaustive", store, p, depth=depth))
 
 
-def exact_pool(store: Store, query: Query, p: Params, vec_k: int, fts_k: int) -> Pool:
+def exact_pool(store: Store, query: Query, p: Params, vec_k: int, fts_k: int,
+               fresh: bool = False) -> Pool:
     """The same fetch with the index bypassed: exact flat search, same filter placement."""
-    return fetch(store, query, p.with_(exact=True), vec_k, fts_k)
+    return fetch(store, query, p.with_(exact=True), vec_k, fts_k, fresh=fresh)
 
 
 __all__ = ["PoolSource", "SOURCE", "answering", "answers", "cannot_answer",

@@ -183,3 +183,21 @@ def test_the_source_returns_what_fetch_pool_returns(counted) -> None:
     want = fetch_pool(store, query, p, vec_k=30, fts_k=30)
     assert list(got.ids) == list(want.ids)
     assert got.vec_leg.depth == want.vec_leg.depth and got.fts_leg.depth == want.fts_leg.depth
+
+
+def test_a_query_run_again_fresh_searches_the_store_and_replaces_the_cached_pool(counted
+                                                                                ) -> None:
+    """The window's query job fetches fresh (a version removed under the open store is said,
+    tests/qt/stores/test_stores_versions.py); a slider's refetch takes the cached pool."""
+    store, table = counted
+    query = _query(store)
+    p = Params(limit=10)
+    first = LiveSession.fetch(store, query, p)
+    searched = table.searches
+    LiveSession.fetch(store, query, p)
+    assert table.searches == searched
+    again = LiveSession.fetch(store, query, p, fresh=True)
+    assert table.searches > searched
+    assert pools.fetch_for(store, query, p, max_overfetch=pools.MAX_OVERFETCH) \
+        is again.lanes[0].pool is not first.lanes[0].pool
+    assert again.traces(p)[0].to_json() == first.traces(p)[0].to_json()

@@ -74,14 +74,12 @@ class Question(BaseModel):
             raise ValueError("give either vector or vector_of, not both")
         if self.preset is not None and self.pipeline_file is not None:
             raise ValueError("name one of preset and pipeline_file, not both")
-        if self.preset is None and self.pipeline_file is None and not self._fixed_defaults():
+        if self.preset is None and self.pipeline_file is None \
+                and (self.set or self.system_config or self.now is not None):
+            # no pipeline named asks the fixed pipeline's defaults (`inspector query STORE
+            # --text ...`), which --set, a system config and a clock do not apply to
             raise ValueError("name exactly one of preset and pipeline_file")
         return self
-
-    def _fixed_defaults(self) -> bool:
-        """The fixed pipeline with no preset (`inspector query STORE --text ...`): its
-        parameters' defaults and those given; no pipeline of stages is named."""
-        return not (self.set or self.system_config or self.columns or self.now is not None)
 
 
 def question_schema() -> dict[str, Any]:
