@@ -38,8 +38,9 @@ from stores import bench_store  # noqa: E402
 def bench_rerank(quick: bool) -> list[dict[str, Any]]:
     """1. Engine re-rank of a cached pool (derive only: no LanceDB)."""
     from inspector.core.engine.params import Params
-    from inspector.core.engine.pipeline import derive, fetch_for
+    from inspector.core.engine.pipeline import derive
     from inspector.core.engine.pool import Query
+    from inspector.core.engine.pools import fetch_for
     from inspector.core.stores.opening import open_store
 
     store = open_store(str(bench_store(20_000, 64, fts=False)))

@@ -172,15 +172,14 @@ class Store:
                scope: str | None, scopes: Sequence[str] | None, now: Any,
                sets: dict[str, Any], system_config: Any, embedder: str | None,
                expect: list[str], modes: tuple[str, str], params: dict[str, Any]) -> Result:
-        import numpy as np
-
         from inspector.core.engine.ann import facet
         from inspector.core.engine.expect import analyse, attach
-        from inspector.core.engine.inputs import build_params, build_query, checked_map
+        from inspector.core.engine.inputs import checked_map, question_params, question_query
         from inspector.core.engine.params import freeze_map
         from inspector.core.engine.pipeline import run
         from inspector.core.engine.scope import load_scope_map
         from inspector.core.jsonio import dumps
+        from inspector.core.stores.safety.redact import redact_uri
 
         if now is not None or system_config is not None:
             raise InspectorError("now and system_config apply to pipelines of stages "
@@ -198,22 +197,26 @@ class Store:
             given["scope_map"] = checked_map(dict(given["scope_map"]), "scope_map")
         elif isinstance(given.get("scope_map"), (str, Path)):
             given["scope_map"] = freeze_map(load_scope_map(given["scope_map"]))
-        if limit is not None:
-            given["limit"] = limit
-        if scope is not None:
-            given["scope"] = scope
+        if "scope_map" in given:
+            given["scope_map"] = {k: list(v) for k, v in given["scope_map"]}
+        question = self._question(text=text, vector=vector, vector_of=vector_of,
+                                  embedder=embedder, preset=preset, pipeline=pipeline,
+                                  sets=sets, scopes=None if scope is None else [scope],
+                                  limit=limit, now=None, expect=expect, params=given)
+        question = question.model_copy(update={"store": redact_uri(self.uri)})  # no secret
         try:
-            p = build_params(preset=_fixed_preset(preset, pipeline, sets), **given)
+            p = question_params(question)
         except (TypeError, ValueError) as exc:
             raise InspectorError(f"The query's parameters are not valid ({exc}).") from None
         st = self.engine_store
-        q = build_query(st, p.mode, text=text, vector=None if vector is None else
-                        np.asarray(vector, np.float32), vector_of=vector_of, embedder=embedder)
+        q = question_query(st, question, p.mode)
         trace = facet.attach(st, q, run(st, q, p, probe=scope_probe), index_facet)
         if expect:
             trace = attach(trace, analyse(st, q, trace, expect))
         label = str(pipeline) if pipeline is not None else preset or "fixed pipeline"
-        return Result(json.loads(dumps(trace.to_json())), "fixed", trace, label)
+        out = json.loads(dumps(trace.to_json()))
+        out["question"] = question.model_dump(mode="json", by_alias=True)
+        return Result(out, "fixed", trace, label)
 
     def _flow(self, text: str | None, vector: list[float] | None, vector_of: str | None,
               preset: str | None, pipeline: str | Path | None, limit: int | None,
@@ -329,23 +332,6 @@ def _is_flow(preset: str | None, pipeline: str | Path | None) -> bool:
         raise InspectorError(f"Unknown preset {preset!r}; the presets are "
                              f"{', '.join(dict.fromkeys([*PRESETS, *shipped_names()]))}.")
     return True
-
-
-def _fixed_preset(preset: str | None, pipeline: str | Path | None,
-                  sets: dict[str, Any]) -> Any:
-    """The preset by name, or compiled from a pipeline file or with `set` applied."""
-    from inspector.core.engine.flow.spec import apply_set, load_file, load_shipped
-    from inspector.core.engine.presets import from_spec
-
-    if pipeline is None and not sets:
-        return preset
-    if pipeline is not None:
-        spec = load_file(str(pipeline))
-    elif preset is None:
-        raise InspectorError("set changes a pipeline: give preset=NAME or pipeline=FILE.")
-    else:
-        spec = load_shipped(preset)
-    return from_spec(apply_set(spec, sets) if sets else spec)
 
 
 def _vector(vector: Sequence[float] | None) -> list[float] | None:

@@ -13,10 +13,10 @@ from typing import Any
 from inspector.cli import flow as cli_flow
 from inspector.cli.options import (
     add_query_options,
+    fixed_question,
     is_flow,
     open_from_args,
     params_from_args,
-    query_from_args,
 )
 from inspector.core.errors import InspectorError
 from inspector.core.jsonio import dumps
@@ -46,29 +46,40 @@ def add_parsers(sub: Any) -> None:
     r.add_argument("--force", action="store_true", help="replace files that exist")
 
 
-def run_query(a: argparse.Namespace, store: Any = None) -> Any:
-    """The fixed pipeline: open the store (unless given), run it, analyse expected ids."""
+def run_query(a: argparse.Namespace, store: Any = None) -> tuple[Any, Any]:
+    """The fixed pipeline: the question the arguments ask, then (the store opened unless
+    given) its trace, run with the question's parameters, expected ids analysed."""
     from inspector.core.engine.ann import facet as index_facet
     from inspector.core.engine.expect import analyse, attach
+    from inspector.core.engine.inputs import question_params, question_query
     from inspector.core.engine.pipeline import run
 
-    params = params_from_args(a)
+    q = fixed_question(a)
+    params = question_params(q)
     store = open_from_args(a) if store is None else store
-    query = query_from_args(a, store, params)
+    query = question_query(store, q, params.mode)
     trace = index_facet.attach(store, query,
                                run(store, query, params, probe=getattr(a, "scope_probe", "auto")),
                                getattr(a, "index_facet", "off"))
-    if a.expect:
-        trace = attach(trace, analyse(store, query, trace, a.expect))
-    return trace
+    if q.expect:
+        trace = attach(trace, analyse(store, query, trace, q.expect))
+    return q, trace
+
+
+def fixed_json(q: Any, trace: Any) -> dict[str, Any]:
+    """What `inspector query --json` prints for the fixed pipeline: the trace's JSON (schema
+    1) and the question it answers, as a pipeline of stages' answer carries it."""
+    out = json.loads(dumps(trace.to_json()))
+    out["question"] = q.model_dump(mode="json", by_alias=True)
+    return out
 
 
 def answer(a: argparse.Namespace, store: Any = None) -> tuple[dict[str, Any], Any]:
     """(the `query --json` object, the fates a fixed-pipeline export needs, else None)."""
     if is_flow(a):
         return cli_flow.answer_json(*cli_flow.flow_answer(a, store)), None
-    trace = run_query(a, store)
-    return json.loads(dumps(trace.to_json())), trace.fates()
+    q, trace = run_query(a, store)
+    return fixed_json(q, trace), trace.fates()
 
 
 def cmd_query(a: argparse.Namespace) -> int:
@@ -79,8 +90,8 @@ def cmd_query(a: argparse.Namespace) -> int:
         q, trace, expected = cli_flow.flow_answer(a)
         out, fates = cli_flow.answer_json(q, trace, expected), None
     else:
-        fixed = run_query(a)
-        out, fates = json.loads(dumps(fixed.to_json())), fixed.fates()
+        fq, fixed = run_query(a)
+        out, fates = fixed_json(fq, fixed), fixed.fates()
     if a.export:  # before anything is printed: a refused export prints no answer
         from inspector.core.evidence.exports import export_answer
 
@@ -89,7 +100,7 @@ def cmd_query(a: argparse.Namespace) -> int:
     if is_flow(a):
         cli_flow.print_answer(a, out, trace, expected)
     else:
-        print(dumps(fixed.to_json()) if a.json else format_trace(fixed, max_rows=a.rows))
+        print(dumps(out) if a.json else format_trace(fixed, max_rows=a.rows))
     return 0
 
 

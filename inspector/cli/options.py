@@ -189,21 +189,46 @@ def refuse_flow_options(a: argparse.Namespace) -> None:
 def fixed_preset(a: argparse.Namespace) -> Any:
     """The preset the arguments name: a name, or, for --pipeline FILE or --set, the Preset
     compiled from the pipeline file with the assignments applied (None: no preset)."""
-    from inspector.core.engine.flow.spec import apply_set, load_shipped, parse_assignment
-    from inspector.core.engine.presets import from_spec
+    from inspector.core.engine.inputs import fixed_preset_of
 
-    sets = dict(parse_assignment(x) for x in getattr(a, "set", None) or [])
-    if getattr(a, "pipeline", None) is None and not sets:
-        return a.preset
-    if getattr(a, "pipeline", None) is not None:
-        if a.preset is not None:
-            raise InspectorError("Give --preset or --pipeline, not both.")
-        spec = _pipeline_spec(a)
-    elif a.preset is None:
-        raise InspectorError("--set changes a pipeline: give --preset NAME or --pipeline FILE.")
-    else:
-        spec = load_shipped(a.preset)
-    return from_spec(apply_set(spec, sets) if sets else spec)
+    return fixed_preset_of(a.preset, getattr(a, "pipeline", None), _sets(a))
+
+
+def _sets(a: argparse.Namespace) -> dict[str, Any]:
+    from inspector.core.engine.flow.spec import parse_assignment
+
+    return dict(parse_assignment(x) for x in getattr(a, "set", None) or [])
+
+
+def fixed_question(a: argparse.Namespace) -> Any:
+    """The question `inspector query` asks of the fixed pipeline, as the question model
+    (flow.question.Question): preset or fixed pipeline file, --set, the query input, scope,
+    limit, expected ids, and every fixed parameter given explicitly (`params`)."""
+    from pydantic import ValidationError
+
+    from inspector.core.engine.flow.question import Question
+    from inspector.core.engine.inputs import parse_vector
+    from inspector.core.stores.remote import parse_option_pairs
+    from inspector.core.stores.safety.redact import redact_uri
+
+    params_from_args(a)  # every option checked first, each with its own sentence
+    given = given_from_args(a)
+    scope, limit = given.pop("scope", None), given.pop("limit", None)
+    if "scope_map" in given:
+        given["scope_map"] = {k: list(v) for k, v in given["scope_map"]}
+    if a.vector is not None and a.vector_of is not None:
+        raise InspectorError("Give either --vector or --vector-of, not both.")
+    vector = [float(x) for x in parse_vector(a.vector)] if a.vector is not None else None
+    try:
+        return Question(store=redact_uri(a.store), table=a.table, text=a.text, vector=vector,
+                        vector_of=a.vector_of, embedder=a.embedder, preset=a.preset,
+                        pipeline_file=getattr(a, "pipeline", None), set=_sets(a),
+                        columns=parse_option_pairs(getattr(a, "column", None) or [],
+                                                   "--column"),
+                        scopes=None if scope is None else [scope], limit=limit,
+                        expect=list(a.expect), params=given)
+    except ValidationError as exc:
+        raise InspectorError(f"The question is not valid: {exc.errors()[0]['msg']}.") from None
 
 
 def params_from_args(a: argparse.Namespace) -> Params:

@@ -41,7 +41,9 @@ def query_job(store: Store, req: QueryRequest, cancelled: Any = None) -> LiveSes
     else:
         query = build_query(store, req.params.mode, text=text or None, vector_of=req.vector_of,
                             embedder=req.embedder)
-    return LiveSession.fetch(store, query, req.params, req.placements, cancelled=cancelled)
+    # a query the user runs searches the store itself (fresh), never a pool held from before
+    return LiveSession.fetch(store, query, req.params, req.placements, cancelled=cancelled,
+                             fresh=True)
 
 
 def refetch_job(session: LiveSession, params: Params, placements: tuple[str, ...],

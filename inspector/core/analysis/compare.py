@@ -17,10 +17,10 @@ from typing import Any
 
 from inspector.core.analysis.metrics import scoped_recall
 from inspector.core.analysis.truth import truth_ids
-from inspector.core.engine.expect import exhaustive_pool
 from inspector.core.engine.params import Params
 from inspector.core.engine.pipeline import run
 from inspector.core.engine.pool import Query
+from inspector.core.engine.pools import exhaustive_pool
 from inspector.core.engine.trace import Trace
 from inspector.core.stores.store import Store
 
@@ -178,14 +178,10 @@ def compare_traces(ta: Trace, tb: Trace, truth_a: Sequence[Any] = (),
 def compare(store: Store, query: Query, a: Params, b: Params,
             labels: tuple[str, str] = ("A", "B"), rbo_p: float = 0.9) -> Comparison:
     """Run both parameter sets for real, and each side's in-scope truth from one exhaustive
-    post-filter pool (shared when mode, distance and scope agree)."""
-    pools: dict[Any, Any] = {}
+    post-filter pool (the pool source's: one fetch when mode, distance and scope agree)."""
     truths = []
     for p in (a, b):
         post = p.with_(filter="post")
-        key = (p.mode, p.distance, p.scope_spec())
-        if key not in pools:
-            pools[key] = exhaustive_pool(store, query, post)
-        truths.append(truth_ids(pools[key], post))
+        truths.append(truth_ids(exhaustive_pool(store, query, post), post))
     return compare_traces(run(store, query, a), run(store, query, b), truths[0], truths[1],
                           labels, rbo_p)

@@ -19,7 +19,8 @@ from inspector.core.analysis.sweep import Case, Grid, fetch_case
 from inspector.core.analysis.truth import scoped_pool, truth_ids
 from inspector.core.engine.index_rule import prefix_exact
 from inspector.core.engine.params import Params
-from inspector.core.engine.pipeline import derive, fetch_for
+from inspector.core.engine.pipeline import derive
+from inspector.core.engine.pools import fetch_for
 from inspector.core.errors import InspectorError
 from inspector.core.stores.store import Store
 

@@ -17,10 +17,10 @@ import numpy as np
 
 from inspector.core.analysis.metrics import scoped_recall
 from inspector.core.engine.diagnosis import cap_words
-from inspector.core.engine.expect import HYBRID_SCAN_MAX
 from inspector.core.engine.params import Params, overfetch_for
 from inspector.core.engine.pipeline import derive
 from inspector.core.engine.pool import Pool
+from inspector.core.engine.pools import HYBRID_SCAN_MAX
 
 
 @dataclass(frozen=True)

@@ -1,14 +1,15 @@
 """Parameter sweeps: over-fetch x blend weight (x min score) grids from one deep fetch per query.
 
-Each query is fetched once, as deep as `expect.exhaustive_pool` goes (the whole table up to
-its cap); every grid cell is then `pipeline.derive` over that pool, which equals
+Each query is fetched once, as deep as `pools.exhaustive_pool` goes (the whole table up to
+its cap), from the pool source (expected rows or a receipt of the same query then fetch
+nothing); every grid cell is then `pipeline.derive` over that pool, which equals
 `pipeline.run` with the cell's parameters for exact (flat) search. The same pool gives the
 ground truth (`truth.truth_ids`: a prefiltered search in memory), so scoped recall needs
 no labels. With judgments, recall/precision/MRR/nDCG are computed too.
 
-Memory is bounded by one query's pool, whatever the number of queries: a query's sweep keeps
-its grid of metrics and the ids its cells return, never its pool, and the batched vector legs
-are built one query at a time (batched.py).
+Memory is bounded by the pool source's bound (pools.CACHE_ROWS), whatever the number of
+queries: a query's sweep keeps its grid of metrics and the ids its cells return, never its
+pool, and the batched vector legs are built one query at a time (batched.py).
 """
 
 from __future__ import annotations
@@ -25,12 +26,12 @@ from inspector.core.analysis.batched import AUTO, Leg, ScanPlan, vector_legs
 from inspector.core.analysis.judgments import Judgments
 from inspector.core.analysis.safe import SafeDepth, safe_depth, summarize_safe
 from inspector.core.analysis.truth import is_complete, scoped_pool, trim_pool, truth_ids
-from inspector.core.engine.expect import EXHAUSTIVE_MAX, HYBRID_SCAN_MAX, exhaustive_pool
 from inspector.core.engine.index_rule import prefix_exact, used_index
 from inspector.core.engine.live import CellPools
 from inspector.core.engine.params import Params, depths, pool_depth
 from inspector.core.engine.pipeline import derive
-from inspector.core.engine.pool import Pool, Query, fetch_pool
+from inspector.core.engine.pool import Pool, Query
+from inspector.core.engine.pools import EXHAUSTIVE_MAX, HYBRID_SCAN_MAX, depth_for, fetch
 from inspector.core.errors import InspectorError
 from inspector.core.stores.store import Store
 
@@ -286,18 +287,15 @@ def _scan_limit(p: Params, grid: Grid) -> int:
 def case_depth(store: Store, case: Case, base: Params, grid: Grid,
                truth_depth: int = EXHAUSTIVE_MAX) -> int:
     """Each leg's depth for one query: deep enough for the ground truth and every cell."""
-    p = case.params(base)
-    need = max(pool_depth(p.limit, max(grid.overfetch), 0), p.vec_k, p.fts_k)
-    return max(1, min(store.rows, max(truth_depth, need)))
+    return depth_for("sweep", store, case.params(base), max_overfetch=max(grid.overfetch),
+                     depth=truth_depth)[0]
 
 
 def fetch_case(store: Store, case: Case, base: Params, grid: Grid,
                truth_depth: int = EXHAUSTIVE_MAX, vec_leg: Leg | None = None) -> Pool:
     """One retrieval per query (its vector leg possibly from a batched scan)."""
     depth = case_depth(store, case, base, grid, truth_depth)
-    if vec_leg is not None:
-        return fetch_pool(store, case.query, case.params(base), depth, depth, vec_leg=vec_leg)
-    return exhaustive_pool(store, case.query, case.params(base), depth=depth)
+    return fetch(store, case.query, case.params(base), depth, depth, vec_leg)
 
 
 def iter_sweep(store: Store, cases: Sequence[Case], base: Params, grid: Grid,

@@ -8,20 +8,13 @@ from dataclasses import replace
 from inspector.core.engine.ann import expect as ix
 from inspector.core.engine.params import Params
 from inspector.core.engine.pipeline import derive
-from inspector.core.engine.pool import Pool, Query, fetch_pool
+from inspector.core.engine.pool import Pool, Query
+from inspector.core.engine.pools import EXHAUSTIVE_MAX, HYBRID_SCAN_MAX, exhaustive_pool
 from inspector.core.engine.ties import TieGroup
 from inspector.core.engine.trace import Expectation, Trace
 from inspector.core.stores.store import Store
 
-EXHAUSTIVE_MAX = 10_000  # deepest ranking fetched for the analysis
-HYBRID_SCAN_MAX = 2_000  # hybrid fused scores move with depth, so depths are tried one by one
 _NO_FLOOR = -1e300
-
-
-def exhaustive_pool(store: Store, query: Query, p: Params, depth: int | None = None) -> Pool:
-    """The query's ranking to the whole table (up to EXHAUSTIVE_MAX rows), same placement."""
-    e = max(1, min(store.rows, depth or EXHAUSTIVE_MAX))
-    return fetch_pool(store, query, p, vec_k=e, fts_k=e)
 
 
 def _at_depth(p: Params, depth: int) -> Params:

@@ -171,3 +171,49 @@ def params_with_changes(current: Params, preset: str | None, changes: dict[str, 
 def checked_map(data: Any, what: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """A scope map given inline ({scope: [prefix, ...]}), checked and frozen."""
     return freeze_map(parse_scope_map(data, what))
+
+
+def fixed_preset_of(preset: str | None, pipeline_file: str | None,
+                    sets: dict[str, Any]) -> str | Preset | None:
+    """The fixed preset a question names: the name, or, for a pipeline file or --set, the
+    Preset compiled from the fixed pipeline file with the assignments applied."""
+    from inspector.core.engine.flow.spec import apply_set, load_file, load_shipped
+    from inspector.core.engine.presets import from_spec
+
+    if pipeline_file is None and not sets:
+        return preset
+    if pipeline_file is not None:
+        if preset is not None:
+            raise InspectorError("Give a preset or a pipeline file (--preset, --pipeline), "
+                                 "not both.")
+        spec = load_file(pipeline_file)
+    elif preset is None:
+        raise InspectorError("--set (set=) changes a pipeline: name a preset or a pipeline "
+                             "file (--preset NAME, --pipeline FILE).")
+    else:
+        spec = load_shipped(preset)
+    return from_spec(apply_set(spec, sets) if sets else spec)
+
+
+def question_params(q: Any) -> Params:
+    """The fixed pipeline's parameters a question (flow.question.Question) asks: its preset
+    or fixed pipeline file for its limit and scope, its explicit parameters on top."""
+    given = dict(q.params)
+    if "scope_map" in given:
+        given["scope_map"] = checked_map(given["scope_map"], "The question's scope_map")
+    if q.scopes is not None:
+        if len(q.scopes) != 1:
+            raise InspectorError("The fixed pipeline takes one scope; pipelines of stages "
+                                 "take several.")
+        given["scope"] = q.scopes[0]
+    if q.limit is not None:
+        given["limit"] = q.limit
+    return build_params(preset=fixed_preset_of(q.preset, q.pipeline_file, dict(q.set)),
+                        **given)
+
+
+def question_query(store: Store, q: Any, mode: str) -> Query:
+    """The query a question asks of the fixed pipeline (see build_query)."""
+    vector = None if q.vector is None else np.asarray(q.vector, np.float64)
+    return build_query(store, mode, text=q.text, vector=vector, vector_of=q.vector_of,
+                       embedder=q.embedder)

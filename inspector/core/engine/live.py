@@ -1,12 +1,14 @@
 """The live session: one Qt-free object that takes a store, a query and parameters to traces,
 for the window and anything else that re-ranks live.
 
-It owns the deep fetch (deep enough for every over-fetch up to MAX_OVERFETCH), one lane per
-filter placement (post-filter and pushdown side by side), the deeper probe a scope miss is
-diagnosed from, and the caches derived from them. It knows which parameters re-rank without a
-new query (LIVE_KEYS) and holds the one rule for whether its cached pools answer a parameter
-set exactly (`answers`); when they do not, `refetched` returns a session fetched for those
-parameters, so a caller never shows a derived answer that a fresh `pipeline.run` would not give.
+It holds one lane per filter placement (post-filter and pushdown side by side), each with the
+deep pool (deep enough for every over-fetch up to MAX_OVERFETCH where the search is
+prefix-exact) and the deeper probe a scope miss is diagnosed from, all asked of the pool source
+(pools.py, the only fetcher), and the caches derived from them. It knows which parameters
+re-rank without a new query (LIVE_KEYS) and asks the one rule (pools.cannot_answer) whether its
+pools answer a parameter set exactly (`answers`); when they do not, `refetched` returns a
+session fetched for those parameters, so a caller never shows a derived answer that a fresh
+`pipeline.run` would not give.
 """
 
 from __future__ import annotations
@@ -15,26 +17,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-from inspector.core.engine.ann.facet import exact_pool, facet_from, with_facet
-from inspector.core.engine.expect import Expectation, analyse, exhaustive_pool
-from inspector.core.engine.index_rule import prefix_exact, used_index
-from inspector.core.engine.params import Params, depths
-from inspector.core.engine.pipeline import (
-    cannot_answer,
-    derive,
-    fetch_for,
-    fetch_probe,
-    probe_applies,
-    probe_deferred,
-    probe_note,
-)
+from inspector.core.engine import pools
+from inspector.core.engine.ann.facet import facet_from, with_facet
+from inspector.core.engine.expect import Expectation, analyse
+from inspector.core.engine.index_rule import used_index
+from inspector.core.engine.params import Params
+from inspector.core.engine.pipeline import derive, probe_applies, probe_deferred, probe_note
 from inspector.core.engine.pool import Pool, Query
+from inspector.core.engine.pools import MAX_OVERFETCH, cannot_answer
 from inspector.core.engine.trace import Fix, Trace
 from inspector.core.errors import InspectorError
 from inspector.core.stores.store import Store
 
 LIVE_KEYS = ("overfetch", "blend", "min_score")  # re-derived from the cached pools, no fetch
-MAX_OVERFETCH = 20.0  # the over-fetch slider's top: one fetch serves every slider position
 PLACEMENTS = ("post", "pushdown")
 Cancelled = Callable[[], bool]
 
@@ -67,45 +62,43 @@ class LiveSession:
     """Cached pools for one store, query and fetch key; traces for any live parameters."""
 
     def __init__(self, store: Store | None, query: Query, key: Params,
-                 lanes: tuple[Lane, ...], max_overfetch: float = MAX_OVERFETCH,
-                 siblings: dict[Any, LiveSession] | None = None) -> None:
+                 lanes: tuple[Lane, ...], max_overfetch: float = MAX_OVERFETCH) -> None:
         self.store, self.query, self.key = store, query, fetch_key(key)  # as fetched
         self.lanes = lanes
         self.max_overfetch = max_overfetch
         self._hints: tuple[dict[Any, Any], ...] = tuple({} for _ in lanes)
-        self._exhaustive: dict[int, Pool] = {}
         self._exact: dict[int, Pool] = {}  # per lane: the flat search beside an ANN index
-        # sessions fetched for other knobs or (on an index whose deep prefix is not exact)
-        # other depths of the same query, shared by every session refetched from this one
-        self._siblings = siblings if siblings is not None else {}
+        self._exhaustive: dict[int, Pool] = {}  # per lane: the ranking expected rows read
 
     # ---- building ----
     @classmethod
     def fetch(cls, store: Store, query: Query, params: Params,
               placements: Sequence[str] = (), max_overfetch: float = MAX_OVERFETCH,
-              cancelled: Cancelled | None = None) -> LiveSession:
+              cancelled: Cancelled | None = None, fresh: bool = False) -> LiveSession:
         """Fetch one pool per placement (default: the parameters' own) deep enough for every
-        live position, and the probe a post-filter scope miss is diagnosed from."""
+        live position, and the probe a post-filter scope miss is diagnosed from. Every pool
+        is asked of the pool source, so a session fetched before for these knobs and depths
+        (a drag back over an HNSW index) searches nothing; `fresh` searches the store again
+        (a query the user runs: a version removed under the open store is said)."""
         lanes = []
-        # where a deep approximate fetch is not a prefix of a shallow one (HNSW, refine), fetch
-        # exactly the depth asked: its answer is LanceDB's own, and other depths re-query
-        deep = max_overfetch if prefix_exact(getattr(store, "vector_index", None), params) \
-            else None
         for placement in placements or (params.filter,):
             _check(cancelled)
             p = params.with_(filter=placement)
-            pool = fetch_for(store, query, p, max_overfetch=deep)
+            # where a deep approximate fetch is not a prefix of a shallow one (HNSW, refine),
+            # the policy fetches exactly the depth asked: its answer is LanceDB's own
+            pool = pools.fetch(store, query, p, *pools.depth_for(
+                "live", store, p, max_overfetch=max_overfetch), fresh=fresh)
             _check(cancelled)
             # as `run` does by default: no second ANN search for a scope miss's depth hint
             probe = None if probe_deferred(getattr(store, "vector_index", None), p) \
-                else fetch_probe(store, query, p, pool)
+                else pools.fetch_probe(store, query, p, pool, fresh)
             lanes.append(Lane(placement, pool, probe))
         session = cls(store, query, params, tuple(lanes), max_overfetch)
-        session.fetch_exact(cancelled)
+        session.fetch_exact(cancelled, fresh)
         session.warm(params)
         return session
 
-    def fetch_exact(self, cancelled: Cancelled | None = None) -> None:
+    def fetch_exact(self, cancelled: Cancelled | None = None, fresh: bool = False) -> None:
         """On an indexed table, one exact (flat) search per lane as deep as its pool: flat
         results are prefix-exact, so it gives every slider position its index facet (exact
         ranks, rows lost to the index, ANN recall) as a fresh `facet.attach` would."""
@@ -118,7 +111,8 @@ class LiveSession:
                 continue
             _check(cancelled)
             fts = lane.pool.fts_leg.depth if lane.pool.fts_leg is not None else 0
-            self._exact[n] = exact_pool(self.store, self.query, p, lane.pool.vec_leg.depth, fts)
+            self._exact[n] = pools.exact_pool(self.store, self.query, p,
+                                              lane.pool.vec_leg.depth, fts, fresh)
 
     @classmethod
     def of_pool(cls, pool: Pool, params: Params) -> LiveSession:
@@ -194,35 +188,23 @@ class LiveSession:
         if not placements:
             placements = self.placements if params.filter in self.placements \
                 else (params.filter,)
-        self._siblings.setdefault(self._sibling_key(self.key, self.placements), self)
-        for known in self._siblings.values():  # fetched before for these knobs or depth
-            if known.answers(params, placements):
-                return known
-        fresh = LiveSession.fetch(self.store, self.query, params, placements,
-                                  self.max_overfetch, cancelled)
-        fresh._siblings = self._siblings
-        self._siblings[self._sibling_key(fresh.key, fresh.placements, params)] = fresh
-        if len(self._siblings) > 32:  # a long drag over an HNSW index: keep the newest
-            self._siblings.pop(next(iter(self._siblings)))
-        return fresh
-
-    @staticmethod
-    def _sibling_key(key: Params, placements: tuple[str, ...],
-                     params: Params | None = None) -> Any:
-        return key, placements, None if params is None else depths(params)
+        return LiveSession.fetch(self.store, self.query, params, placements,
+                                 self.max_overfetch, cancelled)
 
     def expectations(self, traces: Sequence[Trace], ids: Sequence[str],
                      cancelled: Cancelled | None = None) -> tuple[tuple[Expectation, ...], ...]:
-        """Where each expected id is dropped, per lane. The exhaustive ranking each lane needs
-        is fetched once per session and reused for every slider position."""
+        """Where each expected id is dropped, per lane, from the exhaustive ranking each lane
+        needs: asked of the pool source, so it is fetched once for every slider position (and
+        not at all after a sweep or receipt of the same query fetched it)."""
         if self.store is None:
             raise InspectorError("Expected-row analysis searches the store, and this receipt "
                                  "is open without it; open the store to analyse expected rows.")
         out = []
         for n, trace in enumerate(traces):
             _check(cancelled)
-            if n not in self._exhaustive:
-                self._exhaustive[n] = exhaustive_pool(self.store, self.query, trace.params)
+            if n not in self._exhaustive:  # held for every slider position, as lanes are
+                self._exhaustive[n] = pools.exhaustive_pool(self.store, self.query,
+                                                            trace.params)
             out.append(analyse(self.store, self.query, trace, list(ids),
                                pool=self._exhaustive[n]))
         return tuple(out)
@@ -230,14 +212,12 @@ class LiveSession:
 
 class CellPools:
     """The pool that answers each cell of a sweep exactly as `pipeline.run` would: the cached
-    deep pool where `cannot_answer` allows, else the cell's own query (`run`'s own fetch).
-    Consecutive cells that need the same fetch (same knobs and depths: a blend or min score
-    axis) share one query, and only the last is kept, so a sweep holds at most two pools."""
+    deep pool where `cannot_answer` allows, else one the pool source holds that answers the
+    cell (consecutive cells of a blend or min score axis share one query), else the cell's
+    own query (`run`'s own fetch). Pools are held by the pool source, within its bound."""
 
     def __init__(self, store: Store | None, query: Query, pool: Pool | None) -> None:
         self.store, self.query, self.pool = store, query, pool
-        self._last: tuple[Any, Pool] | None = None
-        self.queries = 0  # own queries run so far
 
     def pool_for(self, p: Params) -> tuple[Pool, bool]:
         """The pool answering p, and whether it is p's own query."""
@@ -246,12 +226,7 @@ class CellPools:
         if self.store is None:
             raise InspectorError("This pool was opened without its store, so it cannot be "
                                  "fetched again; open the store to change these parameters.")
-        key = (fetch_key(p), depths(p))
-        if self._last is None or self._last[0] != key:
-            self._last = None  # the previous pool is released before the next is fetched
-            self._last = (key, fetch_for(self.store, self.query, p))
-            self.queries += 1
-        return self._last[1], True
+        return pools.answering(self.store, self.query, p), True
 
 
 def _check(cancelled: Cancelled | None) -> None:

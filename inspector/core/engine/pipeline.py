@@ -1,8 +1,9 @@
 """The retrieval pipeline: raw -> scoped -> blended -> final, derived from a fetched pool.
 
 `derive` is pure numpy over a pool and never touches LanceDB, so the window's sliders and the
-sweeps re-rank from one deep fetch; `run` fetches exactly the depth the parameters need and
-derives from that. For exact (flat) search both give identical results; a property test proves it.
+sweeps re-rank from one deep fetch; `run` asks the pool source (pools.py) for exactly the
+depth the parameters need and derives from that. For exact (flat) search both give identical
+results; a property test proves it.
 """
 
 from __future__ import annotations
@@ -17,40 +18,19 @@ from inspector.core.engine.blend import importance_used, multiplier
 from inspector.core.engine.diagnosis import ScopeHint, diagnose
 from inspector.core.engine.index_rule import prefix_exact
 from inspector.core.engine.params import Depths, Params, depths
-from inspector.core.engine.pool import Pool, Query, fetch_pool, search_knobs
+from inspector.core.engine.pool import Pool, Query
+from inspector.core.engine.pools import (
+    PROBE_DEPTH,
+    cannot_answer,
+    fetch,
+    fetch_probe,
+    first_depths,
+    one_search_probe,
+    probe_depth,
+)
 from inspector.core.engine.trace import Stage, Trace
 from inspector.core.errors import InspectorError
 from inspector.core.stores.store import Store
-
-
-def cannot_answer(pool: Pool, p: Params) -> str | None:
-    """The one rule: None when this pool answers p exactly as a fresh `run` would (same
-    fetched ranking, deep enough), else the reason a new query is needed."""
-    if (pool.mode, pool.distance, pool.placement) != (p.mode, p.distance, p.filter):
-        return "mode, distance or filter placement changed since the pool was fetched"
-    if pool.scope != p.scope_spec():
-        return "the scope changed since the pool was fetched"
-    if pool.vec_leg is not None and _knob_key(pool.index, pool.knobs or search_knobs(Params())) \
-            != _knob_key(pool.index, search_knobs(p)):
-        return "the vector index knobs (nprobes, refine factor, ef, exact) changed"
-    d = depths(p)
-    for leg, need in ((pool.vec_leg, d.vec_k), (pool.fts_leg, d.fts_k)):
-        if need and (leg is None or (need > leg.depth and not leg.exhausted)):
-            have = leg.depth if leg is not None else 0
-            return f"depth {need} is deeper than the cached pool ({have})"
-    vec = pool.vec_leg
-    if d.vec_k and vec is not None and d.vec_k != vec.depth and not prefix_exact(pool.index, p) \
-            and not (vec.exhausted and d.vec_k > vec.depth):
-        # An approximate search at depth k is not the first k rows of a deeper one, even when
-        # the deeper one came back short (exhausted): a shallower search refines only k x R
-        # candidates and stops probing partitions once it has k rows (min/max nprobes), so it
-        # can return other rows (tests/core/engine/test_live_index.py, issue 21). Deeper than
-        # an exhausted search is the same search: every partition it may probe was probed and
-        # every candidate refined.
-        return (f"the {pool.index.type} index answers depth {d.vec_k} differently from the "
-                f"cached depth {vec.depth}")
-    return None
-
 
 
 def check_compatible(pool: Pool, p: Params) -> Depths:
@@ -59,15 +39,6 @@ def check_compatible(pool: Pool, p: Params) -> Depths:
     if reason is not None:
         raise InspectorError(f"These parameters need a new query: {reason}.")
     return depths(p)
-
-
-def _knob_key(index: object, knobs: tuple | list) -> tuple:
-    """What the knobs change about a vector search: nothing on a flat table, everything but
-    the index's knobs with --exact (the last of search_knobs)."""
-    knobs = tuple(knobs)
-    if knobs and knobs[-1]:
-        return ("exact",)
-    return knobs[:-1] if index is not None else ()
 
 
 def scope_miss(counters: dict[str, int]) -> bool:
@@ -192,34 +163,6 @@ def _hybrid_hint(probe: Pool, p: Params, cut: int) -> ScopeHint:
     return ScopeHint(probe_depth=deepest, first_rank=first, page_rank=page)
 
 
-def fetch_for(store: Store, query: Query, p: Params, max_overfetch: float | None = None,
-              max_limit: int | None = None) -> Pool:
-    """Fetch a pool deep enough for p and for any over-fetch up to max_overfetch."""
-    wide = p.with_(overfetch=max(p.overfetch, max_overfetch or p.overfetch),
-                   limit=max(p.limit, max_limit or p.limit))
-    d = depths(wide)
-    return fetch_pool(store, query, p, vec_k=d.vec_k, fts_k=d.fts_k)
-
-
-PROBE_DEPTH = 1000  # how deep a scope miss is probed for the diagnosis's depth hint
-
-
-def fetch_probe(store: Store, query: Query, p: Params, pool: Pool) -> Pool | None:
-    """The deeper, unfiltered fetch a post-filter scope miss is diagnosed from (None when the
-    placement or scope cannot miss). The window fetches it with the pool it re-ranks from."""
-    if p.filter != "post" or not p.scope_spec().active:
-        return None
-    legs = [leg.depth for leg in (pool.vec_leg, pool.fts_leg) if leg is not None]
-    k = max([min(store.rows, PROBE_DEPTH), *legs])
-    return fetch_pool(store, query, p, vec_k=k, fts_k=k)
-
-
-def probe_depth(p: Params, rows: int) -> int:
-    """How deep `run` probes for p: PROBE_DEPTH (at most the table), never above p's legs."""
-    d = depths(p)
-    return max(min(rows, PROBE_DEPTH), d.vec_k, d.fts_k)
-
-
 def probe_applies(probe: Pool | None, p: Params) -> Pool | None:
     """The probe when `run` would use one for p (it reaches past p's pool), else None. A probe
     fetched deeper (the window fetches one for every slider position) is read only as deep as
@@ -227,22 +170,6 @@ def probe_applies(probe: Pool | None, p: Params) -> Pool | None:
     if probe is None:
         return None
     return probe if probe_depth(p, int(probe.store.get("rows") or 0)) > depths(p).pool else None
-
-
-def one_search_probe(store: Store, p: Params) -> bool:
-    """True when a post-filtered vector query should fetch its diagnosis probe's depth at once:
-    its shallower pool is an exact prefix of that search (flat, or an index whose prefix rule
-    holds), and a flat search costs the same at depth 50 or 1,000."""
-    return (p.filter == "post" and p.mode == "vector" and p.scope_spec().active
-            and prefix_exact(getattr(store, "vector_index", None), p))
-
-
-def first_depths(store: Store, p: Params) -> tuple[int, int]:
-    """The legs' depths (vector, full-text) `run` fetches first for p."""
-    if one_search_probe(store, p):
-        return probe_depth(p, store.rows), 0
-    d = depths(p)
-    return d.vec_k, d.fts_k
 
 
 PROBE_MODES = ("auto", "on")  # --scope-probe: auto probes only where it costs no ANN search
@@ -275,7 +202,7 @@ def run(store: Store, query: Query, p: Params,
     if probe not in PROBE_MODES:
         raise InspectorError(f"The scope probe is one of {', '.join(PROBE_MODES)}.")
     vec_k, fts_k = first_depths(store, p)
-    pool = fetch_pool(store, query, p, vec_k=vec_k, fts_k=fts_k, vec_leg=vec_leg)
+    pool = fetch(store, query, p, vec_k, fts_k, vec_leg)
     if one_search_probe(store, p):  # the pool and the probe from one deep, exact search
         return derive(pool, p, probe=probe_applies(pool, p))
     trace = derive(pool, p)

@@ -86,6 +86,7 @@ def _fixed_candidate() -> dict[str, Any]:
 
 
 def _fixed_answer() -> dict[str, Any]:
+    from inspector.core.engine.flow.question import question_schema
     from inspector.core.engine.trace import STAGES
 
     stage = _obj({"name": {"enum": list(STAGES)}, "count": _INT,
@@ -121,7 +122,7 @@ def _fixed_answer() -> dict[str, Any]:
         "warnings": _TEXTS, "expect": {"type": "array", "items": expect},
         "ties": {"type": "array", "items": tie},
         "index_facet": {"anyOf": [{"type": "null"}, facet]},
-        "question": _ANY_OBJ}
+        "question": question_schema()}
     return _obj(props, ("question",), description="schema 1: the fixed pipeline")
 
 

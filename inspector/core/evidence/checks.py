@@ -322,9 +322,10 @@ def run_checks(checks: ChecksFile, store_uri: str | None = None,
                table: str | None = None) -> list[CheckResult]:
     """Run every check against the store (the argument wins over the file's)."""
     from inspector.core.analysis.truth import truth_ids
-    from inspector.core.engine.expect import analyse, exhaustive_pool
+    from inspector.core.engine.expect import analyse
     from inspector.core.engine.inputs import build_query
     from inspector.core.engine.pipeline import run
+    from inspector.core.engine.pools import exhaustive_pool
     from inspector.core.stores.opening import open_store
 
     uri = store_uri or checks.store

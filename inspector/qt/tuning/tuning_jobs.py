@@ -90,8 +90,8 @@ def map_job(store: Store, trace: Trace, depth: int | None = None) -> Any:
     depth by default), so the map shows what lies beyond the top-N cut; for exact search
     the cut and the results are the trace's own."""
     from inspector.core.analysis.poolmap import pool_map
-    from inspector.core.engine.expect import exhaustive_pool
     from inspector.core.engine.pipeline import derive
+    from inspector.core.engine.pools import exhaustive_pool
     from inspector.core.evidence.receipt import DEFAULT_POOL_DEPTH
 
     d, p = trace.depths, trace.params

@@ -9,9 +9,9 @@ import pytest
 
 from inspector.core.analysis.compare import compare, jaccard, kendall_tau, rbo
 from inspector.core.analysis.poolmap import pool_map, project
-from inspector.core.engine.expect import exhaustive_pool
 from inspector.core.engine.inputs import build_params, build_query
 from inspector.core.engine.pipeline import derive
+from inspector.core.engine.pools import exhaustive_pool
 from inspector.core.stores.demo import SCOPE_QUERY
 from inspector.core.stores.opening import open_store
 

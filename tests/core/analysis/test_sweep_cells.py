@@ -19,11 +19,11 @@ from inspector.core.analysis.sweep import (
     run_sweep,
 )
 from inspector.core.analysis.truth import truth_ids
-from inspector.core.engine.expect import exhaustive_pool
 from inspector.core.engine.inputs import build_params, build_query
 from inspector.core.engine.params import Params
 from inspector.core.engine.pipeline import run
 from inspector.core.engine.pool import Query
+from inspector.core.engine.pools import exhaustive_pool
 from inspector.core.errors import InspectorError
 from inspector.core.stores.demo import SCOPE_QUERY
 from inspector.core.stores.opening import open_store

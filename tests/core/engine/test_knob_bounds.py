@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from inspector.core.engine import params as P
-from inspector.core.engine.expect import EXHAUSTIVE_MAX
 from inspector.core.engine.params import Params
+from inspector.core.engine.pools import EXHAUSTIVE_MAX
 from inspector.core.errors import InspectorError
 from tests import indexkit
 

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from inspector.core.engine import pools
 from inspector.core.engine.ann.facet import attach
 from inspector.core.engine.live import LiveSession
 from inspector.core.engine.params import Params
@@ -46,6 +47,7 @@ def test_every_live_answer_equals_a_fresh_run(stores, kind, steps, q) -> None:
         p = p.with_(**{key: value})
         session = session.refetched(p)
         (trace,) = session.traces(p)
+        pools.SOURCE.clear()  # a fresh run searches: no pool the session asked for is reused
         want = attach(store, query, run(store, query, p))  # what `inspector query` prints
         assert trace.ids("raw") == want.ids("raw"), (kind, key, value)
         assert trace.to_json() == want.to_json()
@@ -61,7 +63,10 @@ def test_hnsw_depths_are_requeried_and_cached(stores) -> None:
         (session.why_not(shallow) or "")
     second = session.refetched(shallow)
     assert second is not session and second.answers(shallow)
-    assert second.refetched(deep) is session  # back at depth 20: the cached fetch, no search
+    fetched = pools.SOURCE.fetches
+    back = second.refetched(deep)  # back at depth 20: the pool source's cached fetch
+    assert pools.SOURCE.fetches == fetched  # no search
+    assert [t.to_json() for t in back.traces(deep)] == [t.to_json() for t in session.traces(deep)]
 
 
 # A pushed-down rare scope (~60 rows in a few clusters) asked 200 deep: LanceDB returns fewer
@@ -83,7 +88,8 @@ def test_an_exhausted_index_search_answers_other_depths_as_a_fresh_query(stores,
     so the cached pool answers it. Each cell is checked against a fresh run, what
     `inspector query` runs."""
     from inspector.core.engine.live import CellPools
-    from inspector.core.engine.pipeline import derive, fetch_for
+    from inspector.core.engine.pipeline import derive
+    from inspector.core.engine.pools import fetch_for
 
     store = stores[kind]
     scoped = dict(scope=indexkit.RARE, scope_strategy="column", scope_column="agentId",

@@ -10,8 +10,9 @@ from hypothesis import strategies as st
 from inspector.core.engine.expect import analyse
 from inspector.core.engine.inputs import build_params
 from inspector.core.engine.params import Params, depths
-from inspector.core.engine.pipeline import derive, fetch_for, run
+from inspector.core.engine.pipeline import derive, run
 from inspector.core.engine.pool import Query
+from inspector.core.engine.pools import fetch_for
 from inspector.core.engine.presets import PRESETS, get_preset
 from inspector.core.errors import InspectorError
 from inspector.core.stores.opening import open_store

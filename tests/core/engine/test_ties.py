@@ -11,8 +11,9 @@ import pytest
 
 from inspector.core.engine.expect import analyse
 from inspector.core.engine.params import Params
-from inspector.core.engine.pipeline import derive, fetch_for, run
+from inspector.core.engine.pipeline import derive, run
 from inspector.core.engine.pool import Query
+from inspector.core.engine.pools import fetch_for
 from inspector.core.evidence.report import format_trace
 from inspector.core.stores.opening import open_store
 

@@ -19,8 +19,9 @@ from lancedb.index import FTS
 from lancedb.rerankers import RRFReranker
 
 from inspector.core.engine.params import Params
-from inspector.core.engine.pipeline import derive, fetch_for, run
+from inspector.core.engine.pipeline import derive, run
 from inspector.core.engine.pool import Query
+from inspector.core.engine.pools import fetch_for
 from inspector.core.stores.opening import open_store
 from tests.storekit import vectors_column
 

@@ -13,11 +13,11 @@ import pytest
 
 from inspector.core.analysis.sweep import Grid
 from inspector.core.analysis.truth import trim_pool
-from inspector.core.engine.expect import exhaustive_pool
 from inspector.core.engine.inputs import build_params, build_query
 from inspector.core.engine.params import Params
 from inspector.core.engine.pipeline import derive, run
 from inspector.core.engine.pool import fetch_pool
+from inspector.core.engine.pools import exhaustive_pool
 from inspector.core.engine.trace import Trace
 from inspector.core.errors import InspectorError
 from inspector.core.evidence import bundle

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from inspector.core.engine.inputs import build_params, build_query
-from inspector.core.engine.pipeline import derive, fetch_for, run
+from inspector.core.engine.pipeline import derive, run
 from inspector.core.engine.pool import Pool
+from inspector.core.engine.pools import fetch_for
 from inspector.core.errors import InspectorError
 from inspector.core.stores.demo import (
     BLEND_QUERY,

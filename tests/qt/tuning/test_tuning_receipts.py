@@ -8,8 +8,8 @@ import json
 import pytest
 
 from inspector.core.analysis.truth import trim_pool
-from inspector.core.engine.expect import exhaustive_pool
 from inspector.core.engine.pipeline import derive
+from inspector.core.engine.pools import exhaustive_pool
 from inspector.core.engine.trace import STAGES
 from inspector.core.evidence import bundle
 from inspector.core.evidence.receipt import build_receipt

@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from inspector.core.engine.ann.facet import exact_pool
 from inspector.core.engine.index_rule import effective_nprobes, used_index
 from inspector.core.engine.params import Params
 from inspector.core.engine.pipeline import derive, run
 from inspector.core.engine.pool import Query
+from inspector.core.engine.pools import depth_for, exact_pool
 from inspector.core.engine.trace import Trace
 from inspector.core.stores.ann.indexes import IndexInfo
 from inspector.core.stores.store import Store
@@ -36,8 +36,7 @@ def exact_view(store: Store, query: Query, trace: Trace, depth: int,
     if index is None:
         return None
     p = trace.params
-    e = max(1, min(store.rows, depth))
-    pool = exact_pool(store, query, p, vec_k=e, fts_k=e)
+    pool = exact_pool(store, query, p, *depth_for("exhaustive", store, p, depth=depth))
     exact = p.with_(exact=True)
     return ExactView(index=index, full=derive(pool, unbounded.with_(exact=True)),
                      pipeline=derive(pool, exact))

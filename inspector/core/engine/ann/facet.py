@@ -13,16 +13,11 @@ from typing import Any
 import numpy as np
 
 from inspector.core.engine.index_rule import effective_nprobes, used_index
-from inspector.core.engine.params import Params
 from inspector.core.engine.pipeline import derive
-from inspector.core.engine.pool import Pool, Query, fetch_pool
+from inspector.core.engine.pool import Pool, Query
+from inspector.core.engine.pools import exact_pool
 from inspector.core.engine.trace import Diagnosis, Fix, IndexFacet, Trace
 from inspector.core.stores.store import Store
-
-
-def exact_pool(store: Store, query: Query, p: Params, vec_k: int, fts_k: int) -> Pool:
-    """The same fetch with the index bypassed: exact flat search, same filter placement."""
-    return fetch_pool(store, query, p.with_(exact=True), vec_k=vec_k, fts_k=fts_k)
 
 
 def _leg_ids(pool: Pool, k: int) -> list[Any]:

@@ -49,6 +49,10 @@ class Question(BaseModel):
     limit: int | None = None
     now: float | None = Field(None, description="the clock of time-dependent stages, epoch ms")
     expect: list[str] = Field(default_factory=list)
+    params: dict[str, Any] = Field(default_factory=dict, description="the fixed pipeline's "
+                                   "parameters given explicitly, by Params field name "
+                                   "(--overfetch, --blend, --nprobes ...; scope_map as "
+                                   "{key: [scopes]}); empty for a pipeline of stages")
 
     @field_validator("scopes")
     @classmethod
@@ -68,7 +72,12 @@ class Question(BaseModel):
     def _one_pipeline(self) -> Question:
         if self.vector is not None and self.vector_of is not None:
             raise ValueError("give either vector or vector_of, not both")
-        if (self.preset is None) == (self.pipeline_file is None):
+        if self.preset is not None and self.pipeline_file is not None:
+            raise ValueError("name one of preset and pipeline_file, not both")
+        if self.preset is None and self.pipeline_file is None \
+                and (self.set or self.system_config or self.now is not None):
+            # no pipeline named asks the fixed pipeline's defaults (`inspector query STORE
+            # --text ...`), which --set, a system config and a clock do not apply to
             raise ValueError("name exactly one of preset and pipeline_file")
         return self
 
@@ -99,6 +108,8 @@ def resolve(q: Question) -> tuple[PipelineSpec, list[str], list[str]]:
     """The pipeline the question runs: preset or file, then the system's own configuration,
     then the column roles, then --set on top. Also what the configuration said that changes
     nothing, and what it asks for that is not reproduced."""
+    if q.preset is None and q.pipeline_file is None:
+        raise InspectorError("Name a pipeline: a preset or a pipeline file.")
     spec = load_shipped(q.preset) if q.preset else load_file(str(q.pipeline_file))
     notes: list[str] = []
     inexact: list[str] = []

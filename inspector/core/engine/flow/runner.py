@@ -13,8 +13,9 @@ from typing import Any
 import numpy as np
 
 from inspector.core.engine.flow.registry import kind_of
-from inspector.core.engine.flow.rows import Context, Drop, Outcome, Scored, Tie
+from inspector.core.engine.flow.rows import Context, Drop, Scored, Tie
 from inspector.core.engine.flow.spec import PipelineSpec, RouteSpec
+from inspector.core.engine.pools import CACHE_ENTRIES, Lru
 from inspector.core.errors import InspectorError
 
 
@@ -36,27 +37,14 @@ class StageRun:
         return [s.id for s in self.rows]
 
 
-@dataclass
-class PoolCache:
-    """Fetch-stage results of one store and query, keyed by everything that shapes them.
-    The one owner of fetched rows for flow pipelines; bounded by `max_entries` (oldest out)."""
+class PoolCache(Lru):
+    """Fetch-stage results of one store and query, keyed by everything that shapes them: the
+    one owner of fetched rows for flow pipelines, under the pool source's one eviction rule
+    (pools.Lru: least recently used out past CACHE_ENTRIES results; a session's legs are
+    bounded by its pipeline, so no row bound unless given)."""
 
-    max_entries: int = 64
-    entries: dict[Any, tuple[Outcome, tuple[Tie, ...]]] = field(default_factory=dict)
-    hits: int = 0
-    misses: int = 0
-
-    def get(self, key: Any) -> tuple[Outcome, tuple[Tie, ...]] | None:
-        got = self.entries.get(key)
-        if got is not None:
-            self.hits += 1
-        return got
-
-    def put(self, key: Any, value: tuple[Outcome, tuple[Tie, ...]]) -> None:
-        self.misses += 1
-        self.entries[key] = value
-        while len(self.entries) > self.max_entries:
-            self.entries.pop(next(iter(self.entries)))
+    def __init__(self, max_entries: int = CACHE_ENTRIES, max_rows: int | None = None) -> None:
+        super().__init__(max_entries, max_rows, weigh=lambda got: len(got[0].rows))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,328 @@
+"""The one pool source: every candidate pool of the fixed pipeline is asked of it, and only it
+runs `pool.fetch_pool` (tests/core/engine/test_pools.py scans the package to prove it).
+
+It owns three things. The depth policy (`depth_for`): how deep each purpose searches, with
+every depth constant beside it. One cache (`SOURCE`), keyed by everything that shapes a fetched
+pool: the open store (that object, at its pinned version), the query, the parameters the
+search reads (`pool_key`) and each leg's depth; bounded by `Lru`'s one eviction rule (least
+recently used out past CACHE_ENTRIES pools or CACHE_ROWS candidate rows), and a store's pools
+leave with the store. And the one rule for whether a pool answers parameters exactly
+(`cannot_answer`): a deeper pool answers a shallower depth only where the search is
+prefix-exact (flat search; an ANN index never, see index_rule) or the deeper one ran out of rows.
+The flow engine's fetch cache (`flow.runner.PoolCache`) is an `Lru` too: one eviction rule.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from inspector.core.engine.index_rule import prefix_exact
+from inspector.core.engine.params import ANALYSIS_DEPTH, Params, depths, pool_depth
+from inspector.core.engine.pool import Pool, Query, fetch_pool, search_knobs
+from inspector.core.stores.store import Store
+
+# ---- the depth policy --------------------------------------------------------------------------
+MAX_OVERFETCH = 20.0  # the over-fetch slider's top: one live fetch serves every slider position
+EXHAUSTIVE_MAX = ANALYSIS_DEPTH  # deepest ranking fetched for truth and expected-row analysis
+HYBRID_SCAN_MAX = 2_000  # hybrid fused scores move with depth, so depths are tried one by one
+PROBE_DEPTH = 1000  # how deep a scope miss is probed for the diagnosis's depth hint
+PURPOSES = ("run", "params", "live", "probe", "exhaustive", "sweep")
+
+
+def probe_depth(p: Params, rows: int) -> int:
+    """How deep `run` probes for p: PROBE_DEPTH (at most the table), never above p's legs."""
+    d = depths(p)
+    return max(min(rows, PROBE_DEPTH), d.vec_k, d.fts_k)
+
+
+def one_search_probe(store: Store, p: Params) -> bool:
+    """True when a post-filtered vector query should fetch its diagnosis probe's depth at once:
+    its shallower pool is an exact prefix of that search (flat, or an index whose prefix rule
+    holds), and a flat search costs the same at depth 50 or 1,000."""
+    return (p.filter == "post" and p.mode == "vector" and p.scope_spec().active
+            and prefix_exact(getattr(store, "vector_index", None), p))
+
+
+def first_depths(store: Store, p: Params) -> tuple[int, int]:
+    """The legs' depths (vector, full-text) `run` fetches first for p."""
+    return depth_for("run", store, p)
+
+
+def depth_for(purpose: str, store: Store, p: Params, *, max_overfetch: float | None = None,
+              max_limit: int | None = None, depth: int | None = None,
+              legs: tuple[int, ...] = ()) -> tuple[int, int]:
+    """(vector depth, full-text depth) a purpose searches for p:
+    run: what `pipeline.run` fetches first (the probe's depth at once where that is one exact
+    search); params: p's own depths, widened to max_overfetch / max_limit when given; live: the
+    window's session, deep enough for every slider position where the search is prefix-exact,
+    else p's own depth; probe: a scope miss's diagnosis probe, never shallower than `legs`;
+    exhaustive: the ranking to `depth` (EXHAUSTIVE_MAX) or the whole table; sweep: deep enough
+    for the truth (`depth`) and every cell up to max_overfetch."""
+    rows = int(store.rows)
+    if purpose == "run":
+        if one_search_probe(store, p):
+            return probe_depth(p, rows), 0
+        d = depths(p)
+        return d.vec_k, d.fts_k
+    if purpose == "live":
+        deep = (max_overfetch or MAX_OVERFETCH) \
+            if prefix_exact(getattr(store, "vector_index", None), p) else None
+        return depth_for("params", store, p, max_overfetch=deep)
+    if purpose == "params":
+        wide = p.with_(overfetch=max(p.overfetch, max_overfetch or p.overfetch),
+                       limit=max(p.limit, max_limit or p.limit))
+        d = depths(wide)
+        return d.vec_k, d.fts_k
+    if purpose == "probe":
+        k = max([min(rows, PROBE_DEPTH), *legs])
+        return k, k
+    if purpose == "exhaustive":
+        e = max(1, min(rows, depth or EXHAUSTIVE_MAX))
+        return e, e
+    if purpose == "sweep":
+        need = max(pool_depth(p.limit, max_overfetch or 1.0, 0), p.vec_k, p.fts_k)
+        e = max(1, min(rows, max(EXHAUSTIVE_MAX if depth is None else depth, need)))
+        return e, e
+    raise ValueError(f"unknown pool purpose {purpose!r}; one of {', '.join(PURPOSES)}")
+
+
+# ---- the one rule ------------------------------------------------------------------------------
+def cannot_answer(pool: Pool, p: Params) -> str | None:
+    """The one rule: None when this pool answers p exactly as a fresh `run` would (same
+    fetched ranking, deep enough), else the reason a new query is needed."""
+    if (pool.mode, pool.distance, pool.placement) != (p.mode, p.distance, p.filter):
+        return "mode, distance or filter placement changed since the pool was fetched"
+    if pool.scope != p.scope_spec():
+        return "the scope changed since the pool was fetched"
+    if pool.vec_leg is not None and _knob_key(pool.index, pool.knobs or search_knobs(Params())) \
+            != _knob_key(pool.index, search_knobs(p)):
+        return "the vector index knobs (nprobes, refine factor, ef, exact) changed"
+    d = depths(p)
+    for leg, need in ((pool.vec_leg, d.vec_k), (pool.fts_leg, d.fts_k)):
+        if need and (leg is None or (need > leg.depth and not leg.exhausted)):
+            have = leg.depth if leg is not None else 0
+            return f"depth {need} is deeper than the cached pool ({have})"
+    vec = pool.vec_leg
+    if d.vec_k and vec is not None and d.vec_k != vec.depth and not prefix_exact(pool.index, p) \
+            and not (vec.exhausted and d.vec_k > vec.depth):
+        # An approximate search at depth k is not the first k rows of a deeper one, even when
+        # the deeper one came back short (exhausted): a shallower search refines only k x R
+        # candidates and stops probing partitions once it has k rows (min/max nprobes), so it
+        # can return other rows (tests/core/engine/test_live_index.py, issue 21). Deeper than
+        # an exhausted search is the same search: every partition it may probe was probed and
+        # every candidate refined.
+        return (f"the {pool.index.type} index answers depth {d.vec_k} differently from the "
+                f"cached depth {vec.depth}")
+    return None
+
+
+def answers(pool: Pool, p: Params) -> bool:
+    return cannot_answer(pool, p) is None
+
+
+def _knob_key(index: object, knobs: tuple | list) -> tuple:
+    """What the knobs change about a vector search: nothing on a flat table, everything but
+    the index's knobs with --exact (the last of search_knobs)."""
+    knobs = tuple(knobs)
+    if knobs and knobs[-1]:
+        return ("exact",)
+    return knobs[:-1] if index is not None else ()
+
+
+# ---- the one eviction rule ---------------------------------------------------------------------
+CACHE_ENTRIES = 64  # pools (or flow fetch results) held at most
+# candidate rows held at most: one exhaustive pool's worth, so a sweep's memory stays bounded by
+# about one query's pool whatever the number of queries (issue 21, test_sweep_memory)
+CACHE_ROWS = EXHAUSTIVE_MAX
+
+
+class Lru:
+    """A bounded cache, least recently used out once it holds more than `max_entries` values
+    or more than `max_rows` rows (`weigh`; None: no row bound); the newest value always stays.
+    Thread-safe."""
+
+    def __init__(self, max_entries: int = CACHE_ENTRIES, max_rows: int | None = CACHE_ROWS,
+                 weigh: Callable[[Any], int] = lambda _: 0) -> None:
+        self.max_entries, self.max_rows, self.weigh = max_entries, max_rows, weigh
+        self.entries: OrderedDict[Any, Any] = OrderedDict()
+        self.rows = 0
+        self.hits = self.misses = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: Any) -> Any | None:
+        with self._lock:
+            got = self.entries.get(key)
+            if got is not None:
+                self.hits += 1
+                self.entries.move_to_end(key)
+            return got
+
+    def put(self, key: Any, value: Any) -> None:
+        with self._lock:
+            self.misses += 1
+            if key in self.entries:
+                self.rows -= self.weigh(self.entries.pop(key))
+            self.entries[key] = value
+            self.rows += self.weigh(value)
+            while len(self.entries) > 1 and (
+                    len(self.entries) > self.max_entries
+                    or self.max_rows is not None and self.rows > self.max_rows):
+                _, old = self.entries.popitem(last=False)
+                self.rows -= self.weigh(old)
+
+    def values(self) -> list[Any]:
+        """Most recently used first."""
+        with self._lock:
+            return list(reversed(self.entries.values()))
+
+    def drop(self, keep: Callable[[Any], bool]) -> None:
+        with self._lock:
+            for key in [k for k in self.entries if not keep(k)]:
+                self.rows -= self.weigh(self.entries.pop(key))
+
+    def clear(self) -> None:
+        self.drop(lambda _: False)
+
+
+# ---- the pool source ---------------------------------------------------------------------------
+def pool_key(p: Params) -> tuple[Any, ...]:
+    """Every parameter `fetch_pool` reads: mode, distance, filter placement, the scope and the
+    vector search's knobs. Live knobs, limit, cap and the legs' floors only set the depths,
+    which are keyed on their own."""
+    return (p.mode, p.distance, p.filter, p.scope_spec(), search_knobs(p))
+
+
+def _query_key(query: Query) -> tuple[Any, ...]:
+    vec = None if query.vector is None else np.asarray(query.vector)
+    return (query.text, query.source,
+            None if vec is None else (str(vec.dtype), vec.shape, vec.tobytes()))
+
+
+class PoolSource:
+    """The pools fetched so far, and the only caller of `fetch_pool`."""
+
+    def __init__(self, max_entries: int = CACHE_ENTRIES, max_rows: int = CACHE_ROWS) -> None:
+        self.cache = Lru(max_entries, max_rows, weigh=lambda e: e[1].size)
+        self.fetches = 0  # fetch_pool calls: LanceDB searched
+        self._tokens: dict[int, int] = {}  # id(store) -> its token while the store lives
+        self._count = itertools.count()
+        self._dead: list[tuple[int, int]] = []  # stores garbage-collected since the last ask
+        self._lock = threading.Lock()
+
+    def _token(self, store: Store) -> int | None:
+        """A number for this store object while it lives (None: it cannot be tracked, so its
+        pools are not cached); its pools leave the cache when it is garbage."""
+        with self._lock:
+            token = self._tokens.get(id(store))
+            if token is None:
+                token = next(self._count)
+                try:
+                    weakref.finalize(store, self._forget, id(store), token)
+                except TypeError:
+                    return None
+                self._tokens[id(store)] = token
+            return token
+
+    def _forget(self, store_id: int, token: int) -> None:
+        # called by the garbage collector, maybe inside a lock: only note it (an atomic append)
+        self._dead.append((store_id, token))
+
+    def _purge(self) -> None:
+        while self._dead:
+            store_id, token = self._dead.pop()
+            with self._lock:
+                if self._tokens.get(store_id) == token:
+                    del self._tokens[store_id]
+            self.cache.drop(lambda k, t=token: k[0] != t)
+
+    def _base(self, store: Store, query: Query, p: Params) -> tuple[Any, ...]:
+        self._purge()
+        return (self._token(store), store.table_name, store.version, _query_key(query),
+                pool_key(p))
+
+    def pool(self, store: Store, query: Query, p: Params, vec_k: int, fts_k: int,
+             vec_leg: tuple[Any, bool, float] | None = None, fresh: bool = False) -> Pool:
+        """The pool a fresh `fetch_pool` at these depths returns: cached, or fetched now.
+        `vec_leg`: the vector leg already fetched by a batched scan (see pool.fetch_pool);
+        `fresh`: search the store even when cached (a query the user runs again, so a version
+        removed under an open store is said, not answered from memory)."""
+        key = (*self._base(store, query, p), int(vec_k), int(fts_k))
+        got = self.cache.get(key) if key[0] is not None and not fresh else None
+        if got is not None:
+            return got[1]
+        pool = fetch_pool(store, query, p, vec_k=vec_k, fts_k=fts_k, vec_leg=vec_leg)
+        self.fetches += 1
+        if key[0] is not None:
+            self.cache.put(key, (key, pool))
+        return pool
+
+    def answering(self, store: Store, query: Query, p: Params) -> Pool | None:
+        """A cached pool of this store and query that answers p exactly (`cannot_answer`),
+        deepest first; None if none does. For callers that derive stages from the pool."""
+        base = self._base(store, query, p)
+        if base[0] is None:
+            return None
+        found = [(key, pool) for key, pool in self.cache.values()
+                 if key[:len(base)] == base and answers(pool, p)]
+        if not found:
+            return None
+        key, pool = max(found, key=lambda e: e[1].size)
+        self.cache.get(key)  # used now
+        return pool
+
+    def clear(self) -> None:
+        self.cache.clear()
+
+
+SOURCE = PoolSource()  # the one owner of fetched pools in this process
+
+
+# ---- what the engine and its clients ask for ---------------------------------------------------
+def fetch(store: Store, query: Query, p: Params, vec_k: int, fts_k: int,
+          vec_leg: tuple[Any, bool, float] | None = None, fresh: bool = False) -> Pool:
+    """The pool at exactly these depths (see PoolSource.pool)."""
+    return SOURCE.pool(store, query, p, vec_k, fts_k, vec_leg, fresh)
+
+
+def fetch_for(store: Store, query: Query, p: Params, max_overfetch: float | None = None,
+              max_limit: int | None = None) -> Pool:
+    """A pool deep enough for p and for any over-fetch up to max_overfetch."""
+    return fetch(store, query, p, *depth_for("params", store, p, max_overfetch=max_overfetch,
+                                             max_limit=max_limit))
+
+
+def answering(store: Store, query: Query, p: Params) -> Pool:
+    """A pool that answers p exactly: a cached one where the one rule allows, else p's own."""
+    return SOURCE.answering(store, query, p) or fetch_for(store, query, p)
+
+
+def fetch_probe(store: Store, query: Query, p: Params, pool: Pool,
+                fresh: bool = False) -> Pool | None:
+    """The deeper, unfiltered fetch a post-filter scope miss is diagnosed from (None when the
+    placement or scope cannot miss). The window fetches it with the pool it re-ranks from."""
+    if p.filter != "post" or not p.scope_spec().active:
+        return None
+    legs = tuple(leg.depth for leg in (pool.vec_leg, pool.fts_leg) if leg is not None)
+    return fetch(store, query, p, *depth_for("probe", store, p, legs=legs), fresh=fresh)
+
+
+def exhaustive_pool(store: Store, query: Query, p: Params, depth: int | None = None) -> Pool:
+    """The query's ranking to the whole table (up to EXHAUSTIVE_MAX rows), same placement."""
+    return fetch(store, query, p, *depth_for("exhaustive", store, p, depth=depth))
+
+
+def exact_pool(store: Store, query: Query, p: Params, vec_k: int, fts_k: int,
+               fresh: bool = False) -> Pool:
+    """The same fetch with the index bypassed: exact flat search, same filter placement."""
+    return fetch(store, query, p.with_(exact=True), vec_k, fts_k, fresh=fresh)
+
+
+__all__ = ["PoolSource", "SOURCE", "answering", "answers", "cannot_answer",
+           "depth_for", "exact_pool", "exhaustive_pool", "fetch", "fetch_for", "fetch_probe"]

@@ -1,0 +1,203 @@
+"""One pool source (issue 18 item 4): only `pools` fetches a fixed-pipeline pool, every depth
+constant lives there, pools are shared between the sweep, expected rows, receipts and compare
+of one open store, and the one cache keeps its one eviction rule."""
+
+from __future__ import annotations
+
+import ast
+import gc
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from inspector.core.analysis.sweep import Case, Grid, run_sweep
+from inspector.core.engine import pools
+from inspector.core.engine.expect import analyse
+from inspector.core.engine.live import LiveSession
+from inspector.core.engine.params import Params
+from inspector.core.engine.pipeline import run
+from inspector.core.engine.pool import Query, fetch_pool
+from inspector.core.engine.pools import Lru, PoolSource
+from inspector.core.stores.opening import open_store
+from tests.storekit import CountingTable, snapshot, write_tuning_store
+
+PACKAGE = Path(__file__).resolve().parents[3] / "inspector"
+DEPTH_CONSTANTS = {"MAX_OVERFETCH", "EXHAUSTIVE_MAX", "HYBRID_SCAN_MAX", "PROBE_DEPTH"}
+
+
+def _modules() -> list[tuple[str, ast.Module]]:
+    return [(str(f.relative_to(PACKAGE.parent)), ast.parse(f.read_text()))
+            for f in sorted(PACKAGE.rglob("*.py"))]
+
+
+def test_only_the_pool_source_calls_fetch_pool() -> None:
+    """Nothing else fetches: the one call of `pool.fetch_pool` in the package is the pool
+    source's (the window, sweeps, receipts, map, compare and expected rows ask `pools`)."""
+    callers = []
+    for name, tree in _modules():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                f = node.func
+                called = f.id if isinstance(f, ast.Name) else \
+                    f.attr if isinstance(f, ast.Attribute) else None
+                if called == "fetch_pool":
+                    callers.append(f"{name}:{node.lineno}")
+    assert len(callers) == 1 and callers[0].startswith("inspector/core/engine/pools.py"), \
+        callers
+
+
+def test_every_depth_constant_is_set_in_the_pool_source_alone() -> None:
+    """One depth policy: the over-fetch slider's top, the exhaustive and hybrid-scan depths and
+    the probe depth are assigned in pools.py and nowhere else."""
+    where: dict[str, list[str]] = {}
+    for name, tree in _modules():
+        for node in ast.walk(tree):
+            targets = node.targets if isinstance(node, ast.Assign) else \
+                [node.target] if isinstance(node, ast.AnnAssign) else []
+            for t in targets:
+                if isinstance(t, ast.Name) and t.id in DEPTH_CONSTANTS:
+                    where.setdefault(t.id, []).append(name)
+    assert where == {c: ["inspector/core/engine/pools.py"] for c in DEPTH_CONSTANTS}
+
+
+@pytest.fixture
+def counted(tmp_path):
+    path = write_tuning_store(tmp_path / "s", n=300)
+    before = snapshot(path)
+    store = open_store(str(path))
+    store.table = CountingTable(store.table)
+    yield store, store.table
+    assert snapshot(path) == before  # read-only, always
+
+
+def _query(store) -> Query:
+    vec = np.random.default_rng(11).normal(size=store.dim).astype(np.float32)
+    return Query(text="rotate keys tokens", vector=vec, source="vector")
+
+
+@pytest.mark.parametrize("mode", ["vector", "hybrid"])
+def test_expected_rows_after_a_sweep_search_nothing(counted, mode: str) -> None:
+    """A sweep fetches the query's exhaustive pool once; the window's expected-row analysis
+    and a fresh `analyse` of the same query on the same open store then search nothing, and
+    say what a search of their own would say."""
+    store, table = counted
+    query = _query(store)
+    p = Params(mode=mode, limit=10, scope="repo0", cap=0)
+    run_sweep(store, [Case(name="q", query=query)], p, Grid(overfetch=(1.0, 2.0), blend=(0.0,)))
+    session = LiveSession.fetch(store, query, p)
+    traces = session.traces(p)
+    ids = ["m0000", "m0012", "m0100"]
+    searched = table.searches
+    got = session.expectations(traces, ids)
+    again = analyse(store, query, traces[0], ids)
+    assert table.searches == searched  # the sweep's pool answered both
+    pools.SOURCE.clear()
+    fresh = analyse(store, query, traces[0], ids)
+    assert table.searches > searched  # a cleared source searches again ...
+    assert [e.to_json() for e in got[0]] == [e.to_json() for e in again] \
+        == [e.to_json() for e in fresh]  # ... and answers the same
+
+
+def test_a_repeated_run_searches_once_and_equals_a_fresh_one(counted) -> None:
+    store, table = counted
+    query = _query(store)
+    p = Params(limit=10, scope="repo0", scope_strategy="column", scope_column="repo")
+    first = run(store, query, p)
+    searched = table.searches
+    assert run(store, query, p.with_(blend=0.4)).to_json() != first.to_json()
+    assert table.searches == searched
+    pools.SOURCE.clear()
+    assert run(store, query, p).to_json() == first.to_json()
+    assert table.searches > searched
+
+
+def test_pools_are_keyed_by_the_store_object_its_query_and_what_shapes_the_fetch(tmp_path
+                                                                                ) -> None:
+    path = write_tuning_store(tmp_path / "s", n=120)
+    a, b = open_store(str(path)), open_store(str(path))
+    src = PoolSource()
+    q = _query(a)
+    p = Params(limit=5)
+    pool = src.pool(a, q, p, 5, 0)
+    assert src.pool(a, q, p.with_(blend=0.5, min_score=0.1, limit=3), 5, 0) is pool
+    assert src.fetches == 1
+    for other in (src.pool(b, q, p, 5, 0),  # another open store
+                  src.pool(a, Query(vector=-q.vector, source="vector"), p, 5, 0),
+                  src.pool(a, q, p.with_(scope="repo1"), 5, 0),
+                  src.pool(a, q, p.with_(filter="pushdown", scope="repo1"), 5, 0),
+                  src.pool(a, q, p.with_(distance="cosine"), 5, 0),
+                  src.pool(a, q, p, 6, 0)):
+        assert other is not pool
+    assert src.fetches == 7
+    del b
+    gc.collect()
+    src.pool(a, q, p, 5, 0)  # the next ask forgets the pools of a store that is gone
+    assert len(src.cache.entries) == 6 and src.fetches == 7
+
+
+def test_a_deeper_flat_pool_answers_a_shallower_cell_from_the_cache(counted) -> None:
+    """`answering`: the one rule (`cannot_answer`) lets a deeper flat pool answer a shallower
+    depth, so a sweep cell asks no search of its own."""
+    store, table = counted
+    query = _query(store)
+    p = Params(limit=10, cap=0)
+    deep = pools.fetch_for(store, query, p, max_overfetch=5)
+    searched = table.searches
+    assert pools.answering(store, query, p.with_(overfetch=2.0)) is deep
+    assert table.searches == searched
+    got = pools.answering(store, query, p.with_(overfetch=8.0))  # deeper than the cache
+    assert got is not deep and table.searches == searched + 1
+
+
+def test_the_cache_evicts_the_least_recently_used_past_its_bounds() -> None:
+    lru = Lru(max_entries=3, max_rows=10, weigh=len)
+    for k in "abc":
+        lru.put(k, [0])
+    assert lru.get("a") == [0]  # a is now the most recently used
+    lru.put("d", [0])
+    assert list(lru.entries) == ["c", "a", "d"]  # b, the least recently used, went first
+    lru.put("e", [0] * 9)  # 12 rows: over the row bound, the oldest go until it fits
+    assert list(lru.entries) == ["d", "e"] and lru.rows == 10
+    lru.put("f", [0] * 20)  # alone over the bound: the newest always stays
+    assert list(lru.entries) == ["f"]
+
+
+def test_the_depth_policy_names_each_purpose(counted) -> None:
+    store, _ = counted
+    p = Params(limit=10, cap=0)
+    assert pools.depth_for("params", store, p) == (10, 0)
+    assert pools.depth_for("live", store, p) == (200, 0)  # the slider's top: 10 x 20
+    assert pools.depth_for("exhaustive", store, p) == (300, 300)  # the whole table
+    assert pools.depth_for("probe", store, p, legs=(400,)) == (400, 400)
+    assert pools.depth_for("sweep", store, p, max_overfetch=4, depth=25) == (40, 40)
+    with pytest.raises(ValueError):
+        pools.depth_for("guess", store, p)
+
+
+def test_the_source_returns_what_fetch_pool_returns(counted) -> None:
+    store, _ = counted
+    query = _query(store)
+    p = Params(mode="hybrid", limit=10, scope="repo2")
+    got = pools.fetch(store, query, p, 30, 30)
+    want = fetch_pool(store, query, p, vec_k=30, fts_k=30)
+    assert list(got.ids) == list(want.ids)
+    assert got.vec_leg.depth == want.vec_leg.depth and got.fts_leg.depth == want.fts_leg.depth
+
+
+def test_a_query_run_again_fresh_searches_the_store_and_replaces_the_cached_pool(counted
+                                                                                ) -> None:
+    """The window's query job fetches fresh (a version removed under the open store is said,
+    tests/qt/stores/test_stores_versions.py); a slider's refetch takes the cached pool."""
+    store, table = counted
+    query = _query(store)
+    p = Params(limit=10)
+    first = LiveSession.fetch(store, query, p)
+    searched = table.searches
+    LiveSession.fetch(store, query, p)
+    assert table.searches == searched
+    again = LiveSession.fetch(store, query, p, fresh=True)
+    assert table.searches > searched
+    assert pools.fetch_for(store, query, p, max_overfetch=pools.MAX_OVERFETCH) \
+        is again.lanes[0].pool is not first.lanes[0].pool
+    assert again.traces(p)[0].to_json() == first.traces(p)[0].to_json()
