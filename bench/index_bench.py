@@ -117,6 +117,7 @@ def run_bench(rows: int, repeat: int) -> dict[str, Any]:
     from inspector.core.engine.params import Params
     from inspector.core.engine.pipeline import run
     from inspector.core.engine.pool import Query
+    from inspector.core.engine.pools import SOURCE
     from inspector.core.stores.opening import open_store
 
     paths = build(rows)
@@ -131,6 +132,7 @@ def run_bench(rows: int, repeat: int) -> dict[str, Any]:
             hybrid = p.mode == "hybrid"
 
             def engine(i: int, p: Params = p, store: Any = store) -> Any:
+                SOURCE.clear()  # searched as a user's query is, not answered from the cache
                 return run(store, Query(text=text, vector=vecs[i % len(vecs)]), p)
 
             fns = {"engine": engine,

@@ -71,6 +71,7 @@ def _overhead_pair(store: Any, mode: str, text: str, depth: int,
     from inspector.core.engine.params import Params
     from inspector.core.engine.pipeline import run
     from inspector.core.engine.pool import Query
+    from inspector.core.engine.pools import SOURCE
 
     p = Params(mode=mode, limit=10, overfetch=depth / 10, cap=0)
 
@@ -82,6 +83,7 @@ def _overhead_pair(store: Any, mode: str, text: str, depth: int,
                 .rerank(RRFReranker()).limit(depth).to_arrow())
 
     def engine(i: int) -> Any:
+        SOURCE.clear()  # a query as the user runs it: searched, not answered from the cache
         return run(store, Query(text=text, vector=vecs[i % len(vecs)]), p)
 
     return engine, bare
@@ -188,6 +190,7 @@ def bench_sweep(quick: bool) -> list[dict[str, Any]]:
 
     from inspector.core.analysis.sweep import Grid, cases_from_judgments, run_sweep
     from inspector.core.engine.inputs import build_params
+    from inspector.core.engine.pools import SOURCE
     from inspector.core.stores.demo import build_demo
     from inspector.core.stores.opening import open_store
 
@@ -201,6 +204,7 @@ def bench_sweep(quick: bool) -> list[dict[str, Any]]:
     }.items():
         samples, fetch = [], []
         for _ in range(1 if quick else 5):
+            SOURCE.clear()  # every run searches: no pool of the last run answers this one
             t = time.perf_counter()  # embedding and retrieval are part of the timed work
             result = run_sweep(store, cases_from_judgments(store, judged, base.mode), base, Grid())
             samples.append(time.perf_counter() - t)
