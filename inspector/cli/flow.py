@@ -48,6 +48,7 @@ def question_from_args(a: argparse.Namespace, need_query: bool = True) -> Any:
     from inspector.core.engine.flow.spec import parse_assignment
     from inspector.core.engine.inputs import parse_vector
     from inspector.core.stores.remote import parse_option_pairs
+    from inspector.core.stores.safety.redact import redact_uri
 
     held = _options_as_sets(a)
     classic = [f"--{k.replace('_', '-')}" for k in _CLASSIC
@@ -69,7 +70,7 @@ def question_from_args(a: argparse.Namespace, need_query: bool = True) -> Any:
     if need_query and not (a.text or vector or a.vector_of):
         raise InspectorError("Give a query: --text TEXT, --vector JSON or --vector-of ID.")
     try:
-        return Question(store=a.store, table=a.table, text=a.text, vector=vector,
+        return Question(store=redact_uri(a.store), table=a.table, text=a.text, vector=vector,
                         vector_of=a.vector_of, embedder=a.embedder, preset=a.preset,
                         pipeline_file=a.pipeline, system_config=a.system_config, set=sets,
                         columns=parse_option_pairs(getattr(a, "column", None) or [],

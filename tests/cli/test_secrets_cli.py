@@ -48,6 +48,7 @@ def _commands(uri: str, opts: list[str], out: Path) -> list[list[str]]:
                                   "checks": [{"text": "keys", "params": {"mode": "fts"},
                                               "assert": ["returned > 0"]}]}))
     return [["query", uri, *q, *opts], ["query", uri, *q, "--json", *opts],
+            ["query", uri, *q, "--preset", "openclaw", "--json", *opts],  # a pipeline file
             ["tables", uri, *opts], ["tables", uri, "--json", *opts],
             ["versions", uri, *opts], ["versions", uri, "--json", *opts],
             ["diff-versions", uri, *q, "--from", "1", *opts],
