@@ -255,13 +255,14 @@ class Store:
         from pydantic import ValidationError
 
         from inspector.core.engine.flow.question import Question
+        from inspector.core.stores.safety.redact import redact_uri
 
         if scopes is not None and (isinstance(scopes, str) or
                                    not all(isinstance(s, str) for s in scopes)):
             raise InspectorError("scopes takes a list of scope names, e.g. ['global', "
                                  "'agent:main'] ([] denies everything).")
         try:
-            return Question(store=self.uri, table=self._asked_table, preset=preset,
+            return Question(store=redact_uri(self.uri), table=self._asked_table, preset=preset,
                             columns=dict(getattr(self.engine_store, "role_overrides", None)
                                          or {}),
                             pipeline_file=None if pipeline is None else str(pipeline),

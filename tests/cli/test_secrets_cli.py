@@ -93,3 +93,17 @@ def test_failing_commands_print_no_secret_either(s3, tmp_path, capsys, monkeypat
         if argv[0] != "check":
             assert code == 2 and got.err.count("\n") >= 1
         assert list(cwd.iterdir()) == [], argv[0]
+
+
+def test_the_api_records_no_secret_in_its_answers(s3):
+    """The API's answers hold the question, store URI included: redacted, for the fixed
+    pipeline and for a pipeline file alike."""
+    import inspector.api as api
+
+    uri, opts = s3
+    pairs = dict(o.split("=", 1) for o in opts[1::2])
+    store = api.open(uri, storage_options=pairs)
+    for preset in ("importance-blend", "openclaw"):
+        got = json.dumps(store.query(vector=[1, 0, 0, 0], preset=preset).to_json())
+        _assert_clean(got)
+        assert "s3://***@secret-bucket/m" in got
