@@ -137,9 +137,11 @@ class StageSection(QFrame):
         try:
             sm = self.table.selectionModel()
             if r < 0:
-                sm.clearSelection()
-                sm.setCurrentIndex(QModelIndex(), sm.SelectionFlag.NoUpdate)
-            else:
+                if sm.hasSelection() or sm.currentIndex().isValid():
+                    sm.clearSelection()
+                    sm.setCurrentIndex(QModelIndex(), sm.SelectionFlag.NoUpdate)
+            elif not (sm.currentIndex().row() == r and sm.isRowSelected(r)):
+                # re-selecting the row already shown would repaint the table on every tick
                 sm.setCurrentIndex(self.model.index(r, 0),
                                    sm.SelectionFlag.ClearAndSelect | sm.SelectionFlag.Rows)
         finally:
@@ -280,10 +282,17 @@ class FlowStagesPanel(QWidget):
             self._place(*last)  # the auto-opened stages follow the room; the user's stay
 
     def _stretch(self) -> None:
-        for sec in self.sections:
-            self._lay.setStretchFactor(sec, 1 if sec.is_open else 0)
+        """Open sections share the height; a stretch set again re-lays out the whole list
+        (every section's table), so only what changed is set."""
+        lay = self._lay
+        for k, sec in enumerate(self.sections):
+            want = 1 if sec.is_open else 0
+            if lay.stretch(k) != want:
+                lay.setStretch(k, want)
         any_open = any(s.is_open and s.isVisible() for s in self.sections)
-        self._lay.setStretch(self._lay.count() - 1, 0 if any_open else 1)
+        end = lay.count() - 1
+        if lay.stretch(end) != (0 if any_open else 1):
+            lay.setStretch(end, 0 if any_open else 1)
 
     def open_stage(self, k: int) -> StageSection | None:
         """Open stage k (0-based), scroll to it and focus its table (the Alt+N shortcuts)."""
