@@ -35,6 +35,15 @@ ROW_HEIGHT = 22
 MIN_ROWS = 4  # an open stage shows at least this many rows before the list scrolls
 
 
+def _set(widget: Any, text: str, tip: str) -> None:
+    """A label's or button's text and tooltip, set only when they change (an eliding label
+    elides again on every setText; an answer's tick leaves most headers as they were)."""
+    if widget.text() != text:
+        widget.setText(text)
+    if widget.toolTip() != tip:
+        widget.setToolTip(tip)
+
+
 class StageSection(QFrame):
     """One stage: a header line (toggle, number, name, count, what it did) and its table."""
 
@@ -122,13 +131,11 @@ class StageSection(QFrame):
             s = self.summary
             count = f"{s.count}" if s.count_in is None else f"{s.count_in} → {s.count}"
             key = f"  Alt+{self.number}" if self.number <= 9 else ""
-            self.toggle.setText(f"{self.number}. {run.name}" +
-                                ("" if run.role == "query" else f"  ({count})"))
-            self.toggle.setToolTip(f"{run.name}: a {run.kind} stage ({run.role}). "
-                                   f"Space opens or closes it{key}.\n{s.line}"
-                                   + (f"\n{run.note}" if run.note else ""))
-            self.line.setText(s.line)
-            self.line.setToolTip(s.line + (f"\n{run.note}" if run.note else ""))
+            _set(self.toggle, f"{self.number}. {run.name}" +
+                 ("" if run.role == "query" else f"  ({count})"),
+                 f"{run.name}: a {run.kind} stage ({run.role}). Space opens or closes "
+                 f"it{key}.\n{s.line}" + (f"\n{run.note}" if run.note else ""))
+            _set(self.line, s.line, s.line + (f"\n{run.note}" if run.note else ""))
         self.show_selected(selected)
 
     def show_selected(self, rid: Any) -> None:
@@ -190,6 +197,7 @@ class FlowStagesPanel(QWidget):
         lay.addWidget(self.notes)
         lay.addWidget(self.scroll, 1)
         self._route: tuple[Any, ...] | None = None  # which stages the sections show
+        self._texts: dict[str, str] = {}
         self._opened_by_user: set[str] = set()
         self._closed_by_user: set[str] = set()
         self._auto: str | None = None
@@ -226,14 +234,16 @@ class FlowStagesPanel(QWidget):
         route = (trace.spec.name, trace.route, tuple(s.name for s in trace.stages))
         if route != self._route:  # another pipeline or route: the reader's choices reset
             self._route = route
+            self._texts = {}
             self._opened_by_user.clear()
             self._closed_by_user.clear()
         self._ensure(len(trace.stages))
         tied = frozenset(i for x in trace.ties for i in x.ids)
-        texts: dict[str, str] = {}
+        texts = self._texts  # a row's text on one line, made once per route
         for st in trace.stages:
             for s in (*st.rows_in, *st.rows):
-                texts.setdefault(s.id, _one_line(s.row.text))
+                if s.id not in texts:
+                    texts[s.id] = _one_line(s.row.text)
         exp = frozenset(expected)
         for sec, run in zip(self.sections, trace.stages, strict=False):
             sec.show_run(run, tied if run.role == "fetch" else frozenset(), exp, texts,

@@ -61,8 +61,8 @@ class FlowStageModel(QAbstractTableModel):
         self.drops = run.dropped if run is not None else ()
         self.before = {} if run is None or run.role in ("fetch", "fusion") else {
             s.id: i for i, s in enumerate(run.rows_in, start=1)}
-        cells = [(*(self._make_cell(r, c) for c in COLUMNS), r < len(self.kept),
-                  self.row_id(r) in expected) for r in range(len(self.kept) + len(self.drops))]
+        cells = [*map(self._kept_cells, range(len(self.kept)), self.kept),
+                 *map(self._drop_cells, self.drops)]
         rows: dict[str, int] = {}
         for r in range(len(cells)):
             rows.setdefault(str(self.row_id(r)), r)
@@ -121,37 +121,24 @@ class FlowStageModel(QAbstractTableModel):
         """What a cell shows (tests read the table through this, as a person reads it)."""
         return self._cells[r][_COLUMN[col]]
 
-    def _make_cell(self, r: int, col: str) -> str:
-        if r < len(self.kept):
-            s = self.kept[r]
-            run = self.run
-            if col == "#":
-                return f"{r + 1}{'=' if s.id in self.tied else ''}"
-            if col == "id":
-                return ("★ " if s.id in self.expected else "") + s.id
-            if col == "text":
-                return self.texts.get(s.id) or _one_line(s.row.text)
-            if col == "score":
-                return f"{s.score:.4f}"
-            if col == "Δ":
-                was = self.before.get(s.id)
-                if was is None or was == r + 1:
-                    return ""
-                return f"↑{was - r - 1}" if was > r + 1 else f"↓{r + 1 - was}"
-            if col == "what happened":
-                return "deferred to the end" if run is not None and s.id in run.deferred \
-                    else ""
-            return ""
-        d = self.drops[r - len(self.kept)]
-        if col == "#":
-            return "×"
-        if col == "id":
-            return ("★ " if d.id in self.expected else "") + d.id
-        if col == "text":
-            return self.texts.get(d.id, "")
-        if col == "what happened":
-            return _drop_words(d)
-        return ""
+    def _kept_cells(self, r: int, s: Scored) -> tuple[Any, ...]:
+        """A kept row's cells in COLUMNS order, then True (kept) and whether it is expected."""
+        expected = s.id in self.expected
+        was = self.before.get(s.id)
+        moved = "" if was is None or was == r + 1 else \
+            f"↑{was - r - 1}" if was > r + 1 else f"↓{r + 1 - was}"
+        run = self.run
+        return (f"{r + 1}{'=' if s.id in self.tied else ''}",
+                ("★ " if expected else "") + s.id,
+                self.texts.get(s.id) or _one_line(s.row.text), f"{s.score:.4f}", moved,
+                "deferred to the end" if run is not None and s.id in run.deferred else "",
+                True, expected)
+
+    def _drop_cells(self, d: Drop) -> tuple[Any, ...]:
+        """A dropped row's cells: its id, text and the drop code's words."""
+        expected = d.id in self.expected
+        return ("×", ("★ " if expected else "") + d.id, self.texts.get(d.id, ""), "", "",
+                _drop_words(d), False, expected)
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():
