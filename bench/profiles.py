@@ -6,13 +6,17 @@ shown as "not profiled yet", never left unexplained."""
 from __future__ import annotations
 
 WHY: dict[str, str] = {
-    "tick": "About 8 ms of a tick is the stage tables' own Python at any window size (per-cell "
-            "`data()`, text shaping); the rest grows with the window's area (painting and the "
-            "flush to X); the re-rank itself is ~0.1 ms. The pipeline view (13 stages, cProfile "
-            "of 120 ticks offscreen at 1366x740): ~20 ms a tick, of which the re-rank in its "
-            "worker is 1.7 ms, the stage panels' Python ~5 ms (`show_trace` resets 13 models, "
-            "~400 `data()` calls a tick, elided labels and tooltips), and most of the rest Qt's "
-            "own layout and paint inside processEvents.",
+    "tick": "Profiled after issue 22 item 3 (cProfile, paint time per table and paint regions "
+            "under Xvfb + openbox at 1366x768): an over-fetch tick repainted three whole tables "
+            "(moving the end note's span with clearSpans/setSpan repaints the viewport: ~9 ms of "
+            "CPU of 15); the span now moves with only its two rows repainted, and a blend tick "
+            "repaints only the raw and scoped '#' cells whose outcome changed. What is left is "
+            "the blended and final tables' visible cells (~45 us a cell through Qt's style, "
+            "~8 `data()` calls each: 4-6 ms a blend tick) and rederive + refresh (~3 ms). The "
+            "pipeline view reset its 13 models and flashed the busy bar (two relayouts of the "
+            "window) on every tick; now its tables change in place and Qt's share of a tick "
+            "halved (20 to 9.5 ms in processEvents under cProfile), the rest being the 13 "
+            "sections' Python (summaries, cells) and the re-rank in its worker.",
     "index": "IVF_PQ + post-filter, cProfile: the engine's own Python is ~0.5 ms a query; the "
              "rest is its one LanceDB search, which reads the columns of all 50 candidates (the "
              "stage tables show the rows the post-filter drops) where bare post-filtered LanceDB "
@@ -23,9 +27,11 @@ WHY: dict[str, str] = {
     "overhead": "Hybrid at 10k rows: the engine runs the two legs and fuses them itself (it "
                 "shows each leg's ranking), where bare LanceDB fuses in one call; at 100k the "
                 "searches dominate and the ratio is 1.03.",
-    "startup": "Before the first paint the window imports PySide6, pyqtgraph and its own modules "
-               "(the bare Qt + pyqtgraph window beside it is the floor); first results also "
-               "wait for `import lancedb` and the first query.",
+    "startup": "The first paint is the window's frame, painted with PySide6 alone (no numpy, "
+               "pyarrow, pyqtgraph, engine or lancedb: a test checks sys.modules at that "
+               "paint); first results still wait for those imports (one per turn of the event "
+               "loop, ~1.2 s), the window's build, `import lancedb` in the open job and the "
+               "first query.",
     "example_sweep": "cProfile (40 of the queries, 50k rows): the per-cell `derive` over each "
                      "cell's ~100-row head and the per-query truths is ~35 % (cells are not yet "
                      "evaluated in batch across cells and queries), merging each query's "

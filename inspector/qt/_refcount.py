@@ -21,12 +21,12 @@ def immortalize_singletons() -> bool:
     """On Python < 3.12, make None, True and False effectively immortal. True if applied."""
     if sys.version_info >= (3, 12) or getattr(immortalize_singletons, "done", False):
         return False
-    from importlib.metadata import PackageNotFoundError, version
-
     try:  # pyproject keeps 3.11 on 6.11; only a hand-installed 6.12 needs the guard
-        if not version("PySide6-Essentials").startswith("6.12"):
+        import PySide6  # the package alone: no Qt call yet (importlib.metadata took 0.2 s)
+
+        if not PySide6.__version__.startswith("6.12"):
             return False
-    except PackageNotFoundError:
+    except ImportError:
         pass
     import ctypes
 

@@ -58,22 +58,85 @@ def launch(store: str | None, table: str | None, options: Any = None,
         print(NO_DISPLAY, file=sys.stderr)
         return 2
     app = _application()
-    win = start_window(store, table, options, pipeline)  # noqa: F841 - keeps the window alive
+    what = store or "the demo store"
+    frame = show_frame(app, what)
+    held: dict[str, Any] = {"frame": frame}  # keeps the frame, then the window, alive
+
+    def build() -> None:
+        held["win"] = start_window(store, table, options, pipeline, frame=frame)
+
+    after_first_paint(frame, lambda: import_then(HEAVY_MODULES, build))
     code = app.exec()
     _wait_for_pool()
     return int(code)
 
 
+# what the window needs and its frame does not, imported one per turn of the event loop once
+# the frame is on screen (each takes 0.1-0.5 s; the engine's lancedb loads in the open job)
+HEAVY_MODULES = ("numpy", "pyarrow", "pyqtgraph", "inspector.core.engine.trace",
+                 "inspector.qt.window")
+
+
+def show_frame(app: Any, what: str) -> Any:
+    """The window's frame, painted before anything heavy is imported (Qt alone): the main
+    window's title, icon, theme and place, saying what it opens. The window replaces it once
+    built, in the same place."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QLabel, QMainWindow, QProgressBar
+
+    from inspector.qt import fit, theme
+    from inspector.qt import settings as cfg
+
+    choice = str(cfg.load_state("theme") or "system")
+    theme.apply_theme(app, choice if choice in theme.THEMES else "system")
+    frame = QMainWindow()
+    frame.setObjectName("startupFrame")
+    frame.setWindowTitle("")  # Qt adds the application's display name, as on the window
+    label = QLabel(f"Opening {what}…", objectName="stageNote")
+    label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+    frame.setCentralWidget(label)
+    busy = QProgressBar(frame, minimum=0, maximum=0)
+    busy.setFixedWidth(120)
+    frame.statusBar().addPermanentWidget(busy)
+    frame.statusBar().showMessage(f"Opening {what}…")
+    geometry = cfg.load_state("window/geometry")
+    if geometry is None or not frame.restoreGeometry(geometry):
+        fit.place_first(frame)
+    fit.clamp_to_screen(frame)
+    frame.show()
+    return frame
+
+
+def import_then(modules: tuple[str, ...], then: Any) -> None:
+    """Import the modules one per turn of the event loop (the frame repaints between them),
+    then call `then`."""
+    import importlib
+
+    from PySide6.QtCore import QTimer
+
+    if not modules:
+        then()
+        return
+    importlib.import_module(modules[0])
+    QTimer.singleShot(0, lambda: import_then(modules[1:], then))
+
+
 def start_window(store: str | None, table: str | None, options: Any = None,
-                 pipeline: str | None = None) -> Any:
+                 pipeline: str | None = None, frame: Any = None) -> Any:
     """Show the window in its loading state, then open the store once it has painted: the
     engine (lancedb alone imports in ~1.2 s) loads in the open job, never before the window.
-    A pipeline file is shown once the store is open (its first store only)."""
+    A pipeline file is shown once the store is open (its first store only). `frame`: the
+    frame shown so far (show_frame), replaced by the window in its place."""
     from inspector.qt.window import MainWindow
 
     win = MainWindow()
     win.show_loading(store or "the demo store")
+    if frame is not None:
+        win.restoreGeometry(frame.saveGeometry())  # where the user sees it (or moved it)
     win.show()
+    if frame is not None:
+        frame.hide()
+        frame.deleteLater()
     if pipeline is not None:
         def first_store(_opened: Any) -> None:
             win.vm.store_opened.disconnect(first_store)

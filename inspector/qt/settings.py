@@ -10,7 +10,6 @@ from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QSettings
 
-from inspector.core.engine.trace import STAGES
 from inspector.core.stores.options import OpenOptions, looks_secret, without_userinfo
 from inspector.qt import fit, theme
 
@@ -111,6 +110,8 @@ def recalled(uri: str) -> tuple[str | None, OpenOptions]:
 def restore_window(win: Any, splitters: tuple[str, ...]) -> None:
     """The window as the user left it: geometry (kept on screen), table headers, splitters,
     theme, and the last query and parameters."""
+    from inspector.core.engine.trace import STAGES
+
     geometry = load_state("window/geometry")
     if geometry is None or not win.restoreGeometry(geometry):
         fit.place_first(win)
@@ -140,8 +141,8 @@ def save_window(win: Any, splitters: tuple[str, ...]) -> None:
     for name, sp in win.splitters.items():
         save_state(f"splitters/{name}", sp.saveState())
     if win.stages.lanes:
-        for stage in STAGES:
-            header = win.stages.view(stage).table.horizontalHeader()
+        for stage, view in win.stages.lanes[0].views.items():
+            header = view.table.horizontalHeader()
             save_state(f"tables/{stage}", header.saveState())
     save_state("theme", win.theme_choice)
     vm = win.vm

@@ -3,6 +3,7 @@ the PySide6 refcount guard, and the worker jobs on their own (no window)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -258,3 +259,64 @@ def test_shot_of_a_pipeline_of_stages_shows_what_query_returns(tmp_path, monkeyp
     assert main(["shot", "--preset", "memory-lancedb-pro", "--text", "x",
                  "--out", str(tmp_path / "t.png")]) == 2
     assert "runs on a store" in capsys.readouterr().err
+
+
+_FIRST_PAINT = """
+import json, os, sys
+import inspector.qt.app as app_module
+from PySide6.QtCore import QEvent, QObject
+original = app_module._application
+HEAVY = ("lancedb", "lance", "pyarrow", "pyqtgraph", "numpy", "inspector.core.engine",
+         "inspector.cli.main")
+class FirstPaint(QObject):
+    def eventFilter(self, obj, event):
+        if event.type() == QEvent.Type.Paint:
+            win = obj.window()
+            print(json.dumps({"heavy": [m for m in HEAVY if m in sys.modules],
+                              "status": win.statusBar().currentMessage()
+                              if hasattr(win, "statusBar") else ""}), flush=True)
+            os._exit(0)
+        return False
+def application():
+    app = original()
+    app._first = FirstPaint(app)
+    app.installEventFilter(app._first)
+    return app
+app_module._application = application
+sys.argv = ["inspector"]
+from inspector.__main__ import main
+main()
+"""
+
+
+def test_the_first_window_paints_before_lancedb_pyarrow_pyqtgraph_or_the_engine_load(
+        tmp_path) -> None:
+    """`inspector` (what its console script runs) paints its window's frame, saying what it
+    opens, before any heavy module is imported: they load once it is on screen."""
+    env = {**_env(tmp_path), "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+           "INSPECTOR_DATA_DIR": str(tmp_path / "data")}
+    done = subprocess.run([sys.executable, "-c", _FIRST_PAINT], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip(), done.stderr[-800:]
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    assert got["heavy"] == [], f"imported before the first paint: {got['heavy']}"
+    assert got["status"] == "Opening the demo store…"
+    assert not (tmp_path / "data").exists(), "the demo store was written before the paint"
+
+
+def test_the_frame_gives_way_to_the_window_in_its_place(qtbot) -> None:
+    from PySide6.QtWidgets import QApplication
+
+    from tests.qt.qtkit import assert_matches_engine
+
+    frame = qt_app.show_frame(QApplication.instance(), "the demo store")
+    frame.setGeometry(40, 50, 1100, 700)
+    qtbot.waitExposed(frame)
+    where = frame.geometry()
+    win = qt_app.start_window(None, None, frame=frame)
+    qtbot.addWidget(win)
+    assert win.geometry() == where and not frame.isVisible() and win.isVisible()
+    assert win.status_label.text() == "Opening the demo store…"
+    qtbot.waitUntil(lambda: win.vm.trace is not None and not win.vm.busy, timeout=30_000)
+    assert_matches_engine(win)
+    win.vm.jobs.cancel_all()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QFrame, QScrollArea, QStackedWidget
 
 from inspector.core.engine.flow.answer import diagnose
@@ -21,6 +22,8 @@ from inspector.qt.flow.stage_list import FlowStagesPanel
 from inspector.qt.pipeline.query_bar import FILE_ITEM
 from inspector.qt.wording import plural
 
+RERANK_BUSY_MS = 300  # a slider's re-rank shows the busy state only when it takes this long
+
 
 class FlowMode:
     """Owns the flow session and its panels, and switches the window in and out of them."""
@@ -34,6 +37,9 @@ class FlowMode:
         self.panel = FlowStagesPanel(win)
         self.detail = FlowDetail(win)
         self._fixed_layout: dict[str, bool] = {}
+        self.busy_shown = False  # the busy bar and "Running…" are on for this view's job
+        self._busy_timer = QTimer(win, singleShot=True, interval=RERANK_BUSY_MS)
+        self._busy_timer.timeout.connect(lambda: self._show_busy(self.session.busy))
         self.last_file: str | None = None  # the pipeline file loaded last (File menu, shot)
         win.query_bar.add_row(self.bar)
         win.query_bar.add_presets(flow_presets(), {n: preset_spec(n).title
@@ -131,6 +137,8 @@ class FlowMode:
         if not self.active:
             return
         self.session.deactivate()
+        self._busy_timer.stop()
+        self.busy_shown = False
         self._layout(False)  # the pipeline's bar leaves before the fixed controls return
         self.win.query_bar.set_flow_preset(None)
         self.win._status()
@@ -213,14 +221,28 @@ class FlowMode:
         self._trace_changed()
 
     def _channel(self, channel: str, busy: bool) -> None:
-        if channel == CHANNEL and self.active:
-            self.win.busy_bar.setVisible(busy)
-            self.win.query_bar.set_busy(busy)
-            self.status()
+        if channel != CHANNEL or not self.active:
+            return
+        if busy and self.session.reranking:
+            # a re-rank from the cached legs takes a few ms: flashing the busy bar and the
+            # Run button's text re-laid out the window twice per slider tick; it shows only
+            # when a re-rank is slow
+            self._busy_timer.start()
+            return
+        self._show_busy(busy)
+
+    def _show_busy(self, busy: bool) -> None:
+        self._busy_timer.stop()
+        if busy == self.busy_shown:
+            return
+        self.busy_shown = busy
+        self.win.busy_bar.setVisible(busy)
+        self.win.query_bar.set_busy(busy)
+        self.status()
 
     def status(self) -> None:
         s, label = self.session, self.win.status_label
-        if s.busy:
+        if self.busy_shown:
             label.setText("Working…")
         elif s.trace is not None:
             legs = sum(1 for st in s.trace.stages if st.role == "fetch")

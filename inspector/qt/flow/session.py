@@ -83,6 +83,7 @@ class FlowSession(QObject):
         self.trace: FlowTrace | None = None
         self.selected: str | None = None
         self.error: str | None = None
+        self.reranking = False  # the job on its way re-ranks the cached legs (no search)
 
     # ---- facts ----
     @property
@@ -199,6 +200,7 @@ class FlowSession(QObject):
             self.fail(str(exc).splitlines()[-1])
             return
         self.live = None
+        self.reranking = False
         self._show(None)
         self.jobs.start(CHANNEL, open_live, self.store, q, self.now_ms, dict(self.sets),
                         on_done=self._opened, on_error=self.fail)
@@ -213,13 +215,16 @@ class FlowSession(QObject):
         if self.live is None:  # the search is still on its way: ask again with this value
             self.ask()
             return
-        self.jobs.start(CHANNEL, answer_with, self.live, dict(self.sets),
-                        on_done=self._show, on_error=self.fail)
+        self._rerank()
 
     def reset_param(self, key: str) -> None:
         if self.sets.pop(key, None) is not None and self.live is not None:
-            self.jobs.start(CHANNEL, answer_with, self.live, dict(self.sets),
-                            on_done=self._show, on_error=self.fail)
+            self._rerank()
+
+    def _rerank(self) -> None:
+        self.reranking = True
+        self.jobs.start(CHANNEL, answer_with, self.live, dict(self.sets),
+                        on_done=self._show, on_error=self.fail)
 
     def _show(self, trace: FlowTrace | None) -> None:
         self.trace = trace

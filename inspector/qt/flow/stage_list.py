@@ -35,6 +35,15 @@ ROW_HEIGHT = 22
 MIN_ROWS = 4  # an open stage shows at least this many rows before the list scrolls
 
 
+def _set(widget: Any, text: str, tip: str) -> None:
+    """A label's or button's text and tooltip, set only when they change (an eliding label
+    elides again on every setText; an answer's tick leaves most headers as they were)."""
+    if widget.text() != text:
+        widget.setText(text)
+    if widget.toolTip() != tip:
+        widget.setToolTip(tip)
+
+
 class StageSection(QFrame):
     """One stage: a header line (toggle, number, name, count, what it did) and its table."""
 
@@ -122,13 +131,11 @@ class StageSection(QFrame):
             s = self.summary
             count = f"{s.count}" if s.count_in is None else f"{s.count_in} → {s.count}"
             key = f"  Alt+{self.number}" if self.number <= 9 else ""
-            self.toggle.setText(f"{self.number}. {run.name}" +
-                                ("" if run.role == "query" else f"  ({count})"))
-            self.toggle.setToolTip(f"{run.name}: a {run.kind} stage ({run.role}). "
-                                   f"Space opens or closes it{key}.\n{s.line}"
-                                   + (f"\n{run.note}" if run.note else ""))
-            self.line.setText(s.line)
-            self.line.setToolTip(s.line + (f"\n{run.note}" if run.note else ""))
+            _set(self.toggle, f"{self.number}. {run.name}" +
+                 ("" if run.role == "query" else f"  ({count})"),
+                 f"{run.name}: a {run.kind} stage ({run.role}). Space opens or closes "
+                 f"it{key}.\n{s.line}" + (f"\n{run.note}" if run.note else ""))
+            _set(self.line, s.line, s.line + (f"\n{run.note}" if run.note else ""))
         self.show_selected(selected)
 
     def show_selected(self, rid: Any) -> None:
@@ -137,9 +144,11 @@ class StageSection(QFrame):
         try:
             sm = self.table.selectionModel()
             if r < 0:
-                sm.clearSelection()
-                sm.setCurrentIndex(QModelIndex(), sm.SelectionFlag.NoUpdate)
-            else:
+                if sm.hasSelection() or sm.currentIndex().isValid():
+                    sm.clearSelection()
+                    sm.setCurrentIndex(QModelIndex(), sm.SelectionFlag.NoUpdate)
+            elif not (sm.currentIndex().row() == r and sm.isRowSelected(r)):
+                # re-selecting the row already shown would repaint the table on every tick
                 sm.setCurrentIndex(self.model.index(r, 0),
                                    sm.SelectionFlag.ClearAndSelect | sm.SelectionFlag.Rows)
         finally:
@@ -188,6 +197,7 @@ class FlowStagesPanel(QWidget):
         lay.addWidget(self.notes)
         lay.addWidget(self.scroll, 1)
         self._route: tuple[Any, ...] | None = None  # which stages the sections show
+        self._texts: dict[str, str] = {}
         self._opened_by_user: set[str] = set()
         self._closed_by_user: set[str] = set()
         self._auto: str | None = None
@@ -224,14 +234,16 @@ class FlowStagesPanel(QWidget):
         route = (trace.spec.name, trace.route, tuple(s.name for s in trace.stages))
         if route != self._route:  # another pipeline or route: the reader's choices reset
             self._route = route
+            self._texts = {}
             self._opened_by_user.clear()
             self._closed_by_user.clear()
         self._ensure(len(trace.stages))
         tied = frozenset(i for x in trace.ties for i in x.ids)
-        texts: dict[str, str] = {}
+        texts = self._texts  # a row's text on one line, made once per route
         for st in trace.stages:
             for s in (*st.rows_in, *st.rows):
-                texts.setdefault(s.id, _one_line(s.row.text))
+                if s.id not in texts:
+                    texts[s.id] = _one_line(s.row.text)
         exp = frozenset(expected)
         for sec, run in zip(self.sections, trace.stages, strict=False):
             sec.show_run(run, tied if run.role == "fetch" else frozenset(), exp, texts,
@@ -280,10 +292,17 @@ class FlowStagesPanel(QWidget):
             self._place(*last)  # the auto-opened stages follow the room; the user's stay
 
     def _stretch(self) -> None:
-        for sec in self.sections:
-            self._lay.setStretchFactor(sec, 1 if sec.is_open else 0)
+        """Open sections share the height; a stretch set again re-lays out the whole list
+        (every section's table), so only what changed is set."""
+        lay = self._lay
+        for k, sec in enumerate(self.sections):
+            want = 1 if sec.is_open else 0
+            if lay.stretch(k) != want:
+                lay.setStretch(k, want)
         any_open = any(s.is_open and s.isVisible() for s in self.sections)
-        self._lay.setStretch(self._lay.count() - 1, 0 if any_open else 1)
+        end = lay.count() - 1
+        if lay.stretch(end) != (0 if any_open else 1):
+            lay.setStretch(end, 0 if any_open else 1)
 
     def open_stage(self, k: int) -> StageSection | None:
         """Open stage k (0-based), scroll to it and focus its table (the Alt+N shortcuts)."""

@@ -27,7 +27,8 @@ Index = QModelIndex | QPersistentModelIndex
 
 _LEFT = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-_OUTCOME_CODES = {k: n for n, k in enumerate(OUTCOMES)}
+_SORTED_OUTCOMES = np.array(sorted(OUTCOMES))  # a row's outcome as a number: its place here
+_OUT_OF_SCOPE = sorted(OUTCOMES).index("out_of_scope")
 _TIE_CODES = {"": 0, "=": 1, "!": 2}
 _DOTS: dict[str, QPixmap] = {}
 
@@ -127,13 +128,24 @@ class StageModel(QAbstractTableModel):
         return max(n, min(trace.pool.size, deepest))
 
     def _emit_changed(self, old: np.ndarray, new: np.ndarray) -> None:
-        """Repaint only what changed: whole rows whose row or outcome changed, else just the
-        number cells that did (a blend tick leaves most rows' text alone). One dataChanged
-        per run of rows; Qt repaints only the part of a range that is on screen."""
+        """Repaint only what changed: whole rows whose row changed, the "#" cell alone where
+        only the outcome or tie mark did (its dot and mark; the rest of the row reads the
+        outcome only in the blended stage and for out-of-scope rows), else just the number
+        cells that did (a blend tick leaves most rows' text alone). One dataChanged per run
+        of rows; Qt repaints only the part of a range that is on screen."""
         same = (old == new) | (np.isnan(old) & np.isnan(new))
-        whole = ~np.all(same[:2], axis=0)
+        moved = ~same[0] | (old[0] < 0) & ~same[1]  # a new row, or the end note's depth
+        marked = ~same[1] & ~moved
+        if self.stage != "blended":
+            out = _OUT_OF_SCOPE
+            marked_only = marked & (old[1] % 10 != out) & (new[1] % 10 != out)
+        else:
+            marked_only = np.zeros_like(marked)
+        whole = moved | (marked & ~marked_only)
         last = len(self.columns) - 1
         self._emit_runs(whole, 0, last)
+        rank = self.columns.index("#")
+        self._emit_runs(marked_only, rank, rank)
         for k, name in enumerate(self._numbers):
             col = self.columns.index(name)
             self._emit_runs(~same[2 + k] & ~whole, col, col)
@@ -159,9 +171,14 @@ class StageModel(QAbstractTableModel):
         n = len(rows)
         if n:
             out[0, :n] = rows
-            ties = self._ties
-            out[1, :n] = [_OUTCOME_CODES[f] + 10 * _TIE_CODES[ties.get(int(i), "")]
-                          for f, i in zip(fates, rows, strict=True)]
+            out[1, :n] = np.searchsorted(_SORTED_OUTCOMES, trace.outcomes()[rows])
+            if self._ties:  # a tie mark changes the row too
+                tied = np.fromiter(self._ties, np.int64, len(self._ties))
+                add = np.array([10 * _TIE_CODES[m] for m in self._ties.values()], float)
+                order = np.argsort(tied)
+                tied, add = tied[order], add[order]
+                at = np.minimum(np.searchsorted(tied, rows), len(tied) - 1)
+                out[1, :n] += np.where(tied[at] == rows, add[at], 0.0)
             for k, c in enumerate(wanted):
                 out[2 + k, :n] = arrays[c][rows]
         if n < self.capacity:

@@ -243,10 +243,28 @@ class StageView(QWidget):
         want = n if n < cap else None
         if want == self._span:
             return
-        self.table.clearSpans()
-        if want is not None:
-            self.table.setSpan(want, 0, 1, self.model.columnCount())
+        t, port = self.table, self.table.viewport()
+        # clearSpans and setSpan repaint the whole table (an over-fetch tick moves the note
+        # every time): with updates held back only the note's old and new rows repaint
+        held = port.testAttribute(Qt.WidgetAttribute.WA_UpdatesDisabled)
+        port.setAttribute(Qt.WidgetAttribute.WA_UpdatesDisabled, True)
+        try:
+            t.clearSpans()
+            if want is not None:
+                t.setSpan(want, 0, 1, self.model.columnCount())
+        finally:
+            port.setAttribute(Qt.WidgetAttribute.WA_UpdatesDisabled, held)
+        for row in (self._span, want):
+            if row is not None and row >= 0:
+                self._update_row(row)
         self._span = want
+
+    def _update_row(self, row: int) -> None:
+        """Repaint one table row (the part of it on screen)."""
+        t = self.table
+        y, h = t.rowViewportPosition(row), t.rowHeight(row)
+        if y + h >= 0 and y <= t.viewport().height():
+            t.viewport().update(0, y, t.viewport().width(), h)
 
     def set_trace(self, trace: Trace | None, expected: frozenset[Any], selected: Any,
                   note: str) -> None:

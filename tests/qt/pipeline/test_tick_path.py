@@ -127,3 +127,45 @@ def test_clicking_a_row_past_the_stage_keeps_the_selection(window, qtbot, ready)
     rect = view.table.visualRect(model.index(r, 0))
     qtbot.mouseClick(view.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     assert window.vm.selected == selected
+
+
+_ROLES = (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ForegroundRole,
+          Qt.ItemDataRole.FontRole, Qt.ItemDataRole.DecorationRole,
+          Qt.ItemDataRole.BackgroundRole)
+
+
+def _painted(model) -> dict[tuple[int, int], tuple[str, ...]]:
+    """What every cell paints (text, colour, font, dot, background), as comparable text."""
+    def key(v) -> str:
+        return str(v.cacheKey()) if hasattr(v, "cacheKey") else \
+            v.name() if hasattr(v, "name") and not isinstance(v, str) else \
+            v.toString() if hasattr(v, "toString") else str(v)
+    return {(r, c): tuple(key(model.data(model.index(r, c), role)) for role in _ROLES)
+            for r in range(model.rowCount()) for c in range(model.columnCount())}
+
+
+def test_a_blend_tick_repaints_every_cell_that_changed_and_no_raw_text(window, ready) -> None:
+    """The repaint follows the cells: every cell that paints differently after a tick is in a
+    dataChanged range (else the screen keeps the old value), and where a blend tick only
+    changes rows' outcomes (raw, scoped) it repaints their "#" cell (the dot), not the row."""
+    _deep_pool(window, ready)
+    move(window, "blend", 0.0)
+    models = {s: window.stages.view(s).model for s in STAGES}
+    before = {s: _painted(m) for s, m in models.items()}
+    emitted: dict[str, set[tuple[int, int]]] = {s: set() for s in STAGES}
+    for s, m in models.items():
+        m.dataChanged.connect(lambda a, b, *_r, s=s: emitted[s].update(
+            (r, c) for r in range(a.row(), b.row() + 1)
+            for c in range(a.column(), b.column() + 1)))
+    move(window, "blend", 1.0)
+    changed_rows = 0
+    for s, m in models.items():
+        after = _painted(m)
+        changed = {cell for cell, v in after.items() if before[s][cell] != v}
+        assert changed <= emitted[s], (s, sorted(changed - emitted[s])[:5])
+        if s in ("raw", "scoped"):
+            text = m.columns.index("text")
+            assert not any(c == text for _r, c in emitted[s]), s
+            changed_rows += len({r for r, _c in changed})
+    assert changed_rows > 0, "the tick changed no outcome: the test proves nothing"
+    assert_matches_engine(window)
