@@ -7,6 +7,7 @@ derives from that. For exact (flat) search both give identical results; a proper
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -144,6 +145,31 @@ def derive(pool: Pool, p: Params, probe: Pool | None = None,
                                      page_score=float(score[page[-1]]) if len(page) else None),
                   warnings=pool.warnings)
     return trace
+
+
+def finals_by_overfetch(pool: Pool, p: Params, overfetch: Sequence[float]
+                        ) -> list[np.ndarray] | None:
+    """`derive(pool, p.with_(overfetch=f)).stage("final").rows` for every f, from one blended
+    order (a sweep's cells along over-fetch): a shallower cell's raw rows are a prefix of a
+    deeper one's, so are its in-scope rows, and the blended order of a subset is the deeper
+    order restricted to it (both tie rules sort by a key that does not depend on the set).
+    None where that does not hold (hybrid: fused scores move with the legs' depths)."""
+    if p.mode == "hybrid" or not overfetch:
+        return None
+    cells = [p.with_(overfetch=f) for f in overfetch]
+    ds = [check_compatible(pool, c) for c in cells]
+    d = max(ds, key=lambda x: x.pool)
+    n = pool.size
+    none = np.zeros(n, int)
+    raw, base, _ = _raw_order(pool, p, d, none, none)  # vector or full-text: one leg's rows
+    scoped = raw[pool.in_scope[raw]]
+    imp = importance_used(pool.importance, pool.missing_importance(), p.default_importance)
+    score = base * multiplier(imp, p.blend)
+    blended = ties.resort(pool, p, scoped, score)
+    at = np.full(n, n, np.int64)
+    at[raw] = np.arange(len(raw))  # raw position: a cell keeps the rows above its depth
+    passed = blended[score[blended] >= p.min_score]
+    return [passed[at[passed] < c.pool][: p.limit] for c in ds]
 
 
 def _scope_hint(probe: Pool | None, p: Params,
