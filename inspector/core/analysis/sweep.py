@@ -29,7 +29,7 @@ from inspector.core.engine.expect import EXHAUSTIVE_MAX, HYBRID_SCAN_MAX, exhaus
 from inspector.core.engine.index_rule import prefix_exact, used_index
 from inspector.core.engine.live import CellPools
 from inspector.core.engine.params import Params, depths, pool_depth
-from inspector.core.engine.pipeline import derive, finals_by_overfetch
+from inspector.core.engine.pipeline import derive, finals_grid
 from inspector.core.engine.pool import Pool, Query, fetch_pool
 from inspector.core.errors import InspectorError
 from inspector.core.stores.store import Store
@@ -224,19 +224,18 @@ def sweep_pool(pool: Pool, case: Case, base: Params, grid: Grid, k: int | None =
     finals = np.full((*shape, p.limit), -1, np.int64)
     where: dict[Any, int] = {}  # every id some cell returns -> its position in `ids`
     truths: dict[tuple[int, int], list[Any]] = {}
-    along: dict[tuple[int, int], list[np.ndarray] | None] = {}
     sub = scoped_pool(pool)
     head = pool if cells is not None else _grid_head(pool, p, grid)
+    assert grid.min_score is not None
+    together = None if cells is not None else finals_grid(head, p, grid.overfetch,
+                                                         grid.blend, grid.min_score)
     for (i, j, m), _ in np.ndenumerate(returned):
-        f, w, ms = grid.overfetch[i], grid.blend[j], grid.min_score[m]  # type: ignore[index]
+        f, w, ms = grid.overfetch[i], grid.blend[j], grid.min_score[m]
         if (j, m) not in truths:
             cell = p.with_(overfetch=f, blend=w, min_score=ms)
             truths[(j, m)] = truth_ids(pool, as_pool(pool, cell), sub)
-            along[(j, m)] = None if cells is not None else finals_by_overfetch(
-                head, p.with_(blend=w, min_score=ms), grid.overfetch)
-        rows = along[(j, m)]
-        if rows is not None:  # the cells along over-fetch, from one blended order
-            ids = [head.ids[r] for r in rows[i]]
+        if together is not None:  # every cell of the grid from one blended order per blend
+            ids = [head.ids[r] for r in together[j][m][i]]
         else:
             cell = p.with_(overfetch=f, blend=w, min_score=ms)
             src, own[i, j, m] = (head, False) if cells is None else cells.pool_for(cell)

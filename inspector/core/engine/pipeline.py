@@ -147,29 +147,36 @@ def derive(pool: Pool, p: Params, probe: Pool | None = None,
     return trace
 
 
-def finals_by_overfetch(pool: Pool, p: Params, overfetch: Sequence[float]
-                        ) -> list[np.ndarray] | None:
-    """`derive(pool, p.with_(overfetch=f)).stage("final").rows` for every f, from one blended
-    order (a sweep's cells along over-fetch): a shallower cell's raw rows are a prefix of a
-    deeper one's, so are its in-scope rows, and the blended order of a subset is the deeper
-    order restricted to it (both tie rules sort by a key that does not depend on the set).
+def finals_grid(pool: Pool, p: Params, overfetch: Sequence[float], blend: Sequence[float],
+                min_score: Sequence[float]) -> list[list[list[np.ndarray]]] | None:
+    """`derive(pool, p.with_(overfetch=f, blend=w, min_score=m)).stage("final").rows` for a
+    sweep's whole grid, as out[j][m][i] (w = blend[j], m = min_score[m], f = overfetch[i]):
+    one blended order per blend weight. A shallower cell's raw rows are a prefix of a deeper
+    one's, so are its in-scope rows, and the blended order of a subset is the deeper order
+    restricted to it (both tie rules sort by a key that does not depend on the set); the pool
+    answers a cell or not whatever its blend and min score, so each depth is checked once.
     None where that does not hold (hybrid: fused scores move with the legs' depths)."""
     if p.mode == "hybrid" or not overfetch:
         return None
-    cells = [p.with_(overfetch=f) for f in overfetch]
-    ds = [check_compatible(pool, c) for c in cells]
+    ds = [check_compatible(pool, p.with_(overfetch=f)) for f in overfetch]
     d = max(ds, key=lambda x: x.pool)
     n = pool.size
     none = np.zeros(n, int)
     raw, base, _ = _raw_order(pool, p, d, none, none)  # vector or full-text: one leg's rows
     scoped = raw[pool.in_scope[raw]]
-    imp = importance_used(pool.importance, pool.missing_importance(), p.default_importance)
-    score = base * multiplier(imp, p.blend)
-    blended = ties.resort(pool, p, scoped, score)
     at = np.full(n, n, np.int64)
     at[raw] = np.arange(len(raw))  # raw position: a cell keeps the rows above its depth
-    passed = blended[score[blended] >= p.min_score]
-    return [passed[at[passed] < c.pool][: p.limit] for c in ds]
+    imp = importance_used(pool.importance, pool.missing_importance(), p.default_importance)
+    out = []
+    for w in blend:
+        score = base * multiplier(imp, w)
+        blended = ties.resort(pool, p, scoped, score)
+        by_min = []
+        for m in min_score:
+            passed = blended[score[blended] >= m]
+            by_min.append([passed[at[passed] < c.pool][: p.limit] for c in ds])
+        out.append(by_min)
+    return out
 
 
 def _scope_hint(probe: Pool | None, p: Params,

@@ -1,5 +1,5 @@
-"""A sweep's cells along over-fetch from one blended order (`finals_by_overfetch`) equal
-`derive` cell by cell: rows that tie on distance and on blended score, missing and
+"""A sweep's grid from one blended order per blend weight (`finals_grid`) equals `derive`
+cell by cell: rows that tie on distance and on blended score, missing and
 out-of-range importance, both tie rules, both filter placements, min scores that cut."""
 
 from __future__ import annotations
@@ -10,10 +10,12 @@ import pytest
 
 from inspector.core.engine.expect import exhaustive_pool
 from inspector.core.engine.params import Params
-from inspector.core.engine.pipeline import derive, finals_by_overfetch
+from inspector.core.engine.pipeline import derive, finals_grid
 from inspector.core.engine.pool import Query
 
 OVERFETCH = (1.0, 1.5, 2.0, 3.0, 5.0, 8.0, 24.0)
+BLEND = (0.0, 0.5, 1.0)
+MIN_SCORE = (0.0, 0.25, 0.4)
 
 
 @pytest.fixture
@@ -37,21 +39,21 @@ def tied_store(make_store):  # noqa: ANN001, ANN201
 
 @pytest.mark.parametrize("tie_rule", ["lancedb", "id"])
 @pytest.mark.parametrize("placement", ["post", "pushdown"])
-def test_cells_along_overfetch_equal_derive_cell_by_cell(tied_store, tie_rule: str,  # noqa: ANN001
+def test_the_grid_equals_derive_cell_by_cell(tied_store, tie_rule: str,  # noqa: ANN001
                                                          placement: str) -> None:
     q = Query(vector=np.array([0.3, -1.0, 0.5, 0.2], np.float32))
     base = Params(mode="vector", limit=5, cap=0, scope="repo1", filter=placement,
                   tie_rule=tie_rule)
     pool = exhaustive_pool(tied_store, q, base, depth=tied_store.rows)
+    grid = finals_grid(pool, base, OVERFETCH, BLEND, MIN_SCORE)
+    assert grid is not None
     compared = 0
-    for w in (0.0, 0.5, 1.0):
-        for ms in (0.0, 0.25, 0.4):
-            p = base.with_(blend=w, min_score=ms)
-            along = finals_by_overfetch(pool, p, OVERFETCH)
-            assert along is not None
-            for f, rows in zip(OVERFETCH, along, strict=True):
-                want = derive(pool, p.with_(overfetch=f)).stage("final").rows
-                assert np.array_equal(rows, want), (w, ms, f)
+    for j, w in enumerate(BLEND):
+        for m, ms in enumerate(MIN_SCORE):
+            for i, f in enumerate(OVERFETCH):
+                cell = base.with_(overfetch=f, blend=w, min_score=ms)
+                want = derive(pool, cell).stage("final").rows
+                assert np.array_equal(grid[j][m][i], want), (w, ms, f)
                 compared += len(want)
     assert compared > 100  # the cells return rows, not just empty lists
 
@@ -63,4 +65,4 @@ def test_hybrid_cells_are_left_to_derive(random_store) -> None:  # noqa: ANN001
     q = Query(text="note about keys", vector=np.ones(8, np.float32))
     p = Params(mode="hybrid", limit=5, cap=0)
     pool = exhaustive_pool(store, q, p, depth=store.rows)
-    assert finals_by_overfetch(pool, p, OVERFETCH) is None
+    assert finals_grid(pool, p, OVERFETCH, BLEND, MIN_SCORE) is None
