@@ -4,9 +4,11 @@
 now (the scan reads the vectors the audit already read, all probes in one pass, the numpy
 exact kernel over all pairs at once) interleaved with the previous design on the same probes
 (the scan re-reads the vectors from LanceDB, 512 probes a pass, the exact kernel one query
-at a time: `_previous` restores it), both with the same verdicts; then where the time goes
-(read, scan, per-probe stages) and the floor: one float32 matrix product of the 1,000 probes
-by the 100k vectors.
+at a time: `_previous` restores it), both with the same verdicts; the scan's shape as variants
+in the same rounds (queries per matrix product `QUERY_TILE`, rows per block `BATCH_ROWS`: the
+exact distances are computed apart, so the shape cannot change an answer, and each variant's
+verdicts are compared); then where the time goes (read, scan, per-probe stages) and the floor:
+one float32 matrix product of the 1,000 probes by the 100k vectors.
 `audit_bounds`: how many of the 100k rows a cheap provable lower bound of the distance
 (norms, a 16- or 64-dimension orthogonal projection) rules out, at the radius the pool needs
 (each probe's 30th distance) and at the radius a row needs to outrank the probe under
@@ -22,7 +24,7 @@ from typing import Any
 
 import numpy as np
 from audit_bench import PRESET, _setup
-from registry import interleaved, register, row
+from registry import register, row, timed
 
 
 @contextlib.contextmanager
@@ -49,6 +51,34 @@ def _previous() -> Iterator[None]:
         yield
     finally:
         fixed.PER_PASS, memories._stored_float32, LM._pairs_numpy = saved
+
+
+SHAPES = ((128, 8_192), (256, 8_192), (512, 8_192), (1_024, 8_192), (512, 16_384),
+          (512, 32_768))  # (QUERY_TILE, BATCH_ROWS) variants of the scan
+
+
+@contextlib.contextmanager
+def _shape(tile: int, block: int) -> Iterator[None]:
+    from inspector.core.stores.vectorscan import scan as S
+
+    saved = S.QUERY_TILE, S.BATCH_ROWS
+    S.QUERY_TILE, S.BATCH_ROWS = tile, block
+    try:
+        yield
+    finally:
+        S.QUERY_TILE, S.BATCH_ROWS = saved
+
+
+def _rounds(ways: dict[str, Any], repeat: int) -> dict[str, list[float]]:
+    """Each way once to warm up, then `repeat` rounds of every way in turn (load drifts hit
+    all of them)."""
+    for fn in ways.values():
+        fn()
+    times: dict[str, list[float]] = {w: [] for w in ways}
+    for _ in range(repeat):
+        for w, fn in ways.items():
+            times[w].append(timed(fn))
+    return times
 
 
 def _run(store: Any, spec: Any, probes: int, seed: int) -> dict[str, Any]:
@@ -88,31 +118,48 @@ def _parts(store: Any, spec: Any, probes: int) -> dict[str, float]:
 
 def bench_audit_design(quick: bool) -> list[dict[str, Any]]:
     store, spec, probes = _setup(quick)
-    seeds = iter(range(10**6))
     got: dict[str, Any] = {}
+    calls: dict[str, int] = {}
+
+    def audit(way: str) -> None:  # the n-th run of every way probes the same sample
+        calls[way] = calls.get(way, -1) + 1
+        got[way] = _run(store, spec, probes, calls[way])
 
     def now() -> None:
-        got["now"] = _run(store, spec, probes, next(seeds) // 2)
+        audit("now")
 
     def before() -> None:
         with _previous():
-            got["before"] = _run(store, spec, probes, next(seeds) // 2)
+            audit("before")
 
-    a, b = interleaved(now, before, 1 if quick else 3)
-    same = _verdicts(got["now"]) == _verdicts(got["before"])
+    def shaped(tile: int, block: int) -> Any:
+        def go() -> None:
+            with _shape(tile, block):
+                audit(f"tile {tile}, block {block}")
+        return go
+
+    ways = {"now": now, "before": before} | {f"tile {t}, block {b}": shaped(t, b)
+                                              for t, b in SHAPES}
+    times = _rounds(ways, 1 if quick else 3)
+    a, b = times["now"], times["before"]
+    same = all(_verdicts(got["now"]) == _verdicts(got[w]) for w in ways)
     parts = _parts(store, spec, probes)
     x = np.random.default_rng(3).normal(size=(store.rows, 384)).astype(np.float32)
     q = x[:probes].copy()
     gemm = float(np.median([_timed_gemm(q, x) for _ in range(3)]))
     n, p = float(np.median(a)), float(np.median(b))
     k = 1_000 / probes
+    shapes = {w: float(np.median(ts)) * k for w, ts in times.items() if w.startswith("tile")}
+    shown = ", ".join(f"{w} {s:.2f} s" for w, s in shapes.items())
     return [row("audit_design", f"now {n * k:.2f} s, before {p * k:.2f} s per 1,000 probes "
-                                f"({p / n:.1f}x; same verdicts: {same}); read "
+                                f"({p / n:.1f}x; same verdicts: {same}); the scan's shape: "
+                                f"{shown}; read "
                                 f"{parts['read'] * k:.2f} s, scan {parts['scan'] * k:.2f} s, "
                                 f"stages {parts['stages'] * k:.2f} s; the matrix product "
                                 f"alone {gemm * k:.2f} s",
                 rows=store.rows, probes=probes, now_samples_s=a, before_samples_s=b,
-                same_verdicts=same, parts_s=parts, gemm_s=gemm, preset=PRESET)]
+                same_verdicts=same, parts_s=parts, gemm_s=gemm, preset=PRESET,
+                shapes_per_1000_s=shapes, shape_samples_s={w: times[w] for w in shapes})]
 
 
 def _timed_gemm(q: np.ndarray, x: np.ndarray) -> float:

@@ -29,7 +29,7 @@ from inspector.core.analysis.truth import is_complete, scoped_pool, trim_pool, t
 from inspector.core.engine.index_rule import prefix_exact, used_index
 from inspector.core.engine.live import CellPools
 from inspector.core.engine.params import Params, depths, pool_depth
-from inspector.core.engine.pipeline import derive
+from inspector.core.engine.pipeline import derive, finals_grid
 from inspector.core.engine.pool import Pool, Query
 from inspector.core.engine.pools import EXHAUSTIVE_MAX, HYBRID_SCAN_MAX, depth_for, fetch
 from inspector.core.errors import InspectorError
@@ -227,13 +227,20 @@ def sweep_pool(pool: Pool, case: Case, base: Params, grid: Grid, k: int | None =
     truths: dict[tuple[int, int], list[Any]] = {}
     sub = scoped_pool(pool)
     head = pool if cells is not None else _grid_head(pool, p, grid)
+    assert grid.min_score is not None
+    together = None if cells is not None else finals_grid(head, p, grid.overfetch,
+                                                         grid.blend, grid.min_score)
     for (i, j, m), _ in np.ndenumerate(returned):
-        f, w, ms = grid.overfetch[i], grid.blend[j], grid.min_score[m]  # type: ignore[index]
-        cell = p.with_(overfetch=f, blend=w, min_score=ms)
+        f, w, ms = grid.overfetch[i], grid.blend[j], grid.min_score[m]
         if (j, m) not in truths:
+            cell = p.with_(overfetch=f, blend=w, min_score=ms)
             truths[(j, m)] = truth_ids(pool, as_pool(pool, cell), sub)
-        src, own[i, j, m] = (head, False) if cells is None else cells.pool_for(cell)
-        ids = list(derive(src, cell).ids("final"))
+        if together is not None:  # every cell of the grid from one blended order per blend
+            ids = [head.ids[r] for r in together[j][m][i]]
+        else:
+            cell = p.with_(overfetch=f, blend=w, min_score=ms)
+            src, own[i, j, m] = (head, False) if cells is None else cells.pool_for(cell)
+            ids = list(derive(src, cell).ids("final"))
         finals[i, j, m, : len(ids)] = [where.setdefault(x, len(where)) for x in ids]
         returned[i, j, m] = len(ids)
         got = M.all_metrics(ids, k, grades, truths[(j, m)])

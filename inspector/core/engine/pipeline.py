@@ -8,6 +8,7 @@ results; a property test proves it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -115,6 +116,38 @@ def derive(pool: Pool, p: Params, probe: Pool | None = None,
                                      page_score=float(score[page[-1]]) if len(page) else None),
                   warnings=pool.warnings)
     return trace
+
+
+def finals_grid(pool: Pool, p: Params, overfetch: Sequence[float], blend: Sequence[float],
+                min_score: Sequence[float]) -> list[list[list[np.ndarray]]] | None:
+    """`derive(pool, p.with_(overfetch=f, blend=w, min_score=m)).stage("final").rows` for a
+    sweep's whole grid, as out[j][m][i] (w = blend[j], m = min_score[m], f = overfetch[i]):
+    one blended order per blend weight. A shallower cell's raw rows are a prefix of a deeper
+    one's, so are its in-scope rows, and the blended order of a subset is the deeper order
+    restricted to it (both tie rules sort by a key that does not depend on the set); the pool
+    answers a cell or not whatever its blend and min score, so each depth is checked once.
+    None where that does not hold (hybrid: fused scores move with the legs' depths)."""
+    if p.mode == "hybrid" or not overfetch:
+        return None
+    ds = [check_compatible(pool, p.with_(overfetch=f)) for f in overfetch]
+    d = max(ds, key=lambda x: x.pool)
+    n = pool.size
+    none = np.zeros(n, int)
+    raw, base, _ = _raw_order(pool, p, d, none, none)  # vector or full-text: one leg's rows
+    scoped = raw[pool.in_scope[raw]]
+    at = np.full(n, n, np.int64)
+    at[raw] = np.arange(len(raw))  # raw position: a cell keeps the rows above its depth
+    imp = importance_used(pool.importance, pool.missing_importance(), p.default_importance)
+    out = []
+    for w in blend:
+        score = base * multiplier(imp, w)
+        blended = ties.resort(pool, p, scoped, score)
+        by_min = []
+        for m in min_score:
+            passed = blended[score[blended] >= m]
+            by_min.append([passed[at[passed] < c.pool][: p.limit] for c in ds])
+        out.append(by_min)
+    return out
 
 
 def _scope_hint(probe: Pool | None, p: Params,

@@ -57,7 +57,7 @@ def read_memories(store: Any, id_col: str | None, text_col: str | None,
     tbl = _read(store, lance_columns(schema, cols))
     tbl = with_nested(tbl, schema, cols)
     ids = [str(x) for x in tbl.column(id_col).to_pylist()]
-    order = np.asarray(sorted(range(len(ids)), key=ids.__getitem__), np.int64)
+    order = _id_order(tbl.column(id_col), ids)
     col = tbl.column(vector_col)
     vecs = _matrix(col, store.dim)[order]  # one copy, in id order
     rowids = tbl.column("_rowid").to_numpy().astype(np.int64)[order] \
@@ -66,14 +66,35 @@ def read_memories(store: Any, id_col: str | None, text_col: str | None,
                            ).take(order)  # the small columns only
     ids = [ids[i] for i in order]
     texts = tbl.column(text_col).to_pylist() if text_col in cols else [None] * len(ids)
-    extra = {c: tbl.column(c).to_pylist() for c in scope_cols if c in cols}
-    scopes = [scope_of({c: v[i] for c, v in extra.items()}) if scope_of else None
-              for i in range(len(ids))]
+    scopes = _scopes(tbl, [c for c in scope_cols if c in cols], scope_of, len(ids))
     picked = list(range(len(ids)))
     if sample is not None and sample < len(ids):
         picked = sorted(random.Random(seed).sample(picked, sample))
     return Memories(tuple(ids), tuple(t if t else None for t in texts), vecs, tuple(scopes),
                     tuple(picked), rowids)
+
+
+def _id_order(col: Any, ids: list[str]) -> np.ndarray:
+    """Positions in id order (as Python sorts the ids, stable). A string column is sorted by
+    Arrow: UTF-8 byte order is code point order, Python's order for str."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+        if not col.null_count:
+            return pc.sort_indices(col).to_numpy().astype(np.int64)
+    return np.asarray(sorted(range(len(ids)), key=ids.__getitem__), np.int64)
+
+
+def _scopes(tbl: Any, columns: list[str], scope_of: Any, n: int) -> list[Any]:
+    """Each row's own scope: `scope_of` of its scope columns' values, column by column."""
+    if scope_of is None:
+        return [None] * n
+    if not columns:
+        return [scope_of({})] * n
+    values = [tbl.column(c).to_pylist() for c in columns]
+    return [scope_of(dict(zip(columns, row, strict=True))) for row in zip(*values,
+                                                                           strict=True)]
 
 
 def _read(store: Any, columns: list[str]) -> Any:

@@ -20,6 +20,8 @@ Matrix products only pick the candidates; these kernels give the values.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 LANES = 16
@@ -137,7 +139,10 @@ def rows(x: np.ndarray, q: np.ndarray, distance: str) -> np.ndarray:
     return l2_rows(x, q)
 
 
+@functools.cache
 def _jit() -> object | None:
+    """The compiled kernels, imported once (a failed import would otherwise read and compile
+    the module again on every call: 3-4 ms each, a hundred times a scan without numba)."""
     try:
         from inspector.core.stores.vectorscan import kernels_jit
     except ImportError:

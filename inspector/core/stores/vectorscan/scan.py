@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from inspector.core.stores.vectorscan import bounds as BD
 from inspector.core.stores.vectorscan import kernels as LM
 
 BATCH_ROWS = 8_192
@@ -138,64 +139,18 @@ class _Batch:
             raise ScanUnsupported("a stored vector has NaN or infinite values")
         if distance == "cosine" and not np.all(sq > 0):
             raise ScanUnsupported("a stored vector is all zeros (cosine distance undefined)")
-        self.sq = sq
-        self.norm = np.sqrt(sq)
+        self.block = BD.Block(self.x, sq, distance)
 
 
-def margin(dim: int) -> float:
-    """A bound on the matrix product's and LanceDB's float32 rounding, relative to the
-    squared norms (L2) or absolute (cosine): about dim ulps each, with room to spare."""
-    return 4.0 * dim * 2.0**-24 + 1e-6
-
-
-def _approx(b: _Batch, q: np.ndarray, q_sq: np.ndarray, distance: str) -> np.ndarray:
-    """Per (query, row): the matrix product's distance (float32, one (n, rows) array)."""
-    if distance == "cosine":
-        g = q @ b.x.T
-        g /= b.norm
-        g /= np.sqrt(q_sq).astype(np.float32)[:, None]
-        np.subtract(np.float32(1), g, out=g)
-        return g
-    g = (q * np.float32(-2)) @ b.x.T  # scaling by a power of two is exact
-    g += b.sq
-    g += q_sq.astype(np.float32)[:, None]
-    return g
-
-
-def _slack(b: _Batch, q_sq: np.ndarray, distance: str) -> np.ndarray:
-    """How far the exact distance may be from `_approx`'s, for those queries (q_sq)."""
-    eps = np.float32(margin(b.x.shape[1]))
-    if distance == "cosine":
-        return np.full((len(q_sq), 1), eps, np.float32)
-    return eps * (b.sq[None, :] + q_sq.astype(np.float32)[:, None])
-
-
-def _lower(approx: np.ndarray, b: _Batch, q_sq: np.ndarray, distance: str) -> np.ndarray:
-    """`approx - slack` in place (a lower bound of every exact distance)."""
-    eps = np.float32(margin(b.x.shape[1]))
-    if distance == "cosine":
-        approx -= eps
-    else:
-        approx -= eps * b.sq
-        approx -= (eps * q_sq.astype(np.float32))[:, None]
-    return approx
-
-
-def _kth_high(approx: np.ndarray, b: _Batch, q_sq: np.ndarray, allowed: np.ndarray,
-              rank: int, distance: str) -> np.ndarray:
-    """Per query, the rank-th smallest `approx + slack` over its allowed rows."""
-    high = np.where(allowed, approx + _slack(b, q_sq, distance), np.inf)
-    return np.partition(high, rank - 1, axis=1)[:, rank - 1]
-
-
-def _first_bounds(approx: np.ndarray, b: _Batch, q_sq: np.ndarray, allowed: np.ndarray,
-                  k: int, distance: str) -> np.ndarray:
+def _first_bounds(tile: BD.Tile, allowed: np.ndarray | None, k: int) -> np.ndarray:
     """An upper bound of each query's k-th exact distance from one block alone, where the
     block holds at least k of its rows (inf elsewhere)."""
-    out = np.full(len(approx), np.inf, np.float32)
-    rich = np.flatnonzero(allowed.sum(axis=1) >= k)
+    n = len(tile.s)
+    out = np.full(n, np.inf, np.float32)
+    count = np.full(n, tile.s.shape[1]) if allowed is None else allowed.sum(axis=1)
+    rich = np.flatnonzero(count >= k)
     if len(rich):
-        out[rich] = _kth_high(approx[rich], b, q_sq[rich], allowed[rich], k, distance)
+        out[rich] = tile.kth_upper(rich, allowed, k)
     return out
 
 
@@ -219,23 +174,22 @@ def scan_batches(read: Reader, column: str, dim: int, req: ScanRequest,
     return res
 
 
-def _guesses(approx: np.ndarray, b: _Batch, q_sq: np.ndarray, allowed: np.ndarray,
-             req: ScanRequest, groups: np.ndarray) -> np.ndarray:
-    """Per query, the (1.25 k B / N + 16)-th smallest `approx + slack` of the first block (B of
+def _guesses(tile: BD.Tile, allowed: np.ndarray | None, req: ScanRequest,
+             groups: np.ndarray) -> np.ndarray:
+    """Per query, the (1.25 k B / N + 16)-th smallest upper bound of the first block (B of
     the query's N allowed rows): a bound its k-th distance very likely stays under."""
-    out = np.full(len(approx), np.inf, np.float32)
+    out = np.full(len(tile.s), np.inf, np.float32)
     if not req.rows:
         return out
     for g in np.unique(groups):
         members = np.flatnonzero(groups == g)
         a = req.allowed[g]
         total = req.rows if a is None else len(a)
-        in_block = int(allowed[members[0]].sum())
+        in_block = tile.s.shape[1] if allowed is None else int(allowed[members[0]].sum())
         rank = int(np.ceil(1.25 * req.k * in_block / max(total, 1))) + 16
         if total <= req.k or rank >= in_block:
             continue
-        out[members] = _kth_high(approx[members], b, q_sq[members], allowed[members], rank,
-                                 req.distance)
+        out[members] = tile.kth_upper(members, allowed, rank)
     return out
 
 
@@ -251,8 +205,7 @@ def _scan_once(batches: Iterable[pa.RecordBatch], column: str, dim: int, req: Sc
     guesses: np.ndarray | None = None
     for raw in _blocks(batches, max(BATCH_ROWS, req.k + 1)):
         b = _Batch(raw, column, dim, req.distance)
-        masks = [np.ones(len(b.ids), bool) if a is None else np.isin(b.ids, a)
-                 for a in req.allowed]
+        masks = [None if a is None else np.isin(b.ids, a) for a in req.allowed]
         first = guesses is None
         if guesses is None:
             guesses = np.full(n, np.inf, np.float32)
@@ -269,29 +222,37 @@ def _scan_once(batches: Iterable[pa.RecordBatch], column: str, dim: int, req: Sc
     return ScanResult(out_ids, out_vals, available), none if guesses is None else guesses
 
 
-QUERY_TILE = 128  # queries per matrix product: a (128, 8192) float32 tile (4 MB) stays in
-# cache through the passes over it that follow (bounds, the candidates' selection)
+QUERY_TILE = 512  # queries per matrix product: a (512, 8192) float32 tile (16 MB). Larger
+# tiles make the product cheaper per query (bench audit_design: 128 to 1,024 side by side);
+# at 1,024 a tile reaches malloc's largest reuse size (32 MB) and is mapped afresh each time
 
 
 def _tile(b: _Batch, q_all: np.ndarray, q_sq_all: np.ndarray, q_norms: np.ndarray | None,
-          masks: list[np.ndarray], t: slice, req: ScanRequest, run: list[_Running],
+          masks: list[np.ndarray | None], t: slice, req: ScanRequest, run: list[_Running],
           available: np.ndarray, guesses: np.ndarray, first: bool, jit: bool) -> None:
     """One block's rows against the queries `t`: their candidates' exact distances join
     each query's running top-k (`guesses` of the first block are filled in here)."""
     q, q_sq, groups = q_all[t], q_sq_all[t], req.group_of()[t]
-    allowed = np.stack([masks[g] for g in groups])
-    available[t] += allowed.sum(axis=1)
-    approx = _approx(b, q, q_sq, req.distance)
+    rows_in = len(b.ids)
+    allowed = None
+    if any(masks[g] is not None for g in np.unique(groups)):
+        every = np.ones(rows_in, bool)
+        allowed = np.stack([every if masks[g] is None else masks[g] for g in groups])
+        available[t] += allowed.sum(axis=1)
+    else:
+        available[t] += rows_in
+    tile = BD.Tile(b.block, q, q_sq)
     if first:
-        guesses[t] = _guesses(approx, b, q_sq, allowed, req, groups)
+        guesses[t] = _guesses(tile, allowed, req, groups)
     bounds = np.minimum(np.array([r.bound for r in run[t]], np.float32), guesses[t])
     if np.isinf(bounds).any():
-        bounds = np.minimum(bounds, _first_bounds(approx, b, q_sq, allowed, req.k,
-                                                  req.distance))
-    low = _lower(approx, b, q_sq, req.distance)
-    allowed &= low <= bounds[:, None]
-    qi, rows = np.nonzero(allowed)
-    del approx, low, allowed
+        bounds = np.minimum(bounds, _first_bounds(tile, allowed, req.k))
+    keep = tile.candidates(bounds)
+    del tile
+    if allowed is not None:
+        keep &= allowed
+    qi, rows = np.divmod(np.flatnonzero(keep), rows_in)
+    del keep, allowed
     ptr = np.searchsorted(qi, np.arange(len(q) + 1))
     vals = LM.pairs(b.x, q, ptr, rows, req.distance,
                     None if q_norms is None else q_norms[t], jit)

@@ -92,6 +92,33 @@ def test_scan_equals_lancedb_flat_search_per_query(tmp_path: Path, dim: int, siz
             assert got.available[i] == len(d)
 
 
+@pytest.mark.parametrize("distance", ["l2", "cosine"])
+@pytest.mark.parametrize(("dim", "sizes", "dup", "delete"), CASES[1:3])
+def test_many_blocks_and_query_tiles_equal_lancedb(tmp_path: Path, dim: int, sizes: tuple,
+                                                   dup: int, delete: bool, distance: str,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Blocks of 64 rows and tiles of 3 queries: every bound carried from block to block
+    (the first block's guesses, the running k-th) and every tile edge, against LanceDB."""
+    monkeypatch.setattr(S, "BATCH_ROWS", 64)
+    monkeypatch.setattr(S, "QUERY_TILE", 3)
+    tbl = _table(tmp_path / "db", dim, sizes, seed=dim, dup_every=dup, delete=delete)
+    rng = np.random.default_rng(dim + 1)
+    queries = rng.normal(size=(8, dim)).astype(np.float32)
+    wheres = [None, col("repo") == lit("repo2")]
+    groups = np.array([0, 1, 1, 0, 0, 1, 0, 1])
+    allowed = (None, S.allowed_rowids(tbl, wheres[1], "id"))
+    rows = tbl.count_rows()
+    for k in (1, 20, 70):
+        req = S.ScanRequest(queries, k, distance, groups, allowed, rows)
+        got = S.scan_batches(lambda: S.vector_batches(tbl, "vector", batch_rows=32),
+                             "vector", dim, req)
+        for i, q in enumerate(queries):
+            d, ids = _lancedb_ranking(tbl, q, distance, wheres[groups[i]])
+            assert np.array_equal(got.rowids[i], ids[:k]), (k, i)
+            assert np.array_equal(got.distances[i], d[:k]), (k, i)
+            assert got.available[i] == len(d)
+
+
 def test_ties_are_ordered_by_row_id_across_fragments(tmp_path: Path) -> None:
     tbl = _table(tmp_path / "db", 32, (50, 50, 50), seed=1, dup_every=2, delete=True)
     q = np.zeros(32, np.float32)
