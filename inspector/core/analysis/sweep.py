@@ -2,14 +2,14 @@
 
 Each query is fetched once, as deep as `pools.exhaustive_pool` goes (the whole table up to
 its cap), from the pool source (expected rows or a receipt of the same query then fetch
-nothing); every grid cell is then `pipeline.derive` over that pool, which equals
-`pipeline.run` with the cell's parameters for exact (flat) search. The same pool gives the
-ground truth (`truth.truth_ids`: a prefiltered search in memory), so scoped recall needs
-no labels. With judgments, recall/precision/MRR/nDCG are computed too.
+nothing); the grid's cells come from that pool in one call (`pipeline.finals_grid`, equal to
+`pipeline.derive` cell by cell, which equals `pipeline.run` for exact, flat search). The
+same pool gives the ground truth (`truth.truth_ids`: a prefiltered search in memory), so
+scoped recall needs no labels; with judgments, recall/precision/MRR/nDCG are computed too.
 
-Memory is bounded by the pool source's bound (pools.CACHE_ROWS), whatever the number of
-queries: a query's sweep keeps its grid of metrics and the ids its cells return, never its
-pool, and the batched vector legs are built one query at a time (batched.py).
+Memory is bounded by the pool source's bound (pools.CACHE_ROWS) for any number of queries: a
+query keeps its grid of metrics and its cells' ids, never its pool; batched legs are built one
+query at a time (batched.py).
 """
 
 from __future__ import annotations
