@@ -18,7 +18,10 @@ WHY: dict[str, str] = {
             "halved (20 to 9.5 ms in processEvents under cProfile), the rest being the 13 "
             "sections' Python (summaries, cells) and the re-rank in its worker. In the run of "
             "2026-12-01 19:37 the pipeline view's fused.vector_weight ticks have a median of "
-            "6-7 ms but a p95 of 29-43 ms (a few ticks cost 5x the median; not profiled yet), "
+            "6-7 ms but a p95 of 29-43 ms. The slow ticks (20-45 ms each) are those whose answer "
+            "changes shape: at weights 0.67-0.69 and on the jump back to 0.30 the min-score "
+            "stage keeps 10 rows instead of 20; cProfile puts almost all of such a tick inside "
+            "Qt's event processing (layout and paint), not the window's Python, "
             "and blend at 1920x1080 misses by 1.7 ms.",
     "index": "IVF_PQ + post-filter, cProfile: the engine's own Python is ~0.5 ms a query; the "
              "rest is its one LanceDB search, which reads the columns of all 50 candidates (the "
