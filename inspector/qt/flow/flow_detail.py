@@ -39,32 +39,47 @@ class FlowDetail(QWidget):
         self.setObjectName("flowDetail")
         self.title = QLabel("", self, objectName="sectionTitle")
         self.title.setWordWrap(True)
-        self.body = QLabel("", self)
-        self.body.setWordWrap(True)
-        self.body.setTextFormat(Qt.TextFormat.RichText)
-        self.body.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        self.body.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # the row's text and stored values, set when another row is shown, apart from its path
+        # (which changes with every answer): a long text is laid out once, not on every slider
+        # tick (relaying out a 3,360-character text with the path was ~10 ms of such a tick)
+        self.text = self._label()
+        self.body = self._label()
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 0, 4, 0)
         lay.addWidget(self.title)
+        lay.addWidget(self.text)
         lay.addWidget(self.body, 1)
         self.shown: str | None = None
+
+    def _label(self) -> QLabel:
+        label = QLabel("", self)
+        label.setWordWrap(True)
+        label.setTextFormat(Qt.TextFormat.RichText)
+        label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        return label
+
+    @staticmethod
+    def _set(label: QLabel, text: str) -> None:
+        if label.text() != text:
+            label.setText(text)
 
     def show_row(self, trace: FlowTrace | None, rid: Any, scored: Any) -> None:
         """The row `rid` of `trace`; nothing when no stage of this trace holds it."""
         if trace is None or rid is None or scored is None:
             self.shown = None
-            self.title.setText("Select a row to see its path through the stages.")
-            self.body.setText("")
+            self._set(self.title, "Select a row to see its path through the stages.")
+            self._set(self.text, "")
+            self._set(self.body, "")
             return
         self.shown = str(rid)
         row = scored.row
-        self.title.setText(f"Row {rid}")
-        lines = [f"<p>{escape(row.text)}</p>",
-                 f"<p>scope <b>{escape(str(row.scope))}</b> · importance "
-                 f"{row.importance:g} · written {iso(row.timestamp) if row.timestamp else '–'}"
-                 "</p>", "<table cellspacing=0 cellpadding=1>"]
+        self._set(self.title, f"Row {rid}")
+        self._set(self.text, f"<p>{escape(row.text)}</p><p>scope <b>{escape(str(row.scope))}"
+                             f"</b> · importance {row.importance:g} · written "
+                             f"{iso(row.timestamp) if row.timestamp else '–'}</p>")
+        lines = ["<table cellspacing=0 cellpadding=1>"]
         for stage, what in row_path(trace, str(rid)):
             lines.append(f"<tr><td>{escape(stage)}&nbsp;&nbsp;</td><td>{escape(what)}</td></tr>")
         lines.append("</table>")
-        self.body.setText("".join(lines))
+        self._set(self.body, "".join(lines))

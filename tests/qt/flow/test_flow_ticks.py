@@ -75,3 +75,36 @@ def test_a_slider_tick_changes_the_stage_tables_in_place_and_as_a_fresh_run_show
     fresh.show_trace(answer, win.flow.session.expected, None, "")
     assert [_cells(s.model) for s in fresh.sections] == after
     fresh.deleteLater()
+
+
+def test_the_detail_pane_follows_each_tick_with_the_engines_path_and_keeps_the_rows_text(
+        win: Any, fixture_dir: Path) -> None:  # noqa: F811
+    """The selected row's path (rank and score at every stage, or the drop that ended it) is
+    the engine's after every tick; its text, which a tick does not change, is set once (a long
+    text laid out again on every tick cost ~10 ms of it)."""
+    from inspector.qt.flow.flow_detail import row_path
+
+    s, detail = win.flow.session, win.flow.detail
+    rid = s.trace.final.rows[0].id
+    s.select(rid)
+    text_sets: list[str] = []
+    original = detail.text.setText
+    detail.text.setText = lambda t: (text_sets.append(t), original(t))  # type: ignore[method-assign]
+    paths = []
+    try:
+        for value in (0.4, 0.9, 0.55):
+            win.flow.sliders.sliders["fused.vector_weight"].setValue(value)
+            win.flow.sliders.flush()
+            win.vm.jobs.wait_idle(30)
+            assert s.selected == rid
+            body = detail.body.text()
+            path = row_path(s.trace, rid)
+            assert path, "the selected row left every stage: the test proves nothing"
+            for stage, what in path:
+                assert f"<td>{stage}&nbsp;&nbsp;</td><td>{what}</td>" in body
+            paths.append(path)
+    finally:
+        del detail.text.setText
+    assert len({tuple(p) for p in paths}) > 1, "the ticks changed no score of the row"
+    assert text_sets == [], "a tick set the row's unchanged text again"
+    assert s.row(rid).row.text.split()[0] in detail.text.text()
