@@ -1,5 +1,5 @@
-"""The selected row of a pipeline run: its text and stored values, and its path through the
-stages (rank and score at each, or the drop that ended it), read from the trace."""
+"""The selected row of a pipeline run: its path through the stages (rank and score at each, or
+the drop that ended it), read from the trace, above its text and stored values."""
 
 from __future__ import annotations
 
@@ -47,8 +47,8 @@ class FlowDetail(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 0, 4, 0)
         lay.addWidget(self.title)
-        lay.addWidget(self.text)
-        lay.addWidget(self.body, 1)
+        lay.addWidget(self.body)  # the path first: what a slider does to the row, in sight
+        lay.addWidget(self.text, 1)
         self.shown: str | None = None
 
     def _label(self) -> QLabel:
