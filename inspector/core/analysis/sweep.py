@@ -224,21 +224,20 @@ def sweep_pool(pool: Pool, case: Case, base: Params, grid: Grid, k: int | None =
     own = np.zeros(shape, bool)
     finals = np.full((*shape, p.limit), -1, np.int64)
     where: dict[Any, int] = {}  # every id some cell returns -> its position in `ids`
-    truths: dict[tuple[int, int], list[Any]] = {}
     sub = scoped_pool(pool)
-    head = pool if cells is not None else _grid_head(pool, p, grid)
     assert grid.min_score is not None
+    truths = {(j, m): truth_ids(pool, as_pool(pool, p.with_(overfetch=grid.overfetch[0], blend=w,
+                                                             min_score=ms)), sub)
+              for j, w in enumerate(grid.blend) for m, ms in enumerate(grid.min_score)}
+    head = pool if cells is not None else _grid_head(pool, p, grid)
     together = None if cells is not None else finals_grid(head, p, grid.overfetch,
                                                          grid.blend, grid.min_score)
     for (i, j, m), _ in np.ndenumerate(returned):
-        f, w, ms = grid.overfetch[i], grid.blend[j], grid.min_score[m]
-        if (j, m) not in truths:
-            cell = p.with_(overfetch=f, blend=w, min_score=ms)
-            truths[(j, m)] = truth_ids(pool, as_pool(pool, cell), sub)
         if together is not None:  # every cell of the grid from one blended order per blend
             ids = [head.ids[r] for r in together[j][m][i]]
         else:
-            cell = p.with_(overfetch=f, blend=w, min_score=ms)
+            cell = p.with_(overfetch=grid.overfetch[i], blend=grid.blend[j],
+                           min_score=grid.min_score[m])
             src, own[i, j, m] = (head, False) if cells is None else cells.pool_for(cell)
             ids = list(derive(src, cell).ids("final"))
         finals[i, j, m, : len(ids)] = [where.setdefault(x, len(where)) for x in ids]
