@@ -10,6 +10,9 @@ leave with the store. And the one rule for whether a pool answers parameters exa
 (`cannot_answer`): a deeper pool answers a shallower depth only where the search is
 prefix-exact (flat search; an ANN index never, see index_rule) or the deeper one ran out of rows.
 The flow engine's fetch cache (`flow.runner.PoolCache`) is an `Lru` too: one eviction rule.
+Many queries at once (a sweep's, an audit's probes) ask `vector_legs`: on a flat table one
+batched scan (`batched`) answers every vector leg, and each pool is then fetched here with
+its leg; nothing else starts a scan.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from inspector.core.engine import batched
 from inspector.core.engine.index_rule import prefix_exact
 from inspector.core.engine.params import ANALYSIS_DEPTH, Params, depths, pool_depth
 from inspector.core.engine.pool import Pool, Query, fetch_pool, search_knobs
@@ -291,6 +295,15 @@ def fetch(store: Store, query: Query, p: Params, vec_k: int, fts_k: int,
     return SOURCE.pool(store, query, p, vec_k, fts_k, vec_leg, fresh)
 
 
+def vector_legs(store: Store, cases: Any, base: Params, depth_of: Callable[[Any], int],
+                plan: batched.ScanPlan = batched.AUTO, source: batched.Source | None = None,
+                per_pass: int | None = None) -> batched.Legs:
+    """Every scannable case's vector leg at the depth `depth_of(case)` gives, from one batched
+    scan per pass where the table allows it (`batched.scan_legs`); the caller hands each to
+    `fetch(..., vec_leg=legs.pop(i))`, so each pool is still this source's."""
+    return batched.scan_legs(store, cases, base, depth_of, plan, source, per_pass)
+
+
 def fetch_for(store: Store, query: Query, p: Params, max_overfetch: float | None = None,
               max_limit: int | None = None) -> Pool:
     """A pool deep enough for p and for any over-fetch up to max_overfetch."""
@@ -325,4 +338,5 @@ def exact_pool(store: Store, query: Query, p: Params, vec_k: int, fts_k: int,
 
 
 __all__ = ["PoolSource", "SOURCE", "answering", "answers", "cannot_answer",
-           "depth_for", "exact_pool", "exhaustive_pool", "fetch", "fetch_for", "fetch_probe"]
+           "depth_for", "exact_pool", "exhaustive_pool", "fetch", "fetch_for", "fetch_probe",
+           "vector_legs"]

@@ -11,8 +11,8 @@ import lancedb
 import numpy as np
 import pytest
 
-from inspector.core.analysis import batched
 from inspector.core.analysis.sweep import Case, Grid, case_depth, fetch_case, run_sweep
+from inspector.core.engine import batched, pools
 from inspector.core.engine.params import Params
 from inspector.core.engine.pool import Query
 from inspector.core.stores.opening import open_store
@@ -57,7 +57,7 @@ def test_sweep_from_one_scan_equals_per_query_sweep(random_store: Callable[..., 
     finally:
         batched.run_scan = real  # type: ignore[assignment]
     assert calls == [1]  # one pass for every query
-    legs = batched.vector_legs(store, cases, base, lambda c: case_depth(store, c, base, GRID,
+    legs = pools.vector_legs(store, cases, base, lambda c: case_depth(store, c, base, GRID,
                                                                          300))
     assert len(legs) == len(cases)
     per_query = run_sweep(store, cases, base, GRID, truth_depth=300, scan=OFF)
@@ -77,7 +77,7 @@ def test_small_dimensions_fall_back_to_per_query_search(small_store: Path) -> No
     store = open_store(str(small_store))  # 8 dimensions: LanceDB takes other code paths
     assert batched.scannable(store) is not None
     cases = [Case("q", Query(text="x", vector=np.ones(8, np.float32)), "repo0")]
-    legs = batched.vector_legs(store, cases, Params(mode="vector"), lambda c: 20)
+    legs = pools.vector_legs(store, cases, Params(mode="vector"), lambda c: 20)
     assert len(legs) == 0 and legs.pop(0) is None
 
 

@@ -47,6 +47,24 @@ def test_only_the_pool_source_calls_fetch_pool() -> None:
         callers
 
 
+def test_only_the_pool_source_starts_a_batched_scan() -> None:
+    """Many queries' vector legs (a sweep's, an audit's probes) come from one scan that the
+    pool source starts (`pools.vector_legs`); no sweep, audit or window module scans or
+    searches for legs of its own."""
+    callers = []
+    for name, tree in _modules():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                f = node.func
+                called = f.id if isinstance(f, ast.Name) else \
+                    f.attr if isinstance(f, ast.Attribute) else None
+                if called in ("scan_legs", "run_scan", "Legs"):
+                    callers.append(f"{name}:{called}")
+    assert sorted(set(callers)) == ["inspector/core/engine/batched.py:Legs",
+                                    "inspector/core/engine/batched.py:run_scan",
+                                    "inspector/core/engine/pools.py:scan_legs"], callers
+
+
 def test_every_depth_constant_is_set_in_the_pool_source_alone() -> None:
     """One depth policy: the over-fetch slider's top, the exhaustive and hybrid-scan depths and
     the probe depth are assigned in pools.py and nowhere else."""

@@ -12,8 +12,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from inspector.core.analysis import batched
 from inspector.core.analysis.sweep import Case, Grid, run_sweep
+from inspector.core.engine import batched
 from inspector.core.engine.params import Params
 from inspector.core.engine.pool import Query
 from inspector.core.stores.opening import open_store

@@ -2,8 +2,9 @@
 
 Per query, LanceDB's flat search reads every vector; a sweep over 500 queries read the table
 500 times. Here one pass (`stores.vectorscan`) answers every query's vector leg, exactly as the
-per-query search would (ids, order, `_distance`, ties by row id), and `pool.fetch_pool` takes
-each leg as if LanceDB had returned it. Full-text legs stay LanceDB's. Tables with a vector
+per-query search would (ids, order, `_distance`, ties by row id), and the pool source
+(`pools.vector_legs`, `pools.fetch(..., vec_leg=...)`) takes each leg as if LanceDB had
+returned it. Full-text legs stay LanceDB's. Tables with a vector
 index (approximate search), LanceDB Cloud, vectors the scan cannot reproduce bit for bit, or
 a failed self-check against LanceDB fall back to per-query search (`Legs.pop` gives None).
 
@@ -195,12 +196,13 @@ class Legs:
                 raise  # asked for explicitly: say why it failed
 
 
-def vector_legs(store: Store, cases: Sequence[Case], base: Params,
+def scan_legs(store: Store, cases: Sequence[Case], base: Params,
                 depth_of: Callable[[Any], int], plan: ScanPlan = AUTO,
                 source: Source | None = None, per_pass: int | None = None) -> Legs:
     """Each scannable case's vector leg (by position in `cases`), from batched scans of
     `per_pass` cases each (SCAN_QUERIES when not given); `source` gives the table's vectors
-    already read (an audit's memories) instead of reading them again from LanceDB."""
+    already read (an audit's memories) instead of reading them again from LanceDB. Asked
+    through the pool source (`pools.vector_legs`), which fetches every pool."""
     if plan.mode == "off" or scannable(store) is not None:
         return Legs(store)
     todo = _plan(store, cases, base, depth_of)
