@@ -25,19 +25,14 @@ from inspector.core.analysis import metrics as M
 from inspector.core.analysis.judgments import Judgments
 from inspector.core.analysis.safe import SafeDepth, safe_depth, summarize_safe
 from inspector.core.analysis.truth import is_complete, scoped_pool, trim_pool, truth_ids
+from inspector.core.engine import pools
 from inspector.core.engine.batched import AUTO, Leg, ScanPlan
 from inspector.core.engine.index_rule import prefix_exact, used_index
 from inspector.core.engine.live import CellPools
 from inspector.core.engine.params import Params, depths, pool_depth
 from inspector.core.engine.pipeline import derive, finals_grid
 from inspector.core.engine.pool import Pool, Query
-from inspector.core.engine.pools import (
-    EXHAUSTIVE_MAX,
-    HYBRID_SCAN_MAX,
-    depth_for,
-    fetch,
-    vector_legs,
-)
+from inspector.core.engine.pools import EXHAUSTIVE_MAX, HYBRID_SCAN_MAX, depth_for, fetch
 from inspector.core.errors import InspectorError
 from inspector.core.stores.store import Store
 
@@ -316,7 +311,7 @@ def iter_sweep(store: Store, cases: Sequence[Case], base: Params, grid: Grid,
     """Yield one query's sweep at a time, so a caller can show progress or stop early.
     On a flat table every query's vector leg comes from one scan, done before the first."""
     t0 = time.perf_counter()
-    legs = vector_legs(store, cases, base,
+    legs = pools.vector_legs(store, cases, base,
                        lambda c: case_depth(store, c, base, grid, truth_depth), scan)
     shared = (time.perf_counter() - t0) / max(1, len(cases))  # the scan's share per query
     for i, case in enumerate(cases):
