@@ -33,7 +33,7 @@ def _exact(store: Any, q: np.ndarray, k: int, rowids: np.ndarray, dist: np.ndarr
 
 
 def bench_scan_kernels(quick: bool) -> list[dict[str, Any]]:
-    from inspector.core.engine.batched import ScanPlan, run_scan
+    from inspector.core.engine.pools.batched import ScanPlan, run_scan
     from inspector.core.stores.opening import open_store
     from inspector.core.stores.vectorscan import kernels
     from inspector.core.stores.vectorscan.scan import ScanRequest
@@ -85,7 +85,7 @@ def _first(res: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 def bench_scan_growth(quick: bool) -> list[dict[str, Any]]:
-    from inspector.core.engine.batched import ScanPlan, run_scan
+    from inspector.core.engine.pools.batched import ScanPlan, run_scan
     from inspector.core.stores.opening import open_store
     from inspector.core.stores.vectorscan.scan import ScanRequest
 

@@ -1,7 +1,7 @@
 """Issue 13 item 3: a sweep's vector legs from one streamed pass (speed and memory).
 
 `scan`: every query's exact flat ranking to the sweep's depth (10,000 rows), one pass over
-the table (`engine.batched.run_scan`), against LanceDB's flat search per query, interleaved.
+the table (`engine.pools.batched.run_scan`), against LanceDB's flat search per query, interleaved.
 `scan_memory`: the scan's peak memory against bare LanceDB's single-query peak, each in a
 fresh process.
 """
@@ -32,7 +32,7 @@ def _setup(quick: bool) -> tuple[Any, np.ndarray, int]:
 
 
 def bench_scan(quick: bool) -> list[dict[str, Any]]:
-    from inspector.core.engine.batched import run_scan
+    from inspector.core.engine.pools.batched import run_scan
     from inspector.core.stores.vectorscan import kernels
     from inspector.core.stores.vectorscan.scan import ScanRequest
 
@@ -56,7 +56,7 @@ def bench_scan(quick: bool) -> list[dict[str, Any]]:
 
 _CHILD = r"""
 import json, sys, numpy as np
-from inspector.core.engine.batched import run_scan
+from inspector.core.engine.pools.batched import run_scan
 from inspector.core.stores.opening import open_store
 from inspector.core.stores.vectorscan.scan import ScanRequest
 def status(key):

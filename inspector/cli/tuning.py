@@ -175,7 +175,7 @@ def _nprobes_sweep(a: argparse.Namespace, store: Any, cases: Any, params: Any, g
 
 
 def _scan_plan(a: argparse.Namespace) -> Any:
-    from inspector.core.engine.batched import AUTO, ScanPlan
+    from inspector.core.engine.pools.batched import AUTO, ScanPlan
 
     return AUTO if a.ray is None else ScanPlan(mode="ray", ray_address=a.ray or None)
 

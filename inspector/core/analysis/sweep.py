@@ -26,13 +26,13 @@ from inspector.core.analysis.judgments import Judgments
 from inspector.core.analysis.safe import SafeDepth, safe_depth, summarize_safe
 from inspector.core.analysis.truth import is_complete, scoped_pool, trim_pool, truth_ids
 from inspector.core.engine import pools
-from inspector.core.engine.batched import AUTO, Leg, ScanPlan
 from inspector.core.engine.index_rule import prefix_exact, used_index
 from inspector.core.engine.live import CellPools
 from inspector.core.engine.params import Params, depths, pool_depth
 from inspector.core.engine.pipeline import derive, finals_grid
 from inspector.core.engine.pool import Pool, Query
 from inspector.core.engine.pools import EXHAUSTIVE_MAX, HYBRID_SCAN_MAX, depth_for, fetch
+from inspector.core.engine.pools.batched import AUTO, Leg, ScanPlan
 from inspector.core.errors import InspectorError
 from inspector.core.stores.store import Store
 

@@ -4,7 +4,7 @@ for the window and anything else that re-ranks live.
 It holds one lane per filter placement (post-filter and pushdown side by side), each with the
 deep pool (deep enough for every over-fetch up to MAX_OVERFETCH where the search is
 prefix-exact) and the deeper probe a scope miss is diagnosed from, all asked of the pool source
-(pools.py, the only fetcher), and the caches derived from them. It knows which parameters
+(`pools`, the only fetcher), and the caches derived from them. It knows which parameters
 re-rank without a new query (LIVE_KEYS) and asks the one rule (pools.cannot_answer) whether its
 pools answer a parameter set exactly (`answers`); when they do not, `refetched` returns a
 session fetched for those parameters, so a caller never shows a derived answer that a fresh

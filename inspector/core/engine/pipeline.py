@@ -1,7 +1,7 @@
 """The retrieval pipeline: raw -> scoped -> blended -> final, derived from a fetched pool.
 
 `derive` is pure numpy over a pool and never touches LanceDB, so the window's sliders and the
-sweeps re-rank from one deep fetch; `run` asks the pool source (pools.py) for exactly the
+sweeps re-rank from one deep fetch; `run` asks the pool source (`pools`) for exactly the
 depth the parameters need and derives from that. For exact (flat) search both give identical
 results; a property test proves it.
 """

@@ -354,7 +354,7 @@ def _merge(store: Store, query: Query, params: Params, spec: scopes.ScopeSpec,
                 index=getattr(store, "vector_index", None))
 
 
-# --- hook for batched scans (inspector.core.engine.batched) ---------------------------------
+# --- hook for batched scans (inspector.core.engine.pools.batched) ---------------------------------
 def leg_columns(store: Store, params: Params) -> list[str]:
     """The columns a leg must carry for `fetch_pool(..., vec_leg=...)`, besides _rowid and
     _distance."""

@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 
 from inspector.core.analysis.sweep import Case, Grid, case_depth, fetch_case, run_sweep
-from inspector.core.engine import batched, pools
+from inspector.core.engine import pools
 from inspector.core.engine.params import Params
 from inspector.core.engine.pool import Query
+from inspector.core.engine.pools import batched
 from inspector.core.stores.opening import open_store
 
 GRID = Grid(overfetch=(1.0, 2.0, 5.0), blend=(0.0, 0.5), min_score=(0.0, 0.4))

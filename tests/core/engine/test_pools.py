@@ -23,6 +23,7 @@ from inspector.core.stores.opening import open_store
 from tests.storekit import CountingTable, snapshot, write_tuning_store
 
 PACKAGE = Path(__file__).resolve().parents[3] / "inspector"
+SOURCE_MODULE = "inspector/core/engine/pools/__init__.py"  # the pool source
 DEPTH_CONSTANTS = {"MAX_OVERFETCH", "EXHAUSTIVE_MAX", "HYBRID_SCAN_MAX", "PROBE_DEPTH"}
 
 
@@ -43,7 +44,7 @@ def test_only_the_pool_source_calls_fetch_pool() -> None:
                     f.attr if isinstance(f, ast.Attribute) else None
                 if called == "fetch_pool":
                     callers.append(f"{name}:{node.lineno}")
-    assert len(callers) == 1 and callers[0].startswith("inspector/core/engine/pools.py"), \
+    assert len(callers) == 1 and callers[0].startswith(SOURCE_MODULE), \
         callers
 
 
@@ -60,14 +61,14 @@ def test_only_the_pool_source_starts_a_batched_scan() -> None:
                     f.attr if isinstance(f, ast.Attribute) else None
                 if called in ("scan_legs", "run_scan", "Legs"):
                     callers.append(f"{name}:{called}")
-    assert sorted(set(callers)) == ["inspector/core/engine/batched.py:Legs",
-                                    "inspector/core/engine/batched.py:run_scan",
-                                    "inspector/core/engine/pools.py:scan_legs"], callers
+    assert sorted(set(callers)) == [f"{SOURCE_MODULE}:scan_legs",
+                                    "inspector/core/engine/pools/batched.py:Legs",
+                                    "inspector/core/engine/pools/batched.py:run_scan"], callers
 
 
 def test_every_depth_constant_is_set_in_the_pool_source_alone() -> None:
     """One depth policy: the over-fetch slider's top, the exhaustive and hybrid-scan depths and
-    the probe depth are assigned in pools.py and nowhere else."""
+    the probe depth are assigned in pools (its __init__) and nowhere else."""
     where: dict[str, list[str]] = {}
     for name, tree in _modules():
         for node in ast.walk(tree):
@@ -76,7 +77,7 @@ def test_every_depth_constant_is_set_in_the_pool_source_alone() -> None:
             for t in targets:
                 if isinstance(t, ast.Name) and t.id in DEPTH_CONSTANTS:
                     where.setdefault(t.id, []).append(name)
-    assert where == {c: ["inspector/core/engine/pools.py"] for c in DEPTH_CONSTANTS}
+    assert where == {c: [SOURCE_MODULE] for c in DEPTH_CONSTANTS}
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@
 memory's fate is read off the trace in the trace's own words (`Trace.outcome`: not_fetched,
 out_of_scope, below_min_score, past_limit) at the stage `--expect` names (raw, scoped, final).
 
-On a flat table every probe's vector leg comes from one batched scan (`engine.batched`),
+On a flat table every probe's vector leg comes from one batched scan (`engine.pools.batched`),
 exactly as LanceDB's search returns it; the scan says why when it cannot (an index, LanceDB
 Cloud, a failed self-check) and the probes search one by one.
 """
@@ -28,7 +28,7 @@ _STAGE = {"not_fetched": "raw", "out_of_scope": "scoped", "below_min_score": "fi
 
 @dataclass(frozen=True)
 class _Case:
-    """A probe as `engine.batched` takes a sweep's case."""
+    """A probe as `engine.pools.batched` takes a sweep's case."""
 
     query: Query
     p: Params
@@ -95,9 +95,9 @@ class FixedProber:
     def prepare(self, mem: Memories, positions: Sequence[int],
                 scopes: Sequence[tuple[str, ...] | None]) -> None:
         """One batched scan for every probe's vector leg, where the table allows it."""
-        from inspector.core.engine.batched import Source, scannable
         from inspector.core.engine.pipeline import first_depths
         from inspector.core.engine.pools import vector_legs
+        from inspector.core.engine.pools.batched import Source, scannable
 
         self._legs, self._why = None, None
         if not self.scan:

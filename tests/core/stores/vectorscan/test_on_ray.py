@@ -13,9 +13,9 @@ import pyarrow as pa
 import pytest
 
 from inspector.core.analysis.sweep import Case, Grid, run_sweep
-from inspector.core.engine import batched
 from inspector.core.engine.params import Params
 from inspector.core.engine.pool import Query
+from inspector.core.engine.pools import batched
 from inspector.core.stores.opening import open_store
 from inspector.core.stores.vectorscan import scan as S
 from inspector.core.stores.vectorscan.on_ray import row_ranges

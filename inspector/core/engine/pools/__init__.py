@@ -26,10 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from inspector.core.engine import batched
 from inspector.core.engine.index_rule import prefix_exact
 from inspector.core.engine.params import ANALYSIS_DEPTH, Params, depths, pool_depth
 from inspector.core.engine.pool import Pool, Query, fetch_pool, search_knobs
+from inspector.core.engine.pools import batched
 from inspector.core.stores.store import Store
 
 # ---- the depth policy --------------------------------------------------------------------------
