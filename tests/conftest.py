@@ -8,6 +8,7 @@ import os
 os.environ.setdefault("LANCEDB_LOG", "error")  # before lancedb loads: as the package itself does
 
 import re  # noqa: E402
+import tempfile  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -16,6 +17,14 @@ from typing import Any
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# Hypothesis keeps no example database and its caches outside the checkout (it would write
+# .hypothesis/ into it): each run draws afresh, as CI's clean clone does
+os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", os.path.join(
+    tempfile.gettempdir(), f"inspector-tests-hypothesis-{os.getuid()}"))
+from hypothesis import settings as hypothesis_settings  # noqa: E402 - after its folder is set
+
+hypothesis_settings.register_profile("inspector", database=None)
+hypothesis_settings.load_profile("inspector")
 # LanceDB, numpy and pyarrow load in the fixtures that use them, not here: this file also
 # loads in pytest-xdist's controller, which would otherwise import them before any worker
 # starts.
@@ -27,12 +36,15 @@ _SCHEME_FOLDER = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 
 @pytest.fixture(scope="session", autouse=True)
 def _repository_root_untouched() -> Iterator[None]:
-    """No test leaves a `s3:`-like folder in the repository root: what LanceDB creates when it
-    takes an unparsable object-store URI for a local path (secrets included, issue 21)."""
+    """Nothing is left in the checkout's root: no `s3:`-like folder (what LanceDB creates when
+    it takes an unparsable object-store URI for a local path, secrets included, issue 21), no
+    cache or database of a test tool (.hypothesis/, .pytest_cache/), no file of any kind."""
     before = set(os.listdir(ROOT))
     yield
-    made = sorted(n for n in set(os.listdir(ROOT)) - before if _SCHEME_FOLDER.fullmatch(n))
-    assert not made, f"the tests created {made} in {ROOT}: a store URI was opened as a path"
+    made = sorted(set(os.listdir(ROOT)) - before)
+    uris = [n for n in made if _SCHEME_FOLDER.fullmatch(n)]
+    assert not uris, f"the tests created {uris} in {ROOT}: a store URI was opened as a path"
+    assert not made, f"the tests left {made} in {ROOT}"
 
 
 @pytest.fixture(autouse=True)
