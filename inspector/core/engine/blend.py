@@ -19,6 +19,19 @@ def multiplier(used: np.ndarray, w: float) -> np.ndarray:
     return (1.0 - w) + w * used
 
 
+def vector_score(dist: np.ndarray) -> np.ndarray:
+    """A vector pipeline's base score, 1 / (1 + _distance): the row's own, at most 1."""
+    return 1.0 / (1.0 + dist)
+
+
+def blend_scores(base: np.ndarray, importance: np.ndarray, missing: np.ndarray, default: float,
+            w: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(importance used, multiplier, blended score) per row: base * ((1 - w) + w * imp)."""
+    used = importance_used(importance, missing, default)
+    mult = multiplier(used, w)
+    return used, mult, base * mult
+
+
 def iso_base(level: float, w: float, used: np.ndarray) -> np.ndarray:
     """The base score that blends to `level` at each importance: the iso-score line the
     window draws (NaN where the multiplier is 0, i.e. w = 1 at importance 0)."""

@@ -1,0 +1,108 @@
+"""Every stored row within a small squared-L2 radius of some stored rows, with LanceDB's exact
+`_distance`: a provable lower bound over a 16-dimension projection rules out the rest.
+
+For an orthonormal-ish P (k x dim, its float32 entries taken as exact) and any u,
+|P u|^2 <= s2 |u|^2 with s2 = the largest row sum of |P P^T| (Gershgorin). LanceDB's float32
+distance is within `bounds.margin(dim) * (|x|^2 + |q|^2)` of the exact one. The float32
+products P x are within delta |x| of the exact ones (delta = gamma_dim |P|_F, the textbook
+bound of a float32 dot product), and the expansion |a|^2 - 2 a.b + |b|^2 in float32 is within
+a few gamma_(k+2) of the exact value relative to |a|^2 + |b|^2. So a row within radius R of
+probe q in LanceDB's arithmetic has, in the computed projection,
+
+    lb <= (1 + eta) s2 R + c (|x|^2 + |q|^2),
+    c = (1 + eta) s2 margin + 2 (1 + 1 / eta) delta^2 + 8 gamma_(k+2) (sqrt(s2) + delta)^2,
+
+and every row that passes this test gets its exact distance (`kernels.pairs`); the rest lie
+beyond R. On random vectors (the bench's 100k x 384) the test keeps only the probe's own row
+at R ~ 1 (`audit_bounds`); on clustered embeddings it keeps more, never fewer than needed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from inspector.core.stores.vectorscan import bounds as BD
+from inspector.core.stores.vectorscan import kernels as LM
+
+DIMS = 16  # projected dimensions: the bound's cost is a 16-wide product per (probe, row)
+SAMPLE = 4_096  # rows whose covariance chooses the projection (any choice keeps it exact)
+BLOCK = 8_192  # rows per step: a (probes, BLOCK) float32 working set
+_ETA = 1.0 / 64
+_U = 2.0**-24
+
+
+def projection(x: np.ndarray, seed: int = 0) -> np.ndarray:
+    """DIMS orthonormal directions (float32, (DIMS, dim)) along which a sample of the rows
+    spreads most: a tight bound. Any matrix is exact here; only its tightness varies."""
+    k = min(DIMS, x.shape[1])
+    pick = np.random.default_rng(seed).choice(len(x), min(len(x), SAMPLE), replace=False)
+    s = x[np.sort(pick)].astype(np.float64)
+    _, vecs = np.linalg.eigh(np.cov(s, rowvar=False) if len(s) > 1 else np.eye(x.shape[1]))
+    return np.ascontiguousarray(vecs[:, ::-1][:, :k].T, np.float32)
+
+
+def _slack(p: np.ndarray, dim: int) -> tuple[float, float]:
+    """(s2, c) of the bound above, for the float32 projection p."""
+    p64 = p.astype(np.float64)
+    s2 = float(np.max(np.abs(p64 @ p64.T).sum(axis=1))) * (1 + 1e-12)
+    gamma = dim * _U / (1 - dim * _U)
+    delta = gamma * float(np.sqrt(np.sum(p64 * p64)))
+    k = p.shape[0]
+    gamma_k = (k + 2) * _U / (1 - (k + 2) * _U)
+    c = ((1 + _ETA) * s2 * BD.margin(dim) + 2 * (1 + 1 / _ETA) * delta**2
+         + 8 * gamma_k * (np.sqrt(s2) + delta) ** 2)
+    return s2, c * 1.01
+
+
+class Rows:
+    """The rows of a table (float32 (rows, dim), as stored) with their projection, ready to
+    answer `within` for any probes among them."""
+
+    def __init__(self, x: np.ndarray) -> None:
+        self.x = np.ascontiguousarray(x, np.float32)
+        dim = self.x.shape[1]
+        self.sq = np.einsum("ij,ij->i", self.x, self.x).astype(np.float64)
+        self.finite = bool(np.all(np.isfinite(self.sq)))
+        if not self.finite:
+            return
+        self.p = projection(self.x)
+        self.s2, self.c = _slack(self.p, dim)
+        self.px = self.x @ self.p.T
+        self.psq = np.einsum("ij,ij->i", self.px, self.px).astype(np.float64)
+        # per row: |Px|^2 - c |x|^2, so the test is one comparison per (probe, row)
+        self.row = (self.psq - self.c * self.sq * (1 + 1e-3)).astype(np.float32)
+
+    def slack(self, probes: np.ndarray) -> np.ndarray:
+        """Per probe, how far LanceDB's `_distance` to any row may lie from the kernel's on
+        another build: both within `bounds.margin` of the exact distance."""
+        return 2 * BD.margin(self.x.shape[1]) * (self.sq[probes] + self.sq.max()) * (1 + 1e-3)
+
+    def within(self, probes: np.ndarray, radii: np.ndarray, jit: bool = True
+               ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """For probe rows `probes` (positions) and squared-L2 radii (float64, finite), every
+        row whose LanceDB `_distance` to the probe is at most its radius: (positions, their
+        float32 distances), per probe."""
+        assert self.finite
+        thr = ((1 + _ETA) * self.s2 * radii + self.c * self.sq[probes] * (1 + 1e-3)
+               - self.psq[probes])
+        t32 = thr.astype(np.float32)
+        t32 = np.where(t32 < thr, np.nextafter(t32, np.float32(np.inf)), t32)[:, None]
+        m2 = self.px[probes] * np.float32(-2)
+        qi_parts, row_parts = [], []
+        for lo in range(0, len(self.x), BLOCK):
+            s = m2 @ self.px[lo:lo + BLOCK].T
+            s += self.row[lo:lo + BLOCK]
+            qi, r = np.divmod(np.flatnonzero(s <= t32), s.shape[1])  # 2-D nonzero: 20x slower
+            qi_parts.append(qi)
+            row_parts.append(r + lo)
+        qi = np.concatenate(qi_parts) if qi_parts else np.zeros(0, np.int64)
+        rows = np.concatenate(row_parts) if row_parts else np.zeros(0, np.int64)
+        by = np.argsort(qi, kind="stable")
+        qi, rows = qi[by], rows[by].astype(np.int64)
+        ptr = np.searchsorted(qi, np.arange(len(probes) + 1))
+        dist = LM.pairs(self.x, self.x[probes], ptr, rows, "l2", jit=jit)
+        keep = dist.astype(np.float64) <= np.repeat(radii, np.diff(ptr))
+        ends = np.cumsum(np.bincount(qi[keep], minlength=len(probes)))
+        rows, dist = rows[keep], dist[keep]
+        return [(rows[a:b], dist[a:b]) for a, b in zip(np.concatenate([[0], ends[:-1]]), ends,
+                                                       strict=True)]
