@@ -25,7 +25,8 @@ from inspector.core.stores.vectorscan import bounds as BD
 from inspector.core.stores.vectorscan import kernels as LM
 
 DIMS = 16  # projected dimensions: the bound's cost is a 16-wide product per (probe, row)
-SAMPLE = 4_096  # rows whose covariance chooses the projection (any choice keeps it exact)
+SAMPLE = 2_048  # rows whose spread chooses the projection (any choice keeps it exact)
+ROUNDS = 4  # subspace iterations: enough to find the directions clusters spread along
 BLOCK = 8_192  # rows per step: a (probes, BLOCK) float32 working set
 _ETA = 1.0 / 64
 _U = 2.0**-24
@@ -33,12 +34,36 @@ _U = 2.0**-24
 
 def projection(x: np.ndarray, seed: int = 0) -> np.ndarray:
     """DIMS orthonormal directions (float32, (DIMS, dim)) along which a sample of the rows
-    spreads most: a tight bound. Any matrix is exact here; only its tightness varies."""
+    spreads most: a tight bound. Any matrix keeps the bound exact (`_slack` measures how far
+    from orthonormal it is); only its tightness varies. A few rounds of subspace iteration,
+    orthonormalised by Gram-Schmidt: no LAPACK call (`eigh` of a 384 x 384 covariance took
+    0.06 to 2.3 s on a loaded 2-core machine, its threads waiting on each other)."""
     k = min(DIMS, x.shape[1])
-    pick = np.random.default_rng(seed).choice(len(x), min(len(x), SAMPLE), replace=False)
-    s = x[np.sort(pick)].astype(np.float64)
-    _, vecs = np.linalg.eigh(np.cov(s, rowvar=False) if len(s) > 1 else np.eye(x.shape[1]))
-    return np.ascontiguousarray(vecs[:, ::-1][:, :k].T, np.float32)
+    rng = np.random.default_rng(seed)
+    pick = np.sort(rng.choice(len(x), min(len(x), SAMPLE), replace=False))
+    s = x[pick].astype(np.float64)
+    s -= s.mean(axis=0)
+    q = _orthonormal(rng.normal(size=(x.shape[1], k)))
+    for _ in range(ROUNDS):
+        q = _orthonormal(s.T @ (s @ q))
+    return np.ascontiguousarray(q.T, np.float32)
+
+
+def _orthonormal(a: np.ndarray) -> np.ndarray:
+    """The columns of a, orthonormalised in turn (modified Gram-Schmidt, twice for
+    accuracy); a column that vanishes is replaced by a unit vector."""
+    a = a.copy()
+    for j in range(a.shape[1]):
+        for _ in range(2):
+            for i in range(j):
+                a[:, j] -= (a[:, i] @ a[:, j]) * a[:, i]
+        norm = np.sqrt(a[:, j] @ a[:, j])
+        if not norm > 1e-12:
+            a[:, j] = 0.0
+            a[j % a.shape[0], j] = 1.0
+            norm = 1.0
+        a[:, j] /= norm
+    return a
 
 
 def _slack(p: np.ndarray, dim: int) -> tuple[float, float]:
@@ -69,8 +94,10 @@ class Rows:
         self.s2, self.c = _slack(self.p, dim)
         self.px = self.x @ self.p.T
         self.psq = np.einsum("ij,ij->i", self.px, self.px).astype(np.float64)
-        # per row: |Px|^2 - c |x|^2, so the test is one comparison per (probe, row)
-        self.row = (self.psq - self.c * self.sq * (1 + 1e-3)).astype(np.float32)
+        # per row [Px, |Px|^2 - c |x|^2], per probe [-2 Pq, 1]: one product is the test's
+        # left side (rows by probes: 0.23 s against 0.35 s of CPU the other way, 1,000 x 100k)
+        row = (self.psq - self.c * self.sq * (1 + 1e-3)).astype(np.float32)
+        self.aug = np.ascontiguousarray(np.concatenate([self.px, row[:, None]], axis=1))
 
     def slack(self, probes: np.ndarray) -> np.ndarray:
         """Per probe, how far LanceDB's `_distance` to any row may lie from the kernel's on
@@ -86,13 +113,14 @@ class Rows:
         thr = ((1 + _ETA) * self.s2 * radii + self.c * self.sq[probes] * (1 + 1e-3)
                - self.psq[probes])
         t32 = thr.astype(np.float32)
-        t32 = np.where(t32 < thr, np.nextafter(t32, np.float32(np.inf)), t32)[:, None]
-        m2 = self.px[probes] * np.float32(-2)
+        t32 = np.where(t32 < thr, np.nextafter(t32, np.float32(np.inf)), t32)
+        q = np.concatenate([self.px[probes] * np.float32(-2),
+                            np.ones((len(probes), 1), np.float32)], axis=1).T.copy()
+        t32 = t32.ravel()
         qi_parts, row_parts = [], []
         for lo in range(0, len(self.x), BLOCK):
-            s = m2 @ self.px[lo:lo + BLOCK].T
-            s += self.row[lo:lo + BLOCK]
-            qi, r = np.divmod(np.flatnonzero(s <= t32), s.shape[1])  # 2-D nonzero: 20x slower
+            s = self.aug[lo:lo + BLOCK] @ q
+            r, qi = np.divmod(np.flatnonzero(s <= t32), len(probes))  # 2-D nonzero: 20x slower
             qi_parts.append(qi)
             row_parts.append(r + lo)
         qi = np.concatenate(qi_parts) if qi_parts else np.zeros(0, np.int64)
