@@ -21,6 +21,7 @@ from inspector.core.engine.flow.spec import load_shipped
 from inspector.core.stores.opening import open_store
 from inspector.core.stores.vectorscan import kernels as LM
 from inspector.core.stores.vectorscan import near as NR
+from tests.clikit import cli_json
 from tests.storekit import snapshot, vectors_column
 
 DIM = 24
@@ -102,6 +103,26 @@ def test_the_shortcut_gives_every_verdict_the_whole_pipeline_gives(
         ranks = {r["rank"] for r in fast["found"]}
         assert {1, 2} <= ranks  # the tie of equal scores ranked by row id
     assert snapshot(store_path) == before
+
+
+def test_each_shortcut_verdict_is_what_a_single_query_gives(
+        store_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`inspector query --preset importance-blend --vector-of ID --expect ID` returns each
+    memory the shortcut found at the rank it gave (every rank above 1, a sample of the rest)."""
+    store = open_store(str(store_path), "memories")
+    prober = FixedProber(store, load_shipped("importance-blend"), 10)
+    mem = prober.read(None, 0)
+    prober.prepare(mem, mem.picked, [None] * len(mem.picked), own_only=True)
+    ranks = {mem.ids[i]: r for i, r in prober._short.ranks.items()}
+    assert len(ranks) > 400
+    picked = [x for x, r in ranks.items() if r > 1] + sorted(ranks)[::60]
+    assert len(picked) > 12
+    for rid in picked:
+        out = cli_json(capsys, "query", str(store_path), "--preset", "importance-blend",
+                       "--vector-of", rid, "--limit", "10", "--expect", rid, "--json")
+        ids = [c["id"] for c in out["stages"][-1]["candidates"]]
+        assert ids.index(rid) + 1 == ranks[rid], rid
+        assert out["expect"][0]["dropped_at"] is None
 
 
 def test_probes_the_shortcut_cannot_prove_run_their_pipeline(store_path: Path) -> None:

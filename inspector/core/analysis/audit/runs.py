@@ -137,12 +137,11 @@ def method_line(m: dict[str, Any]) -> str:
     if m.get("batched"):
         tail = "" if not m.get("per_query") else \
             f"; {m['per_query']} probes searched one by one ({m['why']})"
-        short = "" if not m.get("shortcut") else \
-            (f"{m['shortcut']} probes found among the rows within their outrank radius (one "
-             "bounded pass over the vectors); ")
+        short = (f"{m['shortcut']} probes found among the rows within their outrank radius "
+                 "(one bounded pass over the vectors)") if m.get("shortcut") else ""
         scan = (f"one batched scan over the vectors for {m['scanned']} probes' vector legs, "
-                f"then each probe's stages" if m.get("scanned") else "no other probe")
-        return short + scan + tail
+                "then each probe's stages") if m.get("scanned") or not short else ""
+        return "; ".join(x for x in (short, scan) if x) + tail
     return f"one pipeline run per probe, no batched scan: {m['why']}"
 
 
