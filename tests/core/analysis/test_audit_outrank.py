@@ -195,12 +195,14 @@ def test_the_check_agrees_with_lancedb_on_this_table(store_path: Path) -> None:
     assert not outrank._agrees(store, mem, i, p, (near[0][:2], near[1][:2]), 0.5)
 
 
-@pytest.mark.parametrize("rank", [40, 8])  # rows spread in 40 dimensions, or in 8
-def test_within_is_every_row_inside_the_radius(rank: int) -> None:
+@pytest.mark.parametrize(("rank", "step"), [(40, 1_024), (8, 1_024), (40, 7)])
+def test_within_is_every_row_inside_the_radius(rank: int, step: int,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """The bound keeps every row whose exact (LanceDB) distance is at most the radius, each
     probe's k-th distance being its radius (rows right at it). Rows in an 8-dimension
     subspace far from the origin: the projection holds the whole distance, so only the
-    rounding slack keeps the rows at the radius."""
+    rounding slack keeps the rows at the radius. Probes 7 at a time: the same rows."""
+    monkeypatch.setattr(NR, "PROBES", step)
     rng = np.random.default_rng(3)
     basis = rng.normal(size=(rank, 40))
     centres = rng.normal(size=(20, rank)) * 30

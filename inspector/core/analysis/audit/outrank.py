@@ -1,7 +1,7 @@
 """The recall audit's shortcut for the fixed pipeline: a probe found among the rows near it.
 
 A probe is a stored row's own vector, so under a pipeline whose score is each row's own and at
-most 1 (`engine.own_rank`) only the rows within its outrank radius can be ranked before it.
+most 1 (`engine.blend.own_rank`) only the rows within its outrank radius can be ranked before it.
 One bounded pass (`vectorscan.near`) finds those rows for every probe with LanceDB's exact
 distances; the engine ranks the probe among them. A probe the shortcut cannot prove found
 (a refused preset or scope, a NaN score, below the min score, past the limit, more rows near
@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from inspector.core.analysis.audit.memories import Memories
-from inspector.core.engine import own_rank
+from inspector.core.engine import blend
 from inspector.core.engine.params import Params, depths
 from inspector.core.stores.roles import importance_values
 from inspector.core.stores.vectorscan import kernels as LM
@@ -69,7 +69,7 @@ def shortcut(store: Any, mem: Memories, positions: Sequence[int],
     todo, ps = [], []
     for i in positions:
         p = params_of(i)
-        why = own_rank.refusal(p)
+        why = blend.outrank_refusal(p)
         if why is None:
             todo.append(i)
             ps.append(p)
@@ -86,7 +86,7 @@ def _own_scores(store: Any, mem: Memories, probes: np.ndarray, ps: list[Params],
     own_d = LM.pairs(mem.vectors, mem.vectors[probes], np.arange(len(probes) + 1), probes,
                      "l2", jit=jit)
     imp, miss = _importance(mem, store.roles.importance, probes)
-    return np.array([own_rank.own_score(float(d), float(v), bool(m), p)
+    return np.array([blend.own_score(float(d), float(v), bool(m), p)
                      for d, v, m, p in zip(own_d, imp, miss, ps, strict=True)])
 
 
@@ -97,7 +97,7 @@ def _rank_all(store: Any, mem: Memories, table: NR.Rows, probes: np.ndarray,
     found at rank 1 whatever LanceDB's last bits; any other verdict read rows' distances,
     so the kernel is first checked against LanceDB's own search."""
     scores = _own_scores(store, mem, probes, ps, jit)
-    radii = np.array([own_rank.radius(s) for s in scores])
+    radii = np.array([blend.outrank_radius(s) for s in scores])
     ok = []
     for n, (sc, p) in enumerate(zip(scores, ps, strict=True)):
         if not np.isfinite(radii[n]):
@@ -118,7 +118,7 @@ def _rank_all(store: Any, mem: Memories, table: NR.Rows, probes: np.ndarray,
         at += len(rows)
         r = rows[inside]
         own = np.flatnonzero(r == probes[n])
-        rank, why = own_rank.rank(own_rank.Near(
+        rank, why = blend.own_rank(blend.Near(
             dist[inside], mem.rowids[r], imp[part][inside], miss[part][inside],
             int(own[0]) if len(own) == 1 else -1), ps[n])
         if rank is None:

@@ -27,7 +27,8 @@ from inspector.core.stores.vectorscan import kernels as LM
 DIMS = 16  # projected dimensions: the bound's cost is a 16-wide product per (probe, row)
 SAMPLE = 2_048  # rows whose spread chooses the projection (any choice keeps it exact)
 ROUNDS = 4  # subspace iterations: enough to find the directions clusters spread along
-BLOCK = 8_192  # rows per step: a (probes, BLOCK) float32 working set
+BLOCK = 8_192  # rows per step
+PROBES = 1_024  # probes per step: a (BLOCK, PROBES) float32 working set of 32 MB
 _ETA = 1.0 / 64
 _U = 2.0**-24
 
@@ -114,15 +115,16 @@ class Rows:
                - self.psq[probes])
         t32 = thr.astype(np.float32)
         t32 = np.where(t32 < thr, np.nextafter(t32, np.float32(np.inf)), t32)
-        q = np.concatenate([self.px[probes] * np.float32(-2),
-                            np.ones((len(probes), 1), np.float32)], axis=1).T.copy()
-        t32 = t32.ravel()
         qi_parts, row_parts = [], []
-        for lo in range(0, len(self.x), BLOCK):
-            s = self.aug[lo:lo + BLOCK] @ q
-            r, qi = np.divmod(np.flatnonzero(s <= t32), len(probes))  # 2-D nonzero: 20x slower
-            qi_parts.append(qi)
-            row_parts.append(r + lo)
+        for first in range(0, len(probes), PROBES):
+            part = slice(first, first + PROBES)
+            q = np.concatenate([self.px[probes[part]] * np.float32(-2),
+                                np.ones((len(probes[part]), 1), np.float32)], axis=1).T.copy()
+            for lo in range(0, len(self.x), BLOCK):
+                s = self.aug[lo:lo + BLOCK] @ q
+                r, qi = np.divmod(np.flatnonzero(s <= t32[part]), q.shape[1])  # not 2-D
+                qi_parts.append(qi + first)  # nonzero: that one is 20x slower
+                row_parts.append(r + lo)
         qi = np.concatenate(qi_parts) if qi_parts else np.zeros(0, np.int64)
         rows = np.concatenate(row_parts) if row_parts else np.zeros(0, np.int64)
         by = np.argsort(qi, kind="stable")
