@@ -1,14 +1,13 @@
 """Issue 23 item 5, what limits the recall audit: each idea measured on the bench store.
 
 `audit_design`: the recall audit of 1,000 memories (100k x 384, importance-blend) as it runs
-now (the scan reads the vectors the audit already read, all probes in one pass, the numpy
-exact kernel over all pairs at once) interleaved with the previous design on the same probes
-(the scan re-reads the vectors from LanceDB, 512 probes a pass, the exact kernel one query
-at a time: `_previous` restores it), both with the same verdicts; the scan's shape as variants
-in the same rounds (queries per matrix product `QUERY_TILE`, rows per block `BATCH_ROWS`: the
-exact distances are computed apart, so the shape cannot change an answer, and each variant's
-verdicts are compared); then where the time goes (read, scan, per-probe stages) and the floor:
-one float32 matrix product of the 1,000 probes by the 100k vectors.
+now (the outrank shortcut: each probe found among the rows within its outrank radius, which a
+16-dimension projection bound finds for all probes in one pass; the vectors read apart by
+row-id ranges) interleaved with the design before it on the same probes (h23s: one search
+reads every column, every probe's vector leg from the batched scan and its own pipeline run:
+`_previous` restores it), both with the same verdicts; then where the time goes (read, the
+shortcut, the scan of the probes it leaves, the per-probe stages) and, for scale, one float32
+matrix product of the 1,000 probes by the 100k vectors (the floor of the scan design).
 `audit_bounds`: how many of the 100k rows a cheap provable lower bound of the distance
 (norms, a 16- or 64-dimension orthogonal projection) rules out, at the radius the pool needs
 (each probe's 30th distance) and at the radius a row needs to outrank the probe under
@@ -29,44 +28,17 @@ from registry import register, row, timed
 
 @contextlib.contextmanager
 def _previous() -> Iterator[None]:
-    """The audit as it was before (f0f206a): vectors re-read from LanceDB for the scan, 512
-    probes a pass, the numpy exact kernel one query at a time."""
-    from inspector.core.analysis.audit import fixed, memories
-    from inspector.core.stores.vectorscan import kernels as LM
+    """The audit as it was before the outrank shortcut (h23s): the store read in one search,
+    every probe's vector leg from the batched scan and its own pipeline run."""
+    from inspector.core.analysis.audit import fixed, memories, outrank
 
-    def per_query(x: Any, q: Any, ptr: Any, rows: Any, distance: str, q_norms: Any) -> Any:
-        out = np.empty(len(rows), np.float32)
-        for i in range(len(q)):
-            a, b = int(ptr[i]), int(ptr[i + 1])
-            if b > a:
-                part = x[rows[a:b]]
-                out[a:b] = (LM.cosine_rows(part, q[i], q_norms[i]) if distance == "cosine"
-                            else LM.l2_rows(part, q[i]))
-        return out
-
-    saved = fixed.PER_PASS, memories._stored_float32, LM._pairs_numpy
-    fixed.PER_PASS, LM._pairs_numpy = 512, per_query
-    memories._stored_float32 = lambda col, dim: False  # no rowids: the scan reads LanceDB
+    saved = fixed.shortcut, memories._read_apart
+    fixed.shortcut = lambda *a, **k: outrank.Shortcut()
+    memories._read_apart = lambda *a, **k: None
     try:
         yield
     finally:
-        fixed.PER_PASS, memories._stored_float32, LM._pairs_numpy = saved
-
-
-SHAPES = ((128, 8_192), (256, 8_192), (512, 8_192), (1_024, 8_192), (512, 16_384),
-          (512, 32_768))  # (QUERY_TILE, BATCH_ROWS) variants of the scan
-
-
-@contextlib.contextmanager
-def _shape(tile: int, block: int) -> Iterator[None]:
-    from inspector.core.stores.vectorscan import scan as S
-
-    saved = S.QUERY_TILE, S.BATCH_ROWS
-    S.QUERY_TILE, S.BATCH_ROWS = tile, block
-    try:
-        yield
-    finally:
-        S.QUERY_TILE, S.BATCH_ROWS = saved
+        fixed.shortcut, memories._read_apart = saved
 
 
 def _rounds(ways: dict[str, Any], repeat: int) -> dict[str, list[float]]:
@@ -93,10 +65,11 @@ def _verdicts(res: dict[str, Any]) -> list[tuple[Any, ...]]:
 
 
 def _parts(store: Any, spec: Any, probes: int) -> dict[str, float]:
-    """Seconds in each part of one audit: read, scan (prepare and the first take), stages."""
+    """Seconds in each part of one audit: read, the shortcut, the scan of the probes it
+    leaves (the rest of `prepare`), and the per-probe stages (`ask`)."""
     from inspector.core.analysis.audit import FixedProber, fixed, runs
 
-    spent = {"read": 0.0, "scan": 0.0, "stages": 0.0}
+    spent = {"read": 0.0, "shortcut": 0.0, "prepare": 0.0, "stages": 0.0}
     prober = FixedProber(store, spec, None)
 
     def clocked(name: str, fn: Any) -> Any:
@@ -109,10 +82,15 @@ def _parts(store: Any, spec: Any, probes: int) -> dict[str, float]:
         return run
 
     prober.read = clocked("read", prober.read)  # type: ignore[method-assign]
-    prober.prepare = clocked("scan", prober.prepare)  # type: ignore[method-assign]
+    prober.prepare = clocked("prepare", prober.prepare)  # type: ignore[method-assign]
     prober.ask = clocked("stages", prober.ask)  # type: ignore[method-assign]
-    assert fixed.PER_PASS >= probes  # one pass: prepare holds the whole scan
-    runs.recall_audit(prober, sample=probes, seed=5)
+    saved = fixed.shortcut
+    fixed.shortcut = clocked("shortcut", saved)
+    try:
+        runs.recall_audit(prober, sample=probes, seed=5)
+    finally:
+        fixed.shortcut = saved
+    spent["scan"] = spent.pop("prepare") - spent["shortcut"]
     return spent
 
 
@@ -132,34 +110,27 @@ def bench_audit_design(quick: bool) -> list[dict[str, Any]]:
         with _previous():
             audit("before")
 
-    def shaped(tile: int, block: int) -> Any:
-        def go() -> None:
-            with _shape(tile, block):
-                audit(f"tile {tile}, block {block}")
-        return go
-
-    ways = {"now": now, "before": before} | {f"tile {t}, block {b}": shaped(t, b)
-                                              for t, b in SHAPES}
-    times = _rounds(ways, 1 if quick else 3)
+    times = _rounds({"now": now, "before": before}, 1 if quick else 3)
     a, b = times["now"], times["before"]
-    same = all(_verdicts(got["now"]) == _verdicts(got[w]) for w in ways)
+    same = _verdicts(got["now"]) == _verdicts(got["before"])
+    took = got["now"]["scan"]
     parts = _parts(store, spec, probes)
     x = np.random.default_rng(3).normal(size=(store.rows, 384)).astype(np.float32)
     q = x[:probes].copy()
     gemm = float(np.median([_timed_gemm(q, x) for _ in range(3)]))
     n, p = float(np.median(a)), float(np.median(b))
     k = 1_000 / probes
-    shapes = {w: float(np.median(ts)) * k for w, ts in times.items() if w.startswith("tile")}
-    shown = ", ".join(f"{w} {s:.2f} s" for w, s in shapes.items())
     return [row("audit_design", f"now {n * k:.2f} s, before {p * k:.2f} s per 1,000 probes "
-                                f"({p / n:.1f}x; same verdicts: {same}); the scan's shape: "
-                                f"{shown}; read "
-                                f"{parts['read'] * k:.2f} s, scan {parts['scan'] * k:.2f} s, "
-                                f"stages {parts['stages'] * k:.2f} s; the matrix product "
-                                f"alone {gemm * k:.2f} s",
+                                f"({p / n:.1f}x; same verdicts: {same}; "
+                                f"{took['shortcut']} found by the shortcut, "
+                                f"{took['scanned']} scanned); read {parts['read'] * k:.2f} s, "
+                                f"shortcut {parts['shortcut'] * k:.2f} s, scan "
+                                f"{parts['scan'] * k:.2f} s, stages {parts['stages'] * k:.2f} s;"
+                                f" the matrix product alone {gemm * k:.2f} s",
                 rows=store.rows, probes=probes, now_samples_s=a, before_samples_s=b,
                 same_verdicts=same, parts_s=parts, gemm_s=gemm, preset=PRESET,
-                shapes_per_1000_s=shapes, shape_samples_s={w: times[w] for w in shapes})]
+                shortcut=took["shortcut"], scanned=took["scanned"],
+                shortcut_refused=took["shortcut_refused"])]
 
 
 def _timed_gemm(q: np.ndarray, x: np.ndarray) -> float:

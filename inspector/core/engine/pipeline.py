@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from inspector.core.engine import ties
-from inspector.core.engine.blend import importance_used, multiplier
+from inspector.core.engine.blend import blend_scores, importance_used, multiplier, vector_score
 from inspector.core.engine.diagnosis import ScopeHint, diagnose
 from inspector.core.engine.index_rule import prefix_exact
 from inspector.core.engine.params import Depths, Params, depths
@@ -61,7 +61,7 @@ def _raw_order(pool: Pool, p: Params, d: Depths, vr: np.ndarray, fr: np.ndarray
     fused = np.full(n, np.nan)
     if p.mode == "vector":
         rows = pool.vec_leg.rows[: d.pool]
-        base = 1.0 / (1.0 + pool.vec_dist)
+        base = vector_score(pool.vec_dist)
     elif p.mode == "fts":
         rows = pool.fts_leg.rows[: d.pool]
         base = pool.fts_score / (1.0 + pool.fts_score)
@@ -91,9 +91,8 @@ def derive(pool: Pool, p: Params, probe: Pool | None = None,
     in_raw[raw] = True
     base = np.where(in_raw, base, np.nan)
     scoped = raw[pool.in_scope[raw]]
-    imp = importance_used(pool.importance, pool.missing_importance(), p.default_importance)
-    mult = multiplier(imp, p.blend)
-    score = base * mult
+    imp, mult, score = blend_scores(base, pool.importance, pool.missing_importance(),
+                               p.default_importance, p.blend)
     blended = ties.resort(pool, p, scoped, score)
     keep = blended[score[blended] >= p.min_score]
     final = keep[: p.limit]

@@ -78,9 +78,11 @@ def fuse(pool: Pool, p: Params, vr: np.ndarray, fr: np.ndarray) -> tuple[np.ndar
     return order, np.where(vec | fts, fused, np.nan)
 
 
-def resort(pool: Pool, p: Params, rows: np.ndarray, score: np.ndarray) -> np.ndarray:
-    """rows by score descending (NaN last); equal scores keep their order, or go by id."""
+def resort(pool: Pool | None, p: Params, rows: np.ndarray, score: np.ndarray) -> np.ndarray:
+    """rows by score descending (NaN last); equal scores keep their order, or go by id (the
+    pool's id order: None only under LanceDB's rule, which never reads it)."""
     if p.tie_rule == "id":
+        assert pool is not None
         return rows[np.lexsort((pool.id_order[rows], -score[rows]))]
     return rows[np.argsort(-score[rows], kind="stable")]
 

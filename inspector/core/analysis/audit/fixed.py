@@ -16,12 +16,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from inspector.core.analysis.audit.memories import Memories, read_memories
+from inspector.core.analysis.audit.outrank import Shortcut, shortcut
 from inspector.core.analysis.audit.probes import Answer
 from inspector.core.engine.params import Params
 from inspector.core.engine.pool import Query
 from inspector.core.errors import InspectorError
 
 PER_PASS = 1024  # probes a scan pass: the bench's 1,000 in one pass, one self-check
+_ANSWERED = {False: "one pass over the vectors answered every probe's vector leg",
+             True: "the outrank shortcut found some probes, one pass over the vectors gave "
+                   "the others their vector legs"}
 _STAGE = {"not_fetched": "raw", "out_of_scope": "scoped", "below_min_score": "final",
           "past_limit": "final", "lost_to_index": "raw"}
 
@@ -50,14 +54,18 @@ class FixedProber:
         self.preset = from_spec(spec)
         self.name = spec.name
         self.limit = limit or spec.limit.default
+        self._params: dict[str | None, Params] = {}
         self.base = self.params(None)
         self._legs: Any = None
         self._why: str | None = "not prepared"
-        self.scanned = self.searched = 0
+        self.scanned = self.searched = self.shortcut = 0
+        self._short = Shortcut()
 
     def params(self, scope: str | None) -> Params:
-        p = self.preset.params(self.limit, scope)
-        return p.with_(filter=self.filter) if self.filter else p
+        if scope not in self._params:  # frozen: one per scope, not one per probe
+            p = self.preset.params(self.limit, scope)
+            self._params[scope] = p.with_(filter=self.filter) if self.filter else p
+        return self._params[scope]
 
     # -- the memories and their own scope ------------------------------------------------
     def _scope_column(self) -> str | None:
@@ -80,7 +88,8 @@ class FixedProber:
             return str(v).strip("/").split("/")[0] if by_path else v
 
         return read_memories(self.store, roles.id, roles.text, roles.vector, own,
-                             (col,) if col else (), sample, seed)
+                             (col,) if col else (), sample, seed,
+                             keep=(roles.importance,) if roles.importance else ())
 
     # -- probing ---------------------------------------------------------------------------
     def _query(self, mem: Memories, i: int) -> Query:
@@ -93,13 +102,14 @@ class FixedProber:
         return None if not scopes else str(scopes[0])
 
     def prepare(self, mem: Memories, positions: Sequence[int],
-                scopes: Sequence[tuple[str, ...] | None]) -> None:
-        """One batched scan for every probe's vector leg, where the table allows it."""
+                scopes: Sequence[tuple[str, ...] | None], own_only: bool = False) -> None:
+        """Where the table allows it: with `own_only`, the outrank shortcut for the probes it
+        proves found (`outrank`), then one batched scan for the other probes' vector legs."""
         from inspector.core.engine.pipeline import first_depths
         from inspector.core.engine.pools import vector_legs
         from inspector.core.engine.pools.batched import Source, scannable
 
-        self._legs, self._why = None, None
+        self._legs, self._why, self._short = None, None, Shortcut()
         if not self.scan:
             self._why = "the batched scan was turned off"
         elif self.base.mode == "fts":
@@ -108,6 +118,14 @@ class FixedProber:
             self._why = scannable(self.store)
         if self._why is not None:
             return
+        if own_only:
+            given = dict(zip(positions, scopes, strict=True))
+            self._short = shortcut(self.store, mem, positions,
+                                   lambda i: self.params(self._scope(given[i])))
+            rest = [n for n, i in enumerate(positions) if i not in self._short.ranks]
+            positions, scopes = [positions[n] for n in rest], [scopes[n] for n in rest]
+            if not positions:
+                return
         cases = [_Case(self._query(mem, i), self.params(self._scope(s)))
                  for i, s in zip(positions, scopes, strict=True)]
         source = None if mem.rowids is None else Source(mem.vectors, mem.rowids)
@@ -123,8 +141,12 @@ class FixedProber:
         from inspector.core.engine.pipeline import run
 
         rid = mem.ids[i]
-        q = self._query(mem, i)
         p = self.params(self._scope(scopes))
+        if i in self._short.ranks:
+            self.shortcut += 1
+            return Answer((), p.limit, None, "returned", {"rank": self._short.ranks.pop(i)},
+                          own_only=True)
+        q = self._query(mem, i)
         leg = self._legs.pop(self._slot[i]) if self._legs is not None and i in self._slot \
             else None
         if leg is None and self._legs is not None and self._why is None:
@@ -165,12 +187,13 @@ class FixedProber:
                            self.filter)
 
     def method(self) -> dict[str, Any]:
-        batched = self._why is None and self.scanned > 0
+        batched = self._why is None and self.scanned + self.shortcut > 0
         return {"engine": "fixed", "batched": batched, "scanned": self.scanned,
-                "per_query": self.searched,
-                "why": "one pass over the vectors answered every probe's vector leg" if batched
-                and not self.searched else (self._why or "some passes fell back to per-query "
-                                                         "search")}
+                "per_query": self.searched, "shortcut": self.shortcut,
+                "shortcut_refused": dict(self._short.refused.most_common()),
+                "shortcut_checked": self._short.checked,
+                "why": _ANSWERED[bool(self.shortcut)] if batched and not self.searched
+                else (self._why or "some passes fell back to per-query search")}
 
 
 def _crowded(trace: Any, mem: Memories) -> dict[str, int]:

@@ -25,10 +25,14 @@ class Answer:
     fixes: tuple[str, ...] = field(default=())  # what the engine's diagnosis offers
     crowded: dict[str, int] = field(default_factory=dict)  # rows the scope filter removed,
     # by their scope (fixed pipeline: the raw pool's out-of-scope rows)
+    own_only: bool = False  # only the memory's own fate is known (the outrank shortcut of a
+    # recall audit): `ids` is empty
 
 
 class Prober(Protocol):
-    """Runs probes for one pipeline on one store (`prepare` first, then `ask` per memory)."""
+    """Runs probes for one pipeline on one store (`prepare` first, then `ask` per memory).
+    `prepare(..., own_only=True)`: the audit reads only each memory's own fate (a recall
+    audit), so a prober may answer a found memory without the rest of its list."""
 
     name: str
     engine: str
@@ -36,7 +40,7 @@ class Prober(Protocol):
     def read(self, sample: int | None, seed: int) -> Memories: ...
 
     def prepare(self, mem: Memories, positions: Sequence[int],
-                scopes: Sequence[tuple[str, ...] | None]) -> None: ...
+                scopes: Sequence[tuple[str, ...] | None], own_only: bool = False) -> None: ...
 
     def ask(self, mem: Memories, i: int, scopes: tuple[str, ...] | None) -> Answer: ...
 
@@ -77,7 +81,7 @@ class FlowProber:
                              lambda r: r.get(c["scope"]), (c["scope"],), sample, seed)
 
     def prepare(self, mem: Memories, positions: Sequence[int],
-                scopes: Sequence[tuple[str, ...] | None]) -> None:
+                scopes: Sequence[tuple[str, ...] | None], own_only: bool = False) -> None:
         return None
 
     def ask(self, mem: Memories, i: int, scopes: tuple[str, ...] | None) -> Answer:

@@ -95,7 +95,7 @@ def recall_audit(prober: Prober, *, own_scope: bool = True,
     asked = [_scopes_for(mem, i, own_scope, scopes) for i in mem.picked]
     prober.prepare(mem, [i for i in mem.picked if mem.vector(i) is not None],
                    [s for i, s in zip(mem.picked, asked, strict=True)
-                    if mem.vector(i) is not None])
+                    if mem.vector(i) is not None], own_only=True)
     results: list[ProbeResult] = []
     limit = None
     cancelled = False
@@ -137,8 +137,11 @@ def method_line(m: dict[str, Any]) -> str:
     if m.get("batched"):
         tail = "" if not m.get("per_query") else \
             f"; {m['per_query']} probes searched one by one ({m['why']})"
-        return (f"one batched scan over the vectors for {m['scanned']} probes' vector legs, "
-                f"then each probe's stages{tail}")
+        short = (f"{m['shortcut']} probes found among the rows within their outrank radius "
+                 "(one bounded pass over the vectors)") if m.get("shortcut") else ""
+        scan = (f"one batched scan over the vectors for {m['scanned']} probes' vector legs, "
+                "then each probe's stages") if m.get("scanned") or not short else ""
+        return "; ".join(x for x in (short, scan) if x) + tail
     return f"one pipeline run per probe, no batched scan: {m['why']}"
 
 

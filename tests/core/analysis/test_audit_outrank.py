@@ -1,0 +1,221 @@
+"""The recall audit's outrank shortcut gives every probe the verdict its whole pipeline gives
+(`--no-scan`, one LanceDB search and one pipeline run per probe), and falls back to that
+pipeline wherever it cannot prove its answer: on a table of three fragments with deleted rows,
+exact duplicates (equal scores: the pool's row-id order decides), near-duplicates inside and
+around the outrank radius, a cluster larger than the pool, NULL, NaN and out-of-range
+importance, an own score exactly at the min score, and scoped probes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import lancedb
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from inspector.core.analysis.audit import FixedProber, outrank, runs
+from inspector.core.engine.flow.spec import load_shipped
+from inspector.core.stores.opening import open_store
+from inspector.core.stores.vectorscan import kernels as LM
+from inspector.core.stores.vectorscan import near as NR
+from tests.clikit import cli_json
+from tests.storekit import snapshot, vectors_column
+
+DIM = 24
+ORDER = np.random.default_rng(1).permutation(600)  # ids in another order than row ids
+
+
+def _vectors(n: int, rng: np.random.Generator) -> tuple[np.ndarray, list[Any]]:
+    """Random rows, then planted groups: exact twins, a crowd of 14 copies, a cluster of 36
+    (more than the pool of 30), and near-duplicates from well inside to past the radius."""
+    v = rng.normal(size=(n, DIM)).astype(np.float32)
+    imp: list[Any] = list(rng.uniform(0, 1, n))
+    v[1:4] = v[0]  # four exact twins
+    imp[0:4] = [0.9, 0.9, 0.2, None]  # a tie at 0.95, 0.6, NULL: the default 0.7 (0.85)
+    v[5:19] = v[4]  # a crowd of 15 copies: the least important is past the limit
+    imp[4:19] = [0.05] + [0.8] * 14
+    v[20:56] = v[19] + rng.normal(scale=0.01, size=(36, DIM)).astype(np.float32)
+    for j, scale in enumerate((0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3)):  # d ~ 24 scale^2
+        base = 60 + 3 * j
+        v[base + 1:base + 3] = v[base] + rng.normal(scale=scale, size=(2, DIM))
+    imp[80:86] = [float("nan"), 1.5, -0.3, 0.0, None, 0.6]  # NaN, clamped, exactly 0
+    v[81] = v[80]  # a NaN-score twin of a clamped row
+    return v, imp
+
+
+def _table(start: int, n: int, rng: np.random.Generator) -> pa.Table:
+    v, imp = _vectors(n, rng)
+    ids = [f"m{ORDER[i]:04d}" for i in range(start, start + n)]
+    return pa.table({"id": ids, "text": [f"memory {i}" for i in range(start, start + n)],
+                     "importance": pa.array(imp, pa.float64()),
+                     "agentId": [f"agent-{i % 3}" for i in range(start, start + n)],
+                     "vector": vectors_column(v)})
+
+
+@pytest.fixture(scope="module")
+def store_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("outrank") / "db"
+    rng = np.random.default_rng(7)
+    tbl = lancedb.connect(str(path)).create_table("memories", _table(0, 200, rng))
+    for start, n in ((200, 150), (350, 250)):  # each add is one more fragment
+        tbl.add(_table(start, n, rng))
+    tbl.delete(f"id IN ('m{ORDER[1]:04d}', 'm{ORDER[30]:04d}', 'm{ORDER[210]:04d}', "
+               f"'m{ORDER[400]:04d}')")
+    return path
+
+
+def _audit(store: Any, sets: dict[str, Any], limit: int, scan: bool, own: bool
+           ) -> dict[str, Any]:
+    prober = FixedProber(store, load_shipped("importance-blend"), limit, scan=scan)
+    if sets:
+        prober = prober.changed(sets)
+    return runs.recall_audit(prober, own_scope=own)
+
+
+VERDICTS = ("counts", "by_scope", "never_recallable", "found")
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal, a NaN score equal to a NaN score (as the JSON output writes both)."""
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+@pytest.mark.parametrize(("limit", "sets"), [(10, {}), (3, {}), (1, {}),
+                                             (10, {"cut.min_score": 0.8}),
+                                             (10, {"blend.weight": 0.3})])
+def test_the_shortcut_gives_every_verdict_the_whole_pipeline_gives(
+        store_path: Path, limit: int, sets: dict[str, Any]) -> None:
+    store = open_store(str(store_path), "memories")
+    before = snapshot(store_path)
+    fast = _audit(store, sets, limit, True, own=False)
+    slow = _audit(store, sets, limit, False, own=False)
+    for key in VERDICTS:
+        assert _same(fast[key], slow[key]), key
+    how = fast["scan"]
+    assert how["shortcut"] > 200 and how["scanned"] + how["shortcut"] == fast["probes"]
+    assert how["shortcut_checked"]  # twins' ranks read their distances: LanceDB checked them
+    assert not how["per_query"] and sum(how["shortcut_refused"].values()) == how["scanned"]
+    assert "its own score is NaN or not positive" in how["shortcut_refused"]
+    if limit > 1:  # at limit 1 a twin outranked is past the limit: the pipeline answers it
+        ranks = {r["rank"] for r in fast["found"]}
+        assert {1, 2} <= ranks  # the tie of equal scores ranked by row id
+    assert snapshot(store_path) == before
+
+
+def test_each_shortcut_verdict_is_what_a_single_query_gives(
+        store_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`inspector query --preset importance-blend --vector-of ID --expect ID` returns each
+    memory the shortcut found at the rank it gave (every rank above 1, a sample of the rest)."""
+    store = open_store(str(store_path), "memories")
+    prober = FixedProber(store, load_shipped("importance-blend"), 10)
+    mem = prober.read(None, 0)
+    prober.prepare(mem, mem.picked, [None] * len(mem.picked), own_only=True)
+    ranks = {mem.ids[i]: r for i, r in prober._short.ranks.items()}
+    assert len(ranks) > 400
+    picked = [x for x, r in ranks.items() if r > 1] + sorted(ranks)[::60]
+    assert len(picked) > 12
+    for rid in picked:
+        out = cli_json(capsys, "query", str(store_path), "--preset", "importance-blend",
+                       "--vector-of", rid, "--limit", "10", "--expect", rid, "--json")
+        ids = [c["id"] for c in out["stages"][-1]["candidates"]]
+        assert ids.index(rid) + 1 == ranks[rid], rid
+        assert out["expect"][0]["dropped_at"] is None
+
+
+def test_probes_the_shortcut_cannot_prove_run_their_pipeline(store_path: Path) -> None:
+    store = open_store(str(store_path), "memories")
+    refused = _audit(store, {"cut.min_score": 0.8}, 10, True, own=False)["scan"][
+        "shortcut_refused"]
+    assert {"more rows within the outrank radius than the pool holds",
+            "rows near it outrank it past the limit", "its own score is below the min score",
+            "its own score is NaN or not positive"} <= set(refused)
+
+
+def test_scoped_probes_take_the_whole_pipeline(store_path: Path) -> None:
+    store = open_store(str(store_path), "memories")
+    fast = _audit(store, {}, 10, True, own=True)
+    slow = _audit(store, {}, 10, False, own=True)
+    for key in VERDICTS:
+        assert _same(fast[key], slow[key]), key
+    assert fast["scan"]["shortcut"] == 0 and fast["scan"]["shortcut_refused"] == {
+        "a scope is active (the pool is the scope's rows)": fast["probes"]}
+
+
+def test_a_failed_check_against_lancedb_sends_every_probe_to_its_pipeline(
+        store_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = open_store(str(store_path), "memories")
+    monkeypatch.setattr(outrank, "_agrees", lambda *a: False)
+    fast = _audit(store, {}, 10, True, own=False)
+    assert fast["scan"]["shortcut"] == 0
+    assert "the shortcut's check against LanceDB's own search failed" in \
+        fast["scan"]["shortcut_refused"]
+    slow = _audit(store, {}, 10, False, own=False)
+    for key in VERDICTS:
+        assert _same(fast[key], slow[key]), key
+
+
+def test_probes_alone_within_their_radius_need_no_check(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Random rows: every probe is alone even a rounding margin past its radius, so its rank
+    (1) reads no other row's distance and no LanceDB search is spent on checking it."""
+    from tests.storekit import write_table
+
+    rng = np.random.default_rng(2)
+    write_table(tmp_path / "db", {"id": [f"r{i}" for i in range(300)],
+                                  "importance": rng.uniform(0, 1, 300),
+                                  "vector": rng.normal(size=(300, DIM)).astype(np.float32)})
+    store = open_store(str(tmp_path / "db"), "memories")
+
+    def no_search(*a: Any) -> bool:
+        raise AssertionError("a LanceDB search was spent on the check")
+
+    monkeypatch.setattr(outrank, "_agrees", no_search)
+    fast = _audit(store, {}, 10, True, own=False)
+    assert fast["scan"]["shortcut"] == 300 and not fast["scan"]["shortcut_checked"]
+    monkeypatch.undo()
+    slow = _audit(store, {}, 10, False, own=False)
+    for key in VERDICTS:
+        assert _same(fast[key], slow[key]), key
+
+
+def test_the_check_agrees_with_lancedb_on_this_table(store_path: Path) -> None:
+    """The check itself passes on a table whose kernels match LanceDB's (it is what lets the
+    shortcut answer at all), and fails when a row near the probe is missing."""
+    store = open_store(str(store_path), "memories")
+    prober = FixedProber(store, load_shipped("importance-blend"), 10)
+    mem = prober.read(None, 0)
+    i = mem.position[f"m{ORDER[0]:04d}"]  # three twins at distance 0
+    p = prober.params(None)
+    near = NR.Rows(mem.vectors).within(np.array([i]), np.array([0.5]))[0]
+    assert len(near[0]) == 3
+    assert outrank._agrees(store, mem, i, p, near, 0.5)
+    assert not outrank._agrees(store, mem, i, p, (near[0][:2], near[1][:2]), 0.5)
+
+
+@pytest.mark.parametrize(("rank", "step"), [(40, 1_024), (8, 1_024), (40, 7)])
+def test_within_is_every_row_inside_the_radius(rank: int, step: int,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bound keeps every row whose exact (LanceDB) distance is at most the radius, each
+    probe's k-th distance being its radius (rows right at it). Rows in an 8-dimension
+    subspace far from the origin: the projection holds the whole distance, so only the
+    rounding slack keeps the rows at the radius. Probes 7 at a time: the same rows."""
+    monkeypatch.setattr(NR, "PROBES", step)
+    rng = np.random.default_rng(3)
+    basis = rng.normal(size=(rank, 40))
+    centres = rng.normal(size=(20, rank)) * 30
+    x = (centres[rng.integers(0, 20, 3_000)] + rng.normal(scale=0.5, size=(3_000, rank)))
+    x = (x @ basis / np.sqrt(rank) + (300.0 if rank < 40 else 0.0)).astype(np.float32)
+    x[100:110] = x[99]
+    probes = np.arange(0, 3_000, 37)
+    exact = [LM.rows(x, x[i], "l2") for i in probes]
+    table = NR.Rows(x)
+    for k in (1, 2, 5, 12, 40):
+        radii = np.array([np.sort(d)[k - 1] for d in exact], np.float64)
+        got = table.within(probes, radii)
+        for (rows, dist), d, r in zip(got, exact, radii, strict=True):
+            want = np.flatnonzero(d.astype(np.float64) <= r)
+            assert np.array_equal(np.sort(rows), want)
+            assert np.array_equal(dist[np.argsort(rows)], d[want])
