@@ -14,6 +14,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from inspector.core.engine.expect import Expectation
+from inspector.core.engine.flow.question import Question
 from inspector.core.engine.inputs import build_params
 from inspector.core.engine.live import PLACEMENTS, LiveSession
 from inspector.core.engine.params import Params
@@ -102,6 +103,13 @@ class Inspector(ExpectedRows, QObject):
         st = self.store
         where = (st.uri, st.table_name, st.version) if st is not None else None
         return where, self.text, self.vector_of, self.vector
+
+    def to_question(self) -> Question:
+        """What the window asks now as the question model (qt.question.window_question): the
+        one object receipts, sweeps and the saved settings keep."""
+        from inspector.qt.question import window_question
+
+        return window_question(self)
 
     def has_query(self) -> bool:
         return bool(self.text.strip()) or self.vector_of is not None or self.vector is not None

@@ -195,9 +195,9 @@ def fixed_preset_of(preset: str | None, pipeline_file: str | None,
     return from_spec(apply_set(spec, sets) if sets else spec)
 
 
-def question_params(q: Any) -> Params:
-    """The fixed pipeline's parameters a question (flow.question.Question) asks: its preset
-    or fixed pipeline file for its limit and scope, its explicit parameters on top."""
+def question_given(q: Any) -> dict[str, Any]:
+    """The explicitly given parameters of a question (flow.question.Question) as
+    build_params takes them: its own parameters, its one scope and its limit."""
     given = dict(q.params)
     if "scope_map" in given:
         given["scope_map"] = checked_map(given["scope_map"], "The question's scope_map")
@@ -208,8 +208,39 @@ def question_params(q: Any) -> Params:
         given["scope"] = q.scopes[0]
     if q.limit is not None:
         given["limit"] = q.limit
+    return given
+
+
+def question_params(q: Any) -> Params:
+    """The fixed pipeline's parameters a question (flow.question.Question) asks: its preset
+    or fixed pipeline file for its limit and scope, its explicit parameters on top."""
     return build_params(preset=fixed_preset_of(q.preset, q.pipeline_file, dict(q.set)),
-                        **given)
+                        **question_given(q))
+
+
+def given_question(store: str, preset: str | None, given: dict[str, Any],
+                   **asked: Any) -> Any:
+    """The question model for a fixed preset and explicitly given parameters, as the window
+    keeps them (the inverse of question_given): scope and limit become the question's own,
+    a scope map is held inline, the store URI loses its credentials; `asked` is the rest of
+    the question (text, vector, vector_of, embedder, expect, table)."""
+    from pydantic import ValidationError
+
+    from inspector.core.engine.flow.question import Question
+    from inspector.core.stores.safety.redact import redact_uri
+
+    params = {k: v.item() if isinstance(v, np.generic) else v
+              for k, v in given.items() if v is not None}
+    scope, limit = params.pop("scope", None), params.pop("limit", None)
+    if "scope_map" in params:
+        smap = params["scope_map"]
+        params["scope_map"] = {str(k): list(v) for k, v in
+                               (smap.items() if isinstance(smap, dict) else smap)}
+    try:
+        return Question(store=redact_uri(store), preset=preset, params=params,
+                        scopes=None if scope is None else [scope], limit=limit, **asked)
+    except ValidationError as exc:
+        raise InspectorError(f"The question is not valid: {exc.errors()[0]['msg']}.") from None
 
 
 def question_query(store: Store, q: Any, mode: str) -> Query:
