@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -18,24 +17,6 @@ from inspector.core.errors import InspectorError
 from inspector.core.jsonio import read_text
 from inspector.core.stores.embed import embedder_for_store
 from inspector.core.stores.store import Store
-
-
-@dataclass(frozen=True)
-class QuerySpec:
-    """What to ask before a store is open: a preset, the explicitly given parameters, and the
-    query input. The CLI builds one from its arguments; the window's `shot` runs it."""
-
-    preset: str | None = None
-    given: dict[str, Any] = field(default_factory=dict)
-    text: str | None = None
-    vector: tuple[float, ...] | None = None
-    vector_of: str | None = None
-    embedder: str | None = None
-    expect: tuple[str, ...] = ()
-
-    def params(self) -> Params:
-        return build_params(preset=self.preset, **self.given)
-
 
 MAX_VECTOR_BYTES = 64 * 1024 * 1024  # a --vector @FILE larger than this is refused unread
 MAX_DIM = 65_536
