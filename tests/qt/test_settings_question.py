@@ -88,6 +88,9 @@ def test_settings_of_the_old_form_restore_once(qtbot, isolated) -> None:
     json.dumps({"store": "", "preset": "no-such-preset"}),
     json.dumps({"store": "", "preset": "docs-pushdown", "scopes": ["a", "b"]}),
     json.dumps({"store": "", "preset": "docs-pushdown", "set": {"fetch.cap": 3}}),
+    json.dumps({"store": "", "preset": "docs-pushdown", "params": {"bogus": 1}}),
+    json.dumps({"store": "", "params": {"limit": "x"}}),
+    json.dumps({"store": "", "params": {"scope_map": 5}}),
 ])
 def test_a_damaged_or_invalid_saved_question_leaves_the_defaults(qtbot, isolated, value
                                                                  ) -> None:

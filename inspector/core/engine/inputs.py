@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Iterable
@@ -180,8 +181,12 @@ def question_given(q: Any) -> dict[str, Any]:
     """The explicitly given parameters of a question (flow.question.Question) as
     build_params takes them: its own parameters, its one scope and its limit."""
     given = dict(q.params)
+    unknown = sorted(set(given) - {f.name for f in dataclasses.fields(Params)})
+    if unknown:
+        raise InspectorError(f"The question's params name no parameter of the fixed "
+                             f"pipeline: {', '.join(unknown)}.")
     if "scope_map" in given:
-        given["scope_map"] = checked_map(given["scope_map"], "The question's scope_map")
+        given["scope_map"] = checked_map(given["scope_map"], "question's scope_map")
     if q.scopes is not None:
         if len(q.scopes) != 1:
             raise InspectorError("The fixed pipeline takes one scope; pipelines of stages "
