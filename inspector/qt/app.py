@@ -259,11 +259,11 @@ def shot_window(uri: str | None, table: str | None, options: Any, q: Any,
     """The offscreen window `shot` saves, idle after the question's query: a --vector alone is
     typed into the query bar as its JSON array, which the window searches as the vector
     itself; beside --text (a hybrid) it is the query's given vector, as `inspector query`
-    takes both (qt.question.put_question)."""
+    takes both (qt.live_jobs.put_question)."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     _quiet_qt()
     _application()
-    from inspector.qt.question import put_question
+    from inspector.qt.live_jobs import put_question
     from inspector.qt.window import MainWindow
 
     win = MainWindow(restore=False, persist=False)

@@ -96,7 +96,7 @@ def _old_question() -> Question | None:
 def _restore_question(win: Any) -> None:
     """The saved question's parameters and text into the window (a question the window
     cannot have asked, naming a pipeline file or --set values, is ignored)."""
-    from inspector.qt.question import restore_question
+    from inspector.qt.live_jobs import restore_question
 
     saved = load_question()
     if saved is None or saved[0].pipeline_file is not None or saved[0].set:

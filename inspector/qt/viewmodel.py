@@ -14,7 +14,6 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from inspector.core.engine.expect import Expectation
-from inspector.core.engine.flow.question import Question
 from inspector.core.engine.inputs import build_params
 from inspector.core.engine.live import PLACEMENTS, LiveSession
 from inspector.core.engine.params import Params
@@ -24,7 +23,13 @@ from inspector.core.errors import InspectorError
 from inspector.core.stores.opening import Opened, open_for_browsing
 from inspector.core.stores.store import VersionGoneError
 from inspector.qt.jobs import Jobs
-from inspector.qt.live_jobs import ExpectedRows, QueryRequest, query_job, refetch_job
+from inspector.qt.live_jobs import (
+    ExpectedRows,
+    QueryRequest,
+    query_job,
+    refetch_job,
+    window_question,
+)
 
 EXPECT_DELAY_MS = 250  # expected rows are re-analysed once a slider rests this long
 REQUERY_DELAY_MS = 150  # a parameter the cached pools cannot answer is re-queried after this
@@ -104,12 +109,8 @@ class Inspector(ExpectedRows, QObject):
         where = (st.uri, st.table_name, st.version) if st is not None else None
         return where, self.text, self.vector_of, self.vector
 
-    def to_question(self) -> Question:
-        """What the window asks now as the question model (qt.question.window_question): the
-        one object receipts, sweeps and the saved settings keep."""
-        from inspector.qt.question import window_question
-
-        return window_question(self)
+    # what the window asks now as the question model: what receipts, sweeps and settings keep
+    to_question = window_question
 
     def has_query(self) -> bool:
         return bool(self.text.strip()) or self.vector_of is not None or self.vector is not None

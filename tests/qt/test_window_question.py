@@ -14,7 +14,7 @@ import pytest
 from inspector.cli.main import main
 from inspector.core.engine.flow.question import Question
 from inspector.core.engine.inputs import question_params
-from inspector.qt.question import put_question, window_question
+from inspector.qt.live_jobs import put_question, window_question
 from inspector.qt.viewmodel import Inspector
 from inspector.qt.window import MainWindow
 
