@@ -26,10 +26,10 @@ from inspector.cli.options import (
     Parser,
     add_query_options,
     add_store_options,
+    fixed_question,
     is_flow,
     open_options,
     parse_size,
-    spec_from_args,
     storage_from_args,
 )
 from inspector.core.errors import InspectorError
@@ -151,8 +151,8 @@ def _cmd_shot(a: argparse.Namespace) -> int:
     size = parse_size(a.size)
     if is_flow(a):  # a pipeline of stages: the question `inspector query` would answer
         return _shot_flow(a, size)
-    spec = spec_from_args(a)  # every option validated before any window exists
-    if a.store is not None and not (spec.text or spec.vector_of or spec.vector is not None):
+    q = fixed_question(a)  # every option validated before any window exists
+    if a.store is not None and not (q.text or q.vector_of or q.vector is not None):
         raise InspectorError("Give a query for the store: --text TEXT, --vector JSON or "
                              "--vector-of ID.")
     options = open_options(a)
@@ -164,7 +164,7 @@ def _cmd_shot(a: argparse.Namespace) -> int:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from inspector.qt.app import shot
 
-    return shot(a.store, a.table, options, spec, size, a.out)
+    return shot(a.store, a.table, options, q, size, a.out)
 
 
 def _shot_flow(a: argparse.Namespace, size: tuple[int, int]) -> int:

@@ -1,11 +1,11 @@
-"""The one place command-line arguments become engine objects: parameters, open options and a
-query request. Every command (and the window's launch and `shot`) goes through these."""
+"""The one place command-line arguments become engine objects: the question (the question
+model), parameters and open options. Every command (and the window's launch and `shot`) goes
+through these."""
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from inspector.core.engine.flow.shipped import accepted_names, shipped_names
 from inspector.core.engine.params import DISTANCES, FILTERS, MODES, TIE_RULES, Params
@@ -14,9 +14,6 @@ from inspector.core.engine.scope import STRATEGIES
 from inspector.core.errors import InspectorError
 from inspector.core.stores.options import OpenOptions
 from inspector.core.stores.remote import parse_option_pairs
-
-if TYPE_CHECKING:
-    from inspector.core.engine.inputs import QuerySpec
 
 # Arguments that map one to one onto Params fields (None: not given, so a preset may fill in).
 PARAM_KEYS = ("mode", "distance", "limit", "overfetch", "cap", "fts_k", "vec_k", "rrf_k", "blend",
@@ -220,8 +217,9 @@ def fixed_question(a: argparse.Namespace) -> Any:
         raise InspectorError("Give either --vector or --vector-of, not both.")
     vector = [float(x) for x in parse_vector(a.vector)] if a.vector is not None else None
     try:
-        return Question(store=redact_uri(a.store), table=a.table, text=a.text, vector=vector,
-                        vector_of=a.vector_of, embedder=a.embedder, preset=a.preset,
+        return Question(store=redact_uri(a.store or ""), table=a.table, text=a.text,
+                        vector=vector, vector_of=a.vector_of, embedder=a.embedder,
+                        preset=a.preset,
                         pipeline_file=getattr(a, "pipeline", None), set=_sets(a),
                         columns=parse_option_pairs(getattr(a, "column", None) or [],
                                                    "--column"),
@@ -236,25 +234,6 @@ def params_from_args(a: argparse.Namespace) -> Params:
 
     given = given_from_args(a)
     return build_params(preset=fixed_preset(a), **given)
-
-
-def spec_from_args(a: argparse.Namespace) -> QuerySpec:
-    """What to ask, before any store is open: preset, given parameters and the query input."""
-    from inspector.core.engine.inputs import QuerySpec, build_params, parse_vector
-
-    if a.vector is not None and a.vector_of is not None:
-        raise InspectorError("Give either --vector or --vector-of, not both.")
-    given = given_from_args(a)
-    preset = fixed_preset(a)
-    params = build_params(preset=preset, **given)  # validate before anything opens
-    if not isinstance(preset, str | None):
-        # a fixed-pipeline file, or --set: the window runs its parameters as they compile
-        # (shown as a custom pipeline), the very Params `inspector query` runs
-        preset, given = None, dataclasses.asdict(params)
-    return QuerySpec(preset=preset, given=given, text=a.text,
-                     vector=tuple(parse_vector(a.vector).tolist()) if a.vector is not None
-                     else None, vector_of=a.vector_of, embedder=a.embedder,
-                     expect=tuple(a.expect))
 
 
 def query_from_args(a: argparse.Namespace, store: Any, params: Params) -> Any:

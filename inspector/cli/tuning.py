@@ -7,13 +7,7 @@ import sys
 from typing import Any
 
 from inspector.cli import flow as cli_flow
-from inspector.cli.options import (
-    add_query_options,
-    is_flow,
-    open_from_args,
-    params_from_args,
-    query_from_args,
-)
+from inspector.cli.options import add_query_options, fixed_question, is_flow, open_from_args
 from inspector.core.engine.flow.shipped import accepted_names
 from inspector.core.engine.presets import PRESETS
 from inspector.core.errors import InspectorError
@@ -80,12 +74,25 @@ def _grid(a: argparse.Namespace, base: Any) -> Any:
     return grid
 
 
-def _store_query_params(a: argparse.Namespace, need_query: bool) -> tuple[Any, Any, Any]:
-    params = params_from_args(a)
+def _question(a: argparse.Namespace) -> tuple[Any, Any]:
+    """The question the options ask of the fixed pipeline and the base parameters it gives,
+    checked before any store opens."""
+    from inspector.core.engine.inputs import question_params
+
+    q = fixed_question(a)
+    return q, question_params(q)
+
+
+def _store_query(a: argparse.Namespace, q: Any, params: Any, need_query: bool
+                 ) -> tuple[Any, Any]:
+    """The store the options name, and the query the question asks of it (None when no
+    query input is given and none is needed: a query set)."""
+    from inspector.core.engine.inputs import question_query
+
     store = open_from_args(a)
-    if not need_query and a.text is None and a.vector is None and a.vector_of is None:
-        return store, None, params
-    return store, query_from_args(a, store, params), params
+    if not need_query and q.text is None and q.vector is None and q.vector_of is None:
+        return store, None
+    return store, question_query(store, q, params.mode)
 
 
 def _grades(path: str | None, text: str | None, scope: str | None) -> dict[str, float] | None:
@@ -125,23 +132,28 @@ def _cmd_sweep(a: argparse.Namespace) -> int:
         raise InspectorError("--grid STAGE.PARAM=SPEC sweeps a pipeline of stages; the fixed "
                              "pipeline's axes are --grid-overfetch, --grid-blend and "
                              "--grid-min-score.")
-    base = params_from_args(a)
-    grid = _grid(a, base)  # checked before the store opens
-    nprobes = _nprobes_axis(a.grid_nprobes, base) if a.grid_nprobes else None
-    store, query, params = _store_query_params(a, need_query=False)
+    q, params = _question(a)
+    grid = _grid(a, params)  # checked before the store opens
+    nprobes = _nprobes_axis(a.grid_nprobes, params) if a.grid_nprobes else None
+    store, query = _store_query(a, q, params, need_query=False)
     if a.queries:
-        cases = cases_from_judgments(store, load_judgments(a.queries), params.mode, a.embedder)
+        cases = cases_from_judgments(store, load_judgments(a.queries), params.mode, q.embedder)
     elif query is not None:
-        grades = _grades(a.judgments, a.text, params.scope) or {}
-        cases = [Case(a.text or query.source, query, None, tuple(sorted(grades.items())))]
+        grades = _grades(a.judgments, q.text, params.scope) or {}
+        cases = [Case(q.text or query.source, query, None, tuple(sorted(grades.items())))]
     else:
         raise InspectorError("Give a query set (--queries FILE) or one query (--text ...).")
     warn_unknown_ids(store, [rid for c in cases for rid, _ in c.grades])
     if nprobes is not None:
-        return _nprobes_sweep(a, store, cases, params, grid, nprobes)
+        return _nprobes_sweep(a, q, store, cases, params, grid, nprobes)
     result = run_sweep(store, cases, params, grid, k=a.k, progress=_progress,
                        scan=_scan_plan(a))
-    return _emit(a, result.to_json(), lambda: format_sweep(result))
+    return _emit(a, _with_question(result.to_json(), q), lambda: format_sweep(result))
+
+
+def _with_question(data: dict[str, Any], q: Any) -> dict[str, Any]:
+    """A sweep's JSON with the question it swept around (its base parameters and query)."""
+    return {**data, "question": q.model_dump(mode="json", by_alias=True)}
 
 
 def _emit(a: argparse.Namespace, data: Any, text: Any) -> int:
@@ -165,13 +177,13 @@ def _nprobes_axis(spec: str, base: Any) -> tuple[int, ...]:
     return values
 
 
-def _nprobes_sweep(a: argparse.Namespace, store: Any, cases: Any, params: Any, grid: Any,
-                   nprobes: tuple[int, ...]) -> int:
+def _nprobes_sweep(a: argparse.Namespace, q: Any, store: Any, cases: Any, params: Any,
+                   grid: Any, nprobes: tuple[int, ...]) -> int:
     """`sweep --grid-nprobes`: recall against nprobes x over-fetch on an indexed table."""
     from inspector.core.analysis.index_sweep import format_nprobes, nprobes_sweep
 
     result = nprobes_sweep(store, cases, params, grid, nprobes, a.k)
-    return _emit(a, result.to_json(), lambda: format_nprobes(result))
+    return _emit(a, _with_question(result.to_json(), q), lambda: format_nprobes(result))
 
 
 def _scan_plan(a: argparse.Namespace) -> Any:
@@ -206,15 +218,15 @@ def _cmd_report(a: argparse.Namespace) -> int:
         return cli_flow.cmd_report(a)
     if not 1 <= a.pool_depth <= 100_000:
         raise InspectorError("--pool-depth must be between 1 and 100000.")
-    base = params_from_args(a)
-    grid = _grid(a, base)
-    against = _against(a, base)
-    store, query, params = _store_query_params(a, need_query=True)
-    grades = _grades(a.judgments, a.text, params.scope)
+    q, params = _question(a)
+    grid = _grid(a, params)
+    against = _against(a, params)
+    store, query = _store_query(a, q, params, need_query=True)
+    grades = _grades(a.judgments, q.text, params.scope)
     warn_unknown_ids(store, grades or {})
     bundle = build_receipt(store, query, params, grades=grades, against=against,
                            label=a.preset or "given", grid=grid, pool_depth=a.pool_depth,
-                           with_map=not a.no_map)
+                           with_map=not a.no_map, question=q)
     paths = save(bundle, a.out, html=not a.no_html)
     t = bundle["trace"]
     print(f"[{t['diagnosis']['code']}] {t['diagnosis']['message']}")

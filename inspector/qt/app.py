@@ -198,13 +198,13 @@ def _quiet_qt() -> None:
     qInstallMessageHandler(handler)
 
 
-def shot(uri: str | None, table: str | None, options: Any, spec: Any, size: tuple[int, int],
+def shot(uri: str | None, table: str | None, options: Any, fixed: Any, size: tuple[int, int],
          out: str, question: Any = None) -> int:
-    """Open the window offscreen, run the query spec (an inputs.QuerySpec) on the store (the
-    demo store and its suggested query when uri is None and the spec asks nothing), or the
-    question to a pipeline of stages, and save a PNG. Never reads or writes the user's window
-    settings."""
-    win = shot_window(uri, table, options, spec, size) if question is None else \
+    """Open the window offscreen, ask the fixed pipeline's question (a Question, from
+    cli.options.fixed_question) on the store (the demo store and its suggested query when uri
+    is None and the question asks nothing), or the question to a pipeline of stages, and save
+    a PNG. Never reads or writes the user's window settings."""
+    win = shot_window(uri, table, options, fixed, size) if question is None else \
         shot_flow_window(question, options, size)
     win.export_png(out)
     print(f"saved {out} ({size[0]}x{size[1]})")
@@ -254,32 +254,25 @@ def shot_flow_window(q: Any, options: Any, size: tuple[int, int]) -> Any:
     return win
 
 
-def shot_window(uri: str | None, table: str | None, options: Any, spec: Any,
+def shot_window(uri: str | None, table: str | None, options: Any, q: Any,
                 size: tuple[int, int]) -> Any:
-    """The offscreen window `shot` saves, idle after the spec's query: a --vector is typed
-    into the query bar as its JSON array, which the window searches as the vector itself."""
+    """The offscreen window `shot` saves, idle after the question's query: a --vector alone is
+    typed into the query bar as its JSON array, which the window searches as the vector
+    itself; beside --text (a hybrid) it is the query's given vector, as `inspector query`
+    takes both (qt.live_jobs.put_question)."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     _quiet_qt()
     _application()
-    import json
-
+    from inspector.qt.live_jobs import put_question
     from inspector.qt.window import MainWindow
 
     win = MainWindow(restore=False, persist=False)
     vm = win.vm
-    # a --vector alone is typed as its JSON array; beside --text (a hybrid) it is the query's
-    # given vector, as `inspector query` takes both
-    both = spec.vector is not None and spec.text is not None
-    typed = json.dumps(list(spec.vector)) if spec.vector is not None and not both else spec.text
-    if uri is None and not (typed or spec.vector_of):
+    if uri is None and not (q.text or q.vector is not None or q.vector_of):
         vm.open_store(None, table, then="suggested")
     else:
-        vm.restore(spec.preset, spec.given, compare=False)
-        vm.text, vm.vector_of = typed or "", spec.vector_of
-        vm.vector = spec.vector if both else None
-        vm.expected = list(spec.expect)
+        put_question(vm, q)
         win.query_bar.show_query(vm.text, vm.vector_of)
-        vm.embedder = spec.embedder
         vm.open_store(uri, table, then="run", options=options)
     win.resize(*size)
     win.show()

@@ -1,4 +1,4 @@
-"""Persistent settings: window layout, recent stores, last parameters, theme.
+"""Persistent settings: window layout, recent stores, the last question asked, theme.
 
 QSettings objects are made on demand (after the application name is set), never at import;
 the INI format everywhere means tests can redirect them with QSettings.setPath."""
@@ -6,17 +6,24 @@ the INI format everywhere means tests can redirect them with QSettings.setPath."
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QCoreApplication, QSettings
 
+from inspector.core.errors import InspectorError
 from inspector.core.stores.options import OpenOptions, looks_secret, without_userinfo
 from inspector.qt import fit, theme
+
+if TYPE_CHECKING:  # the engine loads after the first paint, not with the settings
+    from inspector.core.engine.flow.question import Question
 
 ORG = "memory-store-inspector"
 APP = "inspector"
 MAX_RECENT = 8
 RECENT_OPTIONS = "recent/options"  # JSON {uri: {"table", "storage", "docs_model"}}
+QUESTION = "question/json"  # the window's question (flow.question.Question) as JSON
+COMPARE = "question/compare"  # both filter placements side by side: window state
+OLD_PARAMS = ("params/preset", "params/given", "params/compare", "params/text")  # read once
 
 
 def settings() -> QSettings:
@@ -39,29 +46,66 @@ def add_recent(uri: str) -> list[str]:
     return items
 
 
-def save_params(preset: str | None, given: dict[str, Any], compare: bool, text: str) -> None:
+def save_question(question: Question, compare: bool) -> None:
+    """Keep the window's question (store URI without credentials) and, beside it, the
+    compare flag (window state, not part of the question); the old keys go."""
+    from inspector.core.stores.safety.redact import redact_uri
+
     s = settings()
-    s.setValue("params/preset", preset or "")
-    s.setValue("params/given", json.dumps(given))
-    s.setValue("params/compare", compare)
-    s.setValue("params/text", text)
+    safe = question.model_copy(update={"store": redact_uri(question.store)})
+    s.setValue(QUESTION, safe.model_dump_json(by_alias=True))
+    s.setValue(COMPARE, compare)
+    for key in OLD_PARAMS:
+        s.remove(key)
 
 
-def load_params() -> tuple[str | None, dict[str, Any], bool, str] | None:
+def load_question() -> tuple[Question, bool] | None:
+    """The saved question and compare flag; None when none was saved or it does not validate
+    (the window keeps its defaults). Settings of the old form (a preset, the given
+    parameters, the text) are read as the question they asked, until the next save."""
+    from inspector.core.engine.flow.question import Question
+
+    s = settings()
+    compare = str(s.value(COMPARE, s.value("params/compare", "false"))).lower() == "true"
+    if not s.contains(QUESTION):
+        old = _old_question()
+        return None if old is None else (old, compare)
+    try:
+        return Question.model_validate(json.loads(str(s.value(QUESTION)))), compare
+    except (ValueError, RecursionError):  # a pydantic ValidationError is a ValueError
+        return None
+
+
+def _old_question() -> Question | None:
+    """The question settings written before the question model asked, if they validate."""
+    from inspector.core.engine.inputs import given_question
+
     s = settings()
     if not s.contains("params/given"):
         return None
     try:
         given = json.loads(str(s.value("params/given", "{}")))
-    except ValueError:
+        if not isinstance(given, dict):
+            return None
+        return given_question("", str(s.value("params/preset", "")) or None, given,
+                              text=str(s.value("params/text", "")) or None)
+    except (ValueError, TypeError, RecursionError, InspectorError):
         return None
-    if not isinstance(given, dict):
-        return None
-    if isinstance(given.get("scope_map"), list):  # JSON turned the frozen map into lists
-        given["scope_map"] = tuple((k, tuple(v)) for k, v in given["scope_map"])
-    compare = str(s.value("params/compare", "false")).lower() == "true"
-    return (str(s.value("params/preset", "")) or None, given, compare,
-            str(s.value("params/text", "")))
+
+
+def _restore_question(win: Any) -> None:
+    """The saved question's parameters and text into the window (a question the window
+    cannot have asked, naming a pipeline file or --set values, is ignored)."""
+    from inspector.qt.live_jobs import restore_question
+
+    saved = load_question()
+    if saved is None or saved[0].pipeline_file is not None or saved[0].set:
+        return
+    try:
+        restore_question(win.vm, *saved)
+    except InspectorError:  # e.g. a scope map or several scopes that do not validate
+        return
+    win.query_bar.show_query(win.vm.text, None)
 
 
 def save_state(name: str, value: Any) -> None:
@@ -126,12 +170,7 @@ def restore_window(win: Any, splitters: tuple[str, ...]) -> None:
     win.theme_choice = str(load_state("theme") or "system")
     if win.theme_choice not in theme.THEMES:
         win.theme_choice = "system"
-    saved = load_params()
-    if saved is not None:
-        preset, given, compare, text = saved
-        win.vm.restore(preset, given, compare)
-        win.vm.text = text
-        win.query_bar.show_query(text, None)
+    _restore_question(win)
 
 
 def save_window(win: Any, splitters: tuple[str, ...]) -> None:
@@ -145,5 +184,7 @@ def save_window(win: Any, splitters: tuple[str, ...]) -> None:
             header = view.table.horizontalHeader()
             save_state(f"tables/{stage}", header.saveState())
     save_state("theme", win.theme_choice)
-    vm = win.vm
-    save_params(vm.preset, vm.given, vm.compare, vm.text)
+    try:
+        save_question(win.vm.to_question(), win.vm.compare)
+    except InspectorError:  # a question that does not validate is not kept
+        pass

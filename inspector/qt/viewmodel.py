@@ -23,7 +23,13 @@ from inspector.core.errors import InspectorError
 from inspector.core.stores.opening import Opened, open_for_browsing
 from inspector.core.stores.store import VersionGoneError
 from inspector.qt.jobs import Jobs
-from inspector.qt.live_jobs import ExpectedRows, QueryRequest, query_job, refetch_job
+from inspector.qt.live_jobs import (
+    ExpectedRows,
+    QueryRequest,
+    query_job,
+    refetch_job,
+    window_question,
+)
 
 EXPECT_DELAY_MS = 250  # expected rows are re-analysed once a slider rests this long
 REQUERY_DELAY_MS = 150  # a parameter the cached pools cannot answer is re-queried after this
@@ -102,6 +108,9 @@ class Inspector(ExpectedRows, QObject):
         st = self.store
         where = (st.uri, st.table_name, st.version) if st is not None else None
         return where, self.text, self.vector_of, self.vector
+
+    # what the window asks now as the question model: what receipts, sweeps and settings keep
+    to_question = window_question
 
     def has_query(self) -> bool:
         return bool(self.text.strip()) or self.vector_of is not None or self.vector is not None

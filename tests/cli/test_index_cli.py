@@ -88,6 +88,8 @@ def test_sweep_over_nprobes_gives_recall_against_the_exact_search(capsys, path):
                 "--json")
     assert doc["nprobes"] == [1, 64] and doc["overfetch"] == [1.0, 4.0]
     assert doc["truth"] == "exact (flat) search" and doc["queries"] == 1
+    assert (doc["question"]["vector_of"], doc["question"]["params"]["filter"]) == \
+        ("r00042", "pushdown")  # the question it swept around (issue 18)
     assert all(0 <= v <= 1 for row in doc["recall"] for v in row if v is not None)
     one, every = doc["recall"]
     table = lancedb.connect(str(path)).open_table("memories")

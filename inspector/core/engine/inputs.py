@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -18,24 +18,6 @@ from inspector.core.errors import InspectorError
 from inspector.core.jsonio import read_text
 from inspector.core.stores.embed import embedder_for_store
 from inspector.core.stores.store import Store
-
-
-@dataclass(frozen=True)
-class QuerySpec:
-    """What to ask before a store is open: a preset, the explicitly given parameters, and the
-    query input. The CLI builds one from its arguments; the window's `shot` runs it."""
-
-    preset: str | None = None
-    given: dict[str, Any] = field(default_factory=dict)
-    text: str | None = None
-    vector: tuple[float, ...] | None = None
-    vector_of: str | None = None
-    embedder: str | None = None
-    expect: tuple[str, ...] = ()
-
-    def params(self) -> Params:
-        return build_params(preset=self.preset, **self.given)
-
 
 MAX_VECTOR_BYTES = 64 * 1024 * 1024  # a --vector @FILE larger than this is refused unread
 MAX_DIM = 65_536
@@ -195,12 +177,16 @@ def fixed_preset_of(preset: str | None, pipeline_file: str | None,
     return from_spec(apply_set(spec, sets) if sets else spec)
 
 
-def question_params(q: Any) -> Params:
-    """The fixed pipeline's parameters a question (flow.question.Question) asks: its preset
-    or fixed pipeline file for its limit and scope, its explicit parameters on top."""
+def question_given(q: Any) -> dict[str, Any]:
+    """The explicitly given parameters of a question (flow.question.Question) as
+    build_params takes them: its own parameters, its one scope and its limit."""
     given = dict(q.params)
+    unknown = sorted(set(given) - {f.name for f in dataclasses.fields(Params)})
+    if unknown:
+        raise InspectorError(f"The question's params name no parameter of the fixed "
+                             f"pipeline: {', '.join(unknown)}.")
     if "scope_map" in given:
-        given["scope_map"] = checked_map(given["scope_map"], "The question's scope_map")
+        given["scope_map"] = checked_map(given["scope_map"], "question's scope_map")
     if q.scopes is not None:
         if len(q.scopes) != 1:
             raise InspectorError("The fixed pipeline takes one scope; pipelines of stages "
@@ -208,8 +194,39 @@ def question_params(q: Any) -> Params:
         given["scope"] = q.scopes[0]
     if q.limit is not None:
         given["limit"] = q.limit
+    return given
+
+
+def question_params(q: Any) -> Params:
+    """The fixed pipeline's parameters a question (flow.question.Question) asks: its preset
+    or fixed pipeline file for its limit and scope, its explicit parameters on top."""
     return build_params(preset=fixed_preset_of(q.preset, q.pipeline_file, dict(q.set)),
-                        **given)
+                        **question_given(q))
+
+
+def given_question(store: str, preset: str | None, given: dict[str, Any],
+                   **asked: Any) -> Any:
+    """The question model for a fixed preset and explicitly given parameters, as the window
+    keeps them (the inverse of question_given): scope and limit become the question's own,
+    a scope map is held inline, the store URI loses its credentials; `asked` is the rest of
+    the question (text, vector, vector_of, embedder, expect, table)."""
+    from pydantic import ValidationError
+
+    from inspector.core.engine.flow.question import Question
+    from inspector.core.stores.safety.redact import redact_uri
+
+    params = {k: v.item() if isinstance(v, np.generic) else v
+              for k, v in given.items() if v is not None}
+    scope, limit = params.pop("scope", None), params.pop("limit", None)
+    if "scope_map" in params:
+        smap = params["scope_map"]
+        params["scope_map"] = {str(k): list(v) for k, v in
+                               (smap.items() if isinstance(smap, dict) else smap)}
+    try:
+        return Question(store=redact_uri(store), preset=preset, params=params,
+                        scopes=None if scope is None else [scope], limit=limit, **asked)
+    except ValidationError as exc:
+        raise InspectorError(f"The question is not valid: {exc.errors()[0]['msg']}.") from None
 
 
 def question_query(store: Store, q: Any, mode: str) -> Query:

@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from inspector.core.engine.flow.question import Question
 from inspector.core.engine.params import Params
 from inspector.core.engine.pipeline import derive
 from inspector.core.engine.pool import Leg, Pool, Query
@@ -24,6 +25,7 @@ from inspector.core.errors import InspectorError
 from inspector.core.evidence.schema import check_bundle
 from inspector.core.jsonio import dumps, plain, read_json
 from inspector.core.stores.ann.indexes import IndexInfo
+from inspector.core.stores.safety.redact import redact_uri
 
 FORMAT = "inspector-bundle"
 VERSION = 1
@@ -137,15 +139,21 @@ class Evidence:
 
 
 def make_bundle(trace: Trace, pool: Pool | None = None,
-                evidence: Evidence | None = None, label: str | None = None) -> dict[str, Any]:
-    """The receipt for one query: the trace's own JSON (store, version, parameters, counters,
-    every stage, diagnosis), the evidence, and the (deep) pool it was derived from; `label`
-    names its parameters (the preset) on the receipt's first screen."""
+                evidence: Evidence | None = None, label: str | None = None,
+                question: Question | None = None) -> dict[str, Any]:
+    """The receipt for one query: the question asked (the caller's, the one the query ran;
+    store URI without credentials), the trace's own JSON (store, version, parameters,
+    counters, every stage, diagnosis), the evidence, and the (deep) pool it was derived
+    from; `label` names its parameters (the preset) on the receipt's first screen."""
     ev = evidence or Evidence()
     t = trace.to_json()
+    asked = None
+    if question is not None:
+        asked = question.model_copy(update={"store": redact_uri(question.store)})
     return {
         "format": FORMAT, "version": VERSION, "label": label,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "question": None if asked is None else asked.model_dump(mode="json", by_alias=True),
         "store": t["store"], "query": t["query"], "params": trace.params.to_json(),
         "trace": t, "metrics": ev.metrics, "truth": ev.truth, "judgments": ev.judgments,
         "safe": ev.safe, "sweep": ev.sweep, "comparison": ev.comparison, "map": ev.pool_map,
@@ -178,6 +186,13 @@ class Loaded(NamedTuple):
     pool: Pool
     params: Params
     data: dict[str, Any]
+
+    @property
+    def question(self) -> Question | None:
+        """The question the receipt's query asked; None for a bundle written before
+        receipts carried it (its parameters and query input are all it has)."""
+        asked = self.data.get("question")
+        return None if asked is None else Question.model_validate(asked)
 
 
 def load(path: str | Path) -> Loaded:

@@ -204,6 +204,21 @@ def _section(build: Callable[[dict[str, Any]], str], bundle: dict[str, Any], nam
                f"({_e(type(exc).__name__)}).</p>"
 
 
+def _asked(b: dict[str, Any]) -> str:
+    """The question the receipt's query asked, as given: what the parameters below came from
+    (the preset, the values given explicitly, scope, limit, the query input)."""
+    q = b.get("question")
+    if q is None:
+        return "<p class=muted>This receipt was written before receipts kept the question " \
+               "asked; the parameters below are all it has.</p>"
+    shown: dict[str, Any] = {k: v for k, v in q.items()
+                             if k not in ("schema", "vector") and v not in (None, {}, [])}
+    if q.get("vector") is not None:
+        shown["vector"] = f"{len(q['vector'])} numbers"
+    return "<h3>The question asked</h3>" + _kv(
+        {k: dumps(v) if isinstance(v, (dict, list)) else v for k, v in shown.items()})
+
+
 def _stages(b: dict[str, Any]) -> str:
     text_col = b["pool"]["roles"].get("text")
     return "".join(f"<details{' open' if s['name'] == 'final' else ''}><summary>"
@@ -218,7 +233,8 @@ def render_html(bundle: dict[str, Any], json_text: str | None = None) -> str:
              _section(_metrics, bundle, "metrics"), _section(_sweep, bundle, "sweep"),
              _section(_comparison, bundle, "comparison"), _section(_map, bundle, "map"),
              "<h2>Every stage</h2>", _section(_stages, bundle, "stages"),
-             "<h2>Parameters</h2>", _section(verdict.parameters, bundle, "parameters")]
+             "<h2>Parameters</h2>", _section(_asked, bundle, "question"),
+             _section(verdict.parameters, bundle, "parameters")]
     return ("<!doctype html><html lang=en><head><meta charset=utf-8>"
             '<meta name=viewport content="width=device-width,initial-scale=1">'
             f"<title>Retrieval receipt</title><style>{_CSS}</style></head><body>"

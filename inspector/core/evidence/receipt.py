@@ -23,6 +23,7 @@ from inspector.core.analysis.sweep import (
 )
 from inspector.core.analysis.truth import trim_pool, truth_ids
 from inspector.core.engine.ann import facet
+from inspector.core.engine.flow.question import Question
 from inspector.core.engine.live import CellPools
 from inspector.core.engine.params import Params, depths
 from inspector.core.engine.pipeline import derive, run
@@ -37,8 +38,9 @@ def build_receipt(store: Store, query: Query, p: Params,
                   grades: dict[str, float] | None = None,
                   against: tuple[str, Params] | None = None, label: str = "A",
                   grid: Grid | None = None, pool_depth: int = DEFAULT_POOL_DEPTH,
-                  with_map: bool = True) -> dict[str, Any]:
-    """The whole receipt for query under p, as a bundle dict ready for `bundle.save`."""
+                  with_map: bool = True, question: Question | None = None) -> dict[str, Any]:
+    """The whole receipt for query under p, as a bundle dict ready for `bundle.save`;
+    `question` is the question model p and query were made from, kept in the receipt."""
     grid = grid or Grid()
     case = Case(name=query.text or query.source, query=query,
                 grades=tuple(sorted((grades or {}).items())))
@@ -64,4 +66,4 @@ def build_receipt(store: Store, query: Query, p: Params,
     ev = Evidence(metrics=metrics, truth=list(truth), safe=qs.safe.to_json(),
                   sweep=aggregate([qs], p, grid).to_json(), comparison=comparison,
                   pool_map=mapped, judgments=dict(grades) if grades else None)
-    return make_bundle(trace, deep, ev, label)
+    return make_bundle(trace, deep, ev, label, question)

@@ -1,8 +1,9 @@
 """The shape a receipt bundle must have before anything is built from it.
 
 A bundle is a file anyone can edit. `check_bundle` checks every part that is read back (the
-pool, the parameters, the store header, the stored map and judgments) for its JSON type and,
-for per-row arrays, its length, and raises one sentence naming the first field that is wrong:
+question, the pool, the parameters, the store header, the stored map and judgments) for its
+JSON type and, for per-row arrays, its length, and raises one sentence naming the first field
+that is wrong:
 `pool.ids: expected a {"dtype", "data"} array, found an object with keys a`. Nothing that
 passes can make `derive` or the window fail on a wrong type.
 """
@@ -203,10 +204,28 @@ def _check_map(m: Any) -> None:
     _need(r is None or _is_num(r), "map.cut_radius", "a number or null", r)
 
 
+def _check_question(asked: Any) -> None:
+    """The question model or null (a bundle written before receipts carried it has none)."""
+    from pydantic import ValidationError
+
+    from inspector.core.engine.flow.question import Question
+
+    if asked is None:
+        return
+    _obj(asked, "question")
+    try:
+        Question.model_validate(asked)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(x) for x in ("question", *first["loc"]))
+        raise Damaged(f"{where}: {first['msg']}") from None
+
+
 def check_bundle(data: dict[str, Any], path: Any) -> None:
     """One sentence naming the first wrong field, when the bundle is not one this inspector
     wrote (or one edited into a shape it cannot read)."""
     try:
+        _check_question(data.get("question"))
         _obj(data.get("store"), "store")
         for key in ("uri", "table"):
             _text(data["store"].get(key), f"store.{key}", optional=True)
@@ -286,9 +305,12 @@ def bundle_schema() -> dict[str, Any]:
                       in_scope=bool_list, final=bool_list, raw_rank=_list({"type": "integer"}),
                       cut_depth={"type": "integer"}, explained=pair, query=_maybe(pair),
                       cut_radius=_maybe(_NUM))
+    from inspector.core.engine.flow.question import question_schema
+
     return {"$schema": "https://json-schema.org/draft/2020-12/schema",
             "title": "inspector receipt bundle (the parts read back)",
             **_obj_of(("store", "params", "pool"),
+                      question=_maybe(question_schema()),
                       store=_obj_of(uri=_maybe(_TEXT), table=_maybe(_TEXT)),
                       created=_maybe(_TEXT), trace=_maybe({"type": "object"}),
                       params=_obj_of(scope_map=scope_map),

@@ -60,8 +60,13 @@ class Receipts(QObject):
         if cmp is not None:
             against = (cmp.labels[1], cmp.params[1])
         grades = self.tuning.judgments.grades()
+        try:
+            asked = vm.to_question()
+        except InspectorError as exc:
+            vm.fail(str(exc))
+            return
         self.window.status_label.setText("Building the receipt…")
-        vm.jobs.start("receipt", receipt_job, vm.store, vm.query, vm.params, path, grades,
+        vm.jobs.start("receipt", receipt_job, vm.store, vm.query, asked, path, grades,
                       against, vm.preset or "the window's settings", on_done=self._written,
                       on_error=vm.fail)
 

@@ -5,6 +5,7 @@ parameters to the main sliders, the best region, and the minimum safe over-fetch
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -203,16 +204,19 @@ class SweepPanel(QWidget):
         return Grid(f, w, parse_axis(ms, "min score") if ms else None)
 
     def request(self) -> SweepRequest:
+        """The window's question (cap 0 when the cap is ignored) and the grid around it."""
         vm = self.vm
-        base = vm.params.with_(cap=0) if self.no_cap.isChecked() else vm.params
-        grid = self.grid().resolved(base)
+        asked = vm.to_question()
+        if self.no_cap.isChecked():
+            asked = asked.model_copy(update={"params": {**asked.params, "cap": 0}})
+        req = SweepRequest(question=asked, grid=self.grid())
+        req = replace(req, grid=req.grid.resolved(req.base))
         if self.source.currentData() == "set" and self.query_set is not None:
-            return SweepRequest(base=base, grid=grid, query_set=self.query_set,
-                                embedder=getattr(vm, "embedder", None))
+            return replace(req, query_set=self.query_set)
         if vm.query is None:
             raise InspectorError("Run a query first: the sweep needs the window's query.")
-        return SweepRequest(base=base, grid=grid, query=vm.query,
-                            name=vm.text or vm.query.source, grades=self.grades())
+        return replace(req, query=vm.query, name=vm.text or vm.query.source,
+                       grades=self.grades())
 
     def run(self) -> None:
         if self.vm.store is None:

@@ -20,6 +20,8 @@ from inspector.core.analysis.sweep import (
     cases_from_judgments,
     iter_sweep,
 )
+from inspector.core.engine.flow.question import Question
+from inspector.core.engine.inputs import question_params
 from inspector.core.engine.params import Params
 from inspector.core.engine.pool import Query
 from inspector.core.engine.trace import Trace
@@ -30,15 +32,19 @@ from inspector.core.stores.store import Store
 
 @dataclass(frozen=True)
 class SweepRequest:
-    """What to sweep: the current query alone, or every query of a loaded set."""
+    """What to sweep: the question the window asks, whose parameters are the base the grid
+    varies, for its query alone (`query`, already fetched) or every query of a loaded set."""
 
-    base: Params
+    question: Question
     grid: Grid
     query: Query | None = None
     name: str = "current query"
     grades: tuple[tuple[str, float], ...] = ()
     query_set: Judgments | None = None
-    embedder: str | None = None  # None: the store's own
+
+    @property
+    def base(self) -> Params:
+        return question_params(self.question)
 
 
 def sweep_job(store: Store, req: SweepRequest, cancelled: Callable[[], bool]
@@ -46,21 +52,21 @@ def sweep_job(store: Store, req: SweepRequest, cancelled: Callable[[], bool]
     """A generator over the core's per-query sweep: yields (done, total, query name) after
     each query, stops between queries once `cancelled()`, and returns the aggregate of what
     was swept (flagged cancelled when it stopped early)."""
+    base = req.base
     if req.query_set is not None:
-        cases = cases_from_judgments(store, req.query_set, req.base.mode, req.embedder)
+        cases = cases_from_judgments(store, req.query_set, base.mode, req.question.embedder)
     elif req.query is not None:
         cases = [Case(name=req.name, query=req.query, grades=req.grades)]
     else:
         raise InspectorError("Run a query first: the sweep needs a query or a query set.")
     t0 = time.perf_counter()
     done = []
-    for q in iter_sweep(store, cases, req.base, req.grid):
+    for q in iter_sweep(store, cases, base, req.grid):
         done.append(q)
         yield len(done), len(cases), q.case.name
         if len(done) < len(cases) and cancelled():
             break  # the generator fetches nothing more
-    return aggregate(done, req.base, req.grid, len(done) < len(cases),
-                     time.perf_counter() - t0)
+    return aggregate(done, base, req.grid, len(done) < len(cases), time.perf_counter() - t0)
 
 
 def parse_changes(text: str) -> dict[str, Any]:
@@ -100,14 +106,16 @@ def map_job(store: Store, trace: Trace, depth: int | None = None) -> Any:
     return pool_map(store, derive(deep, p))
 
 
-def receipt_job(store: Store, query: Query, p: Params, path: str,
+def receipt_job(store: Store, query: Query, question: Question, path: str,
                 grades: dict[str, float] | None, against: tuple[str, Params] | None,
                 label: str) -> list[str]:
-    """Build the receipt for the window's query and write BUNDLE.json + BUNDLE.html."""
+    """Build the receipt for the window's query (fetched for `question`, whose parameters
+    it holds) and write BUNDLE.json + BUNDLE.html."""
     from inspector.core.evidence import bundle
     from inspector.core.evidence.receipt import build_receipt
 
-    doc = build_receipt(store, query, p, grades=grades or None, against=against, label=label)
+    doc = build_receipt(store, query, question_params(question), grades=grades or None,
+                        against=against, label=label, question=question)
     return [str(x) for x in bundle.save(doc, path)]
 
 

@@ -174,3 +174,18 @@ def test_entering_receipt_mode_never_grows_the_window_past_its_screen(qtbot, tmp
              if s.width() > room.width() or s.height() > room.height()]
     assert grown == [], f"the window grew past {room.width()}x{room.height()}: {grown}"
     assert win.size() == room and not win.tuning_dock.isFloating()
+
+
+def test_the_exported_receipt_holds_the_window_question(window, qtbot, tmp_path) -> None:
+    """The receipt keeps the question the window asks (issue 18), whose parameters are the
+    receipt's own: what a reader needs to ask it again."""
+    from inspector.core.engine.inputs import question_params
+
+    vm = window.vm
+    vm.set_params({"overfetch": 2.5, "blend": 0.2})
+    path = tmp_path / "q.json"
+    export(window, qtbot, path)
+    loaded = bundle.load(path)
+    assert loaded.question == vm.to_question()
+    assert (loaded.question.store, loaded.question.text) == (vm.store.uri, vm.text)
+    assert question_params(loaded.question) == loaded.params == vm.params

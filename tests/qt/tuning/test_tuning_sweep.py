@@ -116,3 +116,25 @@ def test_a_bad_grid_is_one_sentence_not_a_crash(window, qtbot) -> None:
     panel.overfetch.setText("1:30:5")
     panel.run()
     assert "sliders' top" in window.error_bar.label.text()
+
+
+def test_the_sweep_asks_the_window_question_and_its_base_comes_from_it(window, qtbot
+                                                                       ) -> None:
+    """The Sweep tab builds the window's question (issue 18) and the base parameters the
+    grid varies are the question's; ignoring the cap is the question with cap 0."""
+    from inspector.core.engine.inputs import question_params
+
+    vm = window.vm
+    vm.set_params({"overfetch": 2.0, "blend": 0.3})
+    panel = window.tuning_dock
+    panel.show_tab("sweep")
+    req = panel.sweep.request()
+    assert req.question == vm.to_question() and req.base == vm.params
+    panel.sweep.no_cap.setChecked(True)
+    req = panel.sweep.request()
+    assert req.question.params == {**vm.to_question().params, "cap": 0}
+    assert req.base == question_params(req.question) == vm.params.with_(cap=0)
+    assert req.grid == panel.sweep.grid().resolved(req.base)
+    panel.sweep.no_cap.setChecked(False)
+    result = sweep(window, qtbot)
+    assert result.result.base == vm.params
