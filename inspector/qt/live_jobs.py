@@ -13,16 +13,14 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from inspector.core.engine.expect import Expectation
 from inspector.core.engine.flow.question import Question
 from inspector.core.engine.inputs import (
-    build_query,
     given_question,
     parse_vector,
     question_given,
     question_params,
+    question_query,
 )
 from inspector.core.engine.live import LiveSession
 from inspector.core.engine.params import Params
@@ -33,30 +31,29 @@ from inspector.core.stores.store import Store
 
 @dataclass(frozen=True)
 class QueryRequest:
-    """What the query job needs: the parameters, the placements shown, and the query input."""
+    """What the query job needs: the question the window asks (its parameters and query
+    input, `window_question`) and the filter placements shown."""
 
-    params: Params
+    question: Question
     placements: tuple[str, ...]
-    text: str | None = None
-    vector_of: str | None = None
-    embedder: str | None = None  # None: the one the store records
-    vector: tuple[float, ...] | None = None  # a given vector beside the text (a hybrid's)
+
+    @property
+    def text(self) -> str | None:
+        return self.question.text
 
 
 def query_job(store: Store, req: QueryRequest, cancelled: Any = None) -> LiveSession:
-    """Build the query once, then a live session deep enough for every slider position.
-    Text that is a JSON array is taken as the query vector itself."""
-    text = (req.text or "").strip()
-    if req.vector is not None:
-        query = build_query(store, req.params.mode, text=req.text or None,
-                            vector=np.asarray(req.vector, np.float32))
-    elif text.startswith("[") and req.vector_of is None:
-        query = build_query(store, req.params.mode, vector=parse_vector(text))
-    else:
-        query = build_query(store, req.params.mode, text=text or None, vector_of=req.vector_of,
-                            embedder=req.embedder)
+    """The question's parameters and query, as `inspector query` derives them, then a live
+    session deep enough for every slider position. Text typed as a JSON array is the vector
+    (`window_question` made it one); an array that does not parse is refused with its
+    sentence, never embedded as words."""
+    q = req.question
+    params = question_params(q)
+    if (q.text or "").startswith("[") and q.vector is None and q.vector_of is None:
+        parse_vector(q.text or "")  # raises: window_question could not read it
+    query = question_query(store, q, params.mode)
     # a query the user runs searches the store itself (fresh), never a pool held from before
-    return LiveSession.fetch(store, query, req.params, req.placements, cancelled=cancelled,
+    return LiveSession.fetch(store, query, params, req.placements, cancelled=cancelled,
                              fresh=True)
 
 

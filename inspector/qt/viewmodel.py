@@ -272,9 +272,11 @@ class Inspector(ExpectedRows, QObject):
             return
         if not self.has_query():
             return
-        req = QueryRequest(params=self.params, placements=self.placements,
-                           text=self.text, vector_of=self.vector_of, embedder=self.embedder,
-                           vector=self.vector)
+        try:  # the question the CLI would ask: the job derives parameters and query from it
+            req = QueryRequest(question=self.to_question(), placements=self.placements)
+        except InspectorError as exc:
+            self._query_failed(str(exc))
+            return
         asked = (*self.question(), self.embedder)
         if self.session is not None and self._answered != asked:
             # rows that answer another query must not stand under this one while it runs,

@@ -326,3 +326,31 @@ def test_a_failed_query_clears_stale_rows_and_sliders_do_not_hide_its_error(wind
     vm.set_param("scope", None)
     ready(vm)
     assert vm.error is None and vm.trace is not None
+
+
+def test_the_query_job_runs_the_question_the_window_asks(window, ready, monkeypatch) -> None:
+    """One home for what is asked (issue 18): the window's query job receives the window's
+    question and runs the parameters and query `inspector query` derives from it; a JSON array
+    that does not parse is still refused with its sentence, never embedded as words."""
+    from inspector.core.engine.inputs import question_params
+    from inspector.qt import viewmodel
+
+    vm, seen, real = window.vm, [], viewmodel.query_job
+
+    def job(store, req, cancelled=None):
+        seen.append(req)
+        return real(store, req, cancelled)
+
+    monkeypatch.setattr(viewmodel, "query_job", job)
+    vm.set_param("blend", 0.3)
+    ready(vm)
+    vm.set_query("rotate signing keys")
+    ready(vm)
+    q = seen[-1].question
+    assert q == vm.to_question() and q.text == "rotate signing keys"
+    assert q.params["blend"] == 0.3 and question_params(q) == vm.params
+    assert vm.traces[0].params == vm.lane_params(0) and vm.query.text == "rotate signing keys"
+    vm.set_query("[1, oops")
+    ready(vm)
+    assert seen[-1].question.text == "[1, oops"
+    assert window.error_bar.isVisible() and "JSON array" in window.error_bar.label.text()
