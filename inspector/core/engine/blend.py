@@ -46,7 +46,7 @@ def vector_score(dist: np.ndarray) -> np.ndarray:
 
 
 def blend_scores(base: np.ndarray, importance: np.ndarray, missing: np.ndarray, default: float,
-            w: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                 w: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(importance used, multiplier, blended score) per row: base * ((1 - w) + w * imp)."""
     used = importance_used(importance, missing, default)
     mult = multiplier(used, w)

@@ -92,7 +92,7 @@ def derive(pool: Pool, p: Params, probe: Pool | None = None,
     base = np.where(in_raw, base, np.nan)
     scoped = raw[pool.in_scope[raw]]
     imp, mult, score = blend_scores(base, pool.importance, pool.missing_importance(),
-                               p.default_importance, p.blend)
+                                    p.default_importance, p.blend)
     blended = ties.resort(pool, p, scoped, score)
     keep = blended[score[blended] >= p.min_score]
     final = keep[: p.limit]
