@@ -32,38 +32,36 @@ def _modules() -> list[tuple[str, ast.Module]]:
             for f in sorted(PACKAGE.rglob("*.py"))]
 
 
-def test_only_the_pool_source_calls_fetch_pool() -> None:
-    """Nothing else fetches: the one call of `pool.fetch_pool` in the package is the pool
-    source's (the window, sweeps, receipts, map, compare and expected rows ask `pools`)."""
-    callers = []
+def _calls(names: set[str]) -> list[tuple[str, str, int]]:
+    """(module, name, line) of every call in the package of a function or class in `names`,
+    by plain name or attribute."""
+    found = []
     for name, tree in _modules():
         for node in ast.walk(tree):
             if isinstance(node, ast.Call):
                 f = node.func
                 called = f.id if isinstance(f, ast.Name) else \
                     f.attr if isinstance(f, ast.Attribute) else None
-                if called == "fetch_pool":
-                    callers.append(f"{name}:{node.lineno}")
-    assert len(callers) == 1 and callers[0].startswith(SOURCE_MODULE), \
-        callers
+                if called in names:
+                    found.append((name, called, node.lineno))
+    return found
+
+
+def test_only_the_pool_source_calls_fetch_pool() -> None:
+    """Nothing else fetches: the one call of `pool.fetch_pool` in the package is the pool
+    source's (the window, sweeps, receipts, map, compare and expected rows ask `pools`)."""
+    callers = _calls({"fetch_pool"})
+    assert len(callers) == 1 and callers[0][0] == SOURCE_MODULE, callers
 
 
 def test_only_the_pool_source_starts_a_batched_scan() -> None:
     """Many queries' vector legs (a sweep's, an audit's probes) come from one scan that the
     pool source starts (`pools.vector_legs`); no sweep, audit or window module scans or
     searches for legs of its own."""
-    callers = []
-    for name, tree in _modules():
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Call):
-                f = node.func
-                called = f.id if isinstance(f, ast.Name) else \
-                    f.attr if isinstance(f, ast.Attribute) else None
-                if called in ("scan_legs", "run_scan", "Legs"):
-                    callers.append(f"{name}:{called}")
-    assert sorted(set(callers)) == [f"{SOURCE_MODULE}:scan_legs",
-                                    "inspector/core/engine/pools/batched.py:Legs",
-                                    "inspector/core/engine/pools/batched.py:run_scan"], callers
+    callers = sorted({f"{m}:{c}" for m, c, _ in _calls({"scan_legs", "run_scan", "Legs"})})
+    assert callers == [f"{SOURCE_MODULE}:scan_legs",
+                       "inspector/core/engine/pools/batched.py:Legs",
+                       "inspector/core/engine/pools/batched.py:run_scan"], callers
 
 
 def test_every_depth_constant_is_set_in_the_pool_source_alone() -> None:
