@@ -275,8 +275,7 @@ class Inspector(ExpectedRows, QObject):
         try:  # the question the CLI would ask: the job derives parameters and query from it
             req = QueryRequest(question=self.to_question(), placements=self.placements)
         except InspectorError as exc:
-            self._query_failed(str(exc))
-            return
+            return self._query_failed(str(exc))
         asked = (*self.question(), self.embedder)
         if self.session is not None and self._answered != asked:
             # rows that answer another query must not stand under this one while it runs,

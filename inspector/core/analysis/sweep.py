@@ -8,8 +8,7 @@ same pool gives the ground truth (`truth.truth_ids`: a prefiltered search in mem
 scoped recall needs no labels; with judgments, recall/precision/MRR/nDCG are computed too.
 
 Memory is bounded by the pool source's bound (pools.CACHE_ROWS) for any number of queries: a
-query keeps its grid of metrics and its cells' ids, never its pool; batched legs are built one
-query at a time (batched.py).
+query keeps its grid of metrics and its cells' ids, never its pool nor its scanned leg.
 """
 
 from __future__ import annotations
