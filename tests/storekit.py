@@ -33,6 +33,18 @@ def write_table(path: Path, columns: dict[str, Any], name: str = "memories",
     return path
 
 
+def write_fragments(path: Path, parts: list[pa.Table], delete: str | None = None,
+                    name: str = "memories") -> Path:
+    """One table written as one fragment per part (created, then each further part added),
+    then the rows matching `delete` deleted: a store as a long-running agent leaves it."""
+    tbl = lancedb.connect(str(path)).create_table(name, parts[0])
+    for part in parts[1:]:
+        tbl.add(part)
+    if delete:
+        tbl.delete(delete)
+    return path
+
+
 def snapshot(path: Path) -> dict[str, str]:
     """Every file under path with its content hash: equal snapshots mean byte-identical trees."""
     out = {}

@@ -22,14 +22,9 @@ from inspector.core.engine.trace import Trace
 from inspector.core.errors import InspectorError
 from inspector.core.stores.opening import Opened, open_for_browsing
 from inspector.core.stores.store import VersionGoneError
+from inspector.qt import live_jobs
 from inspector.qt.jobs import Jobs
-from inspector.qt.live_jobs import (
-    ExpectedRows,
-    QueryRequest,
-    query_job,
-    refetch_job,
-    window_question,
-)
+from inspector.qt.live_jobs import ExpectedRows, QueryRequest, query_job, refetch_job
 
 EXPECT_DELAY_MS = 250  # expected rows are re-analysed once a slider rests this long
 REQUERY_DELAY_MS = 150  # a parameter the cached pools cannot answer is re-queried after this
@@ -110,7 +105,7 @@ class Inspector(ExpectedRows, QObject):
         return where, self.text, self.vector_of, self.vector
 
     # what the window asks now as the question model: what receipts, sweeps and settings keep
-    to_question = window_question
+    to_question = live_jobs.window_question
 
     def has_query(self) -> bool:
         return bool(self.text.strip()) or self.vector_of is not None or self.vector is not None

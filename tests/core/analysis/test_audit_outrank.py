@@ -11,7 +11,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import lancedb
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -22,7 +21,7 @@ from inspector.core.stores.opening import open_store
 from inspector.core.stores.vectorscan import kernels as LM
 from inspector.core.stores.vectorscan import near as NR
 from tests.clikit import cli_json
-from tests.storekit import snapshot, vectors_column
+from tests.storekit import snapshot, vectors_column, write_fragments
 
 DIM = 24
 ORDER = np.random.default_rng(1).permutation(600)  # ids in another order than row ids
@@ -59,11 +58,10 @@ def _table(start: int, n: int, rng: np.random.Generator) -> pa.Table:
 def store_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("outrank") / "db"
     rng = np.random.default_rng(7)
-    tbl = lancedb.connect(str(path)).create_table("memories", _table(0, 200, rng))
-    for start, n in ((200, 150), (350, 250)):  # each add is one more fragment
-        tbl.add(_table(start, n, rng))
-    tbl.delete(f"id IN ('m{ORDER[1]:04d}', 'm{ORDER[30]:04d}', 'm{ORDER[210]:04d}', "
-               f"'m{ORDER[400]:04d}')")
+    write_fragments(path, [_table(start, n, rng) for start, n in ((0, 200), (200, 150),
+                                                                   (350, 250))],
+                    f"id IN ('m{ORDER[1]:04d}', 'm{ORDER[30]:04d}', 'm{ORDER[210]:04d}', "
+                    f"'m{ORDER[400]:04d}')")
     return path
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import lancedb
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -17,7 +16,7 @@ from inspector.core.analysis.audit import FixedProber, runs
 from inspector.core.engine.flow.spec import load_shipped
 from inspector.core.stores.opening import open_store
 from inspector.core.stores.vectorscan import scan as S
-from tests.storekit import snapshot, vectors_column
+from tests.storekit import snapshot, vectors_column, write_fragments
 
 NAMES = np.random.default_rng(0).permutation(390)  # ids in another order than row ids
 
@@ -37,11 +36,9 @@ def _rows(start: int, n: int, rng: np.random.Generator) -> pa.Table:
 def store_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("auditscan") / "db"
     rng = np.random.default_rng(23)
-    tbl = lancedb.connect(str(path)).create_table("memories", _rows(0, 160, rng))
-    for start, n in ((160, 90), (250, 140)):  # each add is one more fragment
-        tbl.add(_rows(start, n, rng))
-    tbl.delete("id IN ('m0003', 'm0100', 'm0161', 'm0300')")
-    return path
+    return write_fragments(path, [_rows(start, n, rng) for start, n in ((0, 160), (160, 90),
+                                                                         (250, 140))],
+                           "id IN ('m0003', 'm0100', 'm0161', 'm0300')")
 
 
 def _answers(prober: FixedProber, sample: int) -> tuple[list[Any], dict[str, Any]]:

@@ -94,6 +94,12 @@ EDITS = [
 def test_a_wrong_field_is_one_sentence_naming_it(good, tmp_path, where, value, named):
     doc = copy.deepcopy(good)
     _set(doc, where, value)
+    refused_naming(doc, tmp_path, named)
+
+
+def refused_naming(doc: dict, tmp_path, named: str) -> None:
+    """The bundle `doc`, written to a file, is refused with one sentence naming that file
+    and `named` (the field at fault)."""
     path = tmp_path / "edited.json"
     path.write_text(json.dumps(doc), encoding="utf-8")
     with pytest.raises(InspectorError) as err:
