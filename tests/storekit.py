@@ -197,3 +197,28 @@ class CountingTable:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._table, name)
+
+
+def write_mixed_store(path: Path, n: int = 300, intid: bool = False, seed: int = 1) -> Path:
+    """n rows with what the classic pipeline's rules trip on: integer or text ids, missing,
+    NaN and out-of-range importance, exact twin vectors, a mixed-case repo, '' and NULL
+    scopes, two agents; a full-text index on text."""
+    rng = np.random.default_rng(seed)
+    names = [f"repo{r}" for r in range(6)]
+    imp = [None if i % 11 == 0 else (float("nan") if i % 17 == 0 else
+                                      float(rng.uniform(-0.2, 1.2))) for i in range(n)]
+    vecs = rng.normal(size=(n, 16)).astype(np.float32)
+    vecs[5] = vecs[6]
+    vecs[40] = vecs[41]
+    words = ("keys", "tokens", "rotate", "deploy", "cache", "logs")
+    table = pa.table({
+        "id": list(range(n)) if intid else [f"m{i:04d}" for i in range(n)],
+        "text": [f"note {words[i % 6]} {words[(i * 7) % 6]}" for i in range(n)],
+        "vector": vectors_column(vecs), "importance": pa.array(imp, pa.float64()),
+        "repo": [names[int(rng.integers(6))] if i % 9 else "Repo0" for i in range(n)],
+        "path": [f"{names[i % 6]}/docs/{i}.md" for i in range(n)],
+        "scope": [["agent:main", "agent:ops", "", None][int(rng.integers(4))] for _ in range(n)],
+        "agentId": [["main", "ops"][int(rng.integers(2))] for _ in range(n)]})
+    tbl = lancedb.connect(str(path)).create_table("memories", table)
+    tbl.create_fts_index("text")
+    return path

@@ -14,9 +14,7 @@ from inspector.cli import flow as cli_flow
 from inspector.cli.options import (
     add_query_options,
     fixed_question,
-    is_flow,
     open_from_args,
-    params_from_args,
 )
 from inspector.core.errors import InspectorError
 from inspector.core.jsonio import dumps
@@ -74,33 +72,21 @@ def fixed_json(q: Any, trace: Any) -> dict[str, Any]:
     return out
 
 
-def answer(a: argparse.Namespace, store: Any = None) -> tuple[dict[str, Any], Any]:
-    """(the `query --json` object, the fates a fixed-pipeline export needs, else None)."""
-    if is_flow(a):
-        return cli_flow.answer_json(*cli_flow.flow_answer(a, store)), None
-    q, trace = run_query(a, store)
-    return fixed_json(q, trace), trace.fates()
+def answer(a: argparse.Namespace, store: Any = None) -> dict[str, Any]:
+    """The `query --json` object the arguments ask for."""
+    return cli_flow.answer_json(*cli_flow.flow_answer(a, store))
 
 
 def cmd_query(a: argparse.Namespace) -> int:
-    from inspector.core.evidence.report import format_trace
-
     _check_export_options(a)
-    if is_flow(a):
-        q, trace, expected = cli_flow.flow_answer(a)
-        out, fates = cli_flow.answer_json(q, trace, expected), None
-    else:
-        fq, fixed = run_query(a)
-        out, fates = fixed_json(fq, fixed), fixed.fates()
+    q, got = cli_flow.flow_answer(a)
+    out = cli_flow.answer_json(q, got)
     if a.export:  # before anything is printed: a refused export prints no answer
         from inspector.core.evidence.exports import export_answer
 
-        paths = export_answer(out, a.export, a.format or "csv", fates=fates, force=a.force)
+        paths = export_answer(out, a.export, a.format or "csv", force=a.force)
         print(f"inspector: wrote {len(paths)} files to {a.export}", file=sys.stderr)
-    if is_flow(a):
-        cli_flow.print_answer(a, out, trace, expected)
-    else:
-        print(dumps(out) if a.json else format_trace(fixed, max_rows=a.rows))
+    cli_flow.print_answer(a, out, got)
     return 0
 
 
@@ -141,10 +127,7 @@ def cmd_run_trec(a: argparse.Namespace) -> int:
     if not queries:
         raise InspectorError(f"The query set {a.queries} is empty.")
     qids = exports.query_ids(queries)
-    if is_flow(a):
-        cli_flow.question_from_args(a, need_query=False)  # bad options before the store opens
-    else:
-        params_from_args(a)
+    cli_flow.question_from_args(a, need_query=False)  # bad options before the store opens
     store = open_from_args(a)
     lines: list[str] = []
     reordered = 0
@@ -152,8 +135,9 @@ def cmd_run_trec(a: argparse.Namespace) -> int:
         vec = None if item.vector is None else json.dumps(list(item.vector))
         one = argparse.Namespace(**{**vars(a), "text": item.text, "vector": vec,
                                     "vector_of": item.vector_of, "expect": [],
-                                    "scope": [item.scope] if item.scope else a.scope})
-        out, _ = answer(one, store)
+                                    "scope": [item.scope] if item.scope else a.scope,
+                                    "fixes": "off", "index_facet": "off"})
+        out = answer(one, store)
         lines += exports.trec_lines(qid, out, tag, a.score)
         reordered += a.score == "system" and not exports.score_order_kept(out)
     exports.write_text_file(a.out, "".join(f"{ln}\n" for ln in lines), store_info, a.force)

@@ -1,5 +1,6 @@
-"""`inspector query` over a pipeline file (a pipeline preset or --pipeline FILE), and
-`inspector pipeline list|show|schema`. Arguments become one Question; the engine answers it."""
+"""`inspector query` over any pipeline (a preset, --pipeline FILE, or LanceDB's own search
+when none is named), and `inspector pipeline list|show|schema`. Arguments become one
+Question; the engine answers it."""
 
 from __future__ import annotations
 
@@ -11,8 +12,16 @@ from inspector.cli.options import PARAM_KEYS, open_options
 from inspector.core.errors import InspectorError
 from inspector.core.jsonio import dumps
 
-# classic options a pipeline expresses through its stages instead
-_CLASSIC = [k for k in PARAM_KEYS if k not in ("limit", "scope")] + ["scope_map"]
+# the pipeline options of the command line: each sets the parameter of the stage that holds it
+_OPTIONS = [k for k in PARAM_KEYS if k not in ("limit", "scope", "exact")] + ["scope_map"]
+DEFAULT_PIPELINE = "lancedb"  # what `inspector query STORE --text ...` runs
+
+
+def pipeline_of(a: argparse.Namespace) -> tuple[str | None, str | None]:
+    """(preset, pipeline file) the arguments name; LanceDB's own search when neither."""
+    if a.preset is None and a.pipeline is None:
+        return DEFAULT_PIPELINE, None
+    return a.preset, a.pipeline
 
 
 def scopes_from_args(a: argparse.Namespace) -> list[str] | None:
@@ -32,13 +41,42 @@ def scopes_from_args(a: argparse.Namespace) -> list[str] | None:
 
 
 def _options_as_sets(a: argparse.Namespace) -> dict[str, dict[str, Any]]:
-    """Fixed-pipeline options this pipeline holds too (--rrf-k), as --set assignments."""
-    from inspector.core.engine.flow.spec import OPTION_PARAMS, held_options, load_file, load_shipped
+    """The pipeline options given (--overfetch, --blend, --rrf-k ...) as the --set assignments
+    of the stages that hold them; an option no stage of this pipeline holds is refused."""
+    from inspector.core.engine.flow.spec import held_options, load_file, load_shipped
+    from inspector.core.engine.scope import load_scope_map
 
-    given = {k: getattr(a, k) for k in OPTION_PARAMS if getattr(a, k, None) is not None}
+    given = {k: getattr(a, k) for k in _OPTIONS if getattr(a, k, None) is not None}
+    if getattr(a, "scope_map", None):
+        given["scope_map"] = load_scope_map(a.scope_map)
     if not given:
         return {}
-    return held_options(load_shipped(a.preset) if a.preset else load_file(a.pipeline), given)
+    preset, file = pipeline_of(a)
+    spec = load_shipped(preset) if preset else load_file(file)
+    held = held_options(spec, given)
+    missing = [f"--{k.replace('_', '-')}" for k in given if k not in held]
+    if missing:
+        raise InspectorError(f"{', '.join(missing)}: pipeline {spec.name} has no stage that "
+                             f"takes {'it' if len(missing) == 1 else 'them'}; its parameters "
+                             f"are set with --set STAGE.PARAM=VALUE (see `inspector pipeline "
+                             f"show {preset or file}`).")
+    return held
+
+
+def widen_from_args(a: argparse.Namespace) -> dict[str, int]:
+    """--widen STAGE=DEPTH (repeated): a what-if depth per stage."""
+    out: dict[str, int] = {}
+    for item in getattr(a, "widen", None) or []:
+        stage, sep, depth = item.partition("=")
+        try:
+            n = int(depth)
+        except ValueError:
+            n = -1
+        if not sep or not stage.strip() or not 1 <= n <= 10_000_000:
+            raise InspectorError(f"--widen takes STAGE=DEPTH with a depth from 1 to "
+                                 f"10,000,000, not {item!r}.")
+        out[stage.strip()] = n
+    return out
 
 
 def question_from_args(a: argparse.Namespace, need_query: bool = True) -> Any:
@@ -51,12 +89,6 @@ def question_from_args(a: argparse.Namespace, need_query: bool = True) -> Any:
     from inspector.core.stores.safety.redact import redact_uri
 
     held = _options_as_sets(a)
-    classic = [f"--{k.replace('_', '-')}" for k in _CLASSIC
-               if getattr(a, k, None) is not None and k not in held]
-    if classic:
-        raise InspectorError(f"{', '.join(classic)} set the fixed pipeline's parameters; a "
-                             f"pipeline file takes --set STAGE.PARAM=VALUE (see `inspector "
-                             f"pipeline show {a.preset or a.pipeline}`).")
     scopes = scopes_from_args(a)
     if a.vector is not None and a.vector_of is not None:
         raise InspectorError("Give either --vector or --vector-of, not both.")
@@ -69,10 +101,12 @@ def question_from_args(a: argparse.Namespace, need_query: bool = True) -> Any:
         sets["where"] = a.where  # as given: SQL text, never read as JSON
     if need_query and not (a.text or vector or a.vector_of):
         raise InspectorError("Give a query: --text TEXT, --vector JSON or --vector-of ID.")
+    preset, file = pipeline_of(a)
     try:
         return Question(store=redact_uri(a.store), table=a.table, text=a.text, vector=vector,
-                        vector_of=a.vector_of, embedder=a.embedder, preset=a.preset,
-                        pipeline_file=a.pipeline, system_config=a.system_config, set=sets,
+                        vector_of=a.vector_of, embedder=a.embedder, preset=preset,
+                        pipeline_file=file, system_config=a.system_config, set=sets,
+                        widen=widen_from_args(a), exact=bool(getattr(a, "exact", None)),
                         columns=parse_option_pairs(getattr(a, "column", None) or [],
                                                    "--column"),
                         scopes=scopes, limit=a.limit,
@@ -83,38 +117,39 @@ def question_from_args(a: argparse.Namespace, need_query: bool = True) -> Any:
         raise InspectorError(f"The question is not valid: {first['msg']}.") from None
 
 
-def flow_answer(a: argparse.Namespace, store: Any = None) -> tuple[Any, Any, list[Any]]:
-    """The question the arguments ask, the engine's trace and the expected rows' analysis;
-    `store`: an already open store (a query set asks it many times)."""
-    from inspector.core.engine.flow.question import ask, resolve
+def flow_answer(a: argparse.Namespace, store: Any = None) -> tuple[Any, Any]:
+    """The question the arguments ask and the engine's answer (diagnosis with its fixes, the
+    expected rows, the index facet); `store`: an already open store (a query set asks it
+    many times)."""
+    from inspector.core.engine.flow.question import answer, resolve
     from inspector.core.stores.opening import open_store
 
     q = question_from_args(a)
     resolve(q)  # a bad pipeline, config or --set is said before the store opens
     if store is None:
         store = open_store(a.store, a.table, **open_options(a).kwargs())
-    trace, expected = ask(q, store)
-    return q, trace, expected
+    got = answer(q, store, fixes=getattr(a, "fixes", "on") != "off",
+                 facet_mode=getattr(a, "index_facet", None) or "auto")
+    return q, got
 
 
-def answer_json(q: Any, trace: Any, expected: list[Any]) -> dict[str, Any]:
-    """What `inspector query --json` prints for a pipeline of stages."""
+def answer_json(q: Any, got: Any) -> dict[str, Any]:
+    """What `inspector query --json` prints: the one answer, and the question it answers."""
     from inspector.core.engine.flow.answer import to_json
 
-    out = to_json(trace, expected)
+    out = json.loads(dumps(to_json(got)))
     out["question"] = q.model_dump(mode="json", by_alias=True)
     return out
 
 
-def print_answer(a: argparse.Namespace, out: dict[str, Any], trace: Any,
-                 expected: list[Any]) -> None:
+def print_answer(a: argparse.Namespace, out: dict[str, Any], got: Any) -> None:
     from inspector.core.engine.flow.answer import format_text
 
     if a.json:
         print(dumps(out))
     else:
-        print(format_text(trace, max_rows=a.rows))
-        for e in expected:
+        print(format_text(got, max_rows=a.rows))
+        for e in got.expected:
             print(_expect_line(e))
 
 
@@ -217,12 +252,11 @@ def _expect_line(e: dict[str, Any]) -> str:
     fix = e.get("fix")
     if not fix:
         return head + "; " + e.get("no_fix", "no single change found")
-    name = f"{fix['stage']}.{fix['param']}" if fix["stage"] else fix["param"]
-    return (head + f"; smallest change: {name} {fix['from']} -> "
-            f"{fix['to']} returns it at rank {fix['rank']}" +
+    what = " ".join(fix["argv"])
+    kind = "what-if" if fix["kind"] == "what_if" else "smallest change"
+    return (head + f"; {kind}: {what} returns it at rank {fix['rank']}" +
             (f", gains {fix['gained']}" if fix["gained"] else "") +
-            (f", loses {fix['lost']}" if fix["lost"] else "") +
-            ("" if fix["live"] else " (needs a new search)"))
+            (f", loses {fix['lost']}" if fix["lost"] else ""))
 
 
 def add_parser(sub: Any) -> None:

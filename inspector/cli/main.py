@@ -50,10 +50,9 @@ def parser() -> argparse.ArgumentParser:
     q.add_argument("--index-facet", choices=("auto", "on", "off"), default="auto",
                    help="compare an indexed search with an exact one (auto: on tables of up "
                         "to 20,000 rows, where it costs about what the search does)")
-    q.add_argument("--scope-probe", choices=("auto", "on"), default="auto",
-                   help="on a post-filter scope miss, search 1,000 deep for where the in-scope "
-                        "rows sit (auto: only where that is the same exact search, so never a "
-                        "second search on an ANN index; on: always)")
+    q.add_argument("--fixes", choices=("on", "off"), default="on",
+                   help="when fewer rows than the limit come back, run the changes that would "
+                        "return a full page and list them (off: the diagnosis alone)")
     q.add_argument("--rows", type=int, default=15, help="rows shown per stage (text output)")
     cli_answers.add_export_options(q)
     t = sub.add_parser("tables", help="tables, columns, detected roles and row counts")
@@ -140,8 +139,8 @@ NOT_IN_A_PICTURE = {
     "--format": (True, _PRINTS), "--force": (False, _PRINTS),
     "--index-facet": (True, "chooses whether `inspector query` compares an indexed search with "
                             "an exact one; the window always does"),
-    "--scope-probe": (True, "asks `inspector query` to probe a post-filtered scope miss on an "
-                            "ANN index 1,000 deep; the window does not probe it")}
+    "--fixes": (True, "asks `inspector query` to list the fixes it ran; the window's banner "
+                      "always offers them")}
 
 
 def _cmd_shot(a: argparse.Namespace) -> int:

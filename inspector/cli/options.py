@@ -52,6 +52,10 @@ def add_query_options(ap: argparse.ArgumentParser) -> None:
                    help="pipelines with a `where` setting: the filter exactly as the system "
                         "passes it to LanceDB (placed where the system places it); the same "
                         "as --set where=SQL")
+    g.add_argument("--widen", action="append", default=[], metavar="STAGE=DEPTH",
+                   help="what-if (never the system's behaviour): the stage keeps at least "
+                        "DEPTH rows (a fetch asks for that many); the diagnosis's 'search "
+                        "deeper' fixes are this")
     g.add_argument("--now", metavar="EPOCH_MS|ISO",
                    help="the clock of time-dependent stages (default: now)")
     g.add_argument("--mode", choices=MODES)
@@ -96,7 +100,7 @@ def _add_ann_options(ap: argparse.ArgumentParser) -> None:
     x.add_argument("--refine-factor", type=int, help="re-rank k * R candidates with full vectors")
     x.add_argument("--ef", type=int, help="HNSW candidates considered (LanceDB: 1.5 * k)")
     x.add_argument("--exact", action="store_true", default=None,
-                   help="bypass the vector index: exact flat search")
+                   help="what-if: bypass the vector index (an exact flat search)")
 
 
 def add_store_options(ap: argparse.ArgumentParser, as_of: bool = True) -> None:

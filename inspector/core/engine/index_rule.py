@@ -71,16 +71,25 @@ def index_json(index: IndexInfo | None, p: Params, k: int) -> dict[str, Any] | N
 
 def apply_knobs(search: Any, p: Params) -> Any:
     """A LanceDB vector query builder with p's index knobs; untouched when none is given."""
-    if p.exact:
+    return with_knobs(search, exact=p.exact, nprobes=p.nprobes, min_nprobes=p.min_nprobes,
+                      max_nprobes=p.max_nprobes, refine_factor=p.refine_factor, ef=p.ef)
+
+
+def with_knobs(search: Any, exact: bool = False, nprobes: int | None = None,
+               min_nprobes: int | None = None, max_nprobes: int | None = None,
+               refine_factor: int | None = None, ef: int | None = None) -> Any:
+    """A LanceDB vector query with these index knobs (None: LanceDB's default); `exact`
+    bypasses the index (a flat search)."""
+    if exact:
         return search.bypass_vector_index()
-    if p.nprobes is not None:
-        search = search.nprobes(p.nprobes)
-    if p.min_nprobes is not None:
-        search = search.minimum_nprobes(p.min_nprobes)
-    if p.max_nprobes is not None:
-        search = search.maximum_nprobes(p.max_nprobes)
-    if p.refine_factor is not None:
-        search = search.refine_factor(p.refine_factor)
-    if p.ef is not None:
-        search = search.ef(p.ef)
+    if nprobes is not None:
+        search = search.nprobes(nprobes)
+    if min_nprobes is not None:
+        search = search.minimum_nprobes(min_nprobes)
+    if max_nprobes is not None:
+        search = search.maximum_nprobes(max_nprobes)
+    if refine_factor is not None:
+        search = search.refine_factor(refine_factor)
+    if ef is not None:
+        search = search.ef(ef)
     return search

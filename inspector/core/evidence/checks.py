@@ -237,14 +237,14 @@ def _question_check(entry: dict[str, Any], n: int, where: str) -> CheckSpec:
 
 
 def _run_question(c: CheckSpec, store: Any, uri: str) -> CheckResult:
-    from inspector.core.engine.flow.answer import diagnose
+    from inspector.core.engine.flow.diagnosis import diagnose
     from inspector.core.engine.flow.expect import where_dropped
     from inspector.core.engine.flow.question import ask
 
     trace, _ = ask(c.question.model_copy(update={"store": uri}), store)
     ids = trace.final.ids
     counts = {**{st.name: len(st.rows) for st in trace.stages}, "returned": len(ids)}
-    d = diagnose(trace)
+    d = diagnose(trace).to_json()
     outs = []
     for a in c.asserts:
         if a.kind == "id":

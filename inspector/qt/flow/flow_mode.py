@@ -10,7 +10,7 @@ from typing import Any
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QFrame, QScrollArea, QStackedWidget
 
-from inspector.core.engine.flow.answer import diagnose
+from inspector.core.engine.flow.diagnosis import diagnose
 from inspector.core.errors import InspectorError
 from inspector.qt import fit
 from inspector.qt import settings as cfg
@@ -197,7 +197,7 @@ class FlowMode:
             head = "Searching…" if s.busy else ("Type a query and press Enter." if
                                                 not s.has_query() else "")
         else:
-            d = diagnose(t)
+            d = diagnose(t).to_json()
             head = (f"{t.spec.name} · route {t.route} · {len(t.stages)} stages · "
                     f"{plural(len(t.final.rows), 'result')} of limit {t.limit}"
                     + ("" if d["code"] == "ok" else f" · {d['message']}"))

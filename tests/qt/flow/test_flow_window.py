@@ -183,7 +183,7 @@ def test_every_slider_re_ranks_in_a_worker_never_on_the_gui_thread(
         threads.append(threading.current_thread() is threading.main_thread())
         return real(*args, **kwargs)
 
-    monkeypatch.setattr("inspector.core.engine.flow.live.run", spy)
+    monkeypatch.setattr("inspector.core.engine.flow.runs.run", spy)
     s = win.flow.sliders.sliders["hard_min_score.min"]
     for v in (0.36, 0.4, 0.45, 0.6):  # a drag: latest wins
         s.setValue(v)

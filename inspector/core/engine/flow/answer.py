@@ -5,37 +5,32 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from dataclasses import dataclass
 from typing import Any
 
+from inspector.core.engine.flow.diagnosis import Diagnosis, diagnose
+from inspector.core.engine.flow.facet import IndexFacet
 from inspector.core.engine.flow.rows import Scored
 from inspector.core.engine.flow.runner import FlowTrace, StageRun
 from inspector.core.jsonio import plain
 
-SCHEMA_VERSION = 2  # 1 is the fixed pipeline's trace (raw, scoped, blended, final)
+SCHEMA_VERSION = 3  # 1 was the fixed engine's trace; 2 the stage engine's before diagnoses
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A question answered: the run, its diagnosis (with fixes that were run), the expected
+    rows explained, and the index facet (None: no leg searched an ANN index, or not compared)."""
+
+    trace: FlowTrace
+    diagnosis: Diagnosis
+    expected: tuple[dict[str, Any], ...] = ()
+    facet: IndexFacet | None = None
+    runs: int = 1  # pipeline runs it took (the fixes' and expected rows' included)
 
 
 def iso(ms: float) -> str:
     return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).isoformat().replace("+00:00", "Z")
-
-
-def diagnose(t: FlowTrace) -> dict[str, Any]:
-    """ok | scope_denies_all | query_or_index | all_dropped, with the stage to look at."""
-    fetched = [s for s in t.stages if s.role == "fetch"]
-    if t.scopes == ():
-        return {"code": "scope_denies_all", "stage": None, "fixes": [],
-                "message": "The scope list is empty, which denies everything: the system "
-                           "returns nothing and makes no search."}
-    if fetched and not any(s.rows for s in fetched):
-        return {"code": "query_or_index", "stage": fetched[0].name, "fixes": [],
-                "message": "No leg fetched a row: check the query, the scope and the index."}
-    if not t.final.rows:
-        last = next((s for s in t.stages if s.role != "query" and s.rows_in and not s.rows),
-                    t.final)
-        return {"code": "all_dropped", "stage": last.name, "fixes": [],
-                "message": f"Rows were fetched, but stage {last.name} ({last.kind}) dropped "
-                           f"the last of them."}
-    return {"code": "ok", "stage": None, "fixes": [],
-            "message": f"{len(t.final.rows)} result(s) through the {t.route} route."}
 
 
 def _cand(s: Scored, rank: int, before: dict[str, tuple[int, float]]) -> dict[str, Any]:
@@ -59,7 +54,13 @@ def stage_json(st: StageRun) -> dict[str, Any]:
             "facts": st.facts}
 
 
-def to_json(t: FlowTrace, expect: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def to_json(a: Answer | FlowTrace, expect: list[dict[str, Any]] | None = None
+            ) -> dict[str, Any]:
+    """The one answer of every pipeline: `stages` in order (the last one the final results),
+    counters, ties, expected rows, the diagnosis with its fixes and the index facet."""
+    if isinstance(a, FlowTrace):
+        a = Answer(a, diagnose(a), tuple(expect or ()))
+    t = a.trace
     spec = t.spec
     vec = None if t.vector is None else [float(x) for x in t.vector]
     return {
@@ -79,24 +80,41 @@ def to_json(t: FlowTrace, expect: list[dict[str, Any]] | None = None) -> dict[st
                                         for k, v in st.params.items()
                                         if not isinstance(v, dict)} for st in t.stages}},
         "stages": [stage_json(st) for st in t.stages],
-        "counters": {**{st.name: len(st.rows) for st in t.stages},
-                     "returned": len(t.final.rows)},
-        "diagnosis": diagnose(t),
+        "counters": {**{st.name: len(st.rows) for st in t.stages if st.role != "query"},
+                     "returned": len(t.final.rows),
+                     **({"lostToIndex": a.facet.lost} if a.facet is not None else {})},
+        "diagnosis": a.diagnosis.to_json(),
+        "what_if": {"widen": dict(t.widen), "exact": t.exact} if t.what_if else None,
         "warnings": list(t.warnings),
         "exact": not t.inexact,
         "inexact": list(t.inexact),
-        "expect": expect or [],
+        "expect": list(a.expected),
         "ties": [x.to_json() for x in t.ties],
-        "index_facet": None,
+        "index_facet": a.facet.to_json() if a.facet is not None else None,
+        "runs": a.runs,
     }
 
 
-def format_text(t: FlowTrace, max_rows: int = 15) -> str:
-    """The run for a terminal: each stage's count and its first rows, drops and notes."""
-    d = diagnose(t)
+def format_text(a: Answer | FlowTrace, max_rows: int = 15) -> str:
+    """The run for a terminal: the diagnosis and its fixes, then each stage's count and its
+    first rows, drops and notes."""
+    if isinstance(a, FlowTrace):
+        a = Answer(a, diagnose(a))
+    t, d = a.trace, a.diagnosis
     lines = [f"{t.spec.title}", f"route {t.route} · limit {t.limit} · now {iso(t.now_ms)} · "
              f"scopes {'unscoped' if t.scopes is None else list(t.scopes)}",
-             f"diagnosis: {d['code']}: {d['message']}"]
+             f"diagnosis: {d.code}: {d.message}"]
+    if t.what_if:
+        lines.append("what-if (not the system's behaviour): "
+                     + ", ".join([f"{k} keeps at least {v} rows" for k, v in t.widen]
+                                 + (["the index bypassed"] if t.exact else [])))
+    for f in d.fixes:
+        lines.append(f"  fix: {f.label}    [{' '.join(f.change.argv())}]")
+    if a.facet is not None:
+        fc = a.facet
+        lines.append(f"index: {fc.index_type}: lost {fc.lost} row(s) at the legs' depths; "
+                     f"the exact search returns {len(fc.exact_final)}, of which "
+                     f"{len(fc.lost_final)} not returned here")
     lines += [f"warning: {w}" for w in t.warnings]
     lines += [f"not exact: {w}" for w in t.inexact]
     for st in t.stages:

@@ -1,7 +1,8 @@
-"""Expected rows over any pipeline: where the row fell and why, and the smallest change of one
-parameter of any stage that brings it back, with what that change does to the rest of the
-results. Changes are searched on a grid around each value and re-run through the pool cache,
-so only parameters that shape a fetch cost a new search."""
+"""Expected rows over any pipeline: where the row fell and why, and the smallest change that
+brings it back, with what that change does to the rest of the results. Each parameter that
+can keep more rows is searched over its range for the smallest value that returns the row
+(`search.smallest`: every value tried was run, through the one fetch cache); weights are
+tried on their grid, nearest first."""
 
 from __future__ import annotations
 
@@ -9,12 +10,26 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from inspector.core.engine.flow.registry import ParamDecl, kind_of
+from inspector.core.engine.flow.diagnosis import (
+    MAX_RUNS,
+    PROBE_DEPTH,
+    _current,
+    candidates,
+    group,
+    own_param,
+    widenable,
+)
+from inspector.core.engine.flow.registry import kind_of
 from inspector.core.engine.flow.runner import FlowTrace
-from inspector.core.engine.flow.spec import PipelineSpec, apply_set
-from inspector.core.errors import InspectorError
-
-STEPS = (0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 2.0, 4.0)
+from inspector.core.engine.flow.runs import NO_CHANGE, Change, Runs
+from inspector.core.engine.flow.search import (
+    Budget,
+    Found,
+    first_reaching,
+    helpful,
+    scan,
+    smallest,
+)
 
 
 @dataclass(frozen=True)
@@ -47,84 +62,118 @@ def where_dropped(t: FlowTrace, rid: str) -> Fall:
     if leg_drop is not None and not seen:
         return leg_drop
     first = next((s.name for s in t.stages if s.role == "fetch"), None)
-    return Fall(first, "not_fetched", {"why": "not among the rows any leg asked LanceDB for "
+    return Fall(first, "not_fetched", {"why": "not among the rows any leg asked the store for "
                                               "(ranked past the leg's depth, out of scope, "
                                               "or not matched)"})
 
 
-def _values(decl: ParamDecl, cur: Any) -> list[tuple[float, Any]]:
-    """(relative size of the change, value) to try, smallest first."""
-    if decl.type == "bool":
-        return [(1.0, not cur)]
-    if decl.type not in ("float", "int"):
-        return []
-    out: dict[Any, float] = {}
-    base = abs(cur) if cur else 1.0
-    for f in STEPS:
-        for v in (cur + f * base, cur - f * base):
-            if decl.type == "int":
-                v = int(round(v))
-            if (decl.lo is not None and v < decl.lo) or (decl.hi is not None and v > decl.hi):
-                continue
-            if v != cur and v not in out:
-                out[v] = abs(v - cur) / base
-    return sorted(((r, v) for v, r in out.items()), key=lambda x: x[0])
-
-
-def explain(spec: PipelineSpec, t: FlowTrace, rid: str,
-            rerun: Callable[[PipelineSpec, int | None], FlowTrace]) -> dict[str, Any]:
+def explain(t: FlowTrace, rid: str, runs: Runs, max_runs: int = MAX_RUNS) -> dict[str, Any]:
+    """Where the row fell and why, and the smallest change of each parameter that returns it:
+    the system's own parameters first (depths, flags, thresholds, index knobs by search;
+    weights on their grid; the limit), then a what-if depth. Each change was run."""
     fall = where_dropped(t, rid)
     out: dict[str, Any] = {"id": rid, "dropped_at": fall.stage, "reason": fall.code,
                            "detail": fall.detail, "fix": None, "alternatives": []}
     if fall.code == "returned":
         out["rank"] = fall.detail["rank"]
         return out
-    route = next(r for r in spec.routes if r.name == t.route)
-    base_ids = t.final.ids
-    found: list[dict[str, Any]] = []
-    tried = 0
-    fetches = {s.name for s in t.stages if s.role == "fetch"}
-    for st in route.stages:
-        kind = kind_of(st.kind)
-        if fall.stage in fetches and kind.role != "fetch":
-            continue  # a row no leg fetched: later stages only drop and re-order
-        params = kind.resolve(st.params, st.name)
-        for decl in kind.params:
-            for ratio, value in _values(decl, params[decl.name]):
-                tried += 1
-                try:
-                    got = rerun(apply_set(spec, {f"{st.name}.{decl.name}": value}), None)
-                except InspectorError:
-                    continue
-                if got.route != t.route or rid not in got.final.ids:
-                    continue
-                found.append(_change(st.name, decl, params[decl.name], value, ratio, got,
-                                     rid, base_ids))
-                break
-    for n in range(t.limit + 1, spec.limit.max + 1):
-        got = rerun(spec, n)
-        if rid in got.final.ids:
-            found.append({"stage": None, "param": "limit", "from": t.limit, "to": n,
-                          "change": (n - t.limit) / t.limit, "live": True,
-                          "rank": got.final.ids.index(rid) + 1,
-                          "gained": [i for i in got.final.ids if i not in base_ids],
-                          "lost": [i for i in base_ids if i not in got.final.ids]})
-            break
-    found.sort(key=lambda c: (c["change"], not c["live"]))
-    out["fix"] = found[0] if found else None
-    out["alternatives"] = found[1:6]
-    out["tried"] = tried
-    if not found:
-        out["no_fix"] = ("no single parameter change on the grid (each value scaled by "
-                         f"{', '.join(f'±{int(s * 100)}%' for s in STEPS)}, flags toggled, "
-                         "the limit raised to its maximum) returns this row")
+    names = [s.name for s in t.stages]
+    fetches = [s.name for s in t.stages if s.role == "fetch"]
+    upto = fall.stage if fall.stage in names and fall.code != "not_fetched" else \
+        (fetches[-1] if fetches else names[-1])
+    goal: Callable[[FlowTrace], bool] = lambda x: rid in x.final.ids  # noqa: E731
+    sig: Callable[[FlowTrace], Any] = lambda x: (rid in x.final.ids,  # noqa: E731
+                                                 tuple((len(s.rows), s.note)
+                                                       for s in x.stages))
+    budget = Budget(runs, max_runs)
+    found: list[tuple[str, Found]] = []
+    for key, decl, cur, _stage in candidates(t, upto):
+        got = smallest(runs, key, decl, cur, goal, sig, budget)
+        if got is not None:
+            found.append(("own" if own_param(t, key) else "what_if", got))
+    for key, decl, cur, _stage in candidates(t, upto, ("weight",)):
+        got = scan(runs, key, decl, float(cur), goal, budget, decl.step or 0.05)
+        if got is not None:
+            found.append(("own" if own_param(t, key) else "what_if", got))
+    limit = _limit_fix(t, runs, goal, budget)
+    if limit is not None:
+        found.append(("own", limit))
+    if not found:  # one change is not enough: a flag turned on, then the rest on top of it
+        found += _on_a_flag(t, upto, runs, goal, sig, budget)
+    wide = widenable(t, t.stages[-1].name) + [t.stages[-1].name] \
+        if kind_of(t.stages[-1].kind).widens else widenable(t, t.stages[-1].name)
+    if wide:  # what-if: every fetch and cut deeper (the last one too: a longer list)
+        rows = int(t.store.get("rows") or PROBE_DEPTH)
+        ladder = list(range(t.limit, max(t.limit, min(rows, PROBE_DEPTH)) + 1))
+        got = first_reaching(ladder, lambda d: Change(widen=tuple((w, d) for w in wide)),
+                             runs, goal, lambda x: None, budget)
+        if got is not None:
+            change = Change(widen=tuple((w, ladder[got[0]]) for w in wide))
+            found.append(("what_if", Found(change, got[1], float(ladder[got[0]]))))
+    found.sort(key=lambda f: (f[0] != "own", f[1].size))
+    changes = [_change(t, kind, f, rid) for kind, f in found]
+    out["fix"] = changes[0] if changes else None
+    out["alternatives"] = changes[1:6]
+    out["tried"] = runs.count
+    if not changes:
+        out["no_fix"] = ("no change of one parameter (each searched over its range), of the "
+                         "limit, nor a deeper search returns this row")
     return out
 
 
-def _change(stage: str, decl: ParamDecl, cur: Any, value: Any, ratio: float, got: FlowTrace,
-            rid: str, base: list[str]) -> dict[str, Any]:
-    ids = got.final.ids
-    return {"stage": stage, "param": decl.name, "from": cur, "to": value, "change": ratio,
-            "live": decl.live, "rank": ids.index(rid) + 1,
+def _limit_fix(t: FlowTrace, runs: Runs, goal: Callable[[FlowTrace], bool],
+               budget: Budget, base: Change = NO_CHANGE) -> Found | None:
+    lo, hi = t.limit + 1, t.spec.limit.max
+    if lo > hi:
+        return None
+    ladder = list(range(lo, min(hi, lo + 10_000) + 1))
+    make = lambda n: Change(base.sets, base.widen, base.exact, n)  # noqa: E731
+    got = first_reaching(ladder, make, runs, goal, lambda x: None, budget)
+    if got is None:
+        return None
+    return Found(make(ladder[got[0]]), got[1], 1.0 + (ladder[got[0]] - t.limit) / t.limit)
+
+
+def _on_a_flag(t: FlowTrace, upto: str, runs: Runs, goal: Callable[[FlowTrace], bool],
+               sig: Callable[[FlowTrace], Any], budget: Budget) -> list[tuple[str, Found]]:
+    """Each helpful flag (a prefilter, an over-fetch switch) turned, then the limit or one
+    parameter's smallest change on top of it, or the stage's depths together."""
+    out: list[tuple[str, Found]] = []
+    cands = candidates(t, upto)
+    for key, decl, cur, _stage in cands:
+        want = helpful(decl, cur) if decl.type == "bool" else None
+        if want is None:
+            continue
+        base = Change().with_sets(**{key: want})
+        got = _limit_fix(t, runs, goal, budget, base)
+        for k2, d2, c2, _ in cands:
+            if got is not None:
+                break
+            if k2 != key and d2.type != "bool":
+                got = smallest(runs, k2, d2, c2, goal, sig, budget, base)
+        if got is None:
+            rest = [c for c in cands if c[0] != key]
+            more = group(t, rest, runs, goal, sig, budget) if rest else None
+            got = None if more is None else Found(base.with_sets(**dict(more.change.sets)),
+                                                  more.trace, more.size + 1.0)
+        if got is not None:
+            keys = [k for k, _ in got.change.sets]
+            out.append(("own" if all(own_param(t, k) for k in keys) else "what_if", got))
+    return out
+
+
+def _change(t: FlowTrace, kind: str, f: Found, rid: str) -> dict[str, Any]:
+    ids = f.trace.final.ids
+    base = t.final.ids
+    sets = dict(f.change.sets)
+    first = next(iter(sets.items()), None)
+    stage, _, param = (first[0].partition(".") if first else (None, "", None))
+    if f.change.limit is not None:
+        stage, param = None, "limit"
+    frm = t.limit if param == "limit" else _current(t, first[0]) if first else None
+    to = f.change.limit if param == "limit" else first[1] if first else None
+    return {"stage": stage or None, "param": param or None, "from": frm, "to": to,
+            "kind": kind, "argv": f.change.argv(), "widen": dict(f.change.widen),
+            "change": f.size, "rank": ids.index(rid) + 1,
             "gained": [i for i in ids if i not in base],
             "lost": [i for i in base if i not in ids]}

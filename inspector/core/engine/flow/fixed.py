@@ -1,76 +1,118 @@
-"""A fixed-pipeline file compiled to what the fixed engine takes: for a limit and whether a
-scope is given, the Params fields (presets.Preset.build)."""
+"""The classic pipeline's shape: scope_rule -> lancedb_pool -> scope_filter -> importance_blend
+-> min_score -> limit. Files written for the former fixed engine (`engine = "fixed"`, stages
+fixed_fetch, fixed_scope, fixed_blend, fixed_cut) are read as that shape (`translate`), and a
+pipeline of that shape gives the Params the pool-level analyses take (`compile_fixed`)."""
 
 from __future__ import annotations
 
-import ast
-import operator
+import copy
 from collections.abc import Callable
 from typing import Any
 
-from inspector.core.engine.flow.registry import kind_of
 from inspector.core.engine.flow.spec import PipelineSpec
 from inspector.core.errors import InspectorError
 
-STAGES = ("fixed_fetch", "fixed_scope", "fixed_blend", "fixed_cut")
-_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-        ast.Div: operator.truediv}
-_FUNCS = {"min": min, "max": max}
+SHAPE = ("scope_rule", "lancedb_pool", "scope_filter", "importance_blend", "min_score",
+         "limit")
+_LEGACY = ("fixed_fetch", "fixed_scope", "fixed_blend", "fixed_cut")
+# the former stages' defaults, which their files relied on
+_FETCH = {"mode": "vector", "distance": "l2", "overfetch": 1.0, "scoped_overfetch": "",
+          "cap": 50, "fts_k": 0, "vec_k": 0, "rrf_k": 60}
+_SCOPE = {"strategy": "repo_prefix", "strategy_unscoped": "", "column": "", "filter": "post"}
 
 
-def evaluate(expr: str, limit: int) -> float:
-    """A depth expression over `limit`: numbers, + - * /, min(), max(); nothing else."""
-    def ev(node: ast.AST) -> Any:
-        if isinstance(node, ast.Expression):
-            return ev(node.body)
-        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
-            return node.value
-        if isinstance(node, ast.Name) and node.id == "limit":
-            return limit
-        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
-            return _OPS[type(node.op)](ev(node.left), ev(node.right))
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
-                and node.func.id in _FUNCS and not node.keywords:
-            return _FUNCS[node.func.id](*(ev(a) for a in node.args))
-        raise InspectorError(f"The depth expression {expr!r} may use numbers, limit, "
-                             f"+ - * / and min/max only.")
+def _params(st: dict[str, Any]) -> dict[str, Any]:
+    out = {k: v for k, v in st.items() if k not in ("name", "kind", "params")}
+    out.update(st.get("params") or {})
+    return out
 
-    try:
-        tree = ast.parse(expr, mode="eval")
-    except SyntaxError:
-        raise InspectorError(f"The depth expression {expr!r} is not an expression.") from None
-    return float(ev(tree))
+
+def translate(data: dict[str, Any], where: str) -> dict[str, Any]:
+    """A former fixed-pipeline file as a pipeline of the classic shape (same answers)."""
+    data = copy.deepcopy(data)
+    routes = data.get("routes")
+    if not isinstance(routes, list) or len(routes) != 1 or not isinstance(routes[0], dict):
+        raise InspectorError(f"The pipeline file {where}: a fixed pipeline has exactly one "
+                             f"route.")
+    stages = routes[0].get("stages")
+    kinds = [st.get("kind") for st in stages] if isinstance(stages, list) and all(
+        isinstance(st, dict) for st in stages) else []
+    if sorted(set(kinds)) != sorted(_LEGACY) or len(kinds) != len(_LEGACY):
+        raise InspectorError(f"The pipeline file {where}: a fixed pipeline's stages are "
+                             f"{', '.join(_LEGACY)}, each once.")
+    by = {st["kind"]: _params(st) for st in stages}
+    unknown = {k: sorted(set(v) - set(_FETCH if k == "fixed_fetch" else _SCOPE
+                                        if k == "fixed_scope" else
+                                        ("weight", "default_importance")
+                                        if k == "fixed_blend" else ("min_score",)))
+               for k, v in by.items()}
+    bad = [f"{k}.{n}" for k, names in unknown.items() for n in names]
+    if bad:
+        raise InspectorError(f"The pipeline file {where}: {', '.join(bad)} is not a parameter "
+                             f"of the fixed pipeline.")
+    fetch = {**_FETCH, **by["fixed_fetch"]}
+    scope = {**_SCOPE, **by["fixed_scope"]}
+    if scope["filter"] not in ("post", "pushdown"):
+        raise InspectorError(f"The pipeline file {where}: fixed_scope.filter is post or "
+                             f"pushdown, not {scope['filter']!r}.")
+    blend = {"weight": 0.0, "default_importance": 0.7, **by["fixed_blend"]}
+    cut = {"min_score": 0.0, **by["fixed_cut"]}
+    routes[0]["stages"] = [
+        {"name": "scope_rule", "kind": "scope_rule", "params": {
+            "strategy": scope["strategy"], "strategy_unscoped": scope["strategy_unscoped"],
+            "column": scope["column"], "pushdown": scope["filter"] == "pushdown"}},
+        {"name": "fetch", "kind": "lancedb_pool", "params": fetch},
+        {"name": "scope", "kind": "scope_filter", "params": {}},
+        {"name": "blend", "kind": "importance_blend", "params": blend},
+        {"name": "min_score", "kind": "min_score", "params": {"min": cut["min_score"]}},
+        {"name": "final", "kind": "limit", "params": {}}]
+    routes[0]["name"] = routes[0].get("name") if routes[0].get("name") not in (None, "fixed") \
+        else fetch["mode"]
+    data["engine"] = "stages"
+    return data
+
+
+def classic_stages(spec: PipelineSpec) -> dict[str, Any] | None:
+    """The classic shape's stages by kind, or None when the pipeline has another shape."""
+    if len(spec.routes) != 1:
+        return None
+    stages = spec.routes[0].stages
+    if tuple(st.kind for st in stages) != SHAPE:
+        return None
+    return {st.kind: st for st in stages}
 
 
 def is_fixed(spec: PipelineSpec) -> bool:
-    return spec.engine == "fixed"
+    """True for a pipeline of the classic shape (the pool-level analyses run it directly)."""
+    return classic_stages(spec) is not None
 
 
 def compile_fixed(spec: PipelineSpec) -> Callable[[int, bool], dict[str, Any]]:
-    """build(limit, scoped) -> the Params fields the file sets."""
-    if len(spec.routes) != 1:
-        raise InspectorError(f"Fixed pipeline {spec.name} must have exactly one route.")
-    by_kind: dict[str, dict[str, Any]] = {}
-    for st in spec.routes[0].stages:
-        if st.kind not in STAGES or st.kind in by_kind:
-            raise InspectorError(f"Fixed pipeline {spec.name}: its stages are "
-                                 f"{', '.join(STAGES)}, each once, in that order.")
-        by_kind[st.kind] = kind_of(st.kind).resolve(st.params, st.name)
-    if tuple(by_kind) != STAGES:
-        raise InspectorError(f"Fixed pipeline {spec.name}: its stages are "
-                             f"{', '.join(STAGES)}, each once, in that order.")
-    f, s, b, c = (by_kind[k] for k in STAGES)
+    """build(limit, scoped) -> the Params fields a classic-shaped pipeline sets."""
+    from inspector.core.engine.flow.registry import kind_of
+    from inspector.core.engine.flow.stages.classic import evaluate_depth
+
+    found = classic_stages(spec)
+    if found is None:
+        raise InspectorError(f"Pipeline {spec.name} is not of the classic shape "
+                             f"({' -> '.join(SHAPE)}).")
+    r, f, b, c = (kind_of(k).resolve(found[k].params, found[k].name) for k in
+                  ("scope_rule", "lancedb_pool", "importance_blend", "min_score"))
     tie_rule = spec.settings.get("tie_rule", "lancedb")
 
     def build(limit: int, scoped: bool) -> dict[str, Any]:
-        over = evaluate(f["scoped_overfetch"], limit) if scoped and f["scoped_overfetch"] \
+        over = evaluate_depth(f["scoped_overfetch"], limit) if scoped and f["scoped_overfetch"] \
             else f["overfetch"]
-        strategy = s["strategy_unscoped"] if not scoped and s["strategy_unscoped"] \
-            else s["strategy"]
+        strategy = r["strategy_unscoped"] if not scoped and r["strategy_unscoped"] \
+            else r["strategy"]
+        knobs = {"nprobes": f["nprobes"] or None, "min_nprobes": f["min_nprobes"] or None,
+                 "max_nprobes": None if f["max_nprobes"] < 0 else f["max_nprobes"],
+                 "refine_factor": f["refine_factor"] or None, "ef": f["ef"] or None}
         return dict(mode=f["mode"], distance=f["distance"], overfetch=over, cap=f["cap"],
                     fts_k=f["fts_k"], vec_k=f["vec_k"], rrf_k=f["rrf_k"], blend=b["weight"],
-                    default_importance=b["default_importance"], min_score=c["min_score"],
-                    scope_strategy=strategy, scope_column=s["column"] or None,
-                    filter=s["filter"], tie_rule=tie_rule)
+                    default_importance=b["default_importance"], min_score=c["min"],
+                    scope_strategy=strategy, scope_column=r["column"] or None,
+                    filter="pushdown" if r["pushdown"] else "post", tie_rule=tie_rule,
+                    **{k: v for k, v in knobs.items() if v is not None})
 
     return build

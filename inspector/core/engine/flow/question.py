@@ -13,7 +13,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from inspector.core.engine.flow import expect as flow_expect
-from inspector.core.engine.flow.runner import FlowTrace, PoolCache, run
+from inspector.core.engine.flow.runner import FlowTrace, PoolCache
+from inspector.core.engine.flow.runs import Change, Runs, freeze
 from inspector.core.engine.flow.spec import (
     PipelineSpec,
     apply_set,
@@ -49,6 +50,11 @@ class Question(BaseModel):
     limit: int | None = None
     now: float | None = Field(None, description="the clock of time-dependent stages, epoch ms")
     expect: list[str] = Field(default_factory=list)
+    widen: dict[str, int] = Field(default_factory=dict, description="what-if: these stages "
+                                  "keep at least so many rows (a fetch asks for that many); "
+                                  "never the system's own behaviour")
+    exact: bool = Field(False, description="what-if: vector legs bypass the ANN index (an "
+                        "exact flat search)")
     params: dict[str, Any] = Field(default_factory=dict, description="the fixed pipeline's "
                                    "parameters given explicitly, by Params field name "
                                    "(--overfetch, --blend, --nprobes ...; scope_map as "
@@ -149,22 +155,58 @@ def query_vector(store: Any, q: Question) -> tuple[np.ndarray | None, str, str |
     return np.asarray(emb.embed([q.text])[0], np.float64), f"text:{emb.name}", None
 
 
-def ask(q: Question, store: Any, cache: PoolCache | None = None) -> tuple[FlowTrace,
-                                                                         list[dict[str, Any]]]:
-    """Run the question's pipeline on an open store; expected rows explained."""
+def runs_for(q: Question, store: Any, cache: PoolCache | None = None
+             ) -> tuple[Runs, list[str], list[str]]:
+    """The question's runs on an open store (its what-ifs as the base change), and what its
+    system configuration noted and left unreproduced."""
     spec, notes, inexact = resolve(q)
+    if q.widen:
+        names = spec.stage_names()
+        bad = [k for k in q.widen if k not in names]
+        if bad:
+            raise InspectorError(f"--widen {bad[0]}: pipeline {spec.name} has no stage "
+                                 f"{bad[0]}; its stages are {', '.join(names)}.")
     vec, source, why = query_vector(store, q)
     now = q.now if q.now is not None else time.time() * 1000
     scopes = None if q.scopes is None else tuple(q.scopes)
-    cache = cache if cache is not None else PoolCache()
+    runs = Runs(store, spec, q.text, vec, scopes, q.limit, now, source, why,
+                cache if cache is not None else PoolCache(),
+                Change(widen=freeze(q.widen), exact=q.exact))
+    return runs, notes, inexact
 
-    def once(s: PipelineSpec, limit: int | None) -> FlowTrace:
-        return run(store, s, text=q.text, vector=vec, scopes=scopes,
-                   limit=q.limit if limit is None else limit, now_ms=now,
-                   query_source=source, cache=cache, vector_error=why)
 
-    trace = once(spec, None)
+def answer(q: Question, store: Any, cache: PoolCache | None = None, fixes: bool = True,
+           facet_mode: str = "auto") -> Any:
+    """The question answered on an open store: the run, its diagnosis (with the fixes, each
+    run, when `fixes`), the expected rows explained and the index facet."""
+    from inspector.core.engine.flow.answer import Answer
+    from inspector.core.engine.flow.diagnosis import diagnose
+    from inspector.core.engine.flow.facet import facet, indexed_legs, wanted
+
+    runs, notes, inexact = runs_for(q, store, cache)
+    trace = runs.run()
     if notes or inexact:
         trace = trace.with_notes(notes, inexact)
-    expected = [flow_expect.explain(spec, trace, rid, once) for rid in q.expect]
-    return trace, expected
+    index = getattr(store, "vector_index", None)
+    found = None
+    note = None
+    if indexed_legs(trace, index):
+        if wanted(store.rows, facet_mode):
+            found = facet(trace, runs, index)
+        else:
+            why = f"{store.rows:,} rows" if facet_mode == "auto" else "--index-facet off"
+            note = (f"the {index.type} index's answer was not compared with an exact search "
+                    f"({why}): rows the index lost are not counted; add --index-facet on to "
+                    f"compare")
+            trace = trace.with_notes([note], [])
+    lost = found is not None and bool(found.lost_final)
+    diag = diagnose(trace, runs if fixes else None, index_lost=lost)
+    expected = tuple(flow_expect.explain(trace, rid, runs) for rid in q.expect)
+    return Answer(trace, diag, expected, found, runs.count)
+
+
+def ask(q: Question, store: Any, cache: PoolCache | None = None) -> tuple[FlowTrace,
+                                                                         list[dict[str, Any]]]:
+    """Run the question's pipeline on an open store; expected rows explained."""
+    got = answer(q, store, cache, fixes=False, facet_mode="off")
+    return got.trace, list(got.expected)

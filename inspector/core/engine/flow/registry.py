@@ -17,6 +17,16 @@ from inspector.core.errors import InspectorError
 
 ROLES = ("query", "fetch", "fusion", "filter", "transform", "cut", "diversity")
 TYPES = ("float", "int", "bool", "str", "list", "table")
+# What a parameter does to the rows a run keeps, for the diagnosis, the fix search, expected
+# rows and sweeps (none: it shapes something else). The direction that keeps more rows:
+#   depth      rows fetched or kept before a later stage (a k, an over-fetch, a window): raise
+#              it (a flag: true)
+#   prefilter  a flag: true puts a filter inside the search, before its cut
+#   threshold  a score a row must reach: lower it
+#   gate       a flag: true drops rows (a filter switched on): false keeps them
+#   index      an ANN search knob (nprobes, refine factor, ef): raise it
+#   weight     a re-scoring weight: moves rows, keeps as many
+EFFECTS = ("", "depth", "prefilter", "threshold", "gate", "index", "weight")
 
 
 @dataclass(frozen=True)
@@ -31,6 +41,24 @@ class ParamDecl:
     hi: float | None = None
     live: bool = True  # a change is answered exactly from the fetched rows, without a search
     choices: tuple[str, ...] = ()
+    effect: str = ""  # one of EFFECTS
+    step: float | None = None  # the finest change worth trying (a slider's step); None: any
+
+    def __post_init__(self) -> None:
+        if self.effect not in EFFECTS:
+            raise ValueError(f"unknown parameter effect {self.effect!r}")
+
+    def helps(self) -> str:
+        """The direction that keeps more rows: raise | lower | true | false | "" (none)."""
+        if self.effect in ("depth", "index"):
+            return "true" if self.type == "bool" else "raise"
+        if self.effect == "prefilter":
+            return "true"
+        if self.effect == "gate":
+            return "false"
+        if self.effect == "threshold":
+            return "lower"
+        return ""
 
     def check(self, value: Any, where: str) -> Any:
         """The value as this parameter's type, or one sentence saying why it cannot be."""
@@ -76,6 +104,8 @@ class ParamDecl:
             out["range"] = [self.lo, self.hi]
         if self.choices:
             out["choices"] = list(self.choices)
+        if self.effect:
+            out["effect"] = self.effect
         return out
 
 
@@ -95,6 +125,13 @@ class StageKind:
     params: tuple[ParamDecl, ...]
     doc: str
     by_name: dict[str, ParamDecl] = field(default_factory=dict, compare=False)
+    # honours a what-if depth (Context.wide): a fetch asks for at least that many rows, a cut
+    # keeps at least that many
+    widens: bool = False
+    # a vector leg: honours Context.exact (the index bypassed) and carries index knobs
+    vector: bool = False
+    # reads the columns by the store's roles (detected, or named by --column when it opens)
+    store_roles: bool = False
 
     def resolve(self, given: dict[str, Any], where: str) -> dict[str, Any]:
         """Every parameter's effective value: the declared default unless given, checked."""
@@ -110,9 +147,12 @@ class StageKind:
 KINDS: dict[str, StageKind] = {}
 
 
-def stage(kind: str, role: str, *params: ParamDecl) -> Callable[[Callable[..., Any]],
-                                                                 Callable[..., Any]]:
-    """Register a stage function under `kind`; its docstring's first line is its description."""
+def stage(kind: str, role: str, *params: ParamDecl, widens: bool = False,
+          vector: bool = False, store_roles: bool = False
+          ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register a stage function under `kind`; its docstring's first line is its description.
+    `widens`: the function reads its depth through `ctx.wide` (a what-if can deepen it);
+    `vector`: a vector leg that reads `ctx.exact` and its index knobs."""
     if role not in ROLES:
         raise ValueError(f"unknown stage role {role}")
 
@@ -120,7 +160,8 @@ def stage(kind: str, role: str, *params: ParamDecl) -> Callable[[Callable[..., A
         if kind in KINDS:
             raise ValueError(f"stage kind {kind} registered twice")
         doc = (fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else ""
-        KINDS[kind] = StageKind(kind, role, fn, params, doc, {p.name: p for p in params})
+        KINDS[kind] = StageKind(kind, role, fn, params, doc, {p.name: p for p in params},
+                                widens, vector, store_roles)
         return fn
 
     return register

@@ -22,6 +22,9 @@ class Row:
     metadata: dict[str, Any] = field(compare=False)
     columns: dict[str, Any] = field(compare=False)  # every non-vector column as stored
     rowid: int = -1
+    # no importance stored (NULL, or not a number): a default applies; a stored NaN is not
+    # missing (the real formulas keep it, and NaN scores pass no threshold)
+    importance_missing: bool = False
 
 
 @dataclass(frozen=True)
@@ -95,9 +98,12 @@ class Tie:
     at_cut: bool = True
     near: bool = False  # scores a few float32 units apart, which clients order differently
     members: tuple[str, ...] = ()  # every row of the tie that was seen, past the cut too
+    order: str = ""  # how the system orders the group, where it is determined
 
     def to_json(self) -> dict[str, Any]:
-        if self.at_cut:
+        if self.order:
+            order = self.order
+        elif self.at_cut:
             order = ("arbitrary: LanceDB's full-text search keeps any subset of the rows tied "
                      "at its limit (its Node and Python clients keep different ones); the "
                      "lowest row ids are shown")
@@ -133,6 +139,15 @@ class Context:
     # what query stages decided that shapes the fetches (depths, allowlists, the text sent);
     # part of every fetch's cache key, so a change of it searches again
     request: dict[str, Any] = field(default_factory=dict)
+    # what-ifs (never the system's own behaviour): vector legs bypass the index; a stage keeps
+    # at least this many rows (a fetch asks for at least that many)
+    exact: bool = False
+    widen: dict[str, int] = field(default_factory=dict)
+    stage: str = ""  # the stage running now (set by the runner)
+
+    def wide(self, n: int) -> int:
+        """The depth the running stage uses: its own, or deeper where a what-if widens it."""
+        return max(n, self.widen.get(self.stage, 0))
 
 
 @dataclass(frozen=True)

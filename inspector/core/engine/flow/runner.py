@@ -64,6 +64,12 @@ class FlowTrace:
     warnings: tuple[str, ...]
     inexact: tuple[str, ...]
     store: dict[str, Any]
+    exact: bool = False  # what-if: vector legs bypassed the index
+    widen: tuple[tuple[str, int], ...] = ()  # what-if: stages kept at least this many rows
+
+    @property
+    def what_if(self) -> bool:
+        return self.exact or bool(self.widen)
 
     def with_notes(self, warnings: list[str], inexact: list[str]) -> FlowTrace:
         return replace(self, warnings=self.warnings + tuple(warnings),
@@ -78,6 +84,11 @@ class FlowTrace:
             if s.name == name:
                 return s
         raise KeyError(name)
+
+
+def _index_type(store: Any) -> str | None:
+    index = getattr(store, "vector_index", None)
+    return getattr(index, "type", None)
 
 
 def tag_tokens(text: str | None, prefixes: list[str] | tuple[str, ...]) -> list[str]:
@@ -108,20 +119,26 @@ def _key(ctx: Context, st_name: str, kind: str, params: dict[str, Any]) -> Any:
     vec = None if ctx.vector is None else ctx.vector.tobytes()
     return (st_name, kind, tuple(sorted((k, repr(v)) for k, v in params.items())), ctx.text,
             ctx.bm25_text, vec, ctx.scopes, ctx.limit, ctx.now_ms, ctx.store.version,
-            tuple(sorted((k, repr(v)) for k, v in ctx.request.items())))
+            tuple(sorted((k, repr(v)) for k, v in ctx.request.items())), ctx.exact,
+            ctx.widen.get(st_name, 0))
 
 
 def run(store: Any, spec: PipelineSpec, *, text: str | None, vector: np.ndarray | None,
         scopes: tuple[str, ...] | None, limit: int | None, now_ms: float,
         query_source: str = "text", cache: PoolCache | None = None,
-        vector_error: str | None = None) -> FlowTrace:
-    """Every stage of the route the system would take for this query."""
+        vector_error: str | None = None, exact: bool = False,
+        widen: dict[str, int] | None = None, live: bool = False) -> FlowTrace:
+    """Every stage of the route the system would take for this query; `exact` and `widen`
+    are what-ifs (the index bypassed; stages kept at least so many rows)."""
     n = clamp_limit(spec, limit)
     settings = dict(spec.settings)
     settings["_tags"] = tuple(tag_tokens(text, settings.get("tag_prefixes", ())))
     settings["_vector_error"] = vector_error
+    settings["_query_source"] = query_source
+    settings["_live"] = live  # a live session: fetches serve every slider position at once
     ctx = Context(store=store, text=text, vector=vector, scopes=scopes, limit=n,
-                  now_ms=float(now_ms), settings=settings)
+                  now_ms=float(now_ms), settings=settings, exact=exact,
+                  widen=dict(widen or {}))
     if limit is not None and n != limit:
         ctx.warnings.append(f"limit {limit} clamped to {n}, as the system clamps it "
                             f"({spec.limit.min}..{spec.limit.max})")
@@ -131,6 +148,7 @@ def run(store: Any, spec: PipelineSpec, *, text: str | None, vector: np.ndarray 
     for st in route.stages:
         kind = kind_of(st.kind)
         params = kind.resolve(st.params, st.name)
+        ctx.stage = st.name
         if kind.role == "fetch":
             key = _key(ctx, st.name, st.kind, params)
             hit = cache.get(key) if cache is not None else None
@@ -156,4 +174,6 @@ def run(store: Any, spec: PipelineSpec, *, text: str | None, vector: np.ndarray 
                      ties=tuple(ctx.ties), warnings=tuple(ctx.warnings),
                      inexact=tuple(dict.fromkeys(ctx.inexact)),
                      store={"uri": store.display_uri, "table": store.table_name,
-                            "version": store.version, "rows": store.rows})
+                            "version": store.version, "rows": store.rows,
+                            "index": _index_type(store)},
+                     exact=exact, widen=tuple(sorted(ctx.widen.items())))

@@ -70,6 +70,10 @@ class PipelineSpec(BaseModel):
     sources: list[str] = Field(default_factory=list)
     ties: str = ""
     not_reproduced: list[str] = Field(default_factory=list)  # what the preset leaves out
+    # the parameters the system itself exposes (STAGE.PARAM -> how its user sets it), besides
+    # those its configuration file maps onto; a fix of any other parameter is a what-if.
+    # Absent (and no system_config): every declared parameter is the system's
+    own_params: dict[str, str] | None = None
     limit: LimitSpec = LimitSpec()
     settings: dict[str, Any] = Field(default_factory=dict)
     routes: list[RouteSpec]
@@ -77,6 +81,18 @@ class PipelineSpec(BaseModel):
 
     def stage_names(self) -> list[str]:
         return list(dict.fromkeys(s.name for r in self.routes for s in r.stages))
+
+    def own(self, key: str) -> tuple[bool, str]:
+        """Whether STAGE.PARAM is the system's own parameter, and how its user sets it."""
+        mapped = {t.partition("=")[0]: k for k, ts in
+                  (self.system_config.map if self.system_config else {}).items() for t in ts}
+        if self.own_params is None and not mapped:
+            return True, ""
+        if self.own_params and key in self.own_params:
+            return True, self.own_params[key]
+        if key in mapped:
+            return True, f"config {mapped[key]}"
+        return False, ""
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True)
@@ -143,6 +159,10 @@ def parse_pipeline(text: str, where: str, fmt: str) -> PipelineSpec:
     if not isinstance(data, dict):
         raise InspectorError(f"The pipeline file {where} must hold a table (object).")
     data = _extended(data, where)
+    if data.get("engine") == "fixed":  # a former fixed-pipeline file: the classic shape now
+        from inspector.core.engine.flow.fixed import translate
+
+        data = translate(_expand_defs(data), where)
     try:
         spec = PipelineSpec.model_validate(_expand_defs(data))
     except ValidationError as exc:
@@ -243,6 +263,8 @@ def role_assignments(spec: PipelineSpec, columns: dict[str, str]) -> dict[str, s
     """`--column ROLE=PATH` as the --set of every stage reading that role (a column, a struct
     field or a JSON-text key); a role no stage of this pipeline reads is refused."""
     out: dict[str, str] = {}
+    if any(kind_of(st.kind).store_roles for r in spec.routes for st in r.stages):
+        return out  # its stages read the store's roles, which --column sets when it opens
     for role, path in columns.items():
         param = ROLE_PARAMS.get(role)
         hits = [st.name for r in spec.routes for st in r.stages
@@ -258,19 +280,57 @@ def role_assignments(spec: PipelineSpec, columns: dict[str, str]) -> dict[str, s
     return out
 
 
-# options of the fixed pipeline that a pipeline of stages takes as the system takes them:
-# option -> the (stage kind, parameter) pairs that hold it
-OPTION_PARAMS = {"rrf_k": (("openclaw_docs_request", "search_rrf_k"),
-                           ("openclaw_docs_cli_args", "k"))}
+# the command line's pipeline options, each the parameter of every stage kind that holds it:
+# option -> ((stage kind, parameter), ...); a value given as the option is converted by
+# OPTION_VALUES where the parameter's type differs
+_POOL = "lancedb_pool"
+_WHERE = "lancedb_vector_where"
+OPTION_PARAMS: dict[str, tuple[tuple[str, str], ...]] = {
+    "mode": ((_POOL, "mode"),),
+    "distance": ((_POOL, "distance"), (_WHERE, "distance")),
+    "overfetch": ((_POOL, "overfetch"),),
+    "cap": ((_POOL, "cap"),),
+    "fts_k": ((_POOL, "fts_k"), ("openclaw_docs_cli_args", "fts_k")),
+    "vec_k": ((_POOL, "vec_k"), ("openclaw_docs_cli_args", "vec_k")),
+    "rrf_k": ((_POOL, "rrf_k"), ("openclaw_docs_request", "search_rrf_k"),
+              ("openclaw_docs_cli_args", "k")),
+    "blend": (("importance_blend", "weight"),),
+    "default_importance": (("importance_blend", "default_importance"),),
+    "min_score": (("min_score", "min"),),
+    "scope_strategy": (("scope_rule", "strategy"),),
+    "scope_column": (("scope_rule", "column"),),
+    "scope_map": (("scope_rule", "map"),),
+    "filter": (("scope_rule", "pushdown"), (_WHERE, "prefilter")),
+    "nprobes": ((_POOL, "nprobes"), (_WHERE, "nprobes")),
+    "min_nprobes": ((_POOL, "min_nprobes"),),
+    "max_nprobes": ((_POOL, "max_nprobes"),),
+    "refine_factor": ((_POOL, "refine_factor"), (_WHERE, "refine_factor")),
+    "ef": ((_POOL, "ef"), (_WHERE, "ef")),
+}
+# options whose value is not the parameter's: --filter pushdown is a flag set true
+OPTION_VALUES = {"filter": lambda v: v == "pushdown",
+                 "scope_map": lambda v: {k: list(x) for k, x in dict(v).items()}}
+# options that are pipeline settings
+OPTION_SETTINGS = {"tie_rule": "tie_rule"}
+# what else an option sets on the stage that holds it: an explicit over-fetch replaces the
+# over-fetch a scoped query would derive
+OPTION_ALSO = {"overfetch": {(_POOL, "scoped_overfetch"): ""}}
 
 
 def held_options(spec: PipelineSpec, given: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Per option this pipeline holds (`--rrf-k K`: the plugin's searchRrfK, the CLI's --k),
-    the --set assignments it stands for; options it does not hold are left out."""
+    """Per option this pipeline holds, the --set assignments it stands for (`--overfetch 2.5`:
+    fetch.overfetch=2.5 on the stage that over-fetches; `--rrf-k K`: the plugin's searchRrfK,
+    the CLI's --k); options it does not hold are left out."""
     out = {}
     for option, value in given.items():
-        sets = {f"{st.name}.{param}": value for r in spec.routes for st in r.stages
+        conv = OPTION_VALUES.get(option, lambda v: v)
+        sets = {f"{st.name}.{param}": conv(value) for r in spec.routes for st in r.stages
                 for kind, param in OPTION_PARAMS.get(option, ()) if st.kind == kind}
+        sets.update({f"{st.name}.{param}": also for r in spec.routes for st in r.stages
+                     for (kind, param), also in OPTION_ALSO.get(option, {}).items()
+                     if st.kind == kind})
+        if option in OPTION_SETTINGS and OPTION_SETTINGS[option] in spec.settings:
+            sets[OPTION_SETTINGS[option]] = value
         if sets:
             out[option] = sets
     return out

@@ -1,10 +1,10 @@
 """Every stage kind, registered on import (the registry is `flow.registry.KINDS`)."""
 
 from inspector.core.engine.flow.stages import (  # noqa: F401
+    classic,
     crewai,
     cuts,
     diversity,
-    fixed,
     fusion,
     generative_agents,
     lance_where,

@@ -43,7 +43,7 @@ def storage_search(ctx: Context, p: dict[str, Any], limit: int,
                              "query vector: give --vector, --vector-of ID, or --text with an "
                              "embedder.")
     cats, meta = p["categories"], p["metadata_filter"]
-    k = limit * 3 if (cats or meta) else limit
+    k = ctx.wide(limit * 3 if (cats or meta) else limit)
     scopes = (scope,) if scope is not None and scope.strip("/") else None
     tbl, where, _ = search(ctx, _ROW, k, scopes, ctx.vector)
     hits, dropped = read_hits(ctx, _ROW, tbl, None)
@@ -70,7 +70,7 @@ def _categories(s: Scored) -> list[Any]:
     return got if isinstance(got, list) else []
 
 
-@stage("crewai_search", "fetch", *_FILTERS)
+@stage("crewai_search", "fetch", *_FILTERS, widens=True, vector=True)
 def shallow(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     """recall(depth="shallow"): one storage search for exactly `limit` rows under the scope
     prefix; sem = 1 / (1 + distance)."""
@@ -102,7 +102,7 @@ def child_scopes(ctx: Context, prefix: str, scan_limit: int) -> list[str]:
 @stage("crewai_deep_search", "fetch", *_FILTERS,
        P("oversample", "int", 2, "each search asks for limit x this (the module constant "
          "_RECALL_OVERSAMPLE_FACTOR: MemoryConfig.recall_oversample_factor is not read)",
-         1, 1000, live=False),
+         1, 1000, live=False, effect="depth"),
        P("max_scopes", "int", 20, "at most this many child scopes are searched", 1, 10_000,
          live=False),
        P("query_analysis_threshold", "int", 200, "Memory(query_analysis_threshold=...): a "
@@ -110,7 +110,7 @@ def child_scopes(ctx: Context, prefix: str, scan_limit: int) -> list[str]:
          1_000_000, live=False),
        P("scan_limit", "int", 50_000, "list_scopes reads at most this many rows "
          "(_SCAN_ROWS_LIMIT): child scopes only further down the table are not searched", 1,
-         100_000_000, live=False))
+         100_000_000, live=False), widens=True, vector=True)
 def deep(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     """recall(depth="deep") for a query shorter than query_analysis_threshold (no LLM): one
     search per child scope of the scope (limit x 2 rows each), rows deduplicated by id."""
@@ -140,7 +140,8 @@ def deep(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
 
 
 @stage("drop_private", "filter",
-       P("include_private", "bool", False, "recall(include_private=True) keeps every row"),
+       P("include_private", "bool", False, "recall(include_private=True) keeps every row",
+         effect="prefilter"),
        P("source", "str", "", "recall(source=...): private rows of this source are kept"))
 def drop_private(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     """Private rows are dropped unless include_private, or their source is the caller's."""
@@ -157,9 +158,12 @@ def drop_private(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome
 
 
 @stage("crewai_composite", "transform",
-       P("semantic_weight", "float", 0.5, "Memory(semantic_weight=...)", 0, 1),
-       P("recency_weight", "float", 0.3, "Memory(recency_weight=...)", 0, 1),
-       P("importance_weight", "float", 0.2, "Memory(importance_weight=...)", 0, 1),
+       P("semantic_weight", "float", 0.5, "Memory(semantic_weight=...)", 0, 1,
+         effect="weight", step=0.05),
+       P("recency_weight", "float", 0.3, "Memory(recency_weight=...)", 0, 1, effect="weight",
+         step=0.05),
+       P("importance_weight", "float", 0.2, "Memory(importance_weight=...)", 0, 1,
+         effect="weight", step=0.05),
        P("half_life_days", "int", 30, "Memory(recency_half_life_days=...)", 1, 1_000_000))
 def composite(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     """w_sem * sem + w_rec * 0.5^(age_days / half_life) + w_imp * importance, age from

@@ -13,7 +13,7 @@ from inspector.core.engine.flow.stages.meta import expired_at
 
 
 @stage("min_score", "cut",
-       P("min", "float", 0.3, "keep score >= min", -1e9, 1e9),
+       P("min", "float", 0.3, "keep score >= min", -1e9, 1e9, effect="threshold", step=0.01),
        P("drop_expired", "bool", False, "also drop rows whose valid_until has passed"))
 def min_score(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     """Keep rows scoring at least `min` (then, optionally, drop expired rows)."""
@@ -37,30 +37,32 @@ def unexpired(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
 
 
 @stage("window", "cut",
-       P("per_limit", "float", 2.0, "keep the first per_limit * limit rows", 0, 1000),
-       P("enabled", "bool", True, "memory-lancedb-pro: on unless rerank is 'none'"))
+       P("per_limit", "float", 2.0, "keep the first per_limit * limit rows", 0, 1000,
+         effect="depth", step=0.5),
+       P("enabled", "bool", True, "memory-lancedb-pro: on unless rerank is 'none'",
+         effect="gate"), widens=True)
 def window(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     """Keep the first per_limit * limit rows; the rest are gone for good."""
     if not p["enabled"]:
         return Outcome(rows, note="window off")
-    n = int(p["per_limit"] * ctx.limit)
+    n = ctx.wide(int(p["per_limit"] * ctx.limit))
     return Outcome(rows[:n], tuple(Drop(s.id, "outside_window", (("rank", i + 1),
                                                                   ("window", n)))
                                    for i, s in enumerate(rows[n:], start=n)))
 
 
-@stage("limit", "cut")
+@stage("limit", "cut", widens=True)
 def limit(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     """Keep the first `limit` rows."""
-    n = ctx.limit
+    n = ctx.wide(ctx.limit)
     return Outcome(rows[:n], tuple(Drop(s.id, "past_limit", (("rank", i + 1), ("limit", n)))
                                    for i, s in enumerate(rows[n:], start=n)))
 
 
 @stage("noise_filter", "filter",
-       P("enabled", "bool", True, "filterNoise"),
+       P("enabled", "bool", True, "filterNoise", effect="gate"),
        P("min_length", "int", 5, "a trimmed text shorter than this (UTF-16 units) is noise",
-         0, 10_000),
+         0, 10_000, effect="threshold"),
        P("patterns", "table", {}, "groups: {name: [[pattern, flags], ...]} (JavaScript regex "
          "literals); a text matching any is noise"))
 def noise(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:

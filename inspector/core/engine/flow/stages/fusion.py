@@ -13,8 +13,8 @@ from inspector.core.engine.flow.rows import Context, Outcome, Scored
 @stage("weighted_fusion", "fusion",
        P("vector_leg", "str", "vector_leg", "name of the vector leg stage"),
        P("text_leg", "str", "bm25_leg", "name of the full-text leg stage"),
-       P("vector_weight", "float", 0.7, "vectorWeight", 0, 10),
-       P("bm25_weight", "float", 0.3, "bm25Weight", 0, 10),
+       P("vector_weight", "float", 0.7, "vectorWeight", 0, 10, effect="weight", step=0.05),
+       P("bm25_weight", "float", 0.3, "bm25Weight", 0, 10, effect="weight", step=0.05),
        P("bm25_floor_at", "float", 0.75, "a BM25 score at least this keeps a floor", 0, 1),
        P("bm25_floor", "float", 0.92, "the floor: this times the BM25 score", 0, 10),
        P("bm25_only_weighted", "bool", False, "weight rows only the full-text leg found "

@@ -89,8 +89,10 @@ def normalise(vals: list[float]) -> list[float]:
        P("recency_w", "float", 1.0, "scratch.recency_w", -1e6, 1e6),
        P("relevance_w", "float", 1.0, "scratch.relevance_w", -1e6, 1e6),
        P("importance_w", "float", 1.0, "scratch.importance_w", -1e6, 1e6),
-       P("gw_recency", "float", 0.5, "the released code's gw[0] (the paper: 1)", -1e6, 1e6),
-       P("gw_relevance", "float", 3.0, "the released code's gw[1] (the paper: 1)", -1e6, 1e6),
+       P("gw_recency", "float", 0.5, "the released code's gw[0] (the paper: 1)", -1e6, 1e6,
+         effect="weight", step=0.25),
+       P("gw_relevance", "float", 3.0, "the released code's gw[1] (the paper: 1)", -1e6, 1e6,
+         effect="weight", step=0.25),
        P("gw_importance", "float", 2.0, "the released code's gw[2] (the paper: 1)", -1e6,
          1e6))
 def ga_score(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:

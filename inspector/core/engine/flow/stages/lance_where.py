@@ -22,9 +22,26 @@ import pyarrow as pa
 from inspector.core.engine.flow.registry import ParamDecl as P
 from inspector.core.engine.flow.registry import stage
 from inspector.core.engine.flow.rows import Context, Drop, Outcome, Row, Scored
+from inspector.core.engine.index_rule import with_knobs
 from inspector.core.errors import InspectorError
 
 SCORES = ("inv1p", "exp_neg_f32", "l2_relevance", "cosine_relevance", "neg_distance")
+# the knobs a system may pass to LanceDB's indexed vector search (0: LanceDB's default)
+INDEX_KNOBS = (
+    P("nprobes", "int", 0, "IVF partitions probed (0: LanceDB's default, 20)", 0, 1_000_000,
+      live=False, effect="index"),
+    P("refine_factor", "int", 0, "re-rank limit x this candidates with full vectors (0: "
+      "none)", 0, 50_000, live=False, effect="index"),
+    P("ef", "int", 0, "HNSW candidate list (0: LanceDB's 1.5 x depth)", 0, 10_000_000,
+      live=False, effect="index"),
+)
+
+
+def knobs(q: Any, ctx: Context, p: dict[str, Any]) -> Any:
+    """The stage's index knobs on a LanceDB vector query; the what-if `exact` bypasses the
+    index."""
+    return with_knobs(q, exact=ctx.exact, nprobes=p.get("nprobes") or None,
+                      refine_factor=p.get("refine_factor") or None, ef=p.get("ef") or None)
 SCOPE_RULES = ("none", "equal", "prefix_like", "contains")
 TIME_FORMATS = ("epoch_ms", "epoch_s", "iso")
 
@@ -168,7 +185,8 @@ _PARAMS = (
       choices=SCOPE_RULES),
     P("prefilter", "bool", True, "the scope and `where` filters are a LanceDB prefilter "
       "(false: a post-filter after the top-k cut, as LangChain's prefilter=False); a scope "
-      "inside JSON text or a list is filtered in Python over the fetched rows", live=False),
+      "inside JSON text or a list is filtered in Python over the fetched rows", live=False,
+      effect="prefilter"),
     P("importance_path", "str", "", "where importance is read (empty: none)", live=False),
     P("time_path", "str", "", "where the creation time is read (empty: none)", live=False),
     P("time_format", "str", "epoch_ms", "how that time is stored", live=False,
@@ -181,11 +199,12 @@ _PARAMS = (
       "exp(-d), l2_relevance 1-d/sqrt(2), cosine_relevance 1-d, neg_distance -d", live=False,
       choices=SCORES),
     P("depth_factor", "float", 1.0, "LanceDB is asked for limit * factor + extra rows", 0, 1e6,
-      live=False),
+      live=False, effect="depth", step=0.5),
     P("depth_extra", "int", 0, "rows asked on top of limit * factor", 0, 1_000_000,
-      live=False),
+      live=False, effect="depth"),
     P("min_score", "float", -1e9, "rows scoring below this are skipped while reading", -1e9,
-      1e9, live=False),
+      1e9, live=False, effect="threshold", step=0.01),
+    *INDEX_KNOBS,
 )
 
 
@@ -235,6 +254,7 @@ def search(ctx: Context, p: dict[str, Any], k: int, scopes: tuple[str, ...] | No
                                  f"{', '.join(sorted(have))}.")
     q = (ctx.store.table.search(vector.astype(np.float32), vector_column_name=p["vector_column"])
          .distance_type(p["distance"]).with_row_id(True).limit(max(k, 1)))
+    q = knobs(q, ctx, p)
     if where:
         q = q.where(where, prefilter=p["prefilter"])
     try:
@@ -252,10 +272,11 @@ def search(ctx: Context, p: dict[str, Any], k: int, scopes: tuple[str, ...] | No
 
 
 def depth(ctx: Context, p: dict[str, Any]) -> int:
-    return max(0, math.ceil(ctx.limit * p["depth_factor"] - 1e-9) + p["depth_extra"])
+    """limit * factor + extra (or deeper, where a what-if widens this stage)."""
+    return ctx.wide(max(0, math.ceil(ctx.limit * p["depth_factor"] - 1e-9) + p["depth_extra"]))
 
 
-@stage("lancedb_vector_where", "fetch", *_PARAMS)
+@stage("lancedb_vector_where", "fetch", *_PARAMS, widens=True, vector=True)
 def vector_where(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     """LanceDB vector search with the scope (and the setting `where`) placed as the system
     places it; columns read through paths; the system's own score."""

@@ -15,6 +15,7 @@ from inspector.core.engine.flow import js
 from inspector.core.engine.flow.registry import ParamDecl as P
 from inspector.core.engine.flow.registry import stage
 from inspector.core.engine.flow.rows import Context, Drop, Outcome, Row, Scored, Tie
+from inspector.core.engine.flow.stages.lance_where import INDEX_KNOBS, knobs
 from inspector.core.engine.flow.stages.meta import active_at
 from inspector.core.errors import InspectorError
 
@@ -24,14 +25,15 @@ TIE_FETCH_MAX = 20_000
 
 _DEPTH = (
     P("pool_size", "int", 20, "candidatePoolSize: the retriever asks for max(this, 2 * limit)",
-      1, 10_000, live=False),
+      1, 10_000, live=False, effect="depth"),
     P("keep_max", "int", 20, "the store keeps at most this many rows a leg", 1, 10_000,
-      live=False),
+      live=False, effect="depth"),
     P("fetch_factor", "int", 20, "rows asked of LanceDB per kept row (20 with excludeInactive)",
-      1, 1_000, live=False),
-    P("fetch_cap", "int", 200, "the most rows asked of LanceDB", 1, 100_000, live=False),
+      1, 1_000, live=False, effect="depth"),
+    P("fetch_cap", "int", 200, "the most rows asked of LanceDB", 1, 100_000, live=False,
+      effect="depth"),
     P("prefilter", "bool", True, "the scope goes into LanceDB's where() before the top-k cut "
-      "(false: after it)", live=False),
+      "(false: after it)", live=False, effect="prefilter"),
     P("exclude_inactive", "bool", True, "skip rows not yet valid or superseded", live=False),
 )
 
@@ -40,7 +42,9 @@ def depths(ctx: Context, p: dict[str, Any]) -> tuple[int, int]:
     """(rows kept, rows asked of LanceDB): clamp(max(pool, 2 * limit), 1, keep_max), then
     min(kept * factor, cap)."""
     keep = max(1, min(p["keep_max"], max(p["pool_size"], 2 * ctx.limit)))
-    return keep, min(keep * p["fetch_factor"], p["fetch_cap"])
+    want = min(keep * p["fetch_factor"], p["fetch_cap"])
+    wide = ctx.wide(0)  # what-if: keep and ask for at least that many
+    return (wide, max(want, wide)) if wide > keep else (keep, want)
 
 
 def scope_predicate(scopes: tuple[str, ...], column: str = "scope") -> str:
@@ -157,7 +161,8 @@ def _where(q: Any, ctx: Context, prefilter: bool) -> Any:
        P("distance", "str", "cosine", "LanceDB distance type", live=False,
          choices=("cosine", "l2", "dot")),
        P("min_score", "float", 0.1, "rows scoring 1 / (1 + distance) below this are skipped",
-         0, 1, live=False))
+         0, 1, live=False, effect="threshold", step=0.01),
+       *INDEX_KNOBS, widens=True, vector=True)
 def vector_leg(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     """LanceDB vector search; score 1 / (1 + _distance)."""
     if ctx.scopes == ():
@@ -173,6 +178,7 @@ def vector_leg(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     def build(k: int) -> Any:
         q = (ctx.store.table.search(qv, vector_column_name="vector").distance_type(p["distance"])
              .select([*cols, "_distance"]).with_row_id(True).limit(k))
+        q = knobs(q, ctx, p)
         return _where(q, ctx, p["prefilter"])
 
     tbl = _search(ctx, build, want, "_distance", True, "vector_leg", "distance", False)
@@ -194,7 +200,7 @@ def vector_leg(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
          "= scan the scoped rows for the whole query as a substring; none", live=False,
          choices=("lexical", "none")),
        P("query", "str", "bm25", "which text is searched: bm25 (after query expansion) or "
-         "original", live=False, choices=("bm25", "original")))
+         "original", live=False, choices=("bm25", "original")), widens=True)
 def fts_leg(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     """LanceDB native full-text (BM25) search, scores mapped to [0, 1]."""
     if ctx.scopes == ():

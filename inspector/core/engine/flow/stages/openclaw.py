@@ -23,9 +23,10 @@ def recallable(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     return Outcome(keep, tuple(dropped))
 
 
-@stage("cap", "cut", P("n", "int", 3, "keep the first n rows, whatever the limit", 0, 1_000_000))
+@stage("cap", "cut", P("n", "int", 3, "keep the first n rows, whatever the limit", 0, 1_000_000,
+                       effect="depth"), widens=True)
 def cap(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     """Keep the first n rows (a constant of the system, not the caller's limit)."""
-    n = p["n"]
+    n = ctx.wide(p["n"])
     return Outcome(rows[:n], tuple(Drop(s.id, "past_limit", (("rank", i + 1), ("limit", n)))
                                    for i, s in enumerate(rows[n:], start=n)))

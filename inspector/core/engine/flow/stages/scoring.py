@@ -30,8 +30,10 @@ def _rescore(rows: list[Scored], exempt_prefix: str,
          choices=("none", "lightweight", "cross-encoder")),
        P("api_key_set", "bool", False, "rerankApiKey given: the cross-encoder service is "
          "called (not reproducible offline)", live=False),
-       P("fused_weight", "float", 0.7, "cosine blend: weight of the current score", 0, 1),
-       P("cosine_weight", "float", 0.3, "cosine blend: weight of cos(query, row)", 0, 1))
+       P("fused_weight", "float", 0.7, "cosine blend: weight of the current score", 0, 1,
+         effect="weight", step=0.05),
+       P("cosine_weight", "float", 0.3, "cosine blend: weight of cos(query, row)", 0, 1,
+         effect="weight", step=0.05))
 def rerank(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     """Cosine blend clamp01(0.7 * score + 0.3 * cos(q, v)) (the plugin's fallback and its
     no-key default); a configured cross-encoder cannot be called offline."""
@@ -54,7 +56,7 @@ def rerank(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
 
 @stage("recency_boost", "transform",
        P("half_life_days", "float", 14.0, "recencyHalfLifeDays (0 = off)", 0, 1e6),
-       P("weight", "float", 0.1, "recencyWeight (0 = off)", 0, 10))
+       P("weight", "float", 0.1, "recencyWeight (0 = off)", 0, 10, effect="weight", step=0.05))
 def recency(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     """score + weight * exp(-age_days / half_life), clamped to [0, 1]."""
     hl, w = p["half_life_days"], p["weight"]
@@ -69,26 +71,13 @@ def recency(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
 
 
 @stage("importance_weight", "transform",
-       P("base", "float", 0.7, "score * (base + (1 - base) * importance)", 0, 1))
+       P("base", "float", 0.7, "score * (base + (1 - base) * importance)", 0, 1,
+         effect="weight", step=0.05))
 def importance_weight(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     """score * (base + (1 - base) * importance)."""
     b = p["base"]
     out = [s.rescored(js.clamp01(s.score * (b + (1 - b) * s.row.importance), s.score * b),
                       importance=s.row.importance) for s in rows]
-    return Outcome(js.sort_desc(out))
-
-
-@stage("importance_blend", "transform",
-       P("weight", "float", 0.5, "w: score * ((1 - w) + w * importance)", 0, 1),
-       P("default_importance", "float", 0.7, "used when importance is missing", 0, 1))
-def importance_blend(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
-    """The importance-blend fix: score * ((1 - w) + w * importance)."""
-    w = p["weight"]
-    out = []
-    for s in rows:
-        imp = s.row.importance if math.isfinite(s.row.importance) else p["default_importance"]
-        out.append(s.rescored(s.score * ((1 - w) + w * min(1.0, max(0.0, imp))),
-                              importance=imp))
     return Outcome(js.sort_desc(out))
 
 
@@ -141,7 +130,8 @@ def time_decay(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
 
 _DECAY = (
     P("half_life_days", "float", 30.0, "decay.recencyHalfLifeDays (> 0)", 1e-6, 1e6),
-    P("recency_weight", "float", 0.4, "decay.recencyWeight", 0, 10),
+    P("recency_weight", "float", 0.4, "decay.recencyWeight", 0, 10, effect="weight",
+      step=0.05),
     P("frequency_weight", "float", 0.3, "decay.frequencyWeight", 0, 10),
     P("intrinsic_weight", "float", 0.3, "decay.intrinsicWeight", 0, 10),
     P("boost_min", "float", 0.3, "decay.searchBoostMin: the least multiplier", 0, 1),

@@ -69,9 +69,9 @@ def _dedupe_repos(repos: list[str]) -> tuple[str, ...]:
 
 @stage("openclaw_docs_request", "query",
        P("search_fts_k", "int", 20, "searchFtsK: the FTS leg's depth asked of the CLI, "
-         "max(limit sent, this)", 1, 100, live=False),
+         "max(limit sent, this)", 1, 100, live=False, effect="depth"),
        P("search_vec_k", "int", 20, "searchVecK: the vector leg's depth, max(limit sent, "
-         "this)", 1, 100, live=False),
+         "this)", 1, 100, live=False, effect="depth"),
        P("search_rrf_k", "int", 60, "searchRrfK: the RRF constant sent as --k", 1, 200,
          live=False),
        P("max_items", "int", 10, "maxItems: the plugin's tools ask for min(maxItems, limit) "
@@ -82,11 +82,13 @@ def _dedupe_repos(repos: list[str]) -> tuple[str, ...]:
          "normalised as the plugin's config resolution does", live=False),
        P("overfetch", "bool", True, "a scoped query asks the CLI for max(L, min(cap, "
          "max(factor * L, searchFtsK, searchVecK))) rows (ef614f4); false: L (38d2596)",
-         live=False),
-       P("overfetch_factor", "int", 5, "the over-fetch's factor of L", 1, 1000, live=False),
-       P("overfetch_cap", "int", 50, "the over-fetch's cap", 1, 100_000, live=False),
+         live=False, effect="depth"),
+       P("overfetch_factor", "int", 5, "the over-fetch's factor of L", 1, 1000, live=False,
+         effect="depth"),
+       P("overfetch_cap", "int", 50, "the over-fetch's cap", 1, 100_000, live=False,
+         effect="depth"),
        P("pushdown", "bool", True, "send the scope's repos as --scope-repos (8ed98cd; "
-         "repo_prefix and map only)", live=False))
+         "repo_prefix and map only)", live=False, effect="prefilter"))
 def plugin_request(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     """The plugin's call of `openclaw-mem docs search` (docsSearchWithCli).
 
@@ -135,8 +137,10 @@ def plugin_request(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outco
 
 
 @stage("openclaw_docs_cli_args", "query",
-       P("fts_k", "int", 30, "--fts-k (0: 2 x limit)", 0, 1_000_000, live=False),
-       P("vec_k", "int", 30, "--vec-k (0: 2 x limit)", 0, 1_000_000, live=False),
+       P("fts_k", "int", 30, "--fts-k (0: 2 x limit)", 0, 1_000_000, live=False,
+         effect="depth"),
+       P("vec_k", "int", 30, "--vec-k (0: 2 x limit)", 0, 1_000_000, live=False,
+         effect="depth"),
        P("k", "int", 60, "--k, the RRF constant (0: 60)", 0, 1_000_000, live=False))
 def cli_args(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     """The CLI's own arguments: `openclaw-mem docs search` called alone.
@@ -174,7 +178,8 @@ def cli_args(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
        P("text_leg", "str", "fts_leg", "name of the full-text leg stage"),
        P("vector_leg", "str", "vec_leg", "name of the vector leg stage"),
        P("k", "int", 0, "the RRF constant (0: the request's --k)", 0, 1_000_000),
-       P("cut", "int", 0, "rows kept (0: the CLI's max(limit, fts_k, vec_k))", 0, 1_000_000))
+       P("cut", "int", 0, "rows kept (0: the CLI's max(limit, fts_k, vec_k))", 0, 1_000_000),
+       widens=True)
 def rrf_fusion(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     """Reciprocal rank fusion as the engine's rank_rrf: float64, ties by chunk id.
 
@@ -182,7 +187,7 @@ def rrf_fusion(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     cut to the CLI's max(limit, fts_k, vec_k)."""
     req = ctx.request
     k = p["k"] or int(req.get("rrf_k", 60))
-    cut = p["cut"] or int(req.get("pool", 20))
+    cut = ctx.wide(p["cut"] or int(req.get("pool", 20)))
     legs = [ctx.legs.get(p["text_leg"], []), ctx.legs.get(p["vector_leg"], [])]
     scores: dict[int, float] = {}
     base: dict[int, Row] = {}
@@ -203,11 +208,11 @@ def rrf_fusion(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
 
 @stage("docs_limit", "cut",
        P("of", "str", "cli", "cli: the CLI's --limit (its results); plugin: the plugin's "
-         "limit L (its items)", choices=("cli", "plugin")))
+         "limit L (its items)", choices=("cli", "plugin")), widens=True)
 def docs_limit(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     """Keep the first `limit` rows: the CLI's results, or the plugin's items."""
     req = _request(ctx)
-    n = int(req["limit"] if p["of"] == "cli" else req["plugin_limit"])
+    n = ctx.wide(int(req["limit"] if p["of"] == "cli" else req["plugin_limit"]))
     if req["error"]:
         return Outcome([], note=f"no result: {req['error']}")
     return Outcome(rows[:n], tuple(Drop(s.id, "past_limit", (("rank", i + 1), ("limit", n)))

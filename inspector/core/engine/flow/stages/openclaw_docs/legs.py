@@ -73,7 +73,7 @@ def cjk_terms(query: str, max_terms: int = 16) -> list[str]:
          "empty", live=False),
        P("cjk_fallback", "bool", True, "no FTS5 row and CJK in the text: rank by LIKE over "
          "the CJK runs and their bigrams, score -(terms matched) (CLI 4b9e0c1 and later)",
-         live=False))
+         live=False), widens=True)
 def fts5_leg(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     """The docs engine's FTS5 leg: the raw text as the MATCH expression, bm25, ties by id.
 
@@ -82,7 +82,7 @@ def fts5_leg(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     req = _request(ctx)
     if req["error"]:
         return Outcome([], note=f"no search: {req['error']}")
-    query, k, repos = req["query"], int(req["fts_k"]), tuple(req["scope_repos"])
+    query, k, repos = req["query"], ctx.wide(int(req["fts_k"])), tuple(req["scope_repos"])
     sql = _FTS_SQL.format(repo_sql=_repo_sql(repos))
     run = _source(ctx)
     facts: dict[str, Any] = {"match": query, "k": k, "scope_repos": list(repos),
@@ -177,7 +177,7 @@ def rank_cosine(q: np.ndarray, items: list[tuple[Any, ...]], limit: int,
          "compensated (sum() in CPython 3.12+) or plain (3.11 and older)", live=False,
          choices=("compensated", "plain")),
        P("require_vector", "bool", True, "no query vector: an error (true), or an empty leg "
-         "as the CLI without an API key (false)", live=False))
+         "as the CLI without an API key (false)", live=False), widens=True)
 def cosine_leg(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     """The docs engine's vector leg: brute-force cosine over docs_embeddings, top vec_k.
 
@@ -193,7 +193,7 @@ def cosine_leg(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
         return Outcome([], note="no query vector: empty, as the CLI without an API key",
                        facts={"vector_status": "missing_api_key"})
     model = p["model"] or getattr(ctx.store, "model", None) or ""
-    k, repos = int(req["vec_k"]), tuple(req["scope_repos"])
+    k, repos = ctx.wide(int(req["vec_k"])), tuple(req["scope_repos"])
     run = _source(ctx)
     q = np.asarray(ctx.vector, np.float64)
     if repos:

@@ -1,0 +1,113 @@
+"""One question's runs under changes: parameters set, what-if depths, the index bypassed, the
+limit. Every analysis that tries a change (the diagnosis's fixes, expected rows, the index
+facet) asks this object, which runs the pipeline through the one fetch cache and remembers
+each answer, so no change is run twice and none is offered without having been run."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from inspector.core.engine.flow.runner import FlowTrace, PoolCache, run
+from inspector.core.engine.flow.spec import PipelineSpec, apply_set
+from inspector.core.errors import InspectorError
+
+Sets = tuple[tuple[str, Any], ...]
+
+
+def freeze(d: Mapping[str, Any] | None) -> tuple[tuple[str, Any], ...]:
+    return tuple(sorted((k, tuple(v) if isinstance(v, list) else v)
+                        for k, v in (d or {}).items()))
+
+
+@dataclass(frozen=True)
+class Change:
+    """A change to a question: parameters (`STAGE.PARAM` or a setting), what-if depths per
+    stage, the index bypassed, another limit."""
+
+    sets: Sets = ()
+    widen: tuple[tuple[str, int], ...] = ()
+    exact: bool = False
+    limit: int | None = None
+
+    def with_sets(self, **more: Any) -> Change:
+        return Change(freeze({**dict(self.sets), **more}), self.widen, self.exact, self.limit)
+
+    @property
+    def what_if(self) -> bool:
+        return self.exact or bool(self.widen)
+
+    def argv(self) -> list[str]:
+        """The extra command-line arguments that apply this change to the same query."""
+        import json
+
+        out: list[str] = []
+        for k, v in self.sets:
+            shown = v if isinstance(v, str) else json.dumps(list(v) if isinstance(v, tuple)
+                                                              else v)
+            out += ["--set", f"{k}={shown}"]
+        for k, d in self.widen:
+            out += ["--widen", f"{k}={d}"]
+        if self.exact:
+            out.append("--exact")
+        if self.limit is not None:
+            out += ["--limit", str(self.limit)]
+        return out
+
+
+NO_CHANGE = Change()
+
+
+@dataclass
+class Runs:
+    """Runs of one question on one open store (the base is the question's own run)."""
+
+    store: Any
+    spec: PipelineSpec
+    text: str | None
+    vector: np.ndarray | None
+    scopes: tuple[str, ...] | None
+    limit: int | None
+    now_ms: float
+    source: str = "text"
+    vector_error: str | None = None
+    cache: PoolCache = field(default_factory=PoolCache)
+    base_change: Change = NO_CHANGE
+    live: bool = False
+    count: int = 0  # pipeline runs made (memoised answers not counted)
+    _memo: dict[Change, FlowTrace | InspectorError] = field(default_factory=dict)
+
+    def run(self, change: Change = NO_CHANGE) -> FlowTrace:
+        """The answer under `change` (on top of the base change), or the error it raises."""
+        full = Change(freeze({**dict(self.base_change.sets), **dict(change.sets)}),
+                      freeze({**dict(self.base_change.widen), **dict(change.widen)}),
+                      self.base_change.exact or change.exact,
+                      change.limit if change.limit is not None else self.base_change.limit)
+        got = self._memo.get(full)
+        if got is None:
+            try:
+                got = self._run(full)
+            except InspectorError as exc:
+                got = exc
+            self._memo[full] = got
+        if isinstance(got, InspectorError):
+            raise got
+        return got
+
+    def _run(self, c: Change) -> FlowTrace:
+        self.count += 1
+        spec = apply_set(self.spec, dict(c.sets)) if c.sets else self.spec
+        limit = c.limit if c.limit is not None else self.limit
+        return run(self.store, spec, text=self.text, vector=self.vector, scopes=self.scopes,
+                   limit=limit, now_ms=self.now_ms, query_source=self.source,
+                   cache=self.cache, vector_error=self.vector_error, exact=c.exact,
+                   widen=dict(c.widen), live=self.live)
+
+    def try_run(self, change: Change) -> FlowTrace | None:
+        try:
+            return self.run(change)
+        except InspectorError:
+            return None

@@ -1,0 +1,421 @@
+"""The classic pipeline as ordinary stages: the scope rule, LanceDB's legs fused into a pool
+cut to `ceil(limit * F)` (capped), the scope post-filter, the importance blend; the min score
+and the limit are the shared cuts (`cuts.py`).
+
+The fetch asks the one pool source (`engine.pools`) for its legs, in the canonical order
+(distance ascending or BM25 descending, ties by row id) in which a shallow fetch is a prefix
+of a deep one, so a change of the over-fetch, the cap or a leg's k is answered from a deeper
+cached pool without a search wherever the search is prefix-exact (flat; never an ANN index).
+Equal scores are ordered by the pipeline's tie rule (setting `tie_rule`, see `engine.ties`).
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import operator
+from typing import Any
+
+import numpy as np
+
+from inspector.core.engine import pools
+from inspector.core.engine import scope as scopes
+from inspector.core.engine.blend import blend_scores
+from inspector.core.engine.flow.registry import ParamDecl as P
+from inspector.core.engine.flow.registry import stage
+from inspector.core.engine.flow.rows import Context, Drop, Outcome, Row, Scored, Tie
+from inspector.core.engine.params import MAX_CANDIDATES, Params, depths, pool_depth
+from inspector.core.engine.pool import Pool, Query
+from inspector.core.errors import InspectorError
+
+MODES = ("vector", "fts", "hybrid")
+TIE_RULES = ("lancedb", "id")
+_FTS_ONLY = 1 << 40  # merge key offset: full-text-only rows follow every vector result
+
+
+# ------------------------------------------------------------------------------ the scope rule
+
+def _scope_of(ctx: Context) -> str | None:
+    if ctx.scopes is None:
+        return None
+    if len(ctx.scopes) != 1:
+        raise InspectorError("This pipeline takes one scope (or none): give --scope once"
+                             + ("; an empty list is not a scope it knows." if not ctx.scopes
+                                else "."))
+    return ctx.scopes[0]
+
+
+@stage("scope_rule", "query",
+       P("strategy", "str", "repo_prefix", "how rows are matched to the scope",
+         live=False, choices=scopes.STRATEGIES),
+       P("strategy_unscoped", "str", "", "the rule when no scope (or global) is given; empty: "
+         "strategy", live=False),
+       P("column", "str", "", "the column a column rule compares (empty: the scope or agent "
+         "column found)", live=False),
+       P("map", "table", {}, "for strategy map: {scope: [repo or path prefix, ...]}",
+         live=False),
+       P("pushdown", "bool", False, "the scope also goes into each leg as a LanceDB prefilter "
+         "(an exact repo or column allowlist) before its top-k cut; the post-filter stays as "
+         "defence in depth", live=False, effect="prefilter"))
+def scope_rule(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
+    """The scope the legs and the post-filter apply, and whether it is pushed down."""
+    scope = _scope_of(ctx)
+    scoped = scope is not None and not scopes.is_global(scope)
+    strategy = p["strategy_unscoped"] if not scoped and p["strategy_unscoped"] \
+        else p["strategy"]
+    if strategy not in scopes.STRATEGIES:
+        raise InspectorError(f"scope_rule.strategy_unscoped must be one of "
+                             f"{', '.join(scopes.STRATEGIES)}, not {strategy!r}.")
+    smap = scopes.parse_scope_map(p["map"], "scope_rule.map") if p["map"] else {}
+    spec = scopes.make_scope(scope, strategy, smap, p["column"] or None)
+    ctx.request = {**ctx.request, "scope_spec": spec, "scoped": scoped,
+                   "pushdown": bool(p["pushdown"])}
+    if not spec.active:
+        note = "unscoped: every row matches"
+    else:
+        note = f"{strategy} on {scope!r}" + (", pushed down" if p["pushdown"] else
+                                             ", post-filter only")
+    return Outcome(rows, note=note)
+
+
+# ------------------------------------------------------------------------------ the fetch
+
+_KNOBS = (
+    P("nprobes", "int", 0, "IVF partitions probed (0: LanceDB's default, 20)", 0, 1_000_000,
+      live=False, effect="index"),
+    P("min_nprobes", "int", 0, "minimum partitions (0: the default)", 0, 1_000_000,
+      live=False),
+    P("max_nprobes", "int", -1, "maximum partitions (0: no maximum; -1: the default)", -1,
+      1_000_000, live=False),
+    P("refine_factor", "int", 0, "re-rank depth x this with full vectors (0: none)", 0,
+      1_000_000, live=False, effect="index"),
+    P("ef", "int", 0, "HNSW candidate list (0: LanceDB's 1.5 x depth)", 0, 10_000_000,
+      live=False, effect="index"),
+)
+
+
+_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+        ast.Div: operator.truediv}
+_FUNCS = {"min": min, "max": max}
+
+
+def evaluate_depth(expr: str, limit: int) -> float:
+    """A depth expression over `limit`: numbers, + - * /, min(), max(); nothing else."""
+    def ev(node: ast.AST) -> Any:
+        if isinstance(node, ast.Expression):
+            return ev(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) \
+                and not isinstance(node.value, bool):
+            return node.value
+        if isinstance(node, ast.Name) and node.id == "limit":
+            return limit
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
+            return _OPS[type(node.op)](ev(node.left), ev(node.right))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and node.func.id in _FUNCS and not node.keywords and node.args:
+            return _FUNCS[node.func.id](*(ev(a) for a in node.args))
+        raise InspectorError(f"The depth expression {expr!r} may use numbers, limit, "
+                             f"+ - * / and min/max only.")
+
+    if len(expr) > 1000:
+        raise InspectorError("A depth expression is at most 1,000 characters.")
+    try:
+        tree = ast.parse(expr, mode="eval")
+    except SyntaxError:
+        raise InspectorError(f"The depth expression {expr!r} is not an expression.") from None
+    try:
+        return float(ev(tree))
+    except (ZeroDivisionError, OverflowError, RecursionError):
+        raise InspectorError(f"The depth expression {expr!r} has no finite value at limit "
+                             f"{limit}.") from None
+
+
+def fetch_params(ctx: Context, p: dict[str, Any]) -> Params:
+    """What the pool source is asked: this stage's parameters, the scope rule's, the limit and
+    the what-ifs (a widened depth, the index bypassed)."""
+    spec = ctx.request.get("scope_spec") or scopes.ScopeSpec()
+    scoped = bool(ctx.request.get("scoped"))
+    over = evaluate_depth(p["scoped_overfetch"], ctx.limit) \
+        if scoped and p["scoped_overfetch"] else p["overfetch"]
+    if not math.isfinite(over) or over < 1:
+        raise InspectorError(f"fetch.scoped_overfetch gives an over-fetch of {over:g}; it "
+                             f"must be at least 1.")
+    q = Params(mode=p["mode"], distance=p["distance"], limit=ctx.limit, overfetch=over,
+               cap=p["cap"], fts_k=p["fts_k"], vec_k=p["vec_k"], rrf_k=p["rrf_k"],
+               scope=spec.scope, scope_strategy=spec.strategy, scope_map=spec.scope_map,
+               scope_column=spec.column,
+               filter="pushdown" if ctx.request.get("pushdown") else "post",
+               tie_rule=ctx.settings.get("tie_rule", "lancedb"),
+               nprobes=p["nprobes"] or None, min_nprobes=p["min_nprobes"] or None,
+               max_nprobes=None if p["max_nprobes"] < 0 else p["max_nprobes"],
+               refine_factor=p["refine_factor"] or None, ef=p["ef"] or None, exact=ctx.exact)
+    wide = ctx.wide(0)
+    if wide > pool_depth(q.limit, q.overfetch, q.cap):  # what-if: a deeper pool, no cap
+        q = q.with_(overfetch=min(wide, MAX_CANDIDATES) / q.limit, cap=0)
+    return q
+
+
+def query_of(ctx: Context) -> Query:
+    vec = None if ctx.vector is None else np.asarray(ctx.vector, np.float32)
+    return Query(text=ctx.text, vector=vec, source=ctx.settings.get("_query_source", "text"))
+
+
+def leg_ranks(rank: np.ndarray, k: int) -> np.ndarray:
+    """1-based rank within the leg's first k rows, 0 elsewhere."""
+    inside = (rank >= 0) & (rank < k)
+    return np.where(inside, rank + 1, 0)
+
+
+def fuse(pool: Pool, p: Params, vr: np.ndarray, fr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every fused candidate in the system's order, and the fused score per pool row (NaN for
+    rows in neither leg). vr, fr: 1-based ranks within each leg's k, 0 outside. The tie rule
+    (engine.ties): `lancedb` is LanceDB's RRFReranker (float32 scores, vector results first,
+    then full-text-only rows, a stable sort); `id` the docs engine's (float64, ties by id)."""
+    vec, fts = vr > 0, fr > 0
+    with np.errstate(divide="ignore"):
+        fused = (np.where(vec, 1.0 / (p.rrf_k + vr), 0.0)
+                 + np.where(fts, 1.0 / (p.rrf_k + fr), 0.0))
+    if p.tie_rule == "lancedb":
+        fused = fused.astype(np.float32).astype(np.float64)
+        then = np.where(vec, vr, _FTS_ONLY + fr)
+    else:
+        then = pool.id_order
+    cand = np.flatnonzero(vec | fts)
+    order = cand[np.lexsort((then[cand], -fused[cand]))]
+    return order, np.where(vec | fts, fused, np.nan)
+
+
+def raw_order(pool: Pool, p: Params) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                               np.ndarray]:
+    """(raw rows in order, base score, fused score, vector ranks, full-text ranks) per pool
+    row for p's depths."""
+    d = depths(p)
+    n = pool.size
+    vr = leg_ranks(pool.vec_rank, d.vec_k) if pool.vec_leg is not None else np.zeros(n, int)
+    fr = leg_ranks(pool.fts_rank, d.fts_k) if pool.fts_leg is not None else np.zeros(n, int)
+    fused = np.full(n, np.nan)
+    if p.mode == "vector":
+        rows = pool.vec_leg.rows[: d.pool]
+        base = 1.0 / (1.0 + pool.vec_dist)
+    elif p.mode == "fts":
+        rows = pool.fts_leg.rows[: d.pool]
+        base = pool.fts_score / (1.0 + pool.fts_score)
+    else:
+        order, fused = fuse(pool, p, vr, fr)
+        rows = order[: d.pool]
+        base = fused
+    return rows, base, fused, vr, fr
+
+
+def pool_for(ctx: Context, p: Params) -> Pool:
+    """The pool that answers p exactly: a cached one (a deeper pool where the search is
+    prefix-exact), else p's own fetch; a live session fetches it deep at once."""
+    store, query = ctx.store, query_of(ctx)
+    found = pools.SOURCE.answering(store, query, p)
+    if found is not None:
+        return found
+    if ctx.settings.get("_live"):
+        return pools.fetch(store, query, p, *pools.depth_for("live", store, p))
+    return pools.fetch_for(store, query, p)
+
+
+def _row(pool: Pool, i: int) -> Row:
+    roles = pool.roles
+    cols = {c: v[i] for c, v in pool.columns.items()}
+    text = cols.get(roles.get("text") or "")
+    scope_col = roles.get("scope") or roles.get("agent") or roles.get("repo")
+    created = cols.get(roles.get("created") or "")
+    try:
+        ts = float(created) if created is not None and not isinstance(created, bool) else 0.0
+    except (TypeError, ValueError):
+        ts = 0.0
+    return Row(id=str(pool.ids[i]), text="" if text is None else str(text), vector=None,
+               scope=None if scope_col is None or cols.get(scope_col) is None
+               else str(cols.get(scope_col)),
+               importance=float(pool.importance[i]), timestamp=ts if math.isfinite(ts) else 0.0,
+               metadata={}, columns=cols,
+               importance_missing=bool(pool.missing_importance()[i]))
+
+
+def _runs(values: np.ndarray, n: int, cut: int) -> list[tuple[int, int, int]]:
+    """Runs of equal values among the first n of `values` (entries past n lie beyond the
+    stage): (start, end inside, end) for runs of two or more inside, or across the cut."""
+    v = np.asarray(values, np.float64)
+    if n == 0 or not len(v):
+        return []
+    new = np.ones(len(v), bool)
+    new[1:] = v[1:] != v[:-1]  # NaN never equals itself: NaNs never tie
+    starts = np.flatnonzero(new)
+    ends = np.append(starts[1:], len(v))
+    starts, ends = starts[starts < n], ends[starts < n]
+    inside = np.minimum(ends, n)
+    keep = (inside - starts >= 2) | ((starts < cut) & (cut < ends))
+    return list(zip(starts[keep].tolist(), inside[keep].tolist(), ends[keep].tolist(),
+                    strict=True))
+
+
+def _leg_ties(ctx: Context, pool: Pool, p: Params, stage_name: str) -> None:
+    d = depths(p)
+    for name, leg, k, measure in (("vector", pool.vec_leg, d.vec_k, "distance"),
+                                  ("fulltext", pool.fts_leg, d.fts_k, "bm25")):
+        if leg is None or not k:
+            continue
+        c = min(k, len(leg.rows))
+        values = leg.values[: c + 1] if c < len(leg.values) else (
+            leg.values if np.isnan(leg.next_value) else np.append(leg.values, leg.next_value))
+        arbitrary = name == "fulltext" and pool.fts_ties != "rowid"
+        order = ("row id (LanceDB's flat vector search)" if name == "vector" else
+                 "rowid (the SQLite FTS5 table)" if not arbitrary else
+                 "arbitrary: LanceDB's full-text search keeps any order (shown by row id)")
+        label = f"{stage_name}.{name}" if p.mode == "hybrid" else stage_name
+        for s, e, end in _runs(values, c, c):
+            rows = leg.rows[s:e]
+            ctx.ties.append(Tie(stage=label, ids=tuple(str(pool.ids[i]) for i in rows),
+                                value=float(values[s]), measure=measure, cut=k,
+                                beyond=end - e, arbitrary=arbitrary, at_cut=s < c < end,
+                                members=tuple(str(pool.ids[i]) for i in rows), order=order))
+
+
+@stage("lancedb_pool", "fetch",
+       P("mode", "str", "vector", "vector, fts (LanceDB's BM25) or hybrid (RRF of both)",
+         live=False, choices=MODES),
+       P("distance", "str", "l2", "l2 (squared) or cosine", live=False,
+         choices=("l2", "cosine")),
+       P("overfetch", "float", 1.0, "the pool is the first ceil(limit * F) rows (capped)", 1,
+         1e6, effect="depth", step=0.1),
+       P("scoped_overfetch", "str", "", "F when a scope is given, as an expression of limit "
+         "(e.g. min(50, max(limit * 5, 20)) / limit); empty: overfetch", live=False),
+       P("cap", "int", 50, "the deepest pool (0: none)", 0, MAX_CANDIDATES, effect="depth"),
+       P("fts_k", "int", 0, "hybrid: the full-text leg's depth, at least (with over-fetch 1: "
+         "exactly)", 0, MAX_CANDIDATES, effect="depth"),
+       P("vec_k", "int", 0, "hybrid: the vector leg's depth, at least (with over-fetch 1: "
+         "exactly)", 0, MAX_CANDIDATES, effect="depth"),
+       P("rrf_k", "int", 60, "the RRF constant: score = sum of 1 / (k + rank)", 0,
+         MAX_CANDIDATES),
+       *_KNOBS, widens=True, vector=True, store_roles=True)
+def lancedb_pool(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
+    """LanceDB's legs fused into the pool the rest of the pipeline sees: the first
+    ceil(limit * F) rows (capped); vector 1 / (1 + d), full-text s / (1 + s), hybrid RRF."""
+    q = fetch_params(ctx, p)
+    pool = pool_for(ctx, q)
+    raw, base, fused, vr, fr = raw_order(pool, q)
+    d = depths(q)
+    out = []
+    for i in raw.tolist():
+        inputs: list[tuple[str, float]] = []
+        if vr[i]:
+            inputs += [("vec_rank", float(vr[i])), ("distance", float(pool.vec_dist[i])),
+                       ("vector", float(1.0 / (1.0 + pool.vec_dist[i])))]
+        if fr[i]:
+            inputs += [("fts_rank", float(fr[i])), ("bm25", float(pool.fts_score[i]))]
+        if q.mode == "hybrid":
+            inputs.append(("fused", float(fused[i])))
+        out.append(Scored(_row(pool, i), float(base[i]), tuple(inputs)))
+    _leg_ties(ctx, pool, q, ctx.stage)
+    if q.mode == "hybrid":
+        c = min(d.pool, len(raw))
+        order, _ = fuse(pool, q, vr, fr)
+        rule = ("merge order: vector results first, then full-text-only rows (a stable sort)"
+                if q.tie_rule == "lancedb" else "id ascending")
+        values = fused[order]
+        for s, e, end in _runs(values, c, c):
+            ids = tuple(str(pool.ids[i]) for i in order[s:e])
+            ctx.ties.append(Tie(stage=ctx.stage, ids=ids, value=float(values[s]),
+                                measure="fused", cut=d.pool, beyond=end - e, arbitrary=False,
+                                at_cut=s < c < end, members=ids, order=rule))
+    ctx.warnings.extend(w for w in pool.warnings if w not in ctx.warnings)
+    legs = {"vector": d.vec_k, "fulltext": d.fts_k}
+    shown = " and ".join(f"{k} {v}" for k, v in legs.items() if v)
+    note = (f"depth {d.pool} = limit {q.limit} x over-fetch {q.overfetch:g}"
+            + (f" (cap {q.cap})" if q.cap else "") + f"; legs {shown}")
+    if q.filter == "pushdown" and pool.pushdown_sql:
+        note += f"; prefilter {pool.pushdown_sql}"
+    elif q.filter == "pushdown":
+        note += f"; no prefilter: {pool.pushdown_note}"
+    facts = {"depth": d.pool, "vec_k": d.vec_k, "fts_k": d.fts_k,
+             "pushdown_sql": pool.pushdown_sql or None if q.filter == "pushdown" else None,
+             "index": pool.index.type if pool.index is not None and not q.exact else None}
+    return Outcome(out, note=note, facts=facts)
+
+
+# ------------------------------------------------------------------------------ scope and blend
+
+@stage("scope_filter", "filter", store_roles=True)
+def scope_filter(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
+    """Keep the rows the scope rule matches (post-filter: lower-cased repo and path, exact
+    columns); counters as the docs engine reports them."""
+    spec = ctx.request.get("scope_spec") or scopes.ScopeSpec()
+    cols = {c for s in rows for c in s.row.columns} if rows else set()
+    values = {c: [s.row.columns.get(c) for s in rows] for c in cols}
+    ok, why, had = scopes.evaluate(spec, ctx.store.roles, values, len(rows))
+    keep: list[Scored] = []
+    dropped: list[Drop] = []
+    for s, good, rule, value in zip(rows, ok, why, had, strict=True):
+        if good:
+            keep.append(s)
+        else:
+            dropped.append(Drop(s.id, "out_of_scope", (("rule", rule), ("scope", value))))
+    facts = {"rawCandidates": len(rows), "scopedCandidates": len(keep),
+             "filteredByScope": len(rows) - len(keep)}
+    note = "unscoped: nothing filtered" if not spec.active else \
+        f"{spec.strategy} on {spec.scope!r}"
+    return Outcome(keep, tuple(dropped), note=note, facts=facts)
+
+
+def id_key(rows: list[Scored], column: str) -> list[Any]:
+    """The stored ids in the order the docs engine breaks ties by: numbers numerically when
+    every id is a whole number, else as text."""
+    ids = [s.row.columns.get(column, s.id) for s in rows]
+    numeric = all(isinstance(x, int) and not isinstance(x, bool) for x in ids)
+    return ids if numeric else [str(x) for x in ids]
+
+
+def resort(rows: list[Scored], scores: np.ndarray, rule: str,
+           id_column: str = "id") -> list[Scored]:
+    """By score descending (NaN last); equal scores keep their order (`lancedb`: a stable
+    sort) or go by id ascending (`id`)."""
+    if not rows:
+        return []
+    if rule == "id":
+        keys = id_key(rows, id_column)
+        rank = np.empty(len(rows), np.int64)
+        rank[sorted(range(len(rows)), key=keys.__getitem__)] = np.arange(len(rows))
+        order = np.lexsort((rank, -scores))
+    else:
+        order = np.argsort(-scores, kind="stable")
+    return [rows[i] for i in order.tolist()]
+
+
+@stage("importance_blend", "transform",
+       P("weight", "float", 0.5, "w: score * ((1 - w) + w * clamp(importance, 0, 1))", 0, 1,
+         effect="weight", step=0.05),
+       P("default_importance", "float", 0.7, "used where no importance is stored", -1e9,
+         1e9))
+def importance_blend(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
+    """score * ((1 - w) + w * clamp(importance ?? default, 0, 1)), re-sorted by the tie rule.
+
+    A stored NaN stays NaN (`??` keeps it), so at w > 0 that row scores NaN, which no min
+    score keeps; at w = 0 the multiplier is exactly 1 and importance is never read."""
+    base = np.array([s.score for s in rows], np.float64)
+    imp = np.array([s.row.importance for s in rows], np.float64)
+    missing = np.array([s.row.importance_missing for s in rows], bool)
+    used, mult, score = blend_scores(base, imp, missing, p["default_importance"], p["weight"])
+    out = [s.rescored(float(score[i]), importance=float(used[i]),
+                      multiplier=float(mult[i])) for i, s in enumerate(rows)]
+    rule = ctx.settings.get("tie_rule", "lancedb")
+    roles = getattr(ctx.store, "roles", None)
+    ranked = resort(out, score, rule, getattr(roles, "id", None) or "id")
+    _score_ties(ctx, ranked, "score", "their order before (a stable sort)"
+                if rule == "lancedb" else "id ascending")
+    return Outcome(ranked)
+
+
+def _score_ties(ctx: Context, rows: list[Scored], measure: str, order: str) -> None:
+    """Groups of equal scores in this stage's list, and whether one straddles the limit."""
+    values = np.array([s.score for s in rows], np.float64)
+    cut = min(ctx.limit, len(rows))
+    for s, e, end in _runs(values, len(rows), cut):
+        ids = tuple(r.id for r in rows[s:e])
+        ctx.ties.append(Tie(stage=ctx.stage, ids=ids, value=float(values[s]), measure=measure,
+                            cut=ctx.limit, beyond=end - e, arbitrary=False,
+                            at_cut=s < cut < end, members=ids, order=order))
