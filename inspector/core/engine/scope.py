@@ -7,11 +7,13 @@ scope name can change a predicate's structure.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from inspector.core.engine.flow import js
 from inspector.core.errors import InspectorError
 from inspector.core.stores.roles import Roles, nested_kind, split_nested, sql_ref, sql_value
 
@@ -20,23 +22,159 @@ STRATEGIES = ("repo_prefix", "path_prefix", "map", "column", "column_global", "a
 COLUMN_STRATEGIES = ("column", "column_global", "agent_scope")  # exact compares, no lower-casing
 
 
+# ---- the docs engine's scope rules, as its plugin runs them (openclaw-mem docsColdLane.js:
+# normalizeScopeToken, shortScopeKey, the scope map's resolution, matchesScope,
+# computeScopePushdownRepos): the one copy, which the classic docs presets and the
+# openclaw-mem pipelines both read. Strings follow JavaScript (flow.js): trim, /\s/.
+
+_SCOPE_PREFIX = re.compile(r"^\[?(iso|scope):", re.IGNORECASE | re.ASCII)
+_LEADING_SLASHES = re.compile(r"^/+")
+_TRAILING_BRACKETS = re.compile(r"\]+\Z")
+# what a plain object answers for keys it does not own: [...value] then throws a TypeError
+# (scopes are lower-cased first, so only constructor and __proto__ can be asked for)
+_OBJECT_PROTO = frozenset((
+    "constructor", "__proto__", "__defineGetter__", "__defineSetter__", "__lookupGetter__",
+    "__lookupSetter__", "hasOwnProperty", "isPrototypeOf", "propertyIsEnumerable",
+    "toLocaleString", "toString", "valueOf"))
+_INDEX_KEY = re.compile(r"0|[1-9][0-9]*")
+MAP_ENTRIES_MAX = 16  # the plugin keeps at most this many entries a scope
+
+
 def normalize_scope(scope: str | None) -> str:
-    """Lower-case, strip, and drop one leading `iso:` or `scope:`."""
-    s = (scope or "").strip().lower()
-    for prefix in ("iso:", "scope:"):
-        if s.startswith(prefix):
-            return s[len(prefix):]
-    return s
+    """normalizeScopeToken: trim, lower-case, drop one leading `[iso:`/`iso:`/`[scope:`/
+    `scope:`, leading '/'s and trailing ']'s, trim."""
+    s = js.trim(str(scope or "")).lower()
+    s = _SCOPE_PREFIX.sub("", s, count=1)
+    s = _TRAILING_BRACKETS.sub("", _LEADING_SLASHES.sub("", s))
+    return js.trim(s)
 
 
 def scope_key(normalized: str) -> str:
-    """The part before the first `/` or `:`."""
-    cut = [i for i in (normalized.find("/"), normalized.find(":")) if i >= 0]
-    return normalized[: min(cut)] if cut else normalized
+    """shortScopeKey: the normalised scope up to its first '/' or ':' (the whole if that is
+    empty)."""
+    n = normalize_scope(normalized)
+    if not n:
+        return ""
+    return re.split(r"[/:]", n)[0] or n
 
 
 def is_global(scope: str | None) -> bool:
     return normalize_scope(scope) in ("", "global")
+
+
+def _js_entries(obj: dict[str, Any]) -> list[tuple[str, Any]]:
+    """Object.entries order: array-index keys ascending first, then the rest as inserted."""
+    index = sorted((k for k in obj if _INDEX_KEY.fullmatch(k) and int(k) < 2**32 - 1), key=int)
+    return [(k, obj[k]) for k in index] + [(k, v) for k, v in obj.items() if k not in index]
+
+
+def normalize_scope_map(raw: Mapping[str, Any]) -> dict[str, list[str]]:
+    """The plugin's config resolution of scopeMap: keys normalised (a later key wins a
+    collision), string entries only, trimmed, leading '/' dropped, empty ones dropped, at
+    most 16; keys left with no entry dropped."""
+    out: dict[str, list[str]] = {}
+    for k, v in _js_entries({str(k): v for k, v in raw.items()}):
+        key = normalize_scope(k)
+        if not key or not isinstance(v, (list, tuple)):
+            continue
+        entries = [_LEADING_SLASHES.sub("", js.trim(x)) for x in v if isinstance(x, str)]
+        entries = [e for e in entries if e][:MAP_ENTRIES_MAX]
+        if entries:
+            out[key] = entries
+    return out
+
+
+def _lookup(scope_map: Mapping[str, Sequence[Any]], key: str) -> list[Any]:
+    """`scopeMap?.[key] || []` spread into an array, as JavaScript does it."""
+    if key in scope_map:
+        return list(scope_map[key] or [])
+    if key in _OBJECT_PROTO:
+        raise InspectorError(f"The plugin throws here: scopeMap[{key!r}] is Object.prototype's "
+                             f"{key}, which is not iterable (TypeError); it returns no result.")
+    return []
+
+
+def js_string(v: Any) -> str:
+    """String(v || "") for the JSON values a scope map can hold."""
+    if not v:
+        return ""
+    if isinstance(v, bool):
+        return "true"
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
+
+
+def map_prefixes(scope: str | None, scope_map: Mapping[str, Sequence[Any]]) -> list[str]:
+    """The map's entries for a scope: the normalised scope's, then its key's, trimmed,
+    leading '/' dropped, empty ones dropped (the post-filter lower-cases them)."""
+    n = normalize_scope(scope)
+    out = [_LEADING_SLASHES.sub("", js.trim(js_string(x)))
+           for x in _lookup(scope_map, n) + _lookup(scope_map, scope_key(n))]
+    return [x for x in out if x]
+
+
+def pushdown_repos(scope: str | None, strategy: str,
+                   scope_map: Mapping[str, Sequence[Any]]) -> list[str]:
+    """computeScopePushdownRepos: repo_prefix -> [key]; map -> the entries of the scope and
+    of its key without '/', de-duplicated case-insensitively with the first spelling kept;
+    other strategies -> []."""
+    n = normalize_scope(scope)
+    if not n or n == "global":
+        return []
+    if strategy == "repo_prefix":
+        key = scope_key(n)
+        return [key] if key else []
+    if strategy != "map":
+        return []
+    seen: set[str] = set()
+    out: list[str] = []
+    for cand in map_prefixes(n, scope_map):
+        if "/" in cand or cand.lower() in seen:
+            continue
+        seen.add(cand.lower())
+        out.append(cand)
+    return out
+
+
+def match_docs(strategy: str, scope: str | None, scope_map: Mapping[str, Sequence[Any]],
+               repo: Any, path: Any) -> tuple[bool, str]:
+    """matchesScope on lower-cased repo and path, and the words of the rule that decided:
+    repo_prefix: repo == key or path under key/; path_prefix: path == p, under p/, or holding
+    /p/ (':' read as '/'); map: repo == entry, path == entry or under entry/."""
+    n = normalize_scope(scope)
+    if not n or n == "global":
+        return True, "global scope"
+    r, d = _low(repo), _low(path)
+    if strategy == "repo_prefix":
+        key = scope_key(n)
+        if not key:
+            return True, "empty scope key"
+        if r == key:
+            return True, f"repo == {key!r}"
+        if d.startswith(key + "/"):
+            return True, f"path starts with {key + '/'!r}"
+        return False, f"repo {r!r} != {key!r}"
+    if strategy == "path_prefix":
+        pre = n.replace(":", "/")
+        if d == pre:
+            return True, f"path == {pre!r}"
+        if d.startswith(pre + "/"):
+            return True, f"path starts with {pre + '/'!r}"
+        if f"/{pre}/" in d:
+            return True, f"path contains {'/' + pre + '/'!r}"
+        return False, f"path {d!r} not under {pre!r}"
+    if strategy == "map":
+        prefixes = [x.lower() for x in map_prefixes(n, scope_map)]
+        if not prefixes:
+            return False, f"scope {scope!r} maps to no entries"
+        for x in prefixes:
+            if r == x:
+                return True, f"map: repo == {x!r}"
+            if d == x or d.startswith(x + "/"):
+                return True, f"map: path under {x!r}"
+        return False, f"map: repo {r!r} not in {prefixes!r}"
+    return True, "no scope rule"
 
 
 def load_scope_map(path: str | Path) -> dict[str, tuple[str, ...]]:
@@ -83,20 +221,16 @@ class ScopeSpec:
         return not is_global(self.scope)
 
     def map_entries(self) -> tuple[str, ...] | None:
-        """The map's prefixes for this scope: tried as given, normalised, then by key."""
-        table = dict(self.scope_map)
-        norm = normalize_scope(self.scope)
-        for k in (self.scope or "", norm, scope_key(norm)):
-            if k in table:
-                return table[k]
-        lowered = {key.lower(): v for key, v in table.items()}
-        return lowered.get(norm)
+        """The map's prefixes for this scope (its normalised key's and its short key's)."""
+        got = map_prefixes(self.scope, dict(self.scope_map))
+        return tuple(got) if got else None
 
 
 def make_scope(scope: str | None, strategy: str = "repo_prefix",
                scope_map: Mapping[str, Sequence[str]] | None = None,
                column: str | None = None) -> ScopeSpec:
-    frozen = tuple(sorted((k, tuple(v)) for k, v in (scope_map or {}).items()))
+    resolved = normalize_scope_map(scope_map or {})
+    frozen = tuple(sorted((k, tuple(v)) for k, v in resolved.items()))
     spec = ScopeSpec(scope=scope, strategy=strategy, scope_map=frozen, column=column)
     if spec.active and strategy == "map" and not scope_map:
         raise InspectorError("Scope strategy 'map' needs a scope map (--scope-map FILE).")
@@ -155,23 +289,19 @@ def evaluate(spec: ScopeSpec, roles: Roles, values: Mapping[str, Sequence[Any]],
                         had(get["column"][i])), get["column"])
     if spec.strategy in ("column_global", "agent_scope"):
         return _evaluate_agent_scope(spec, cols, get, n)
-    norm = normalize_scope(spec.scope)
     repos = get.get("repo", [None] * n)
     paths = get.get("path", [None] * n)
-    if spec.strategy == "repo_prefix":
-        key = scope_key(norm)
-        return _decide(n, lambda i: _repo_prefix(key, repos[i], paths[i]))
-    if spec.strategy == "path_prefix":
-        return _decide(n, lambda i: _path_prefix(norm, paths[i]))
-    entries = spec.map_entries()
-    if entries is None:
-        return [False] * n, [f"scope {spec.scope!r} not in the scope map"] * n, \
-            ["no map entry"] * n
-    if not entries:
+    smap = dict(spec.scope_map)
+    if spec.strategy == "map" and not map_prefixes(spec.scope, smap):
         return [False] * n, [f"scope {spec.scope!r} maps to no entries"] * n, \
             ["no map entry"] * n
-    low_entries = [e.lower() for e in entries]
-    return _decide(n, lambda i: _map_rule(low_entries, repos[i], paths[i]))
+
+    def rule(i: int) -> tuple[bool, str, str]:
+        ok, why = match_docs(spec.strategy, spec.scope, smap, repos[i], paths[i])
+        shown = paths[i] if spec.strategy == "path_prefix" else repos[i]
+        return ok, why, "" if ok else had(shown)
+
+    return _decide(n, rule)
 
 
 def _decide(n: int, rule: Any, by: Sequence[Any] = ()) -> tuple[list[bool], list[str], list[str]]:
@@ -181,36 +311,6 @@ def _decide(n: int, rule: Any, by: Sequence[Any] = ()) -> tuple[list[bool], list
     got = [rule(i) if not scalar else memo[k] if (k := (type(by[i]), by[i])) in memo
            else memo.setdefault(k, rule(i)) for i in range(n)]
     return [bool(g[0]) for g in got], [g[1] for g in got], [g[2] for g in got]
-
-
-def _repo_prefix(key: str, stored_repo: Any, stored_path: Any) -> tuple[bool, str, str]:
-    repo, path = _low(stored_repo), _low(stored_path)
-    if repo == key:
-        return True, f"repo == {key!r}", ""
-    if path.startswith(key + "/"):
-        return True, f"path starts with {key + '/'!r}", ""
-    return False, f"repo {repo!r} != {key!r}", had(stored_repo)
-
-
-def _path_prefix(p: str, stored_path: Any) -> tuple[bool, str, str]:
-    path = _low(stored_path)
-    if path == p:
-        return True, f"path == {p!r}", ""
-    if path.startswith(p + "/"):
-        return True, f"path starts with {p + '/'!r}", ""
-    if f"/{p}/" in path:
-        return True, f"path contains {'/' + p + '/'!r}", ""
-    return False, f"path {path!r} not under {p!r}", had(stored_path)
-
-
-def _map_rule(entries: list[str], stored_repo: Any, stored_path: Any) -> tuple[bool, str, str]:
-    repo, path = _low(stored_repo), _low(stored_path)
-    for e in entries:
-        if repo == e:
-            return True, f"map: repo == {e!r}", ""
-        if path.startswith(e + "/"):
-            return True, f"map: path starts with {e + '/'!r}", ""
-    return False, f"map: repo {repo!r} not in {entries!r}", had(stored_repo)
 
 
 @dataclass(frozen=True)
@@ -244,18 +344,15 @@ def pushdown(spec: ScopeSpec, roles: Roles, schema: Any = None) -> Pushdown:
         column = _needs(roles, spec)["column"]
         values: tuple[Any, ...] = (spec.scope,)
         note = f"{column} equals the scope exactly"
-    elif spec.strategy == "repo_prefix":
-        if roles.repo is None:
-            return Pushdown(None, "", "no repo column: post-filter only")
-        column, values = roles.repo, (scope_key(normalize_scope(spec.scope)),)
-        note = "repo allowlist from the scope key (exact, case-sensitive)"
-    elif spec.strategy == "map":
-        entries = spec.map_entries() or ()
-        repos = tuple(e for e in entries if "/" not in e)
+    elif spec.strategy in ("repo_prefix", "map"):
+        repos = tuple(pushdown_repos(spec.scope, spec.strategy, dict(spec.scope_map)))
         if roles.repo is None or not repos:
-            return Pushdown(None, "", "no repo-style map entries: post-filter only")
+            return Pushdown(None, "", "no repo column: post-filter only" if roles.repo is None
+                            else "no repo-style map entries: post-filter only")
         column, values = roles.repo, repos
-        note = "map entries without '/' as a repo allowlist (exact, case-sensitive)"
+        note = ("repo allowlist from the scope key (exact, case-sensitive)"
+                if spec.strategy == "repo_prefix" else
+                "map entries without '/' as a repo allowlist (exact, case-sensitive)")
     else:
         return Pushdown(None, "", f"strategy {spec.strategy} has no pushdown: post-filter only")
     if _inside(schema, column):

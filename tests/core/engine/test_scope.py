@@ -10,7 +10,14 @@ from hypothesis import strategies as st
 from inspector.core.engine.params import Params
 from inspector.core.engine.pipeline import run
 from inspector.core.engine.pool import Query
-from inspector.core.engine.scope import evaluate, make_scope, normalize_scope, pushdown, scope_key
+from inspector.core.engine.scope import (
+    evaluate,
+    make_scope,
+    normalize_scope,
+    normalize_scope_map,
+    pushdown,
+    scope_key,
+)
 from inspector.core.stores.opening import open_store
 from inspector.core.stores.roles import Roles
 
@@ -66,11 +73,38 @@ def test_map_strategy_entries_empty_entries_and_unknown_scope():
     smap = {"team-a": ["vault", "platform/vault"], "nobody": []}
     ok, why = _eval("team-a", "map", smap)
     assert ok == [True, True, True, True, False, False]
-    assert why[2] == "map: path starts with 'platform/vault/'"
+    assert why[2] == "map: path under 'platform/vault'"
     ok, why = _eval("nobody", "map", smap)
     assert ok == [False] * 6 and "maps to no entries" in why[0]
-    ok, why = _eval("stranger", "map", smap)
-    assert ok == [False] * 6 and "not in the scope map" in why[0]
+    ok, why = _eval("stranger", "map", smap)  # no entry: denied, as the plugin's map denies
+    assert ok == [False] * 6 and "maps to no entries" in why[0]
+
+
+def test_the_docs_rules_are_one_copy_the_classic_and_the_plugin_read() -> None:
+    """The classic docs presets and openclaw-mem's stages decide scopes with the same rule
+    (they disagreed: scope "/vault" against repo "vault"), at its boundaries: a repo named
+    like the scope with a suffix is not under it, in the repo rule and in the map rule."""
+    from inspector.core.engine.flow.stages.openclaw_docs.rules import matches_scope
+
+    rows = [("vault", "x.md"), ("vault-agent", "a.md"), ("other", "vault/a.md"),
+            ("other", "vault-agent/b.md"), ("Vault", "V.md")]
+    smap = {"[iso:Team]": ["/vault", 7, ""]}
+    for scope in ("/vault", "[iso:VAULT]", " scope:vault/x ", "vault:sub"):
+        for strategy, m in (("repo_prefix", {}), ("path_prefix", {}), ("map", smap)):
+            spec = make_scope(scope if strategy != "map" else "team", strategy, m)
+            mine = evaluate(spec, ROLES, {"repo": [r for r, _ in rows],
+                                          "path": [p for _, p in rows]}, len(rows))[0]
+            theirs = [matches_scope(r, p, scope if strategy != "map" else "team", strategy,
+                                    normalize_scope_map(m)) for r, p in rows]
+            assert mine == theirs, (scope, strategy)
+    spec = make_scope("/vault", "repo_prefix")
+    ok = evaluate(spec, ROLES, {"repo": ["vault", "vault-agent"],
+                                "path": ["a.md", "vault-agent/x.md"]}, 2)[0]
+    assert ok == [True, False]
+    spec = make_scope("team", "map", {"team": ["vault"]})
+    ok = evaluate(spec, ROLES, {"repo": ["vault-agent", "x"],
+                                "path": ["a.md", "vault-agent/x.md"]}, 2)[0]
+    assert ok == [False, False]
 
 
 def test_none_strategy_keeps_everything():

@@ -35,6 +35,17 @@ def number(v: Any) -> float:
     return math.nan
 
 
+# String.prototype.trim and /\s/: WhiteSpace and LineTerminator (Python's isspace differs:
+# it strips U+001C..U+001F and U+0085, and keeps U+FEFF)
+SPACE = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+_TRIM = re.compile(f"^[{SPACE}]+|[{SPACE}]+\\Z")
+
+
+def trim(text: str) -> str:
+    """String.prototype.trim."""
+    return _TRIM.sub("", text)
+
+
 def finite(x: float) -> bool:
     return isinstance(x, (int, float)) and math.isfinite(x)
 
