@@ -270,8 +270,7 @@ def bench_tick(quick: bool) -> list[dict[str, Any]]:
     runs: list[tuple[str, str | None, str]] = [("offscreen", None, "1600x1000")]
     if shutil.which("Xvfb") and shutil.which("openbox") and not quick:
         runs += [(f"Xvfb+openbox {size}", size, size) for size in ("1366x768", "1920x1080")]
-    fixture = Path(os.environ.get("INSPECTOR_SHARED", HERE.parent.parent / "shared")) / \
-        "fixtures" / "memory-lancedb-pro"
+    fixture = HERE.parent / "tests" / "data" / "fixtures" / "memory-lancedb-pro"  # tick copies it
     flow = ["--pipeline-fixture", str(fixture)] if fixture.is_dir() else []
     rows: list[dict[str, Any]] = []
     for display, screen, size in runs:

@@ -14,8 +14,8 @@ detail pane), then processing events until the window is painted. "full repaint"
 every widget to repaint synchronously, the worst case. During a drag the plots wait until
 the slider rests (MainWindow.flush_plots, PLOT_SETTLE_MS); "rest redraw" times that catch-up
 (plots brought to the current trace and painted), once every 10 ticks, outside the ticks.
-With --pipeline-fixture DIR (a copy of shared/fixtures/memory-lancedb-pro; `scripts/dev bench`
-passes it when ../shared is beside the checkout), the window's pipeline view of memory-lancedb-pro
+With --pipeline-fixture DIR (tests/data/fixtures/memory-lancedb-pro, which `scripts/dev bench`
+passes; its store is copied before it is opened), the window's pipeline view of memory-lancedb-pro
 (13 stages on its hybrid route) is ticked too: a tick is the slider's setValue until the
 pipeline's new answer is on screen (it re-ranks the cached legs in a job, as the window does).
 Not a test: it asserts nothing.
@@ -135,7 +135,8 @@ def main() -> int:
     ap.add_argument("--ticks", type=int, default=120)
     ap.add_argument("--size", default="1600x1000")
     ap.add_argument("--json", action="store_true", help="one JSON list on stdout")
-    ap.add_argument("--pipeline-fixture", help="a copy of shared/fixtures/memory-lancedb-pro")
+    ap.add_argument("--pipeline-fixture",
+                    help="tests/data/fixtures/memory-lancedb-pro (its store is copied first)")
     a = ap.parse_args()
     rows: list[dict] = []
     say = (lambda *x: None) if a.json else print

@@ -30,7 +30,7 @@ NOW = 1796113042582.0
 
 @pytest.fixture(scope="module")
 def fixture_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A copy: the shared fixture is never opened in place."""
+    """A copy: the committed fixture is never opened in place."""
     return fixture_copy("memory-lancedb-pro", tmp_path_factory.mktemp("mlp"))
 
 

@@ -1,5 +1,5 @@
 """memory-lancedb-pro's two presets equal the plugin itself, stage by stage, on the store it
-wrote (shared/fixtures/memory-lancedb-pro): every query and configuration it was run with.
+wrote (tests/data/fixtures/memory-lancedb-pro): every query and configuration it was run with.
 
 The one allowed difference is LanceDB's: rows tied on BM25 are ordered (and, at a leg's cut,
 chosen) arbitrarily by its clients; the inspector must report each such group as arbitrary,
@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from inspector.cli.main import main
-from tests.core.engine.flow.fixtures import fixture_copy
+from tests.core.engine.flow.fixtures import fixture_copy, fixture_file
 
 PRESET = {"plugin_default": "memory-lancedb-pro",
           "cli_search_no_decay_engine": "memory-lancedb-pro-cli",
@@ -33,9 +33,7 @@ def real(fx: Path) -> dict[str, Any]:
 
 
 def cases() -> list[tuple[str, str]]:
-    from tests.core.engine.flow.fixtures import SHARED
-
-    data = json.loads((SHARED / "fixtures/memory-lancedb-pro/real_results.json").read_text())
+    data = json.loads(fixture_file("memory-lancedb-pro", "real_results.json").read_text())
     return [(q["name"], prof) for q in data["queries"] for prof in q["runs"]]
 
 

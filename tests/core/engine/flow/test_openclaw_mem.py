@@ -1,5 +1,5 @@
 """openclaw-mem's pipelines equal its real plugin and CLI on every case of
-shared/fixtures/openclaw-mem, through the command line: the same rows in the same order with
+tests/data/fixtures/openclaw-mem, through the command line: the same rows in the same order with
 the same scores (float for float), the same counters (rawCandidates, scopedCandidates,
 filteredByScope), the CLI's pool, the pushed-down repos, the snippets and the error.
 
@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from inspector.cli.main import main
-from tests.core.engine.flow.fixtures import SHARED, fixture_copy
+from tests.core.engine.flow.fixtures import fixture_copy, fixture_file
 
 PRESET = {"before-fix": "openclaw-mem-before-fix", "overfetch": "openclaw-mem-overfetch",
           "pushdown": "openclaw-mem-pushdown", "cli-direct": "openclaw-mem-cli"}
@@ -27,7 +27,7 @@ PLUGIN_KEYS = ("rows", "rawCandidates", "scopedCandidates", "filteredByScope", "
 
 
 def _cases() -> list[dict[str, Any]]:
-    data = json.loads((SHARED / "fixtures/openclaw-mem/cases.json").read_text("utf-8"))
+    data = json.loads(fixture_file("openclaw-mem", "cases.json").read_text("utf-8"))
     return data["cases"]
 
 
