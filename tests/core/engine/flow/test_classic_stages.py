@@ -87,3 +87,26 @@ def test_a_former_fixed_pipeline_file_reads_as_the_classic_shape(tmp_path: Path)
     old.write_text(old.read_text().replace("weight = 0.4", "wieght = 0.4"))
     with pytest.raises(InspectorError, match="fixed_blend.wieght"):
         load_file(str(old))
+
+
+def test_rrf_ties_put_vector_results_first_whatever_the_pool_order() -> None:
+    """LanceDB's RRFReranker merges the vector results first, then the full-text-only rows;
+    equal float32 scores keep that merge order (a stable sort). Row 0 here is full-text only
+    at rank 2, row 1 vector only at rank 2: equal scores, and the vector row comes first even
+    though the pool lists the other one first (the docs engine's rule breaks the tie by id)."""
+    import numpy as np
+
+    from inspector.core.engine.flow.stages.classic import fuse
+    from inspector.core.engine.params import Params
+
+    class Ids:
+        id_order = np.array([1, 0])  # row 1's id sorts first
+
+    vr, fr = np.array([0, 2]), np.array([2, 0])
+    order, fused = fuse(Ids(), Params(mode="hybrid", tie_rule="lancedb"), vr, fr)
+    assert fused[0] == fused[1] and order.tolist() == [1, 0]
+    order, _ = fuse(Ids(), Params(mode="hybrid", tie_rule="id"), vr, fr)
+    assert order.tolist() == [1, 0]
+    Ids.id_order = np.array([0, 1])
+    order, _ = fuse(Ids(), Params(mode="hybrid", tie_rule="id"), vr, fr)
+    assert order.tolist() == [0, 1]

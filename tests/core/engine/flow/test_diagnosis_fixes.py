@@ -220,3 +220,50 @@ def test_a_what_if_answer_says_it_is_one(demo_path: Path,
         capsys.readouterr().out
     assert main([*base, "--widen", "nostage=5"]) == 2
     assert "has no stage nostage" in capsys.readouterr().err
+
+
+def test_a_full_page_is_ok_even_when_a_threshold_dropped_rows(tmp_path: Path) -> None:
+    """A min score that drops rows past a full page starves nothing: the diagnosis is ok and
+    offers no fix (the min-score diagnosis on a full page was a surviving mutant)."""
+    import lancedb
+
+    from inspector.core.engine.flow.question import Question, answer
+    from inspector.core.stores.opening import open_store
+    from tests.storekit import rows_at_distance
+
+    path = tmp_path / "store"
+    lancedb.connect(str(path)).create_table(
+        "memories", rows_at_distance(["a", "b", "c", "d"], [0.0, 0.25, 1.0, 4.0]))
+    store = open_store(str(path), None)
+    q = Question(store=store.uri, preset="memory-plugin", vector=[1.0, 0.0, 0.0, 0.0],
+                 limit=3, set={"scope_rule.strategy": "none", "fetch.overfetch": 2.0})
+    got = answer(q, store)
+    assert got.trace.final.ids == ["a", "b", "c"] and got.trace.stage("min_score").dropped
+    assert got.diagnosis.code == "ok" and not got.diagnosis.fixes
+
+
+def test_an_expected_row_gets_the_smallest_change_that_returns_it(demo_path: Path) -> None:
+    """The expected row's fix is the smallest value of the parameter, not merely one that
+    works: one step less does not return it (the fix tried largest first was a mutant)."""
+    from inspector.core.engine.flow.question import Question, answer
+    from inspector.core.stores.demo import SCOPE_QUERY
+    from inspector.core.stores.opening import open_store
+
+    store = open_store(str(demo_path), None)
+    q = Question(store=store.uri, preset="docs-before-fix", text=SCOPE_QUERY,
+                 scopes=["vault-agent"], set={"scope_rule.pushdown": True})
+    first = answer(q, store, fixes=False)
+    target = first.trace.stage("scope").rows[0].id  # in scope, returned with pushdown
+    plain = q.model_copy(update={"set": {}, "expect": [target]})
+    got = answer(plain, store, fixes=False).expected[0]
+    fix = got["fix"]
+    assert got["reason"] in ("out_of_scope", "not_fetched") and fix is not None
+    assert fix["kind"] == "own" and fix["argv"] == ["--set", "scope_rule.pushdown=true"]
+    depth = next(f for f in [fix, *got["alternatives"]] if f["param"] == "overfetch")
+    less = round(depth["to"] - 0.1, 10)
+    sets = {"fetch.overfetch": less, "fetch.cap": 0}
+    again = answer(plain.model_copy(update={"set": sets, "expect": []}), store, fixes=False)
+    assert target not in again.trace.final.ids
+    sets["fetch.overfetch"] = depth["to"]
+    again = answer(plain.model_copy(update={"set": sets, "expect": []}), store, fixes=False)
+    assert target in again.trace.final.ids

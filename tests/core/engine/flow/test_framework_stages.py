@@ -117,24 +117,21 @@ def test_openclaw_is_the_tool_today_and_its_first_reading_is_kept_by_name(opencl
                                                                           ) -> None:
     """`openclaw` is the memory_recall tool as its code runs now; `openclaw-tool`, its former
     name, is the same pipeline; the first reading (fixed engine, limit, min 0.5) is
-    openclaw-search-defaults, which says what it was read from and why it is kept."""
+    openclaw-search-defaults (the classic shape), which says what it was read from."""
+    from inspector.core.engine.flow.fixed import classic_stages, is_fixed
     from inspector.core.engine.flow.spec import load_shipped
-    from inspector.core.engine.presets import PRESETS, get_preset
 
     store, q, cols = openclaw
-    assert load_shipped("openclaw").engine == "stages"
+    assert not is_fixed(load_shipped("openclaw"))
     assert load_shipped("openclaw-tool") == load_shipped("openclaw")
     for limit in (1, 5, 12):
         want = [s.id for s in run(store, "openclaw", q, limit, ["main"]).final.rows]
         assert [s.id for s in run(store, "openclaw-tool", q, limit, ["main"]).final.rows] == want
         assert want == [i for i, _ in plugin(cols, q, "main", limit + 10, 0.1)][:limit]
-    assert "openclaw" not in PRESETS
     first = load_shipped("openclaw-search-defaults")
-    assert first.engine == "fixed" and "REFERENCE.md" in first.version
-    assert "openclaw-search-defaults" in PRESETS and get_preset(
-        "openclaw-search-defaults").params(5, "main").min_score == 0.5
-    with pytest.raises(InspectorError, match="openclaw-search-defaults"):
-        get_preset("openclaw")
+    stages = classic_stages(first)
+    assert stages is not None and "REFERENCE.md" in first.version
+    assert stages["min_score"].params["min"] == 0.5
 
 
 # ------------------------------------------------------------------ Generative Agents
@@ -258,6 +255,10 @@ def test_crewai_like_prefix_escapes_its_wildcards() -> None:
     assert like_prefix("/a%b\\c'd", "scope") == r"scope LIKE '/a\%b\\c''d%' ESCAPE '\'"
     assert scope_holds("contains", json.dumps(["ops", "deploy"]), ("ops",))
     assert not scope_holds("contains", "[]", ("ops",))
+    # any of the asked scopes, not all of them (the list rule's boundary)
+    assert scope_holds("contains", json.dumps(["ops"]), ("ops", "billing"))
+    assert scope_holds("contains", ["billing", "x"], ("ops", "billing"))
+    assert not scope_holds("contains", ["x"], ("ops", "billing"))
     assert scope_holds("prefix_like", "/teamwork", ("/team",))
 
 
