@@ -143,7 +143,7 @@ def diagnose(t: FlowTrace, runs: Runs | None = None, index_lost: bool = False,
     if index_lost:
         return _index(t, runs, max_runs)
     n = len(t.final.rows)
-    s = starving(t) if n < t.limit else None
+    s = starving(t)
     if s is None:
         return Diagnosis("ok", f"{_n(n)} through the {t.route} route.")
     if runs is None:
