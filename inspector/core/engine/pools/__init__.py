@@ -234,6 +234,12 @@ class PoolSource:
                 self._tokens[id(store)] = token
             return token
 
+    def token(self, store: Store) -> int | None:
+        """The number this source knows the store object by while it lives (None: it cannot
+        be tracked); what every cache of its searches keys on."""
+        self._purge()
+        return self._token(store)
+
     def _forget(self, store_id: int, token: int) -> None:
         # called by the garbage collector, maybe inside a lock: only note it (an atomic append)
         self._dead.append((store_id, token))

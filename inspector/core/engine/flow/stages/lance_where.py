@@ -23,6 +23,7 @@ from inspector.core.engine.flow.registry import ParamDecl as P
 from inspector.core.engine.flow.registry import stage
 from inspector.core.engine.flow.rows import Context, Drop, Outcome, Row, Scored
 from inspector.core.engine.index_rule import with_knobs
+from inspector.core.engine.pools.searches import SEARCHES, store_key
 from inspector.core.errors import InspectorError
 
 SCORES = ("inv1p", "exp_neg_f32", "l2_relevance", "cosine_relevance", "neg_distance")
@@ -252,23 +253,41 @@ def search(ctx: Context, p: dict[str, Any], k: int, scopes: tuple[str, ...] | No
         if col not in have:
             raise InspectorError(f"This pipeline reads the column {col}; the table has "
                                  f"{', '.join(sorted(have))}.")
-    q = (ctx.store.table.search(vector.astype(np.float32), vector_column_name=p["vector_column"])
-         .distance_type(p["distance"]).with_row_id(True).limit(max(k, 1)))
-    q = knobs(q, ctx, p)
-    if where:
-        q = q.where(where, prefilter=p["prefilter"])
-    try:
-        tbl = q.to_arrow()
-    except ValueError as exc:  # LanceDB's word on a filter it cannot plan or parse
-        if not where:
-            raise
-        raise InspectorError(f"LanceDB cannot run the filter {where!r} on this table: "
-                             f"{str(exc).splitlines()[0]}.") from None
-    if tbl.num_rows:
-        d = tbl.column("_distance").to_numpy(zero_copy_only=False).astype(np.float64)
-        rowid = tbl.column("_rowid").to_numpy(zero_copy_only=False)
-        tbl = tbl.take(pa.array(np.lexsort((rowid, d))))
+    qv = vector.astype(np.float32)
+
+    def run(n: int, flt: str | None = where) -> pa.Table:
+        q = (ctx.store.table.search(qv, vector_column_name=p["vector_column"])
+             .distance_type(p["distance"]).with_row_id(True).limit(n))
+        q = knobs(q, ctx, p)
+        if flt:
+            q = q.where(flt, prefilter=p["prefilter"])
+        try:
+            return q.to_arrow()
+        except ValueError as exc:  # LanceDB's word on a filter it cannot plan or parse
+            if not flt:
+                raise
+            raise InspectorError(f"LanceDB cannot run the filter {flt!r} on this table: "
+                                 f"{str(exc).splitlines()[0]}.") from None
+
+    base = store_key(ctx.store)
+    shape = None if base is None else (
+        base, qv.tobytes(), p["vector_column"], p["distance"], p.get("nprobes"),
+        p.get("refine_factor"), p.get("ef"), ctx.exact)
+    post = bool(where) and not p["prefilter"]
+    tbl = SEARCHES.search(None if shape is None else (*shape, where, p["prefilter"]), k, run,
+                          flat(ctx, p),
+                          (None if shape is None else (*shape, None, True),
+                           lambda n: run(n, None)) if post else None)
     return (tbl if k > 0 else tbl.slice(0, 0)), where, py
+
+
+def flat(ctx: Context, p: dict[str, Any]) -> bool:
+    """True when this leg's search is exact (no ANN index on its column with its metric, or
+    the index bypassed): a deeper search's first rows are a shallower one's."""
+    index = getattr(ctx.store, "vector_index", None)
+    if ctx.exact or index is None or index.column != p["vector_column"]:
+        return True
+    return index.metric is not None and index.metric != p["distance"]
 
 
 def depth(ctx: Context, p: dict[str, Any]) -> int:
