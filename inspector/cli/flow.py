@@ -149,9 +149,9 @@ def cmd_sweep(a: argparse.Namespace) -> int:
         cases = [flow_sweep.FlowCase(a.text or a.vector_of or "query", q, grades)]
     result = flow_sweep.sweep(store, cases, axes, now, a.k)
     if a.out:
-        from pathlib import Path
+        from inspector.core.stores.safety.outputs import write_file
 
-        Path(a.out).write_text(dumps(result), encoding="utf-8")
+        write_file(a.out, dumps(result), [a.store], force=True)
     if a.json:
         print(dumps(result))
     else:
@@ -198,7 +198,7 @@ def cmd_report(a: argparse.Namespace) -> int:
     receipt = flow_receipt.build(q.model_dump(mode="json", by_alias=True), to_json(before),
                                  to_json(after) if after is not None else None, label,
                                  after_label)
-    paths = flow_receipt.save(receipt, a.out, html=not a.no_html)
+    paths = flow_receipt.save(receipt, a.out, html=not a.no_html, stores=[a.store])
     v = receipt["verdict"]
     for side in ("before", "after"):
         if side in v:

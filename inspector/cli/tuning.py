@@ -126,6 +126,8 @@ def _cmd_sweep(a: argparse.Namespace) -> int:
     from inspector.core.analysis.sweep import Case, cases_from_judgments, run_sweep
     from inspector.core.analysis.tuning_text import format_sweep
 
+    if a.out:
+        check_out(a, a.out)
     if is_flow(a):
         return cli_flow.cmd_sweep(a)
     if a.grid:
@@ -159,7 +161,7 @@ def _with_question(data: dict[str, Any], q: Any) -> dict[str, Any]:
 def _emit(a: argparse.Namespace, data: Any, text: Any) -> int:
     """A tuning result: JSON to --out, then JSON or text (text() builds it) on stdout."""
     if a.out:
-        _write_json(a.out, data)
+        write_out(a, data)
     if a.json:
         print(dumps(data))
     else:
@@ -192,13 +194,20 @@ def _scan_plan(a: argparse.Namespace) -> Any:
     return AUTO if a.ray is None else ScanPlan(mode="ray", ray_address=a.ray or None)
 
 
-def _write_json(path: str, data: Any) -> None:
-    try:
-        text = dumps(data)
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    except OSError as exc:
-        raise InspectorError(f"Cannot write {path}: {exc.strerror}.") from None
+def write_out(a: argparse.Namespace, data: Any) -> None:
+    """A sweep's JSON result to --out, by the guarded writer (an existing file replaced)."""
+    from inspector.core.stores.safety.outputs import write_file
+
+    write_file(a.out, dumps(data), [a.store], force=True)
+
+
+def check_out(a: argparse.Namespace, *paths: Any) -> None:
+    """The files --out will write, refused before anything runs: inside the store (by any of
+    its names, links followed), a folder, or a device."""
+    from inspector.core.stores.safety.outputs import check_target
+
+    for p in paths:
+        check_target(p, [a.store], force=True)
 
 
 def _against(a: argparse.Namespace, params: Any) -> tuple[str, Any] | None:
@@ -212,8 +221,10 @@ def _against(a: argparse.Namespace, params: Any) -> tuple[str, Any] | None:
 
 def _cmd_report(a: argparse.Namespace) -> int:
     from inspector.core.evidence.bundle import save
+    from inspector.core.evidence.flow_receipt import receipt_paths
     from inspector.core.evidence.receipt import build_receipt
 
+    check_out(a, *receipt_paths(a.out, not a.no_html))
     if is_flow(a):
         return cli_flow.cmd_report(a)
     if not 1 <= a.pool_depth <= 100_000:
@@ -227,7 +238,7 @@ def _cmd_report(a: argparse.Namespace) -> int:
     bundle = build_receipt(store, query, params, grades=grades, against=against,
                            label=a.preset or "given", grid=grid, pool_depth=a.pool_depth,
                            with_map=not a.no_map, question=q)
-    paths = save(bundle, a.out, html=not a.no_html)
+    paths = save(bundle, a.out, html=not a.no_html, stores=[a.store])
     t = bundle["trace"]
     print(f"[{t['diagnosis']['code']}] {t['diagnosis']['message']}")
     if bundle["metrics"]:

@@ -18,7 +18,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from inspector.core.errors import InspectorError
-from inspector.core.stores.safety.object_uri import check_object_uri
+from inspector.core.stores.safety import outputs
+from inspector.core.stores.safety.object_uri import (  # noqa: F401  (callers import them here)
+    check_object_uri,
+    is_remote,
+    local_path,
+)
 from inspector.core.stores.safety.redact import redact_options, redact_text, redact_uri
 
 ENV_OPTIONS = "INSPECTOR_STORAGE_OPTIONS"
@@ -174,18 +179,7 @@ def _first_line(text: str) -> str:
 
 # ---- where a store lives: checked before anything connects, so nothing is ever created ----
 
-_REMOTE_SCHEMES = ("s3://", "gs://", "az://", "abfs://", "db://", "memory://")
 _with_environment = storage_options  # connect's parameter of that name hides the function
-
-
-def is_remote(uri: str) -> bool:
-    """True for an object-store or LanceDB Cloud URI (the scheme in any case, as LanceDB's
-    URL parser reads it)."""
-    return uri[:9].lower().startswith(_REMOTE_SCHEMES)
-
-
-def local_path(uri: str) -> Path:
-    return Path(uri[len("file://"):] if uri.startswith("file://") else uri).expanduser()
 
 
 def readable_folder(uri: str) -> Path:
@@ -230,7 +224,9 @@ def connect(uri: str, storage_options: dict[str, str] | None = None) -> Any:
             return lancedb.connect(uri, storage_options=opts or None)
         except Exception as exc:  # noqa: BLE001
             raise InspectorError(explain(uri, exc, opts)) from exc
-    uri = str(readable_folder(uri))
+    folder = readable_folder(uri)
+    outputs.protect(str(folder), redact_uri(uri))  # no later write goes inside it
+    uri = str(folder)
     try:
         return lancedb.connect(uri, storage_options=storage_options)
     except Exception as exc:  # noqa: BLE001 - connection errors are user-facing
