@@ -18,6 +18,7 @@ import traceback
 import warnings
 from collections.abc import Iterator, Sequence
 
+from inspector.core.errors import InspectorError
 from inspector.core.stores.remote import parse_option_pairs
 from inspector.core.stores.safety.redact import (
     redact_text,
@@ -41,6 +42,17 @@ def learn_secrets(argv: Sequence[str]) -> None:
         elif arg.startswith("--storage-option="):
             with contextlib.suppress(Exception):
                 remember_options(parse_option_pairs([arg.split("=", 1)[1]]))
+
+
+def check_text(argv: Sequence[str]) -> None:
+    """Every argument is text: a lone surrogate (bytes that are not UTF-8, as Python passes
+    them on) is refused naming the option, before anything reads it."""
+    for i, arg in enumerate(argv):
+        if any("\ud800" <= c <= "\udfff" for c in arg):
+            opt = arg.split("=", 1)[0] if arg.startswith("--") else \
+                argv[i - 1] if i and argv[i - 1].startswith("-") else f"argument {i + 1}"
+            raise InspectorError(f"The value of {opt} holds bytes that are not UTF-8 text "
+                                 f"({ascii(arg)[:60]}); the inspector reads UTF-8 only.")
 
 
 def one_line(text: str) -> str:

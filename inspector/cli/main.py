@@ -229,6 +229,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = [x for x in argv if x != "--debug"]
     guard.learn_secrets(argv)
     try:
+        guard.check_text(argv)
         if argv and argv[0] in ("-h", "--help"):
             parser().print_help()
             return 0

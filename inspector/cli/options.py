@@ -49,9 +49,9 @@ def add_query_options(ap: argparse.ArgumentParser) -> None:
     g.add_argument("--set", action="append", default=[], metavar="STAGE.PARAM=VALUE",
                    help="change one stage parameter (or a pipeline SETTING=VALUE)")
     g.add_argument("--where", metavar="SQL",
-                   help="pipelines with a `where` setting: the filter exactly as the system "
-                        "passes it to LanceDB (placed where the system places it); the same "
-                        "as --set where=SQL")
+                   help="pipelines with a `where` setting: the filter as the system passes "
+                        "it to LanceDB (placed where the system places it), joined with the "
+                        "scope so it can only narrow it; the same as --set where=SQL")
     g.add_argument("--now", metavar="EPOCH_MS|ISO",
                    help="the clock of time-dependent stages (default: now)")
     g.add_argument("--mode", choices=MODES)

@@ -23,6 +23,7 @@ from inspector.core.engine.flow.spec import (
 )
 from inspector.core.engine.flow.sysconfig import from_config, read_config
 from inspector.core.errors import InspectorError
+from inspector.core.jsonio import lone_surrogate
 
 MAX_SCOPES = 1_000
 
@@ -67,6 +68,15 @@ class Question(BaseModel):
         if v is not None and (not v or not all(math.isfinite(x) for x in v)):
             raise ValueError("the vector must be a non-empty list of finite numbers")
         return v
+
+    @model_validator(mode="after")
+    def _texts(self) -> Question:
+        for name in ("table", "text", "vector_of", "embedder", "preset", "scopes", "expect",
+                     "columns", "set", "params"):
+            if lone_surrogate(getattr(self, name)):
+                raise ValueError(f"{name} holds text that is not valid Unicode (a lone "
+                                 f"surrogate)")
+        return self
 
     @model_validator(mode="after")
     def _one_pipeline(self) -> Question:
@@ -124,7 +134,20 @@ def resolve(q: Question) -> tuple[PipelineSpec, list[str], list[str]]:
         spec = apply_set(spec, role_assignments(spec, q.columns))
     if q.set:
         spec = apply_set(spec, q.set)
+    if q.scopes is not None and not _scoped(spec):
+        raise InspectorError(f"Pipeline {spec.name} applies no scope (a route of it has no "
+                             f"stage that filters rows by one), so its answer could not be "
+                             f"scoped to {q.scopes}: ask it without --scope.")
     return spec, notes, inexact
+
+
+def _scoped(spec: PipelineSpec) -> bool:
+    """True when every route (whichever runs) has a stage applying the caller's scope."""
+    from inspector.core.engine.flow.registry import kind_of
+    from inspector.core.engine.flow.stages import applies_scope
+
+    return all(any(applies_scope(st.kind, kind_of(st.kind).resolve(st.params, st.name))
+                   for st in route.stages) for route in spec.routes)
 
 
 def query_vector(store: Any, q: Question) -> tuple[np.ndarray | None, str, str | None]:
