@@ -74,7 +74,7 @@ def question_from_args(a: argparse.Namespace, need_query: bool = True) -> Any:
                         vector_of=a.vector_of, embedder=a.embedder, preset=a.preset,
                         pipeline_file=a.pipeline, system_config=a.system_config, set=sets,
                         columns=parse_option_pairs(getattr(a, "column", None) or [],
-                                                   "--column"),
+                                                   "--column", secret=False),
                         scopes=scopes, limit=a.limit,
                         now=parse_now(a.now) if a.now is not None else None,
                         expect=list(a.expect))

@@ -19,29 +19,30 @@ import warnings
 from collections.abc import Iterator, Sequence
 
 from inspector.core.errors import InspectorError
-from inspector.core.stores.remote import parse_option_pairs
+from inspector.core.stores.remote import ENV_OPTIONS
 from inspector.core.stores.safety.redact import (
     redact_text,
     redact_uri,
     remember_environment,
-    remember_options,
+    remember_option_text,
 )
 
 _MAX_LINE = 400
 
 
 def learn_secrets(argv: Sequence[str]) -> None:
-    """Remember every credential the arguments and environment carry, so no output shows one."""
+    """Remember every credential the arguments and environment carry, so no output shows one:
+    a URI's user-info however the URI is typed (a leading space, `s3:/`, `s3//`), and storage
+    options well-formed or not (`key:SECRET`, in the arguments or INSPECTOR_STORAGE_OPTIONS)."""
     remember_environment()
+    remember_option_text(os.environ.get(ENV_OPTIONS, ""))
     for i, arg in enumerate(argv):
-        if "://" in arg:
+        if "@" in arg or "://" in arg:
             redact_uri(arg)
         if arg == "--storage-option" and i + 1 < len(argv):
-            with contextlib.suppress(Exception):
-                remember_options(parse_option_pairs([argv[i + 1]]))
+            remember_option_text(argv[i + 1])
         elif arg.startswith("--storage-option="):
-            with contextlib.suppress(Exception):
-                remember_options(parse_option_pairs([arg.split("=", 1)[1]]))
+            remember_option_text(arg.split("=", 1)[1])
 
 
 def check_text(argv: Sequence[str]) -> None:

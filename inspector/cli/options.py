@@ -118,7 +118,7 @@ def storage_from_args(a: argparse.Namespace) -> dict[str, str] | None:
 
 def open_options(a: argparse.Namespace) -> OpenOptions:
     """Everything the arguments say about how to open the store besides its URI and table."""
-    roles = parse_option_pairs(getattr(a, "column", None) or [], "--column")
+    roles = parse_option_pairs(getattr(a, "column", None) or [], "--column", secret=False)
     if any(not role or not col for role, col in roles.items()):
         raise InspectorError("--column takes ROLE=COLUMN.")
     return OpenOptions.make(storage_from_args(a), getattr(a, "as_of", None),
@@ -222,7 +222,7 @@ def fixed_question(a: argparse.Namespace) -> Any:
                         preset=a.preset,
                         pipeline_file=getattr(a, "pipeline", None), set=_sets(a),
                         columns=parse_option_pairs(getattr(a, "column", None) or [],
-                                                   "--column"),
+                                                   "--column", secret=False),
                         scopes=None if scope is None else [scope], limit=limit,
                         expect=list(a.expect), params=given)
     except ValidationError as exc:
