@@ -42,9 +42,7 @@ def _options_as_sets(a: argparse.Namespace) -> dict[str, dict[str, Any]]:
 
 
 def question_from_args(a: argparse.Namespace, need_query: bool = True) -> Any:
-    from pydantic import ValidationError
-
-    from inspector.core.engine.flow.question import Question, parse_now
+    from inspector.core.engine.flow.question import make_question, parse_now
     from inspector.core.engine.flow.spec import parse_assignment
     from inspector.core.engine.inputs import parse_vector
     from inspector.core.stores.remote import parse_option_pairs
@@ -69,18 +67,14 @@ def question_from_args(a: argparse.Namespace, need_query: bool = True) -> Any:
         sets["where"] = a.where  # as given: SQL text, never read as JSON
     if need_query and not (a.text or vector or a.vector_of):
         raise InspectorError("Give a query: --text TEXT, --vector JSON or --vector-of ID.")
-    try:
-        return Question(store=redact_uri(a.store), table=a.table, text=a.text, vector=vector,
-                        vector_of=a.vector_of, embedder=a.embedder, preset=a.preset,
-                        pipeline_file=a.pipeline, system_config=a.system_config, set=sets,
-                        columns=parse_option_pairs(getattr(a, "column", None) or [],
-                                                   "--column", secret=False),
-                        scopes=scopes, limit=a.limit,
-                        now=parse_now(a.now) if a.now is not None else None,
-                        expect=list(a.expect))
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise InspectorError(f"The question is not valid: {first['msg']}.") from None
+    return make_question(store=redact_uri(a.store), table=a.table, text=a.text, vector=vector,
+                         vector_of=a.vector_of, embedder=a.embedder, preset=a.preset,
+                         pipeline_file=a.pipeline, system_config=a.system_config, set=sets,
+                         columns=parse_option_pairs(getattr(a, "column", None) or [],
+                                                    "--column", secret=False),
+                         scopes=scopes, limit=a.limit,
+                         now=parse_now(a.now) if a.now is not None else None,
+                         expect=list(a.expect))
 
 
 def flow_answer(a: argparse.Namespace, store: Any = None) -> tuple[Any, Any, list[Any]]:

@@ -201,9 +201,7 @@ def fixed_question(a: argparse.Namespace) -> Any:
     """The question `inspector query` asks of the fixed pipeline, as the question model
     (flow.question.Question): preset or fixed pipeline file, --set, the query input, scope,
     limit, expected ids, and every fixed parameter given explicitly (`params`)."""
-    from pydantic import ValidationError
-
-    from inspector.core.engine.flow.question import Question
+    from inspector.core.engine.flow.question import make_question
     from inspector.core.engine.inputs import parse_vector
     from inspector.core.stores.remote import parse_option_pairs
     from inspector.core.stores.safety.redact import redact_uri
@@ -216,17 +214,14 @@ def fixed_question(a: argparse.Namespace) -> Any:
     if a.vector is not None and a.vector_of is not None:
         raise InspectorError("Give either --vector or --vector-of, not both.")
     vector = [float(x) for x in parse_vector(a.vector)] if a.vector is not None else None
-    try:
-        return Question(store=redact_uri(a.store or ""), table=a.table, text=a.text,
-                        vector=vector, vector_of=a.vector_of, embedder=a.embedder,
-                        preset=a.preset,
-                        pipeline_file=getattr(a, "pipeline", None), set=_sets(a),
-                        columns=parse_option_pairs(getattr(a, "column", None) or [],
-                                                   "--column", secret=False),
-                        scopes=None if scope is None else [scope], limit=limit,
-                        expect=list(a.expect), params=given)
-    except ValidationError as exc:
-        raise InspectorError(f"The question is not valid: {exc.errors()[0]['msg']}.") from None
+    return make_question(store=redact_uri(a.store or ""), table=a.table, text=a.text,
+                         vector=vector, vector_of=a.vector_of, embedder=a.embedder,
+                         preset=a.preset, pipeline_file=getattr(a, "pipeline", None),
+                         set=_sets(a),
+                         columns=parse_option_pairs(getattr(a, "column", None) or [],
+                                                    "--column", secret=False),
+                         scopes=None if scope is None else [scope], limit=limit,
+                         expect=list(a.expect), params=given)
 
 
 def params_from_args(a: argparse.Namespace) -> Params:

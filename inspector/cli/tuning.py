@@ -64,11 +64,15 @@ def _add_grid_options(ap: argparse.ArgumentParser) -> None:
 def _grid(a: argparse.Namespace, base: Any) -> Any:
     """The grid the options describe, each axis bounded and every cell's depth checked."""
     from inspector.core.analysis.sweep import Grid, parse_axis
-    from inspector.core.engine.inputs import check_bounds
+    from inspector.core.engine.inputs import MAX_DEPTH, check_bounds
 
     ms = parse_axis(a.grid_min_score, "min score") if a.grid_min_score else None
     grid = Grid(parse_axis(a.grid_overfetch, "over-fetch"), parse_axis(a.grid_blend, "blend"), ms)
-    check_bounds(base.with_(overfetch=max(grid.overfetch)))
+    for f in (min(grid.overfetch), max(grid.overfetch)):
+        check_bounds(base.with_(overfetch=f))
+    if max(grid.overfetch) > MAX_DEPTH:  # depths are computed as integers from each value
+        raise InspectorError(f"--grid-overfetch {max(grid.overfetch):g} is above "
+                             f"{MAX_DEPTH:,}; an over-fetch lies between 1 and {MAX_DEPTH:,}.")
     if a.k is not None and not 1 <= a.k <= 10_000:
         raise InspectorError(f"--k must be between 1 and 10000, not {a.k}.")
     return grid

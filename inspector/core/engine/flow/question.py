@@ -10,11 +10,19 @@ import time
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from inspector.core.engine.flow import expect as flow_expect
 from inspector.core.engine.flow.runner import FlowTrace, PoolCache, run
 from inspector.core.engine.flow.spec import (
+    MAX_LIMIT,
     PipelineSpec,
     apply_set,
     load_file,
@@ -47,7 +55,8 @@ class Question(BaseModel):
                                     "--column ROLE=PATH: a column, a struct field or a key "
                                     "of JSON text (metadata.user_id)")
     scopes: list[str] | None = None
-    limit: int | None = None
+    limit: int | None = Field(None, le=MAX_LIMIT, description="how many rows the caller asks "
+                              "for (a pipeline clamps it to its own range, as its system does)")
     now: float | None = Field(None, description="the clock of time-dependent stages, epoch ms")
     expect: list[str] = Field(default_factory=list)
     params: dict[str, Any] = Field(default_factory=dict, description="the fixed pipeline's "
@@ -92,6 +101,25 @@ class Question(BaseModel):
         return self
 
 
+def make_question(**fields: Any) -> Question:
+    """The question these fields ask, or one sentence naming the field that is not valid and
+    why (the one translation of the model's validation for the command line, the API and
+    the MCP server)."""
+    try:
+        return Question(**fields)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(x) for x in first["loc"] if x != "__root__")
+        msg = str(first["msg"]).removeprefix("Value error, ")
+        raise InspectorError(f"The question is not valid: {loc + ': ' if loc else ''}{msg} "
+                             f"(given {_given(first.get('input'))}).") from None
+
+
+def _given(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def question_schema() -> dict[str, Any]:
     return Question.model_json_schema(by_alias=True)
 
@@ -124,7 +152,13 @@ def resolve(q: Question) -> tuple[PipelineSpec, list[str], list[str]]:
     notes: list[str] = []
     inexact: list[str] = []
     if q.system_config:
-        applied = from_config(spec, read_config(q.system_config))
+        applied = from_config(spec, read_config(q.system_config), q.system_config)
+        for name, value in applied.assignments.items():  # a bad value named by its key
+            try:
+                apply_set(spec, {name: value})
+            except InspectorError as exc:
+                raise InspectorError(f"The system configuration file {q.system_config}: "
+                                     f"{applied.sources.get(name, name)}: {exc}") from None
         spec = apply_set(spec, applied.assignments)
         notes += [f"system config {n}" for n in applied.notes]
         notes += [f"system config key {k} is not a {spec.name} retrieval setting: ignored"

@@ -5,6 +5,7 @@ configuration file (`--system-config`)."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import tomllib
 from typing import Any, Literal
@@ -30,6 +31,9 @@ MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_ROUTES = 32
 MAX_STAGES = 256
 MAX_EXPANDED_BYTES = MAX_FILE_BYTES
+
+MAX_LIMIT = 1_000_000  # the deepest candidate list the inspector fetches (inputs.MAX_DEPTH)
+LIMIT_BOUND = ParamDecl("value", "int", 5, "a pipeline's limit", 1, MAX_LIMIT)
 
 # Every pipeline setting a stage or route reads, declared once: a file or --set giving another
 # key, or a value of another type or outside its choices, is refused naming it.
@@ -62,9 +66,9 @@ class RouteSpec(BaseModel):
 
 class LimitSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-    default: int = 5
-    min: int = 1
-    max: int = 10_000
+    default: int = Field(5, ge=1, le=MAX_LIMIT)
+    min: int = Field(1, ge=1, le=MAX_LIMIT)
+    max: int = Field(10_000, ge=1, le=MAX_LIMIT)
 
 
 class SystemConfigSpec(BaseModel):
@@ -288,7 +292,8 @@ def apply_set(spec: PipelineSpec, assignments: dict[str, Any]) -> PipelineSpec:
         if stage_name == "limit":
             if param not in ("default", "min", "max"):
                 raise InspectorError(f"--set {key}: limit has default, min and max.")
-            data["limit"][param] = value
+            data["limit"][param] = dataclasses.replace(LIMIT_BOUND, name=param).check(
+                value, "--set limit")
             continue
         if stage_name not in names:
             raise InspectorError(f"--set {key}: pipeline {spec.name} has no stage "
@@ -302,7 +307,13 @@ def apply_set(spec: PipelineSpec, assignments: dict[str, Any]) -> PipelineSpec:
                             f"--set {key}: stage {stage_name} ({st['kind']}) has no parameter "
                             f"{param}; it takes {', '.join(kind_of(st['kind']).by_name)}.")
                     st["params"][param] = decl.check(value, stage_name)
-    out = PipelineSpec.model_validate(data)
+    try:
+        out = PipelineSpec.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(x) for x in first["loc"])
+        raise InspectorError(f"--set makes pipeline {spec.name} invalid: {loc}: "
+                             f"{first['msg']}.") from None
     check(out)
     return out
 
