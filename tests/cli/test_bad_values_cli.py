@@ -50,6 +50,12 @@ def test_bad_values_of_a_pipeline_question_are_one_sentence(
     _one_line(capsys, ["query", str(small_store), *FLOW, *argv], said)
 
 
+def test_an_audits_limit_names_itself(capsys: pytest.CaptureFixture[str],
+                                      small_store: Path) -> None:
+    _one_line(capsys, ["audit", "recall", str(small_store), *FLOW[:2], "--limit",
+                       "1000000000000"], "limit: Input should be less than or equal to 1000000")
+
+
 @pytest.mark.parametrize("command", ["sweep", "report"])
 @pytest.mark.parametrize("grid", ["1e308", "1,1e7", "1:2e6:1e6"])
 def test_an_over_fetch_grid_past_the_deepest_fetch_is_one_sentence(
