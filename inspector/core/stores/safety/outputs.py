@@ -4,11 +4,11 @@ Every file the tool writes (exports, receipts, sweeps, pictures, TREC runs and q
 judgments, the window's files, its settings and cache) is checked here first:
 
 - its location, resolved (`~`, relative parts and `..`, the links among its folders
-  followed), and whatever a link or hard link planted at it points to, must lie outside
+  followed), and whatever a link planted at it points to, must lie outside
   every store this process opened (`protect`, called where stores are opened) and every
   store the command names (`stores`), whatever name the store was given: a plain or relative
   path, a `file://` URI or a link to it (compared by resolved path and by inode, so a bind
-  mount or a hard link is seen too);
+  mount is seen too);
 - the file is written under a temporary name in its target's folder and renamed over the
   target (`os.replace`): a link, or a hard link, at the target is replaced and never written
   through, and nobody ever reads half a file;
@@ -73,8 +73,8 @@ def _identity(path: Path) -> tuple[int, int] | None:
 
 
 def _within(where: Path, roots: list[tuple[Path, str]]) -> str | None:
-    """The store `where` (resolved) lies in, by path or by inode (a bind mount, a hard
-    link), else None."""
+    """The store `where` (resolved) lies in, by path or by inode (the same folder mounted
+    elsewhere, a hard link to a SQLite store's file), else None."""
     for root, shown in roots:
         if where == root or root in where.parents:
             return shown
@@ -99,7 +99,8 @@ def located(path: str | os.PathLike[str]) -> Path:
 def inside_store(path: str | os.PathLike[str],
                  stores: Iterable[str | None] = ()) -> str | None:
     """The store (as shown) a write at `path` would reach: the location itself, or what a
-    link or hard link planted there resolves to; None when it reaches none."""
+    link planted there points to; None when it reaches none. (A hard link planted there to a
+    file inside a store is harmless: write_file replaces it, never writing through it.)"""
     roots = _roots(stores)
     if not roots:
         return None
