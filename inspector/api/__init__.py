@@ -252,26 +252,21 @@ class Store:
     def _question(self, *, preset: str | None, pipeline: str | Path | None, sets: dict[str, Any],
                   scopes: Sequence[str] | None, limit: int | None, now: Any,
                   system_config: Any = None, **rest: Any) -> Any:
-        from pydantic import ValidationError
-
-        from inspector.core.engine.flow.question import Question
+        from inspector.core.engine.flow.question import make_question
         from inspector.core.stores.safety.redact import redact_uri
 
         if scopes is not None and (isinstance(scopes, str) or
                                    not all(isinstance(s, str) for s in scopes)):
             raise InspectorError("scopes takes a list of scope names, e.g. ['global', "
                                  "'agent:main'] ([] denies everything).")
-        try:
-            return Question(store=redact_uri(self.uri), table=self._asked_table, preset=preset,
-                            columns=dict(getattr(self.engine_store, "role_overrides", None)
-                                         or {}),
-                            pipeline_file=None if pipeline is None else str(pipeline),
-                            system_config=None if system_config is None else str(system_config),
-                            set=sets, scopes=None if scopes is None else list(scopes),
-                            limit=limit, now=_now(now), **rest)
-        except ValidationError as exc:
-            raise InspectorError(f"The question is not valid: {exc.errors()[0]['msg']}.") \
-                from None
+        return make_question(store=redact_uri(self.uri), table=self._asked_table, preset=preset,
+                             columns=dict(getattr(self.engine_store, "role_overrides", None)
+                                          or {}),
+                             pipeline_file=None if pipeline is None else str(pipeline),
+                             system_config=None if system_config is None else
+                             str(system_config),
+                             set=sets, scopes=None if scopes is None else list(scopes),
+                             limit=limit, now=_now(now), **rest)
 
     # -- audits ----------------------------------------------------------------------------
 

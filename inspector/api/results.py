@@ -19,7 +19,8 @@ def _pandas(table: Any) -> Any:
         import pandas  # noqa: F401
     except ImportError:
         raise InspectorError("to_pandas needs pandas, which is not installed: pip install "
-                             "pandas (or use .table(), a pyarrow.Table).") from None
+                             "'memory-store-inspector[pandas]' (or pip install pandas; or use "
+                             ".table(), a pyarrow.Table).") from None
     return table.to_pandas()
 
 

@@ -84,7 +84,8 @@ def cmd_query(a: argparse.Namespace) -> int:
     if a.export:  # before anything is printed: a refused export prints no answer
         from inspector.core.evidence.exports import export_answer
 
-        paths = export_answer(out, a.export, a.format or "csv", force=a.force)
+        paths = export_answer(out, a.export, a.format or "csv", force=a.force,
+                              stores=[a.store])
         print(f"inspector: wrote {len(paths)} files to {a.export}", file=sys.stderr)
     cli_flow.print_answer(a, out, got)
     return 0
@@ -92,7 +93,7 @@ def cmd_query(a: argparse.Namespace) -> int:
 
 def _check_export_options(a: argparse.Namespace) -> None:
     """--format and --force need --export; a target inside the store is refused up front."""
-    from inspector.core.evidence.exports import refuse_inside_store
+    from inspector.core.stores.safety.outputs import refuse_inside_store
 
     if not a.export:
         given = [o for o, v in (("--format", a.format), ("--force", a.force)) if v]
@@ -103,7 +104,7 @@ def _check_export_options(a: argparse.Namespace) -> None:
     target = Path(a.export).expanduser()
     if target.exists() and not target.is_dir():
         raise InspectorError(f"--export {a.export} is a file; exports go into a folder.")
-    refuse_inside_store(target, {"uri": a.store})
+    refuse_inside_store(target, [a.store])
 
 
 def cmd_run_trec(a: argparse.Namespace) -> int:
@@ -114,13 +115,12 @@ def cmd_run_trec(a: argparse.Namespace) -> int:
                             ("--vector-of", a.vector_of), ("--expect", a.expect)) if v]
     if given:
         raise InspectorError(f"run-trec takes its queries from --queries, not {given[0]}.")
-    store_info = {"uri": a.store}
+    from inspector.core.stores.safety.outputs import check_target
+
+    stores = [a.store]
     for path in (a.out, a.qrels):
         if path is not None:  # said before any query runs
-            exports.refuse_inside_store(Path(path).expanduser(), store_info)
-            if Path(path).expanduser().exists() and not a.force:
-                raise InspectorError(f"{path} exists; refusing to overwrite it (--force "
-                                     f"replaces it).")
+            check_target(path, stores, a.force)
     tag = exports.check_token(a.tag or a.preset or (Path(a.pipeline).stem if a.pipeline
                                                     else "inspector"), "run tag")
     queries = load_judgments(a.queries).queries
@@ -140,12 +140,12 @@ def cmd_run_trec(a: argparse.Namespace) -> int:
         out = answer(one, store)
         lines += exports.trec_lines(qid, out, tag, a.score)
         reordered += a.score == "system" and not exports.score_order_kept(out)
-    exports.write_text_file(a.out, "".join(f"{ln}\n" for ln in lines), store_info, a.force)
+    exports.write_text_file(a.out, "".join(f"{ln}\n" for ln in lines), stores, a.force)
     print(f"wrote {a.out}: {len(lines)} lines for {len(queries)} queries (tag {tag})")
     if a.qrels:
         qrels = [ln for qid, item in zip(qids, queries, strict=True)
                  for ln in exports.qrels_lines(qid, item.grades)]
-        exports.write_text_file(a.qrels, "".join(f"{ln}\n" for ln in qrels), store_info,
+        exports.write_text_file(a.qrels, "".join(f"{ln}\n" for ln in qrels), stores,
                                 a.force)
         print(f"wrote {a.qrels}: {len(qrels)} judgments")
     if reordered:

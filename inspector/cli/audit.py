@@ -53,25 +53,21 @@ def add_audit_parser(sub: Any) -> None:
 def cmd_audit(a: argparse.Namespace) -> int:
     import time
 
-    from pydantic import ValidationError
-
     from inspector.core.analysis import audit
-    from inspector.core.engine.flow.question import Question, parse_now, resolve
+    from inspector.core.engine.flow.question import make_question, parse_now, resolve
     from inspector.core.engine.flow.spec import parse_assignment
     from inspector.core.stores.opening import open_store
+    from inspector.core.stores.safety.redact import redact_uri
 
     if a.sample is not None and a.sample < 1:
         raise InspectorError("--sample takes a whole number of memories >= 1.")
     scopes = scopes_from_args(a)
     sets = dict(parse_assignment(x) for x in a.set)
-    try:
-        q = Question(store=a.store, table=a.table, preset=a.preset, pipeline_file=a.pipeline,
-                     system_config=a.system_config, set={} if a.audit_command == "change"
-                     else sets, scopes=scopes, limit=a.limit,
-                     now=parse_now(a.now) if a.now else None,
-                     columns=open_options(a).kwargs()["roles"] or {})
-    except ValidationError as exc:
-        raise InspectorError(f"The audit is not valid: {exc.errors()[0]['msg']}.") from None
+    q = make_question(store=redact_uri(a.store), table=a.table, preset=a.preset,
+                      pipeline_file=a.pipeline, system_config=a.system_config,
+                      set={} if a.audit_command == "change" else sets, scopes=scopes,
+                      limit=a.limit, now=parse_now(a.now) if a.now else None,
+                      columns=open_options(a).kwargs()["roles"] or {})
     spec, _, _ = resolve(q)
     if spec.engine == "fixed" and scopes is not None and len(scopes) > 1:
         raise InspectorError(f"{spec.name} takes one --scope; the pipelines of stages take "

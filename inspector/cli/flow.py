@@ -80,9 +80,7 @@ def widen_from_args(a: argparse.Namespace) -> dict[str, int]:
 
 
 def question_from_args(a: argparse.Namespace, need_query: bool = True) -> Any:
-    from pydantic import ValidationError
-
-    from inspector.core.engine.flow.question import Question, parse_now
+    from inspector.core.engine.flow.question import make_question, parse_now
     from inspector.core.engine.flow.spec import parse_assignment
     from inspector.core.engine.inputs import parse_vector
     from inspector.core.stores.remote import parse_option_pairs
@@ -102,19 +100,15 @@ def question_from_args(a: argparse.Namespace, need_query: bool = True) -> Any:
     if need_query and not (a.text or vector or a.vector_of):
         raise InspectorError("Give a query: --text TEXT, --vector JSON or --vector-of ID.")
     preset, file = pipeline_of(a)
-    try:
-        return Question(store=redact_uri(a.store), table=a.table, text=a.text, vector=vector,
-                        vector_of=a.vector_of, embedder=a.embedder, preset=preset,
-                        pipeline_file=file, system_config=a.system_config, set=sets,
-                        widen=widen_from_args(a), exact=bool(getattr(a, "exact", None)),
-                        columns=parse_option_pairs(getattr(a, "column", None) or [],
-                                                   "--column"),
-                        scopes=scopes, limit=a.limit,
-                        now=parse_now(a.now) if a.now is not None else None,
-                        expect=list(a.expect))
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise InspectorError(f"The question is not valid: {first['msg']}.") from None
+    return make_question(store=redact_uri(a.store), table=a.table, text=a.text, vector=vector,
+                         vector_of=a.vector_of, embedder=a.embedder, preset=preset,
+                         pipeline_file=file, system_config=a.system_config, set=sets,
+                         widen=widen_from_args(a), exact=bool(getattr(a, "exact", None)),
+                         columns=parse_option_pairs(getattr(a, "column", None) or [],
+                                                    "--column", secret=False),
+                         scopes=scopes, limit=a.limit,
+                         now=parse_now(a.now) if a.now is not None else None,
+                         expect=list(a.expect))
 
 
 def flow_answer(a: argparse.Namespace, store: Any = None) -> tuple[Any, Any]:
@@ -184,9 +178,9 @@ def cmd_sweep(a: argparse.Namespace) -> int:
         cases = [flow_sweep.FlowCase(a.text or a.vector_of or "query", q, grades)]
     result = flow_sweep.sweep(store, cases, axes, now, a.k)
     if a.out:
-        from pathlib import Path
+        from inspector.core.stores.safety.outputs import write_file
 
-        Path(a.out).write_text(dumps(result), encoding="utf-8")
+        write_file(a.out, dumps(result), [a.store], force=True)
     if a.json:
         print(dumps(result))
     else:
@@ -233,7 +227,7 @@ def cmd_report(a: argparse.Namespace) -> int:
     receipt = flow_receipt.build(q.model_dump(mode="json", by_alias=True), to_json(before),
                                  to_json(after) if after is not None else None, label,
                                  after_label)
-    paths = flow_receipt.save(receipt, a.out, html=not a.no_html)
+    paths = flow_receipt.save(receipt, a.out, html=not a.no_html, stores=[a.store])
     v = receipt["verdict"]
     for side in ("before", "after"):
         if side in v:

@@ -18,29 +18,42 @@ import traceback
 import warnings
 from collections.abc import Iterator, Sequence
 
-from inspector.core.stores.remote import parse_option_pairs
+from inspector.core.errors import InspectorError
+from inspector.core.stores.remote import ENV_OPTIONS
 from inspector.core.stores.safety.redact import (
     redact_text,
     redact_uri,
     remember_environment,
-    remember_options,
+    remember_option_text,
 )
 
 _MAX_LINE = 400
 
 
 def learn_secrets(argv: Sequence[str]) -> None:
-    """Remember every credential the arguments and environment carry, so no output shows one."""
+    """Remember every credential the arguments and environment carry, so no output shows one:
+    a URI's user-info however the URI is typed (a leading space, `s3:/`, `s3//`), and storage
+    options well-formed or not (`key:SECRET`, in the arguments or INSPECTOR_STORAGE_OPTIONS)."""
     remember_environment()
+    remember_option_text(os.environ.get(ENV_OPTIONS, ""))
     for i, arg in enumerate(argv):
-        if "://" in arg:
+        if "@" in arg or "://" in arg:
             redact_uri(arg)
         if arg == "--storage-option" and i + 1 < len(argv):
-            with contextlib.suppress(Exception):
-                remember_options(parse_option_pairs([argv[i + 1]]))
+            remember_option_text(argv[i + 1])
         elif arg.startswith("--storage-option="):
-            with contextlib.suppress(Exception):
-                remember_options(parse_option_pairs([arg.split("=", 1)[1]]))
+            remember_option_text(arg.split("=", 1)[1])
+
+
+def check_text(argv: Sequence[str]) -> None:
+    """Every argument is text: a lone surrogate (bytes that are not UTF-8, as Python passes
+    them on) is refused naming the option, before anything reads it."""
+    for i, arg in enumerate(argv):
+        if any("\ud800" <= c <= "\udfff" for c in arg):
+            opt = arg.split("=", 1)[0] if arg.startswith("--") else \
+                argv[i - 1] if i and argv[i - 1].startswith("-") else f"argument {i + 1}"
+            raise InspectorError(f"The value of {opt} holds bytes that are not UTF-8 text "
+                                 f"({ascii(arg)[:60]}); the inspector reads UTF-8 only.")
 
 
 def one_line(text: str) -> str:

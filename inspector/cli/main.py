@@ -144,9 +144,12 @@ NOT_IN_A_PICTURE = {
 
 
 def _cmd_shot(a: argparse.Namespace) -> int:
+    from inspector.core.stores.safety.outputs import check_target
+
     for flag, (_, why) in NOT_IN_A_PICTURE.items():
         if getattr(a, flag[2:].replace("-", "_")) is not None:
             raise InspectorError(f"{flag} {why}: run `inspector query`.")
+    check_target(a.out, [a.store], force=True)  # inside the store: refused before any window
     size = parse_size(a.size)
     if is_flow(a):  # a pipeline of stages: the question `inspector query` would answer
         return _shot_flow(a, size)
@@ -225,6 +228,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = [x for x in argv if x != "--debug"]
     guard.learn_secrets(argv)
     try:
+        guard.check_text(argv)
         if argv and argv[0] in ("-h", "--help"):
             parser().print_help()
             return 0

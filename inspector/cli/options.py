@@ -49,9 +49,9 @@ def add_query_options(ap: argparse.ArgumentParser) -> None:
     g.add_argument("--set", action="append", default=[], metavar="STAGE.PARAM=VALUE",
                    help="change one stage parameter (or a pipeline SETTING=VALUE)")
     g.add_argument("--where", metavar="SQL",
-                   help="pipelines with a `where` setting: the filter exactly as the system "
-                        "passes it to LanceDB (placed where the system places it); the same "
-                        "as --set where=SQL")
+                   help="pipelines with a `where` setting: the filter as the system passes "
+                        "it to LanceDB (placed where the system places it), joined with the "
+                        "scope so it can only narrow it; the same as --set where=SQL")
     g.add_argument("--widen", action="append", default=[], metavar="STAGE=DEPTH",
                    help="what-if (never the system's behaviour): the stage keeps at least "
                         "DEPTH rows (a fetch asks for that many); the diagnosis's 'search "
@@ -122,7 +122,7 @@ def storage_from_args(a: argparse.Namespace) -> dict[str, str] | None:
 
 def open_options(a: argparse.Namespace) -> OpenOptions:
     """Everything the arguments say about how to open the store besides its URI and table."""
-    roles = parse_option_pairs(getattr(a, "column", None) or [], "--column")
+    roles = parse_option_pairs(getattr(a, "column", None) or [], "--column", secret=False)
     if any(not role or not col for role, col in roles.items()):
         raise InspectorError("--column takes ROLE=COLUMN.")
     return OpenOptions.make(storage_from_args(a), getattr(a, "as_of", None),
@@ -205,9 +205,7 @@ def fixed_question(a: argparse.Namespace) -> Any:
     """The question `inspector query` asks of the fixed pipeline, as the question model
     (flow.question.Question): preset or fixed pipeline file, --set, the query input, scope,
     limit, expected ids, and every fixed parameter given explicitly (`params`)."""
-    from pydantic import ValidationError
-
-    from inspector.core.engine.flow.question import Question
+    from inspector.core.engine.flow.question import make_question
     from inspector.core.engine.inputs import parse_vector
     from inspector.core.stores.remote import parse_option_pairs
     from inspector.core.stores.safety.redact import redact_uri
@@ -220,17 +218,14 @@ def fixed_question(a: argparse.Namespace) -> Any:
     if a.vector is not None and a.vector_of is not None:
         raise InspectorError("Give either --vector or --vector-of, not both.")
     vector = [float(x) for x in parse_vector(a.vector)] if a.vector is not None else None
-    try:
-        return Question(store=redact_uri(a.store or ""), table=a.table, text=a.text,
-                        vector=vector, vector_of=a.vector_of, embedder=a.embedder,
-                        preset=a.preset,
-                        pipeline_file=getattr(a, "pipeline", None), set=_sets(a),
-                        columns=parse_option_pairs(getattr(a, "column", None) or [],
-                                                   "--column"),
-                        scopes=None if scope is None else [scope], limit=limit,
-                        expect=list(a.expect), params=given)
-    except ValidationError as exc:
-        raise InspectorError(f"The question is not valid: {exc.errors()[0]['msg']}.") from None
+    return make_question(store=redact_uri(a.store or ""), table=a.table, text=a.text,
+                         vector=vector, vector_of=a.vector_of, embedder=a.embedder,
+                         preset=a.preset, pipeline_file=getattr(a, "pipeline", None),
+                         set=_sets(a),
+                         columns=parse_option_pairs(getattr(a, "column", None) or [],
+                                                    "--column", secret=False),
+                         scopes=None if scope is None else [scope], limit=limit,
+                         expect=list(a.expect), params=given)
 
 
 def params_from_args(a: argparse.Namespace) -> Params:

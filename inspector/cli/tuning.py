@@ -64,11 +64,15 @@ def _add_grid_options(ap: argparse.ArgumentParser) -> None:
 def _grid(a: argparse.Namespace, base: Any) -> Any:
     """The grid the options describe, each axis bounded and every cell's depth checked."""
     from inspector.core.analysis.sweep import Grid, parse_axis
-    from inspector.core.engine.inputs import check_bounds
+    from inspector.core.engine.inputs import MAX_DEPTH, check_bounds
 
     ms = parse_axis(a.grid_min_score, "min score") if a.grid_min_score else None
     grid = Grid(parse_axis(a.grid_overfetch, "over-fetch"), parse_axis(a.grid_blend, "blend"), ms)
-    check_bounds(base.with_(overfetch=max(grid.overfetch)))
+    for f in (min(grid.overfetch), max(grid.overfetch)):
+        check_bounds(base.with_(overfetch=f))
+    if max(grid.overfetch) > MAX_DEPTH:  # depths are computed as integers from each value
+        raise InspectorError(f"--grid-overfetch {max(grid.overfetch):g} is above "
+                             f"{MAX_DEPTH:,}; an over-fetch lies between 1 and {MAX_DEPTH:,}.")
     if a.k is not None and not 1 <= a.k <= 10_000:
         raise InspectorError(f"--k must be between 1 and 10000, not {a.k}.")
     return grid
@@ -126,6 +130,8 @@ def _cmd_sweep(a: argparse.Namespace) -> int:
     from inspector.core.analysis.sweep import Case, cases_from_judgments, run_sweep
     from inspector.core.analysis.tuning_text import format_sweep
 
+    if a.out:
+        check_out(a, a.out)
     if is_flow(a):
         return cli_flow.cmd_sweep(a)
     if a.grid:
@@ -159,7 +165,7 @@ def _with_question(data: dict[str, Any], q: Any) -> dict[str, Any]:
 def _emit(a: argparse.Namespace, data: Any, text: Any) -> int:
     """A tuning result: JSON to --out, then JSON or text (text() builds it) on stdout."""
     if a.out:
-        _write_json(a.out, data)
+        write_out(a, data)
     if a.json:
         print(dumps(data))
     else:
@@ -192,13 +198,20 @@ def _scan_plan(a: argparse.Namespace) -> Any:
     return AUTO if a.ray is None else ScanPlan(mode="ray", ray_address=a.ray or None)
 
 
-def _write_json(path: str, data: Any) -> None:
-    try:
-        text = dumps(data)
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    except OSError as exc:
-        raise InspectorError(f"Cannot write {path}: {exc.strerror}.") from None
+def write_out(a: argparse.Namespace, data: Any) -> None:
+    """A sweep's JSON result to --out, by the guarded writer (an existing file replaced)."""
+    from inspector.core.stores.safety.outputs import write_file
+
+    write_file(a.out, dumps(data), [a.store], force=True)
+
+
+def check_out(a: argparse.Namespace, *paths: Any) -> None:
+    """The files --out will write, refused before anything runs: inside the store (by any of
+    its names, links followed), a folder, or a device."""
+    from inspector.core.stores.safety.outputs import check_target
+
+    for p in paths:
+        check_target(p, [a.store], force=True)
 
 
 def _against(a: argparse.Namespace, params: Any) -> tuple[str, Any] | None:
@@ -212,8 +225,10 @@ def _against(a: argparse.Namespace, params: Any) -> tuple[str, Any] | None:
 
 def _cmd_report(a: argparse.Namespace) -> int:
     from inspector.core.evidence.bundle import save
+    from inspector.core.evidence.flow_receipt import receipt_paths
     from inspector.core.evidence.receipt import build_receipt
 
+    check_out(a, *receipt_paths(a.out, not a.no_html))
     if is_flow(a):
         return cli_flow.cmd_report(a)
     if not 1 <= a.pool_depth <= 100_000:
@@ -227,7 +242,7 @@ def _cmd_report(a: argparse.Namespace) -> int:
     bundle = build_receipt(store, query, params, grades=grades, against=against,
                            label=a.preset or "given", grid=grid, pool_depth=a.pool_depth,
                            with_map=not a.no_map, question=q)
-    paths = save(bundle, a.out, html=not a.no_html)
+    paths = save(bundle, a.out, html=not a.no_html, stores=[a.store])
     t = bundle["trace"]
     print(f"[{t['diagnosis']['code']}] {t['diagnosis']['message']}")
     if bundle["metrics"]:

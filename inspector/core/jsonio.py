@@ -159,10 +159,27 @@ def read_json(path: str | Path, what: str) -> Any:
 
 
 def parse_json(text: str, what: str, path: str | Path) -> Any:
-    """An input file's JSON text parsed, or one sentence: invalid, or nested too deeply."""
+    """An input file's JSON text parsed, or one sentence: invalid, nested too deeply, or
+    holding half a character (a lone surrogate escape such as \\udc80, which no text is)."""
     try:
-        return json.loads(text)
+        data = json.loads(text)
     except ValueError as exc:
         raise InspectorError(f"{what} {path} is not valid JSON: {exc}.") from None
     except RecursionError:
         raise InspectorError(f"{what} {path} nests too deeply to be read.") from None
+    if "\\u" in text and lone_surrogate(data):
+        raise InspectorError(f"{what} {path} holds a \\u escape of half a character (a lone "
+                             f"surrogate), which is not text.")
+    return data
+
+
+def lone_surrogate(value: Any) -> bool:
+    """True when a text anywhere in value (keys included) holds a lone surrogate: bytes that
+    were not UTF-8, or half of a \\u escape pair, which no library can encode."""
+    if isinstance(value, str):
+        return not value.isascii() and any("\ud800" <= c <= "\udfff" for c in value)
+    if isinstance(value, dict):
+        return any(lone_surrogate(k) or lone_surrogate(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return any(lone_surrogate(v) for v in value)
+    return False

@@ -12,6 +12,7 @@ from PySide6.QtCore import QCoreApplication, QSettings
 
 from inspector.core.errors import InspectorError
 from inspector.core.stores.options import OpenOptions, looks_secret, without_userinfo
+from inspector.core.stores.safety import outputs
 from inspector.qt import fit, theme
 
 if TYPE_CHECKING:  # the engine loads after the first paint, not with the settings
@@ -32,6 +33,21 @@ def settings() -> QSettings:
                      QCoreApplication.applicationName() or APP)
 
 
+def refused() -> str | None:
+    """Why settings are not written now (their file lies inside a store this process opened,
+    e.g. XDG_CONFIG_HOME pointed into it), as one sentence; None when they are."""
+    path = settings().fileName()
+    hit = outputs.inside_store(path)
+    return None if hit is None else (f"Settings are not saved: their file {path} is inside "
+                                     f"the store {hit}, and the inspector never writes into a "
+                                     f"store.")
+
+
+def _writable() -> QSettings | None:
+    """The settings to write to, or None while they may not be written (`refused`)."""
+    return None if refused() is not None else settings()
+
+
 def recent_stores() -> list[str]:
     value = settings().value("recent", [])
     if isinstance(value, str):  # QSettings returns a bare string for one-element lists
@@ -42,7 +58,8 @@ def recent_stores() -> list[str]:
 def add_recent(uri: str) -> list[str]:
     uri = without_userinfo(uri)  # a user:password@ part never reaches the settings file
     items = [uri, *[u for u in recent_stores() if u != uri]][:MAX_RECENT]
-    settings().setValue("recent", items)
+    if (s := _writable()) is not None:
+        s.setValue("recent", items)
     return items
 
 
@@ -51,7 +68,9 @@ def save_question(question: Question, compare: bool) -> None:
     compare flag (window state, not part of the question); the old keys go."""
     from inspector.core.stores.safety.redact import redact_uri
 
-    s = settings()
+    s = _writable()
+    if s is None:
+        return
     safe = question.model_copy(update={"store": redact_uri(question.store)})
     s.setValue(QUESTION, safe.model_dump_json(by_alias=True))
     s.setValue(COMPARE, compare)
@@ -109,7 +128,8 @@ def _restore_question(win: Any) -> None:
 
 
 def save_state(name: str, value: Any) -> None:
-    settings().setValue(name, value)
+    if (s := _writable()) is not None:
+        s.setValue(name, value)
 
 
 def load_state(name: str) -> Any:

@@ -380,6 +380,8 @@ class MainWindow(FilesMixin, ExtensibleWindow):
 
     def save_settings(self) -> None:
         cfg.save_window(self, SPLITTERS)
+        if (why := cfg.refused()) is not None:
+            self.status_label.setText(why)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)

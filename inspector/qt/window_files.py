@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QFileDialog
 from inspector.core.engine.expect import attach
 from inspector.core.errors import InspectorError
 from inspector.core.jsonio import dumps
+from inspector.core.stores.safety.outputs import write_file
 
 
 class FilesMixin:
@@ -66,7 +67,7 @@ class FilesMixin:
             raise InspectorError("There is no trace to export yet: run a query first.")
         if vm.expectations and vm.focus_lane < len(vm.expectations):
             trace = attach(trace, vm.expectations[vm.focus_lane])
-        Path(path).write_text(dumps(trace.to_json(), indent=1), encoding="utf-8")
+        write_file(path, dumps(trace.to_json(), indent=1), self._stores(), force=True)
 
     def export_tables(self, folder: str, fmt: str = "csv") -> list[Path]:
         """Every stage table of the answer on screen (a pipeline of stages, or the fixed
@@ -82,12 +83,12 @@ class FilesMixin:
             if shown is None:
                 raise InspectorError("There are no stage tables to export yet: run a query "
                                      "first.")
-            return export_answer(to_json(shown), folder, fmt)
+            return export_answer(to_json(shown), folder, fmt, stores=self._stores())
         trace = self.vm.trace
         if trace is None:
             raise InspectorError("There are no stage tables to export yet: run a query first.")
         return export_answer(json.loads(dumps(trace.to_json())), folder, fmt,
-                             fates=trace.fates())
+                             fates=trace.fates(), stores=self._stores())
 
     def choose_tables(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Export stage tables (CSV) into a "
@@ -102,8 +103,20 @@ class FilesMixin:
         self.status_label.setText(f"Saved {len(paths)} files in {folder}")
 
     def export_png(self, path: str) -> None:
-        if not self.grab().save(path, "PNG"):
-            raise InspectorError(f"Cannot write the picture to {path}.")
+        """The window as a PNG, by the guarded writer (never into a store, never through a
+        link; an existing file is replaced, as the save dialog asked)."""
+        picture = self.grab()
+
+        def write(tmp: Path) -> None:
+            if not picture.save(str(tmp), "PNG"):
+                raise InspectorError(f"Cannot write the picture to {path}.")
+
+        write_file(path, write, self._stores(), force=True)
+
+    def _stores(self) -> list[str]:
+        """The store the window has open (every store it opened is protected as well)."""
+        store = getattr(self.vm, "store", None)
+        return [store.uri] if store is not None else []
 
     def _export(self, title: str, pattern: str, suffix: str, write: Any) -> None:
         path, _ = QFileDialog.getSaveFileName(self, title, f"inspector-trace{suffix}", pattern)

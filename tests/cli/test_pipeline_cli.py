@@ -93,7 +93,7 @@ def test_set_changes_one_stage_parameter(fx: Path, capsys: pytest.CaptureFixture
 
 @pytest.mark.parametrize(("extra", "says"), [
     (["--set", "nosuch.x=1"], "has no stage nosuch"),
-    (["--set", "mmr.threshold=2"], "mmr.threshold must lie in"),
+    (["--set", "mmr.threshold=2"], "mmr.threshold must be a finite number in"),
     (["--set", "mmr.treshold=0.5"], "has no parameter treshold"),
     (["--scope-list", "agent:main"], "--scope-list takes a JSON array"),
     (["--mode", "vector"], "--set STAGE.PARAM=VALUE"),

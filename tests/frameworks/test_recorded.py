@@ -268,8 +268,10 @@ def test_a_filter_lancedb_cannot_run_is_one_sentence(stores: dict[str, Any]) -> 
     from inspector.core.errors import InspectorError
 
     case = _cases("langchain")[0]
-    for bad in ("metadata.nope = 1", "((("):
-        with pytest.raises(InspectorError, match="LanceDB cannot run the filter"):
+    for bad, said in (("metadata.nope = 1", "LanceDB cannot run the filter"),
+                      ("metadata.user_id = = 'u1'", "LanceDB cannot run the filter"),
+                      ("(((", "leaves a '\\(' open")):  # refused before LanceDB sees it
+        with pytest.raises(InspectorError, match=said):
             answer(stores["langchain"], "langchain-lancedb", case, limit=4,
                    sets={"where": bad})
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from inspector.core.errors import InspectorError
 from inspector.core.jsonio import parse_json, read_text
+from inspector.core.stores.safety import outputs
 
 FORMAT = "inspector-judgments"
 VERSION = 1
@@ -207,12 +208,9 @@ def load_judgments(path: str | Path) -> Judgments:
 
 
 def save_judgments(judgments: Judgments, path: str | Path) -> Path:
-    """Write judgments as CSV (.csv) or JSON (anything else); returns the path written."""
+    """Write judgments as CSV (.csv) or JSON (anything else) by the guarded writer (never into
+    a store, never through a link; an existing file is replaced); returns the path written."""
     p = Path(path)
     text = judgments.to_csv() if p.suffix.lower() == ".csv" else \
         json.dumps(judgments.to_json(), indent=2, ensure_ascii=False) + "\n"
-    try:
-        p.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise InspectorError(f"Cannot write judgments file {p}: {exc.strerror}.") from None
-    return p
+    return outputs.write_file(p, text, force=True)

@@ -210,9 +210,7 @@ def given_question(store: str, preset: str | None, given: dict[str, Any],
     keeps them (the inverse of question_given): scope and limit become the question's own,
     a scope map is held inline, the store URI loses its credentials; `asked` is the rest of
     the question (text, vector, vector_of, embedder, expect, table)."""
-    from pydantic import ValidationError
-
-    from inspector.core.engine.flow.question import Question
+    from inspector.core.engine.flow.question import make_question
     from inspector.core.stores.safety.redact import redact_uri
 
     params = {k: v.item() if isinstance(v, np.generic) else v
@@ -222,11 +220,8 @@ def given_question(store: str, preset: str | None, given: dict[str, Any],
         smap = params["scope_map"]
         params["scope_map"] = {str(k): list(v) for k, v in
                                (smap.items() if isinstance(smap, dict) else smap)}
-    try:
-        return Question(store=redact_uri(store), preset=preset, params=params,
-                        scopes=None if scope is None else [scope], limit=limit, **asked)
-    except ValidationError as exc:
-        raise InspectorError(f"The question is not valid: {exc.errors()[0]['msg']}.") from None
+    return make_question(store=redact_uri(store), preset=preset, params=params,
+                         scopes=None if scope is None else [scope], limit=limit, **asked)
 
 
 def question_query(store: Store, q: Any, mode: str) -> Query:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -25,6 +26,7 @@ from inspector.core.errors import InspectorError
 from inspector.core.evidence.schema import check_bundle
 from inspector.core.jsonio import dumps, plain, read_json
 from inspector.core.stores.ann.indexes import IndexInfo
+from inspector.core.stores.safety import outputs
 from inspector.core.stores.safety.redact import redact_uri
 
 FORMAT = "inspector-bundle"
@@ -161,22 +163,21 @@ def make_bundle(trace: Trace, pool: Pool | None = None,
     }
 
 
-def save(bundle: dict[str, Any], path: str | Path, html: bool = True) -> list[Path]:
-    """Write BUNDLE.json (and BUNDLE.html next to it); returns the paths written."""
+def save(bundle: dict[str, Any], path: str | Path, html: bool = True,
+         stores: Sequence[str | None] = ()) -> list[Path]:
+    """Write BUNDLE.json (and BUNDLE.html next to it) by the guarded writer (never into a
+    store, never through a link; an existing bundle is replaced); returns the paths written."""
+    from inspector.core.evidence.flow_receipt import receipt_paths
     from inspector.core.evidence.html import render_html
 
-    p = Path(path)
-    base = p.with_suffix("") if p.suffix.lower() in (".json", ".html") else p
-    out = [base.with_suffix(".json")]
+    paths = receipt_paths(path, html)
+    guard = [*stores, (bundle.get("store") or {}).get("uri")]
+    for p in paths:
+        outputs.check_target(p, guard, force=True)  # both refused before either is written
     text = dumps(bundle)
-    try:
-        base.parent.mkdir(parents=True, exist_ok=True)
-        out[0].write_text(text, encoding="utf-8")
-        if html:
-            out.append(base.with_suffix(".html"))
-            out[1].write_text(render_html(bundle, text), encoding="utf-8")
-    except OSError as exc:
-        raise InspectorError(f"Cannot write the bundle to {base}: {exc.strerror}.") from None
+    out = [outputs.write_file(paths[0], text, guard, force=True, make_folder=True)]
+    if html:
+        out.append(outputs.write_file(paths[1], render_html(bundle, text), guard, force=True))
     return out
 
 

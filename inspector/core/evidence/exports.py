@@ -6,7 +6,8 @@ holds that stage's candidates in its order (`fate`: `kept`, `deferred`, or `retu
 final stage; the fixed pipeline's engine words where a row leaves it: `out_of_scope`,
 `below_min_score`, `past_limit`), then, for a pipeline of stages, the rows it dropped (`fate`:
 the drop code, its detail as `detail.*`). Files go only where the caller asked, never into the
-store, and an existing file is replaced only with `force`.
+store (by any of its names, nor through a link planted in the folder: see
+core.stores.safety.outputs), and an existing file is replaced only with `force`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.core.errors import InspectorError
+from inspector.core.stores.safety import outputs
 
 FORMATS = ("csv", "parquet")
 LEAD = ("stage", "rank", "id", "score", "fate")  # the first columns of every stage table
@@ -98,9 +100,10 @@ def stage_tables(answer: Mapping[str, Any], fates: Mapping[str, Sequence[str]] |
 
 def export_answer(answer: Mapping[str, Any], folder: str | Path, fmt: str = "csv", *,
                   fates: Mapping[str, Sequence[str]] | None = None,
-                  force: bool = False) -> list[Path]:
+                  force: bool = False, stores: Sequence[str | None] = ()) -> list[Path]:
     """Write every stage table, the final list and the answer itself (answer.json) into
-    `folder` (created when missing); returns the paths written."""
+    `folder` (created when missing), each file by the one guarded writer (never into the
+    answer's store nor into `stores`, never through a link); returns the paths written."""
     import pyarrow.csv as pa_csv
     import pyarrow.parquet as pq
 
@@ -108,51 +111,33 @@ def export_answer(answer: Mapping[str, Any], folder: str | Path, fmt: str = "csv
         raise InspectorError(f"The export format is {' or '.join(FORMATS)}, not {fmt!r}.")
     tables = stage_tables(answer, fates)
     names = [f"{stem}.{fmt}" for stem, _ in tables] + [ANSWER_FILE]
-    target = prepare_folder(folder, names, answer.get("store") or {}, force)
+    guard = [*stores, (answer.get("store") or {}).get("uri")]
+    target = prepare_folder(folder, names, guard, force)
     paths = []
     for stem, table in tables:
-        path = target / f"{stem}.{fmt}"
-        if fmt == "csv":
-            pa_csv.write_csv(table, path)
-        else:
-            pq.write_table(table, path)
-        paths.append(path)
-    path = target / ANSWER_FILE
-    path.write_text(json.dumps(answer, allow_nan=False, ensure_ascii=False) + "\n",
-                    encoding="utf-8")
-    return [*paths, path]
+        def write(tmp: Path, table: Any = table) -> None:
+            if fmt == "csv":
+                pa_csv.write_csv(table, tmp)
+            else:
+                pq.write_table(table, tmp)
+
+        paths.append(outputs.write_file(target / f"{stem}.{fmt}", write, guard, force))
+    text = json.dumps(answer, allow_nan=False, ensure_ascii=False) + "\n"
+    return [*paths, outputs.write_file(target / ANSWER_FILE, text, guard, force)]
 
 
-def prepare_folder(folder: str | Path, names: Sequence[str], store: Mapping[str, Any],
+def prepare_folder(folder: str | Path, names: Sequence[str], stores: Sequence[str | None],
                    force: bool) -> Path:
-    """The export folder, created when missing; refused inside the store, and when a file
-    to write exists (unless `force`)."""
-    target = Path(folder).expanduser()
-    if target.exists() and not target.is_dir():
-        raise InspectorError(f"{target} exists and is not a folder; exports go into a folder.")
-    refuse_inside_store(target, store)
-    clash = next((target / n for n in names if (target / n).exists()), None)
-    if clash is not None and not force:
-        raise InspectorError(f"{clash} exists; refusing to overwrite it (--force, or "
-                             f"force=True, replaces it).")
-    try:
-        target.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InspectorError(f"Cannot create the export folder {target}: "
-                             f"{exc.strerror or exc}.") from None
-    return target
-
-
-def refuse_inside_store(target: Path, store: Mapping[str, Any]) -> None:
-    """An export never goes into the store it describes (a local folder or SQLite file)."""
-    uri = str(store.get("uri") or "")
-    if not uri or "://" in uri:
-        return
-    root = Path(uri).expanduser().resolve()
-    where = target.resolve()
-    if where == root or root in where.parents:
-        raise InspectorError(f"{target} is inside the store {uri}; the inspector never writes "
-                             f"into a store: export somewhere else.")
+    """The export folder, created when missing; refused inside a store, and when a file to
+    write exists (unless `force`), before anything is written."""
+    shown = Path(folder).expanduser()
+    outputs.refuse_inside_store(shown, stores)
+    if shown.exists() and not shown.is_dir():
+        raise InspectorError(f"{shown} exists and is not a folder; exports go into a folder.")
+    for name in names:
+        outputs.check_target(shown / name, stores, force)
+    outputs.output_folder(shown, stores)
+    return shown
 
 
 def check_token(value: Any, what: str) -> str:
@@ -202,20 +187,10 @@ def qrels_lines(qid: str, grades: Sequence[tuple[str, float]]) -> list[str]:
             f"{int(g) if float(g).is_integer() else g}" for rid, g in grades]
 
 
-def write_text_file(path: str | Path, text: str, store: Mapping[str, Any], force: bool) -> Path:
-    """Write one output file (a run, qrels) where the caller asked, as prepare_folder does."""
-    p = Path(path).expanduser()
-    if p.is_dir():
-        raise InspectorError(f"{p} is a folder; give a file name.")
-    refuse_inside_store(p, store)
-    if p.exists() and not force:
-        raise InspectorError(f"{p} exists; refusing to overwrite it (--force, or force=True, "
-                             f"replaces it).")
-    try:
-        p.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise InspectorError(f"Cannot write {p}: {exc.strerror or exc}.") from None
-    return p
+def write_text_file(path: str | Path, text: str, stores: Sequence[str | None],
+                    force: bool) -> Path:
+    """Write one output file (a run, qrels) where the caller asked, by the guarded writer."""
+    return outputs.write_file(path, text, stores, force)
 
 
 def _score(value: Any) -> str:

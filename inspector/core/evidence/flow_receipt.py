@@ -5,12 +5,13 @@ self-contained HTML page (no scripts run, nothing fetched) and its JSON."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from html import escape
 from pathlib import Path
 from typing import Any
 
-from inspector.core.errors import InspectorError
 from inspector.core.jsonio import dumps
+from inspector.core.stores.safety import outputs
 
 FORMAT = "inspector-flow-receipt"
 
@@ -173,17 +174,22 @@ def render_html(receipt: dict[str, Any]) -> str:
             + f'<script type="application/json" id="receipt">{data}</script></body></html>')
 
 
-def save(receipt: dict[str, Any], path: str, html: bool = True) -> list[Path]:
+def save(receipt: dict[str, Any], path: str, html: bool = True,
+         stores: Sequence[str | None] = ()) -> list[Path]:
+    """Write RECEIPT.json (and RECEIPT.html beside it) by the guarded writer: never into a
+    store, never through a link; an existing receipt is replaced."""
+    paths = receipt_paths(path, html)
+    guard = [*stores, (receipt.get("question") or {}).get("store")]
+    for p in paths:
+        outputs.check_target(p, guard, force=True)  # both refused before either is written
+    out = [outputs.write_file(paths[0], dumps(receipt), guard, force=True, make_folder=True)]
+    if html:
+        out.append(outputs.write_file(paths[1], render_html(receipt), guard, force=True))
+    return out
+
+
+def receipt_paths(path: str | Path, html: bool = True) -> list[Path]:
+    """PATH.json (and PATH.html): the files a receipt written at `path` fills."""
     p = Path(path)
     base = p.with_suffix("") if p.suffix.lower() in (".json", ".html") else p
-    out = [base.with_suffix(".json")]
-    try:
-        base.parent.mkdir(parents=True, exist_ok=True)
-        out[0].write_text(dumps(receipt),
-                          encoding="utf-8")
-        if html:
-            out.append(base.with_suffix(".html"))
-            out[1].write_text(render_html(receipt), encoding="utf-8")
-    except OSError as exc:
-        raise InspectorError(f"Cannot write the receipt to {base}: {exc.strerror}.") from None
-    return out
+    return [base.with_suffix(".json"), *([base.with_suffix(".html")] if html else [])]

@@ -18,8 +18,18 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from inspector.core.errors import InspectorError
-from inspector.core.stores.safety.object_uri import check_object_uri
-from inspector.core.stores.safety.redact import redact_options, redact_text, redact_uri
+from inspector.core.stores.safety import outputs
+from inspector.core.stores.safety.object_uri import (  # noqa: F401  (callers import them here)
+    check_object_uri,
+    is_remote,
+    local_path,
+)
+from inspector.core.stores.safety.redact import (
+    masked_pair,
+    redact_options,
+    redact_text,
+    redact_uri,
+)
 
 ENV_OPTIONS = "INSPECTOR_STORAGE_OPTIONS"
 CLOUD_SCHEME = "db://"
@@ -29,13 +39,17 @@ _LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 _ENDPOINT_KEYS = ("aws_endpoint", "endpoint", "aws_endpoint_url", "endpoint_url")
 
 
-def parse_option_pairs(pairs: Iterable[str], what: str = "--storage-option") -> dict[str, str]:
-    """KEY=VALUE strings to a dict; keys are lower-cased as LanceDB expects them."""
+def parse_option_pairs(pairs: Iterable[str], what: str = "--storage-option",
+                       secret: bool = True) -> dict[str, str]:
+    """KEY=VALUE strings to a dict; keys are lower-cased as LanceDB expects them. A pair
+    without its '=' is refused with its value masked (`key:SECRET` shows as `key:***`)
+    unless the pairs hold no secrets (`secret=False`: --column)."""
     out: dict[str, str] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
-            raise InspectorError(f"{what} takes KEY=VALUE, not {pair!r}.")
+            shown = masked_pair(pair) if secret else pair
+            raise InspectorError(f"{what} takes KEY=VALUE, not {shown!r}.")
         out[key.strip().lower()] = value
     return out
 
@@ -174,29 +188,19 @@ def _first_line(text: str) -> str:
 
 # ---- where a store lives: checked before anything connects, so nothing is ever created ----
 
-_REMOTE_SCHEMES = ("s3://", "gs://", "az://", "abfs://", "db://", "memory://")
 _with_environment = storage_options  # connect's parameter of that name hides the function
-
-
-def is_remote(uri: str) -> bool:
-    """True for an object-store or LanceDB Cloud URI (the scheme in any case, as LanceDB's
-    URL parser reads it)."""
-    return uri[:9].lower().startswith(_REMOTE_SCHEMES)
-
-
-def local_path(uri: str) -> Path:
-    return Path(uri[len("file://"):] if uri.startswith("file://") else uri).expanduser()
 
 
 def readable_folder(uri: str) -> Path:
     """A local store's folder, or why it cannot be one (checked before anything connects)."""
     path = local_path(uri)
+    shown = redact_uri(uri) if "@" in uri else path  # a malformed URI's credentials hidden
     if not path.exists():
-        raise InspectorError(f"No store at {path}: the folder does not exist.")
+        raise InspectorError(f"No store at {shown}: the folder does not exist.")
     if not path.is_dir():
-        raise InspectorError(f"{path} is a file, not a LanceDB store folder.")
+        raise InspectorError(f"{shown} is a file, not a LanceDB store folder.")
     if not os.access(path, os.R_OK | os.X_OK):
-        raise InspectorError(f"{path} cannot be read (permission denied).")
+        raise InspectorError(f"{shown} cannot be read (permission denied).")
     return path
 
 
@@ -230,7 +234,9 @@ def connect(uri: str, storage_options: dict[str, str] | None = None) -> Any:
             return lancedb.connect(uri, storage_options=opts or None)
         except Exception as exc:  # noqa: BLE001
             raise InspectorError(explain(uri, exc, opts)) from exc
-    uri = str(readable_folder(uri))
+    folder = readable_folder(uri)
+    outputs.protect(str(folder), redact_uri(uri))  # no later write goes inside it
+    uri = str(folder)
     try:
         return lancedb.connect(uri, storage_options=storage_options)
     except Exception as exc:  # noqa: BLE001 - connection errors are user-facing

@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 
 from inspector.core.errors import InspectorError
+from inspector.core.stores.safety.filters import quoted_name, quoted_value
 
 META_KEY = b"inspector"  # schema metadata written by `inspector demo`: embedder, suggested queries
 
@@ -214,16 +215,9 @@ def _json_array(values: list[Any]) -> pa.Array:
                      for v in values], pa.string())
 
 
-def sql_ref(path: str) -> str:
-    """A column or struct field as LanceDB SQL: each part back-quoted (`metadata`.`user_id`)."""
-    parts = split_nested(path) or (path,)
-    return ".".join("`" + p.replace("`", "``") + "`" for p in parts)
-
-
-def sql_value(v: Any) -> str:
-    if isinstance(v, str):
-        return "'" + v.replace("'", "''") + "'"
-    return repr(v)
+# a column or struct field, and a value, as LanceDB SQL (one place: safety.filters)
+sql_ref = quoted_name
+sql_value = quoted_value
 
 
 def _is_list(t: pa.DataType) -> bool:

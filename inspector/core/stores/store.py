@@ -284,13 +284,14 @@ def _list_table_names(db: Any) -> list[str]:
 
 
 def no_tables_message(uri: str) -> str:
+    """Why a folder is not a store, without listing what it holds (an agent asking the MCP
+    server to open /etc learns nothing of /etc)."""
     if is_remote(uri):
         return f"{redact_uri(uri)} holds no LanceDB tables."
-    entries = sorted(p.name for p in local_path(uri).iterdir())
-    if not entries:
-        return f"{uri} is an empty folder, not a LanceDB store."
-    shown = ", ".join(entries[:8]) + (", ..." if len(entries) > 8 else "")
-    return f"{uri} holds no LanceDB tables (found: {shown})."
+    if not any(local_path(uri).iterdir()):
+        return f"{redact_uri(uri)} is an empty folder, not a LanceDB store."
+    return (f"{redact_uri(uri)} holds no LanceDB tables (no TABLE.lance folder), so it is not "
+            f"a LanceDB store.")
 
 
 def choose_table(uri: str, names: list[str], table: str | None) -> str:

@@ -116,7 +116,7 @@ def receipt_job(store: Store, query: Query, question: Question, path: str,
 
     doc = build_receipt(store, query, question_params(question), grades=grades or None,
                         against=against, label=label, question=question)
-    return [str(x) for x in bundle.save(doc, path)]
+    return [str(x) for x in bundle.save(doc, path, stores=[store.uri])]
 
 
 def open_receipt_job(path: str) -> Loaded:

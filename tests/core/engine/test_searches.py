@@ -48,7 +48,7 @@ def test_a_deeper_search_answers_every_shallower_depth_as_lancedb_does(
     for q in (vecs[100] + 0.01, vecs[7]):
         src = Searches()
 
-        def run(n: int, flt: str | None = where) -> pa.Table:
+        def run(n: int, flt: str | None = where, q: np.ndarray = q) -> pa.Table:
             s = tbl.search(q).with_row_id(True).limit(n)
             return s.where(flt, prefilter=prefilter).to_arrow() if flt else s.to_arrow()
 

@@ -145,33 +145,45 @@ def test_query_runs_off_the_gui_thread_with_a_visible_busy_state(window, ready) 
     assert not window.busy_bar.isVisibleTo(window)
 
 
-def test_a_newer_query_supersedes_an_older_one(window, monkeypatch) -> None:
-    """The first query is slow and answers last: its late answer is dropped, and it was
-    asked to stop."""
-    import time
+def test_a_newer_query_supersedes_an_older_one(window, qtbot, monkeypatch) -> None:
+    """The first query is held until the second has answered, so it answers last: its late
+    answer is dropped, and it was asked to stop. Ordered by events, not by sleeping."""
+    import threading
+
+    from PySide6.QtCore import QCoreApplication, QThreadPool
 
     from inspector.qt import viewmodel
 
     vm, real, stopped = window.vm, viewmodel.query_job, []
+    release, finished = threading.Event(), threading.Event()
 
     def job(store, req, cancelled=None):
-        if req.text == "rotate signing keys":
-            time.sleep(0.8)
+        if req.text != "rotate signing keys":
+            return real(store, req)
+        try:
+            assert release.wait(60), "the second query never answered"
             stopped.append(cancelled())
-        return real(store, req)
+            return real(store, req)
+        finally:
+            finished.set()
 
     monkeypatch.setattr(viewmodel, "query_job", job)
     vm.set_query("rotate signing keys")
     vm.set_query("editor theme preference")
-    vm.jobs.wait_idle()
-    time.sleep(1.0)  # the slow first job ends now, after the second answered
+    vm.jobs.wait_idle()  # the second query answered; the first one is still held
+    assert not finished.is_set() and vm.query.text == "editor theme preference"
+    shown = window.stages.view("raw").model
+    second = [shown.row_id(r) for r in range(shown.live_count())]
+    release.set()
+    qtbot.waitUntil(finished.is_set, timeout=30_000)
+    assert QThreadPool.globalInstance().waitForDone(30_000)  # its answer is now queued
+    QCoreApplication.processEvents()  # and delivered to the window, which drops it
     vm.jobs.wait_idle()
     assert stopped == [True]
     assert vm.query.text == "editor theme preference"
     p = vm.params
     want = run(vm.store, build_query(vm.store, p.mode, text=vm.text), p)
-    shown = window.stages.view("raw").model
-    assert [shown.row_id(r) for r in range(shown.live_count())] == want.ids("raw")
+    assert [shown.row_id(r) for r in range(shown.live_count())] == want.ids("raw") == second
 
 
 def test_use_as_query_searches_with_the_rows_vector(window, ready) -> None:

@@ -10,12 +10,20 @@ import time
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from inspector.core.engine.flow import expect as flow_expect
 from inspector.core.engine.flow.runner import FlowTrace, PoolCache
 from inspector.core.engine.flow.runs import Change, Runs, freeze
 from inspector.core.engine.flow.spec import (
+    MAX_LIMIT,
     PipelineSpec,
     apply_set,
     load_file,
@@ -24,6 +32,7 @@ from inspector.core.engine.flow.spec import (
 )
 from inspector.core.engine.flow.sysconfig import from_config, read_config
 from inspector.core.errors import InspectorError
+from inspector.core.jsonio import lone_surrogate
 
 MAX_SCOPES = 1_000
 
@@ -47,7 +56,8 @@ class Question(BaseModel):
                                     "--column ROLE=PATH: a column, a struct field or a key "
                                     "of JSON text (metadata.user_id)")
     scopes: list[str] | None = None
-    limit: int | None = None
+    limit: int | None = Field(None, le=MAX_LIMIT, description="how many rows the caller asks "
+                              "for (a pipeline clamps it to its own range, as its system does)")
     now: float | None = Field(None, description="the clock of time-dependent stages, epoch ms")
     expect: list[str] = Field(default_factory=list)
     widen: dict[str, int] = Field(default_factory=dict, description="what-if: these stages "
@@ -75,6 +85,15 @@ class Question(BaseModel):
         return v
 
     @model_validator(mode="after")
+    def _texts(self) -> Question:
+        for name in ("table", "text", "vector_of", "embedder", "preset", "scopes", "expect",
+                     "columns", "set", "params"):
+            if lone_surrogate(getattr(self, name)):
+                raise ValueError(f"{name} holds text that is not valid Unicode (a lone "
+                                 f"surrogate)")
+        return self
+
+    @model_validator(mode="after")
     def _one_pipeline(self) -> Question:
         if self.vector is not None and self.vector_of is not None:
             raise ValueError("give either vector or vector_of, not both")
@@ -86,6 +105,25 @@ class Question(BaseModel):
             # --text ...`), which --set, a system config and a clock do not apply to
             raise ValueError("name exactly one of preset and pipeline_file")
         return self
+
+
+def make_question(**fields: Any) -> Question:
+    """The question these fields ask, or one sentence naming the field that is not valid and
+    why (the one translation of the model's validation for the command line, the API and
+    the MCP server)."""
+    try:
+        return Question(**fields)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(x) for x in first["loc"] if x != "__root__")
+        msg = str(first["msg"]).removeprefix("Value error, ")
+        raise InspectorError(f"The question is not valid: {loc + ': ' if loc else ''}{msg} "
+                             f"(given {_given(first.get('input'))}).") from None
+
+
+def _given(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def question_schema() -> dict[str, Any]:
@@ -120,7 +158,13 @@ def resolve(q: Question) -> tuple[PipelineSpec, list[str], list[str]]:
     notes: list[str] = []
     inexact: list[str] = []
     if q.system_config:
-        applied = from_config(spec, read_config(q.system_config))
+        applied = from_config(spec, read_config(q.system_config), q.system_config)
+        for name, value in applied.assignments.items():  # a bad value named by its key
+            try:
+                apply_set(spec, {name: value})
+            except InspectorError as exc:
+                raise InspectorError(f"The system configuration file {q.system_config}: "
+                                     f"{applied.sources.get(name, name)}: {exc}") from None
         spec = apply_set(spec, applied.assignments)
         notes += [f"system config {n}" for n in applied.notes]
         notes += [f"system config key {k} is not a {spec.name} retrieval setting: ignored"
@@ -130,7 +174,20 @@ def resolve(q: Question) -> tuple[PipelineSpec, list[str], list[str]]:
         spec = apply_set(spec, role_assignments(spec, q.columns))
     if q.set:
         spec = apply_set(spec, q.set)
+    if q.scopes is not None and not _scoped(spec):
+        raise InspectorError(f"Pipeline {spec.name} applies no scope (a route of it has no "
+                             f"stage that filters rows by one), so its answer could not be "
+                             f"scoped to {q.scopes}: ask it without --scope.")
     return spec, notes, inexact
+
+
+def _scoped(spec: PipelineSpec) -> bool:
+    """True when every route (whichever runs) has a stage applying the caller's scope."""
+    from inspector.core.engine.flow.registry import kind_of
+    from inspector.core.engine.flow.stages import applies_scope
+
+    return all(any(applies_scope(st.kind, kind_of(st.kind).resolve(st.params, st.name))
+                   for st in route.stages) for route in spec.routes)
 
 
 def query_vector(store: Any, q: Question) -> tuple[np.ndarray | None, str, str | None]:

@@ -64,20 +64,7 @@ class ParamDecl:
         """The value as this parameter's type, or one sentence saying why it cannot be."""
         what = f"{where}.{self.name}"
         if self.type in ("float", "int"):
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise InspectorError(f"{what} must be a number, not {value!r}.")
-            if self.type == "int":
-                if float(value) != int(value):
-                    raise InspectorError(f"{what} must be a whole number, not {value!r}.")
-                value = int(value)
-            elif not math.isfinite(value):
-                raise InspectorError(f"{what} must be a finite number, not {value!r}.")
-            else:
-                value = float(value)
-            if self.lo is not None and value < self.lo or self.hi is not None and value > self.hi:
-                raise InspectorError(f"{what} must lie in [{_num(self.lo)}, {_num(self.hi)}], "
-                                     f"not {value!r}.")
-            return value
+            return self._number(value, what)
         if self.type == "bool":
             if not isinstance(value, bool):
                 raise InspectorError(f"{what} must be true or false, not {value!r}.")
@@ -97,6 +84,23 @@ class ParamDecl:
             raise InspectorError(f"{what} must be a table (a JSON object), not {value!r}.")
         return value
 
+    def _number(self, value: Any, what: str) -> float | int:
+        """A number of this parameter's type within its range, or one sentence naming the
+        parameter, its allowed values and what was given (inf, NaN, 1e999, a 400-digit
+        integer or a text included: never an OverflowError)."""
+        kind = "a whole number" if self.type == "int" else "a finite number"
+        allowed = kind if self.lo is None and self.hi is None else \
+            f"{kind} in [{_num(self.lo, '-inf')}, {_num(self.hi, 'inf')}]"
+        shown = _shown(value)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise InspectorError(f"{what} must be {allowed}, not {shown}.")
+        if isinstance(value, float) and not math.isfinite(value) or \
+                self.type == "int" and isinstance(value, float) and not value.is_integer():
+            raise InspectorError(f"{what} must be {allowed}, not {shown}.")
+        if self.lo is not None and value < self.lo or self.hi is not None and value > self.hi:
+            raise InspectorError(f"{what} must be {allowed}, not {shown}.")
+        return int(value) if self.type == "int" else float(value)
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "type": self.type, "default": _jsonable(
             self.default), "live": self.live, "doc": self.doc}
@@ -109,8 +113,16 @@ class ParamDecl:
         return out
 
 
-def _num(x: float | None) -> str:
-    return "-inf" if x is None else f"{x:g}"
+def _num(x: float | None, unbounded: str) -> str:
+    if x is None:
+        return unbounded
+    return f"{int(x):,}" if float(x).is_integer() and abs(x) < 1e15 else f"{x:g}"
+
+
+def _shown(value: Any) -> str:
+    """A given value, as a sentence may quote it (a 400-digit number shortened)."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _jsonable(v: Any) -> Any:

@@ -5,6 +5,7 @@ configuration file (`--system-config`)."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import tomllib
 from typing import Any, Literal
@@ -12,13 +13,41 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from inspector.core.engine.flow import stages as _stages  # noqa: F401  (registers the kinds)
-from inspector.core.engine.flow.registry import kind_of
-from inspector.core.engine.flow.shipped import canonical, shipped_dir, shipped_names
+from inspector.core.engine.flow.registry import ParamDecl, kind_of
+from inspector.core.engine.flow.shipped import (
+    accepted_names,
+    canonical,
+    shipped_dir,
+    shipped_names,
+)
 from inspector.core.errors import InspectorError
-from inspector.core.jsonio import read_text
+from inspector.core.jsonio import lone_surrogate, read_text
 
 CONDITIONS = ("always", "tag_query", "mode_vector", "no_fts_index")
 MAX_FILE_BYTES = 4 * 1024 * 1024
+# a pipeline's bounds, checked before it is validated or run (the shipped ones hold at most
+# 3 routes and 36 stages): routes, stages over all routes, and its size once every [defs]
+# reference is expanded
+MAX_ROUTES = 32
+MAX_STAGES = 256
+MAX_EXPANDED_BYTES = MAX_FILE_BYTES
+
+MAX_LIMIT = 1_000_000  # the deepest candidate list the inspector fetches (inputs.MAX_DEPTH)
+LIMIT_BOUND = ParamDecl("value", "int", 5, "a pipeline's limit", 1, MAX_LIMIT)
+
+# Every pipeline setting a stage or route reads, declared once: a file or --set giving another
+# key, or a value of another type or outside its choices, is refused naming it.
+SETTINGS = {d.name: d for d in (
+    ParamDecl("where", "str", "", "a SQL filter LanceDB applies with the scope (checked by "
+              "safety.filters: it can only narrow the scope)"),
+    ParamDecl("mode", "str", "hybrid", "retrieval.mode: hybrid, or vector (the vector route)",
+              choices=("hybrid", "vector")),
+    ParamDecl("source", "str", "manual", "the caller: manual (tools), auto-recall or cli",
+              choices=("manual", "auto-recall", "cli")),
+    ParamDecl("tag_prefixes", "list", (), "the prefixes of a tag query (proj:x)"),
+    ParamDecl("tie_rule", "str", "lancedb", "how equal scores are ordered: lancedb or id",
+              choices=("lancedb", "id")),
+)}
 
 
 class StageSpec(BaseModel):
@@ -37,9 +66,9 @@ class RouteSpec(BaseModel):
 
 class LimitSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-    default: int = 5
-    min: int = 1
-    max: int = 10_000
+    default: int = Field(5, ge=1, le=MAX_LIMIT)
+    min: int = Field(1, ge=1, le=MAX_LIMIT)
+    max: int = Field(10_000, ge=1, le=MAX_LIMIT)
 
 
 class SystemConfigSpec(BaseModel):
@@ -98,10 +127,13 @@ class PipelineSpec(BaseModel):
         return self.model_dump(mode="json", by_alias=True)
 
 
-def _expand_defs(data: dict[str, Any]) -> dict[str, Any]:
-    """Pipeline files name shared tables once under [defs] and refer to them as "@name"."""
+def _expand_defs(data: dict[str, Any], where: str) -> dict[str, Any]:
+    """Pipeline files name shared tables once under [defs] and refer to them as "@name";
+    the references may expand to at most MAX_EXPANDED_BYTES (measured before each copy)."""
     defs = data.pop("defs", {})
     defs = defs if isinstance(defs, dict) else {}
+    sizes: dict[str, int] = {}
+    total = 0
     # a wrong shape is left as it is, for the schema's validation to name
     routes = data.get("routes", [])
     for route in routes if isinstance(routes, list) else []:
@@ -116,6 +148,14 @@ def _expand_defs(data: dict[str, Any]) -> dict[str, Any]:
                     if v[1:] not in defs:
                         raise InspectorError(f"Stage {st.get('name')} refers to {v}, which "
                                              f"the file's [defs] does not hold.")
+                    if v[1:] not in sizes:
+                        sizes[v[1:]] = len(json.dumps(defs[v[1:]], default=str))
+                    total += sizes[v[1:]]
+                    if total > MAX_EXPANDED_BYTES:
+                        raise InspectorError(
+                            f"The pipeline file {where}: its [defs] references expand to more "
+                            f"than {MAX_EXPANDED_BYTES:,} bytes; name a table once per stage "
+                            f"that needs it.")
                     params[k] = copy.deepcopy(defs[v[1:]])
             for k in list(st):
                 if k not in ("name", "kind"):
@@ -124,23 +164,47 @@ def _expand_defs(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def _raw_shipped(name: str) -> dict[str, Any]:
-    f = shipped_dir().joinpath(f"{canonical(name)}.toml")
-    if not f.is_file():
+def _bounded(data: dict[str, Any], where: str) -> None:
+    """At most MAX_ROUTES routes and MAX_STAGES stages, said before anything is validated,
+    expanded or run."""
+    routes = data.get("routes")
+    if not isinstance(routes, list):
+        return  # the schema's validation names it
+    if len(routes) > MAX_ROUTES:
+        raise InspectorError(f"The pipeline file {where} has {len(routes):,} routes; a "
+                             f"pipeline has at most {MAX_ROUTES}.")
+    stages = sum(len(r["stages"]) for r in routes
+                 if isinstance(r, dict) and isinstance(r.get("stages"), list))
+    if stages > MAX_STAGES:
+        raise InspectorError(f"The pipeline file {where} has {stages:,} stages; a pipeline "
+                             f"has at most {MAX_STAGES} over all its routes.")
+
+
+def _shipped_text(name: str) -> str:
+    """A shipped pipeline's text (a file of the package). Only a shipped name is ever read,
+    never a path (`extends = "/x"` or "../x" names no shipped pipeline), so every file a
+    user gives is read by the one bounded reader (load_file)."""
+    if name not in accepted_names():
         raise InspectorError(f"Unknown pipeline '{name}'; the shipped ones are "
                              f"{', '.join(shipped_names())}.")
-    return tomllib.loads(f.read_text(encoding="utf-8"))
+    return shipped_dir().joinpath(f"{canonical(name)}.toml").read_text(encoding="utf-8")
+
+
+def _raw_shipped(name: str) -> dict[str, Any]:
+    return tomllib.loads(_shipped_text(name))
 
 
 def _extended(data: dict[str, Any], where: str, depth: int = 0) -> dict[str, Any]:
     """`extends = "NAME"`: start from that shipped pipeline; every top-level key given here
-    replaces the base's, except [defs], whose tables merge."""
+    replaces the base's, except [defs], whose tables merge. Only a shipped pipeline is
+    extended (a path is refused before anything is read)."""
     base_name = data.pop("extends", None)
     if base_name is None:
         return data
-    if not isinstance(base_name, str) or depth > 4:
-        raise InspectorError(f"The pipeline file {where}: extends must name one shipped "
-                             f"pipeline (at most 4 levels).")
+    if not isinstance(base_name, str) or base_name not in accepted_names() or depth > 4:
+        raise InspectorError(f"The pipeline file {where}: extends names one shipped pipeline "
+                             f"({', '.join(shipped_names())}), not {base_name!r} (a file is "
+                             f"given with --pipeline FILE).")
     base = _extended(_raw_shipped(base_name), base_name, depth + 1)
     merged = {**base, **data}
     merged["defs"] = {**base.get("defs", {}), **data.get("defs", {})}
@@ -158,13 +222,17 @@ def parse_pipeline(text: str, where: str, fmt: str) -> PipelineSpec:
             from None
     if not isinstance(data, dict):
         raise InspectorError(f"The pipeline file {where} must hold a table (object).")
+    if lone_surrogate(data):
+        raise InspectorError(f"The pipeline file {where} holds half a character (a lone "
+                             f"surrogate escape), which is not text.")
     data = _extended(data, where)
+    _bounded(data, where)
     if data.get("engine") == "fixed":  # a former fixed-pipeline file: the classic shape now
         from inspector.core.engine.flow.fixed import translate
 
-        data = translate(_expand_defs(data), where)
+        data = translate(_expand_defs(data, where), where)
     try:
-        spec = PipelineSpec.model_validate(_expand_defs(data))
+        spec = PipelineSpec.model_validate(_expand_defs(data, where))
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = ".".join(str(x) for x in first["loc"])
@@ -174,9 +242,11 @@ def parse_pipeline(text: str, where: str, fmt: str) -> PipelineSpec:
 
 
 def check(spec: PipelineSpec) -> None:
-    """Every stage names a registered kind and only its declared parameters, within range."""
+    """Every stage names a registered kind and only its declared parameters, within range;
+    every setting is a declared one, of its type."""
     if not spec.routes:
         raise InspectorError(f"Pipeline {spec.name} has no route.")
+    check_settings(spec.name, spec.settings)
     for route in spec.routes:
         names = [s.name for s in route.stages]
         if len(set(names)) != len(names):
@@ -188,11 +258,24 @@ def check(spec: PipelineSpec) -> None:
         raise InspectorError(f"Pipeline {spec.name}: limit needs min <= default <= max.")
 
 
+def check_settings(name: str, settings: dict[str, Any]) -> None:
+    """Each setting declared (SETTINGS) and of its type; a `where` a filter that can only
+    narrow the scope."""
+    from inspector.core.stores.safety.filters import checked_filter
+
+    for key, value in settings.items():
+        decl = SETTINGS.get(key)
+        if decl is None:
+            raise InspectorError(f"Pipeline {name} has the setting {key!r}, which no stage "
+                                 f"reads; the settings are {', '.join(SETTINGS)}.")
+        decl.check(value, f"Pipeline {name}: setting")
+        if key == "where":
+            checked_filter(value, "The filter (setting where)")
+
+
 def load_shipped(name: str) -> PipelineSpec:
-    _raw_shipped(name)  # names the shipped ones when this is not one of them
-    name = canonical(name)
-    text = shipped_dir().joinpath(f"{name}.toml").read_text(encoding="utf-8")
-    return parse_pipeline(text, f"{name}.toml", "toml")
+    text = _shipped_text(name)  # names the shipped ones when this is not one of them
+    return parse_pipeline(text, f"{canonical(name)}.toml", "toml")
 
 
 def load_file(path: str) -> PipelineSpec:
@@ -229,7 +312,8 @@ def apply_set(spec: PipelineSpec, assignments: dict[str, Any]) -> PipelineSpec:
         if stage_name == "limit":
             if param not in ("default", "min", "max"):
                 raise InspectorError(f"--set {key}: limit has default, min and max.")
-            data["limit"][param] = value
+            data["limit"][param] = dataclasses.replace(LIMIT_BOUND, name=param).check(
+                value, "--set limit")
             continue
         if stage_name not in names:
             raise InspectorError(f"--set {key}: pipeline {spec.name} has no stage "
@@ -243,7 +327,13 @@ def apply_set(spec: PipelineSpec, assignments: dict[str, Any]) -> PipelineSpec:
                             f"--set {key}: stage {stage_name} ({st['kind']}) has no parameter "
                             f"{param}; it takes {', '.join(kind_of(st['kind']).by_name)}.")
                     st["params"][param] = decl.check(value, stage_name)
-    out = PipelineSpec.model_validate(data)
+    try:
+        out = PipelineSpec.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(x) for x in first["loc"])
+        raise InspectorError(f"--set makes pipeline {spec.name} invalid: {loc}: "
+                             f"{first['msg']}.") from None
     check(out)
     return out
 
@@ -346,4 +436,7 @@ def parse_assignment(text: str) -> tuple[str, Any]:
         value = json.loads(raw)
     except ValueError:
         value = raw
+    if lone_surrogate(value) or lone_surrogate(key):
+        raise InspectorError(f"--set {ascii(text)[:80]} holds half a character (a lone "
+                             f"surrogate), which is not text.")
     return key.strip(), value

@@ -5,7 +5,7 @@ or not reproduced (which makes the answer inexact)."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from inspector.core.engine.flow.spec import MAX_FILE_BYTES, PipelineSpec
@@ -19,6 +19,7 @@ class Applied:
     notes: tuple[str, ...]  # keys that change nothing in this path, and why
     inexact: tuple[str, ...]  # keys whose effect the inspector does not reproduce
     unknown: tuple[str, ...]
+    sources: dict[str, str] = field(default_factory=dict)  # assignment -> the config key
 
 
 def _flatten(obj: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -72,14 +73,20 @@ def _convert(value: Any, conv: str) -> Any:
     raise InspectorError(f"Unknown conversion {conv} in a pipeline's system_config map.")
 
 
-def from_config(spec: PipelineSpec, data: Any) -> Applied:
+def from_config(spec: PipelineSpec, data: Any, where: str = "") -> Applied:
     sc = spec.system_config
     if sc is None:
         raise InspectorError(f"Pipeline {spec.name} reads no system configuration.")
     if not isinstance(data, dict):
         raise InspectorError("A system configuration file must hold a JSON object.")
-    flat = _flatten(_root(data, sc.roots))
+    root = _root(data, sc.roots)
+    for top in sorted({k.split(".")[0] for k in sc.map if "." in k}):
+        if top in root and not isinstance(root[top], dict):
+            raise InspectorError(f"The system configuration file {where}: {top} must be an "
+                                 f"object ({{...}}), not {_short(root[top])}.")
+    flat = _flatten(root)
     assignments: dict[str, Any] = {}
+    sources: dict[str, str] = {}
     notes: list[str] = []
     inexact: list[str] = []
     unknown: list[str] = []
@@ -92,6 +99,7 @@ def from_config(spec: PipelineSpec, data: Any) -> Applied:
             for target in sc.map[key]:
                 name, _, conv = target.partition("=")
                 assignments[name] = _convert(value, conv) if conv else value
+                sources[name] = key
         elif key in sc.unmodelled:
             if value not in (False, None, 0, ""):
                 inexact.append(f"{key}: {sc.unmodelled[key]}")
@@ -102,7 +110,13 @@ def from_config(spec: PipelineSpec, data: Any) -> Applied:
             notes.append(f"{top}: {sc.ignored[top]}")
         elif not isinstance(value, dict) and key.split(".")[0] in tops:
             unknown.append(key)
-    return Applied(assignments, tuple(dict.fromkeys(notes)), tuple(inexact), tuple(unknown))
+    return Applied(assignments, tuple(dict.fromkeys(notes)), tuple(inexact), tuple(unknown),
+                   sources)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def read_config(path: str) -> Any:

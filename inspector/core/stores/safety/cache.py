@@ -40,6 +40,9 @@ from typing import Any
 
 import platformdirs
 
+from inspector.core.errors import InspectorError
+from inspector.core.stores.safety import outputs
+
 APP_NAME = "memory-store-inspector"
 READY = "READY"
 MAX_AGE_DAYS = 30
@@ -48,9 +51,16 @@ KINDS = ("fts", "sqlite", "snapshots")
 
 
 def cache_root() -> Path:
-    """The app's cache folder; INSPECTOR_CACHE_DIR overrides it (tests use this)."""
+    """The app's cache folder; INSPECTOR_CACHE_DIR overrides it (tests use this). Never
+    inside a store this process opened: the cache is written, pruned and locked there."""
     env = os.environ.get("INSPECTOR_CACHE_DIR")
-    return Path(env) if env else Path(platformdirs.user_cache_dir(APP_NAME))
+    root = Path(env) if env else Path(platformdirs.user_cache_dir(APP_NAME))
+    hit = outputs.inside_store(root)
+    if hit is not None:
+        raise InspectorError(f"The cache folder {root} is inside the store {hit}; the "
+                             f"inspector never writes into a store: point "
+                             f"INSPECTOR_CACHE_DIR somewhere else.")
+    return root
 
 
 def max_bytes() -> int:

@@ -12,6 +12,7 @@ credentials masked, every URI it cannot vouch for; nothing reaches LanceDB befor
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from inspector.core.errors import InspectorError
 from inspector.core.stores.safety.redact import redact_uri
@@ -24,6 +25,21 @@ _HOST = re.compile(r"[A-Za-z0-9._-]{1,255}")
 _PORT = re.compile(r"[0-9]{1,5}")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _HOST_END = "/?#"
+
+
+# what LanceDB opens elsewhere than on this machine: object storage and LanceDB Cloud
+REMOTE_SCHEMES = ("s3://", "gs://", "az://", "abfs://", "db://", "memory://")
+
+
+def is_remote(uri: str) -> bool:
+    """True for an object-store or LanceDB Cloud URI (the scheme in any case, as LanceDB's
+    URL parser reads it)."""
+    return uri[:9].lower().startswith(REMOTE_SCHEMES)
+
+
+def local_path(uri: str) -> Path:
+    """The local path a store URI that is not remote opens (a `file://` URI's path)."""
+    return Path(uri[len("file://"):] if uri.startswith("file://") else uri).expanduser()
 
 
 def scheme_of(uri: str) -> str | None:

@@ -18,9 +18,14 @@ from collections.abc import Iterable, Mapping
 MASK = "***"
 _SECRET_KEY = re.compile(r"key|secret|token|passw|credential|session|signature|sas|auth|cookie|"
                          r"sig$|^sv$|^se$|^sp$", re.IGNORECASE)
-_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)(.*)$", re.DOTALL)
-# a URI inside free text: up to the next whitespace or quote
-_URI_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>]*")
+# a URI's start as typed, malformed ones too (a leading space, `s3:/`, `s3:`, `s3//`,
+# `s3:\\`): whatever follows up to its last `@` is taken for credentials
+_SCHEME = re.compile(r"^(\s*[A-Za-z][A-Za-z0-9+.-]*(?::[/\\]*|//))(.*)$", re.DOTALL)
+# a URI inside free text (`s3://` or a path-normalised `s3:/`): up to a space or quote. The
+# scheme's length is bounded, so a long run of letters costs linear time, not quadratic.
+_URI_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,31}:/+[^\s'\"<>]*")
+# a KEY=VALUE pair typed without its '=' (`key:SECRET`): the key, then everything else
+_PAIR_KEY = re.compile(r"\s*[A-Za-z0-9_.-]*")
 _MIN_SECRET = 6  # shorter values are too common to scrub from free text (true, 1234)
 _KNOWN: set[str] = set()
 
@@ -85,6 +90,28 @@ def _rewrite(uri: str, userinfo: str) -> str:
             remember(piece)
         rest = f"{userinfo}{after}"
     return scheme + _redact_query(rest)
+
+
+def masked_pair(pair: str) -> str:
+    """A storage option as typed, fit to echo in an error: its key, then `***` (a pair
+    typed without '=', `key:SECRET`, may still hold a secret after its key)."""
+    head = _PAIR_KEY.match(pair).group(0)  # type: ignore[union-attr]  (it matches "" too)
+    rest = pair[len(head):]
+    return f"{head.strip()}{rest[:1]}{MASK}" if rest else MASK
+
+
+def remember_option_text(text: str) -> None:
+    """Learn the secrets of storage options as typed (`--storage-option`, the environment's
+    INSPECTOR_STORAGE_OPTIONS), well-formed or not: a secret-looking key's value, and
+    whatever follows the key of a pair that lacks its '='."""
+    for pair in re.split(r"[;,\n]", text):
+        key, eq, value = pair.partition("=")
+        if eq:
+            if looks_secret(key):
+                remember(value.strip().strip("\"'"))
+            continue
+        rest = pair[len(_PAIR_KEY.match(pair).group(0)):]  # type: ignore[union-attr]
+        remember(rest[1:].strip().strip("\"'{}") if rest else pair.strip())
 
 
 def redact_options(options: Mapping[str, str] | None) -> dict[str, str]:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.core.errors import InspectorError
-from inspector.core.stores.safety import cache
+from inspector.core.stores.safety import cache, outputs
 
 IMMUTABLE = "sqlite-immutable"
 SNAPSHOT = "sqlite-snapshot"
@@ -141,6 +141,7 @@ def connect_readonly(path: str | Path) -> tuple[sqlite3.Connection, str]:
     """A connection that can never write beside `path`, and how it reads (IMMUTABLE or
     SNAPSHOT)."""
     p = Path(path).resolve()
+    outputs.protect(str(p), str(path))  # no later write goes inside it, nor beside it
     if not needs_snapshot(p):
         return _open(p.as_uri() + "?mode=ro&immutable=1", p), IMMUTABLE
     lease = _snapshot(p)

@@ -178,7 +178,7 @@ def test_a_configured_cross_encoder_is_said_to_be_not_reproducible() -> None:
 def test_parameters_out_of_range_are_refused_with_their_name() -> None:
     from inspector.core.errors import InspectorError
 
-    with pytest.raises(InspectorError, match="mmr.threshold must lie in"):
+    with pytest.raises(InspectorError, match="mmr.threshold must be a finite number in"):
         KINDS["mmr_defer"].resolve({"threshold": 2}, "mmr")
     with pytest.raises(InspectorError, match="has no parameter"):
         KINDS["mmr_defer"].resolve({"thresold": 0.5}, "mmr")

@@ -25,6 +25,12 @@ from inspector.core.engine.flow.rows import Context, Drop, Outcome, Row, Scored
 from inspector.core.engine.index_rule import with_knobs
 from inspector.core.engine.pools.searches import SEARCHES, store_key
 from inspector.core.errors import InspectorError
+from inspector.core.stores.safety.filters import (
+    checked_filter,
+    column_ref,
+    narrowed,
+    quoted_value,
+)
 
 SCORES = ("inv1p", "exp_neg_f32", "l2_relevance", "cosine_relevance", "neg_distance")
 # the knobs a system may pass to LanceDB's indexed vector search (0: LanceDB's default)
@@ -124,8 +130,7 @@ def read_row(rec: dict[str, Any], p: dict[str, Any]) -> Row:
 
 # ------------------------------------------------------------------ scope predicates
 
-def sql_text(s: str) -> str:
-    return "'" + s.replace("'", "''") + "'"
+sql_text = quoted_value  # a text as a LanceDB SQL literal, quotes doubled
 
 
 def like_prefix(prefix: str, column: str) -> str:
@@ -135,11 +140,14 @@ def like_prefix(prefix: str, column: str) -> str:
 
 
 def scope_sql(rule: str, path: str, scopes: tuple[str, ...]) -> str | None:
-    """The scope as the SQL the system passes to LanceDB (None: no filter)."""
+    """The scope as the SQL the system passes to LanceDB (None: no filter); a path that is
+    not a plain identifier path is quoted (`column_ref`), so no path can change what the
+    filter says."""
+    name = column_ref(path)
     if rule == "equal":
-        return " OR ".join(f"{path} = {sql_text(s)}" for s in scopes)
+        return " OR ".join(f"{name} = {sql_text(s)}" for s in scopes)
     if rule == "prefix_like":
-        parts = [like_prefix(s.rstrip("/"), path) for s in scopes if s.strip("/")]
+        parts = [like_prefix(s.rstrip("/"), name) for s in scopes if s.strip("/")]
         return " OR ".join(parts) if len(parts) == len(scopes) else None
     raise InspectorError(f"The scope rule {rule} cannot be passed to LanceDB; place it in "
                          f"python.")
@@ -222,11 +230,10 @@ def python_scope(ctx: Context, p: dict[str, Any]) -> bool:
 
 def leg_where(ctx: Context, p: dict[str, Any], scopes: tuple[str, ...] | None) -> \
         tuple[str | None, str | None]:
-    """(SQL for LanceDB, description of a Python-side filter) for the scope and `where`."""
-    parts = []
-    raw = ctx.settings.get("where") or ""
-    if raw:
-        parts.append(raw)
+    """(SQL for LanceDB, description of a Python-side filter) for the scope and `where`;
+    the `where` is checked (safety.filters) and joined so that it can only narrow the scope."""
+    where = checked_filter(ctx.settings.get("where"), "The filter (setting where)")
+    parts = [where] if where else []
     py = None
     if scopes and p["scope_rule"] != "none":
         if not p["scope_path"]:
@@ -239,9 +246,7 @@ def leg_where(ctx: Context, p: dict[str, Any], scopes: tuple[str, ...] | None) -
             sql = scope_sql(p["scope_rule"], p["scope_path"], scopes)
             if sql:
                 parts.append(sql)
-    if len(parts) > 1:
-        return " AND ".join(f"({x})" for x in parts), py
-    return (parts[0] if parts else None), py
+    return narrowed(*parts), py
 
 
 def search(ctx: Context, p: dict[str, Any], k: int, scopes: tuple[str, ...] | None,
