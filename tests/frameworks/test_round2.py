@@ -1,8 +1,9 @@
 """Round two's presets equal the packages on the stores the packages wrote: Agno's knowledge
 search (vector, keyword, hybrid), LangChain's with_score / search / by-vector / MMR / fts
-calls, LlamaIndex's fts and hybrid query types, Mem0 through its langchain provider
-(tests/frameworks/data/{agno,langchain2,llamaindex2,mem0}, recorded by record_round2.py; the
-same check as check_recorded.py, which also runs held-out recordings)."""
+calls, LlamaIndex's fts and hybrid query types, Mem0 through its langchain provider, Cognee's
+LanceDB adapter (tests/frameworks/data/{agno,langchain2,llamaindex2,mem0,cognee}, recorded by
+record_round2.py and record_cognee.py; the same check as check_recorded.py, which also runs
+held-out recordings)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import pytest
 from tests.frameworks import check_recorded as chk
 
 DATA = Path(__file__).resolve().parent / "data"
-SYSTEMS = ("agno", "langchain2", "mem0", "llamaindex2")
+SYSTEMS = ("agno", "langchain2", "mem0", "llamaindex2", "cognee")
 
 
 def _cases() -> list[tuple[str, dict[str, Any]]]:
@@ -55,6 +56,11 @@ def test_the_recordings_hold_the_quirks_the_presets_exist_for() -> None:
     assert all(r["mem0_id"] is None for r in mem0["q0_k5_u1"]["results"])
     li = chk.load(DATA, "llamaindex2")["cases"]
     assert any(c["results"] and c["results"][-1]["score"] == 0.0 for c in li)  # linspace
+    cg = {c["name"]: c for c in chk.load(DATA, "cognee")["cases"]}
+    assert len(cg["q0_lNone_none"]["results"]) > 15  # limit=None: every row
+    either, both = (len(cg[f"q0_lNone_u1_{op}_deploy"]["results"]) for op in ("or", "and"))
+    assert either > both > 0  # array_has_any against array_has_all
+    assert all(r["score"] >= 0 for r in cg["q0_l3_none"]["results"])  # a distance
 
 
 def _ask(store: Any, preset: str, query: str, doc: dict[str, Any], **kw: Any) -> Any:
@@ -126,7 +132,7 @@ def test_pipeline_list_json_names_system_version_and_entry_point(
                  "langchain-lancedb-score", "langchain-lancedb-by-vector",
                  "langchain-lancedb-mmr", "langchain-lancedb-fts", "llamaindex-lancedb",
                  "llamaindex-lancedb-fts", "llamaindex-lancedb-hybrid",
-                 "mem0-langchain-lancedb", "crewai-memory", "crewai-memory-deep"):
+                 "mem0-langchain-lancedb", "cognee", "crewai-memory", "crewai-memory-deep"):
         p = got[name]
         assert p["system"] and p["version"] and p["entry_point"], name
         assert p["checked_against"], name
@@ -140,7 +146,19 @@ def test_the_live_packages_still_return_what_was_recorded(tmp_path: Path) -> Non
     subprocess.run([py, str(Path(__file__).with_name("record_round2.py")), "--out",
                     str(tmp_path)], check=True, timeout=1200, stdout=subprocess.DEVNULL,
                    env={**os.environ, "PYTHONPATH": ""})
-    for system in SYSTEMS:
+    for system in SYSTEMS[:-1]:
         fresh, kept = chk.load(tmp_path, system)["cases"], chk.load(DATA, system)["cases"]
         assert [(c["name"], c["results"]) for c in fresh] == \
             [(c["name"], c["results"]) for c in kept]
+
+
+@pytest.mark.skipif(not os.environ.get("INSPECTOR_COGNEE_PYTHON"),
+                    reason="set INSPECTOR_COGNEE_PYTHON to an interpreter with cognee 1.6.5")
+def test_cognees_adapter_still_returns_what_was_recorded(tmp_path: Path) -> None:
+    subprocess.run([os.environ["INSPECTOR_COGNEE_PYTHON"],
+                    str(Path(__file__).with_name("record_cognee.py")), "--out", str(tmp_path)],
+                   check=True, timeout=900, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   env={**os.environ, "PYTHONPATH": ""})
+    fresh, kept = chk.load(tmp_path, "cognee")["cases"], chk.load(DATA, "cognee")["cases"]
+    assert [(c["name"], [(r["rid"], r["score"]) for r in c["results"]]) for c in fresh] == \
+        [(c["name"], [(r["rid"], r["score"]) for r in c["results"]]) for c in kept]
