@@ -162,3 +162,33 @@ def test_cognees_adapter_still_returns_what_was_recorded(tmp_path: Path) -> None
     fresh, kept = chk.load(tmp_path, "cognee")["cases"], chk.load(DATA, "cognee")["cases"]
     assert [(c["name"], [(r["rid"], r["score"]) for r in c["results"]]) for c in fresh] == \
         [(c["name"], [(r["rid"], r["score"]) for r in c["results"]]) for c in kept]
+
+
+@pytest.mark.parametrize(("system", "name", "preset", "where_text"),
+                         [("agno", "agno", "agno", "payload.content"),
+                          ("cognee", "cognee", "cognee", "payload.text"),
+                          ("mem0", "mem0", "mem0-langchain-lancedb", "'data'")])
+def test_inspector_tables_names_agno_cognee_and_mem0_stores(
+        system: str, name: str, preset: str, where_text: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The system, the preset that reproduces it, and where its text lives in the payload."""
+    from inspector.cli.main import main
+
+    capsys.readouterr()
+    assert main(["tables", str(DATA / system / "store"), "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)[0]["system"]
+    assert (got["name"], got["preset"]) == (name, preset)
+    assert any(where_text in n for n in got["notes"])
+
+
+def test_a_column_given_with_column_is_where_lancedb_search_reads_it(
+        stores: dict[str, Any]) -> None:
+    """--column text=... names the text of a lancedb_search stage (here Agno's keyword search
+    run on a LangChain table, its full-text column set too)."""
+    from inspector.core.engine.flow.question import Question, answer
+
+    q = Question(store=stores["langchain2"].uri, preset="agno-keyword", text="deploy",
+                 limit=3, columns={"text": "text"}, set={"fetch.fts_column": "text"})
+    got = answer(q, stores["langchain2"])
+    assert len(got.trace.final.rows) == 3
+    assert all("deploy" in s.row.text for s in got.trace.final.rows)

@@ -48,7 +48,7 @@ PARAMS = (
     P("query_type", "str", "vector", "LanceDB's search: vector, fts (BM25) or hybrid (RRF of "
       "both)", live=False, choices=QUERY_TYPES),
     P("id_column", "str", "id", "the id column (or COLUMN.KEY inside a payload)", live=False),
-    P("text_path", "str", "text", "where the text is read: COLUMN or COLUMN.KEY (a struct "
+    P("text_column", "str", "text", "where the text is read: COLUMN or COLUMN.KEY (a struct "
       "field or a key of JSON text)", live=False),
     P("fts_column", "str", "", "the column LanceDB's full-text index covers (empty: the "
       "text path's column)", live=False),
@@ -119,22 +119,23 @@ def need_columns(ctx: Context, p: dict[str, Any], fts: bool, vector: bool) -> No
     """Every column this search reads is in the table, or one sentence naming the missing one
     and how to map it."""
     have = set(ctx.store.table.schema.names)
-    wants = [("id", p["id_column"]), ("text", p["text_path"])]
+    wants = [("id", p["id_column"], "--column id=COLUMN"),
+             ("text", p["text_column"], "--column text=COLUMN")]
     if vector:
-        wants.append(("vector", p["vector_column"]))
+        wants.append(("vector", p["vector_column"], "--column vector=COLUMN"))
     if fts:
-        wants.append(("text", fts_column(p)))
-    for role, path in wants:
+        wants.append(("full-text", fts_column(p), "--set fetch.fts_column=COLUMN"))
+    for role, path, how in wants:
         col = path.partition(".")[0]
         if col and col not in have:
             raise InspectorError(
                 f"This preset reads the {role} from the column {col!r}, which table "
                 f"{ctx.store.table_name!r} lacks (it has {', '.join(sorted(have))}): map it "
-                f"with --column {role}=COLUMN.")
+                f"with {how}.")
 
 
 def fts_column(p: dict[str, Any]) -> str:
-    return p["fts_column"] or p["text_path"].partition(".")[0]
+    return p["fts_column"] or p["text_column"].partition(".")[0]
 
 
 def fts_source(ctx: Context, p: dict[str, Any]) -> Any:
@@ -239,7 +240,7 @@ def read(rec: dict[str, Any], p: dict[str, Any]) -> Row:
     if vec is not None:
         arr = np.asarray(vec, dtype=np.float64)
         arr = arr if arr.size and np.all(np.isfinite(arr)) else None
-    text = value_at(rec, p["text_path"])
+    text = value_at(rec, p["text_column"])
     scope = value_at(rec, p["scope_path"]) if p["scope_path"] else None
     cols = {k: v for k, v in rec.items() if k != p["vector_column"] and not k.startswith("_")}
     return Row(id=str(value_at(rec, p["id_column"])), text="" if text is None else str(text),
