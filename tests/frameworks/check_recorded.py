@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-ROUND2 = ("agno", "langchain2", "mem0", "llamaindex2", "cognee")
+ROUND2 = ("agno", "langchain2", "mem0", "llamaindex2", "llamaindex_ivf", "cognee")
 
 
 def load(base: Path, system: str) -> dict[str, Any]:

@@ -354,8 +354,54 @@ def record_llamaindex2(out: Path, seed: int) -> None:
                  "table": "vectors", "id_path": "id", "cases": cases}, qs)
 
 
+def record_llamaindex_ivf(out: Path, seed: int) -> None:
+    """An IVF_PQ-indexed LlamaIndex store (300 rows: the corpus and variations of it), queried
+    with the constructor's nprobes and refine_factor, vector and hybrid."""
+    from llama_index.core.schema import TextNode
+    from llama_index.core.vector_stores.types import VectorStoreQuery
+    from llama_index.vector_stores.lancedb import LanceDBVectorStore
+
+    store = _fresh(out) / "store"
+    base = corpus(seed)
+    rng = random.Random(seed + 11)
+    words = sorted({w for p in TOPICS.values() for w in p.split()})
+    rows = [{**r, "rid": f"{r['rid']}v{i}",
+             "text": r["text"] + "".join(" " + w for w in rng.sample(words, i % 4 + 1))
+             if i else r["text"]} for i in range(-(-300 // len(base))) for r in base][:300]
+    nodes = [TextNode(text=r["text"], id_=r["rid"], embedding=embed(r["text"]),
+                      metadata={"user_id": r["user_id"] or "shared", "topic": r["topic"]})
+             for r in rows]
+    vs = LanceDBVectorStore(uri=str(store), mode="overwrite")
+    vs.add(nodes)
+    vs.table.create_index(metric="l2", num_partitions=16, num_sub_vectors=4,
+                          vector_column_name="vector", index_type="IVF_PQ")
+    qs = queries(seed)
+    cases = []
+    for qt in ("vector", "hybrid"):
+        for nprobes, refine in ((20, None), (1, None), (2, 5), (8, 1)):
+            reader = LanceDBVectorStore(uri=str(store), mode="append", query_type=qt,
+                                        nprobes=nprobes, refine_factor=refine)
+            for qi, q in enumerate(qs):
+                for k in (3, 10):
+                    query = VectorStoreQuery(query_str=q, query_embedding=embed(q),
+                                             similarity_top_k=k)
+                    try:
+                        res = reader.query(query)
+                        got = [{"id": i, "score": float(sc)} for i, sc in
+                               zip(res.ids, res.similarities, strict=True)]
+                    except Warning:
+                        got = []
+                    preset = "llamaindex-lancedb" if qt == "vector" else \
+                        "llamaindex-lancedb-hybrid"
+                    sets = {"fetch.nprobes": nprobes, "fetch.refine_factor": refine or 0}
+                    cases.append(case(f"{qt}_q{qi}_k{k}_n{nprobes}_r{refine}", preset, q, k,
+                                      got, sets=sets))
+    _write(out, {"system": "llama-index LanceDBVectorStore on IVF_PQ", "versions": _versions(),
+                 "table": "vectors", "id_path": "id", "cases": cases}, qs)
+
+
 RECORDERS = {"agno": record_agno, "langchain2": record_langchain2, "mem0": record_mem0,
-             "llamaindex2": record_llamaindex2}
+             "llamaindex2": record_llamaindex2, "llamaindex_ivf": record_llamaindex_ivf}
 
 
 def main(argv: list[str] | None = None) -> int:

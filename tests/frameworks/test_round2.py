@@ -18,7 +18,7 @@ import pytest
 from tests.frameworks import check_recorded as chk
 
 DATA = Path(__file__).resolve().parent / "data"
-SYSTEMS = ("agno", "langchain2", "mem0", "llamaindex2", "cognee")
+SYSTEMS = ("agno", "langchain2", "mem0", "llamaindex2", "llamaindex_ivf", "cognee")
 
 
 def _cases() -> list[tuple[str, dict[str, Any]]]:
@@ -56,6 +56,10 @@ def test_the_recordings_hold_the_quirks_the_presets_exist_for() -> None:
     assert all(r["mem0_id"] is None for r in mem0["q0_k5_u1"]["results"])
     li = chk.load(DATA, "llamaindex2")["cases"]
     assert any(c["results"] and c["results"][-1]["score"] == 0.0 for c in li)  # linspace
+    ivf = {c["name"]: c for c in chk.load(DATA, "llamaindex_ivf")["cases"]}
+    moved = [n for n in ivf if "_n8_r1" in n and ivf[n]["results"] !=
+             ivf[n.replace("_n8_r1", "_n20_rNone")]["results"]]
+    assert len(moved) >= 10  # refine_factor re-ranks the IVF_PQ candidates exactly
     cg = {c["name"]: c for c in chk.load(DATA, "cognee")["cases"]}
     assert len(cg["q0_lNone_none"]["results"]) > 15  # limit=None: every row
     either, both = (len(cg[f"q0_lNone_u1_{op}_deploy"]["results"]) for op in ("or", "and"))
@@ -192,3 +196,27 @@ def test_a_column_given_with_column_is_where_lancedb_search_reads_it(
     got = answer(q, stores["langchain2"])
     assert len(got.trace.final.rows) == 3
     assert all("deploy" in s.row.text for s in got.trace.final.rows)
+
+
+def test_llamaindexs_nprobes_and_refine_factor_reach_the_index_facet(
+        stores: dict[str, Any]) -> None:
+    """On the IVF_PQ table LlamaIndex wrote, the preset's answer carries the index facet: the
+    exact search beside the system's, with LlamaIndex's own knobs as the fixes."""
+    doc = chk.load(DATA, "llamaindex_ivf")
+    case = next(c for c in doc["cases"] if c["name"] == "vector_q0_k10_n20_rNone")
+    a = _ask(stores["llamaindex_ivf"], "llamaindex-lancedb", case["query"], doc, limit=10,
+             set=case["sets"])
+    assert a.facet is not None and a.facet.index_type == "IVF_PQ" and a.facet.legs
+    lost = [n for n in (c["name"] for c in doc["cases"]) if n.endswith("_n20_rNone")
+            and n.startswith("vector_")]
+    found = 0
+    for name in lost:
+        c = next(x for x in doc["cases"] if x["name"] == name)
+        got = _ask(stores["llamaindex_ivf"], "llamaindex-lancedb", c["query"], doc,
+                   limit=c["limit"], set=c["sets"])
+        if got.facet.lost_final:
+            found += 1
+            assert got.diagnosis.code == "lost_to_index"
+            own = [f for f in got.diagnosis.fixes if f.kind == "own"]
+            assert own and any("refine_factor" in f.label or "nprobes" in f.label for f in own)
+    assert found  # the recorded queries include some the index loses rows on
