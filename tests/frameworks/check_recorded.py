@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-ROUND2 = ("agno", "langchain2", "mem0", "llamaindex2", "llamaindex_ivf", "cognee")
+ROUND2 = ("agno", "langchain2", "mem0", "llamaindex2", "llamaindex_ivf", "crewai2", "cognee")
 
 
 def load(base: Path, system: str) -> dict[str, Any]:
@@ -41,12 +41,14 @@ def run_case(store: Any, doc: dict[str, Any], case: dict[str, Any]) -> tuple[lis
                                                                                 list[float],
                                                                                 Any]:
     """The preset's final rows (named as the recording names them), scores and trace."""
-    from inspector.core.engine.flow.question import Question, ask
+    from inspector.core.engine.flow.question import Question, ask, parse_now
     from inspector.core.engine.flow.stages.lance_where import value_at
 
+    now = doc.get("now")
     q = Question(store=store.uri, preset=case["preset"], text=case["text"],
                  vector=doc["vectors"][case["query"]], limit=case["limit"],
-                 scopes=case["scopes"], set=case["sets"])
+                 scopes=case["scopes"], set=case["sets"],
+                 now=None if now is None else parse_now(now))
     trace, _ = ask(q, store)
     path = case.get("id_path") or doc["id_path"]
     ids = [str(value_at({**s.row.columns, "id": s.id}, path)) for s in trace.final.rows]

@@ -8,6 +8,9 @@ the preset that reproduces it, the question (`text`, `limit`, `scopes`, `sets`) 
 returned row's name is read (`id_path`), so one checker runs them all:
 
     python tests/frameworks/record_round2.py [--out DIR] [--only agno,langchain2,...] [--seed N]
+
+`--only crewai2` needs crewai (1.15.30, its own virtualenv: it pins pydantic and pulls in
+chromadb); the others need the packages listed below.
     python tests/frameworks/check_recorded.py DIR          # the presets against DIR
 
 Held-out checks: `--seed N` (N > 0) draws another store (other texts, users, topics, years,
@@ -100,8 +103,11 @@ def _write(out: Path, doc: dict[str, Any], qs: list[str]) -> None:
 
     db = lancedb.connect(str(out / "store"))
     for name in db.table_names():
-        db.open_table(name).cleanup_old_versions(older_than=dt.timedelta(0),
-                                                 delete_unverified=True)
+        try:
+            db.open_table(name).cleanup_old_versions(older_than=dt.timedelta(0),
+                                                     delete_unverified=True)
+        except ImportError:  # needs pylance; without it the store keeps its old versions
+            pass
     doc["vectors"] = {q: embed(q) for q in qs}
     (out / "cases.json").write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
 
@@ -111,7 +117,7 @@ def _versions() -> dict[str, str]:
 
     got = {}
     for n in ("lancedb", "pylance", "agno", "langchain-community", "langchain-core",
-              "llama-index-core", "llama-index-vector-stores-lancedb", "mem0ai"):
+              "llama-index-core", "llama-index-vector-stores-lancedb", "mem0ai", "crewai"):
         try:
             got[n] = version(n)
         except Exception:  # noqa: BLE001 - a package not installed is simply not recorded
@@ -400,8 +406,97 @@ def record_llamaindex_ivf(out: Path, seed: int) -> None:
                  "table": "vectors", "id_path": "id", "cases": cases}, qs)
 
 
+LONG = ("which deploy runbook covers the payments service blue green rollout, the nightly "
+        "postgres backup at two, the billing invoice on the first monday and the berlin "
+        "flight for the march offsite, and who owns each of them this quarter please")
+
+
+def record_crewai2(out: Path, seed: int) -> None:
+    """CrewAI's MemorySlice over several scopes (deep and shallow), and deep recalls of a
+    query of 200+ characters whose LLM call fails, on a store its LanceDBStorage wrote (the
+    rows of record.crew_rows; a run of its own, with HOME and TMPDIR in a temporary folder)."""
+    import datetime as dt
+    import os
+    import tempfile
+
+    from record import NOW, crew_rows
+
+    work = Path(tempfile.mkdtemp(prefix="crewai-rec-"))
+    for var, sub in (("HOME", "home"), ("TMPDIR", "tmp"), ("CREWAI_STORAGE_DIR", "storage")):
+        (work / sub).mkdir()
+        os.environ[var] = str(work / sub)
+    os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")
+    os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")
+    os.environ.setdefault("OTEL_SDK_DISABLED", "true")
+    tempfile.tempdir = str(work / "tmp")
+    import crewai.memory.types as ctypes
+    from crewai.memory import Memory
+    from crewai.memory.memory_scope import MemorySlice
+    from crewai.memory.storage.lancedb_storage import LanceDBStorage
+    from crewai.memory.types import MemoryRecord
+
+    class FixedNow(dt.datetime):
+        @classmethod
+        def utcnow(cls) -> dt.datetime:  # type: ignore[override]
+            return NOW
+
+    ctypes.datetime = FixedNow
+
+    class NoLLM:
+        def call(self, *a: Any, **k: Any) -> str:
+            raise RuntimeError("no LLM here")
+
+    store = _fresh(out) / "store"
+    storage = LanceDBStorage(path=str(store))
+    rows = crew_rows()
+    if seed:
+        rng = random.Random(seed)
+        rng.shuffle(rows)
+    for part in (rows[:20], rows[20:]):
+        storage.save([MemoryRecord(id=r["rid"], content=r["text"], scope=r["scope"],
+                                   categories=r["categories"], metadata={"topic": r["topic"]},
+                                   importance=r["importance"], created_at=r["created_at"],
+                                   last_accessed=r["created_at"], embedding=embed(r["text"]),
+                                   source=r["source"], private=r["private"]) for r in part])
+    del storage
+    mem = Memory(storage=LanceDBStorage(path=str(store)),
+                 embedder=lambda texts: [embed(t) for t in texts], read_only=True)
+    mem._llm_instance = NoLLM()
+    qs = [*queries(seed)[:5], LONG]
+    cases = []
+    slices = [["/team-a", "/team-b"], ["/team-a/alice", "/teamwork"], ["/team", "/team-a"],
+              ["/"], ["/team_x/", "/team-b/carol", "/team-a/bob"]]
+    for qi, q in enumerate(qs):
+        for limit in (3, 10):
+            for depth in ("deep", "shallow"):
+                for si, scopes in enumerate(slices):
+                    for kw in ({}, {"include_private": True}):
+                        sl = MemorySlice(memory=mem, scopes=scopes, read_only=True)
+                        got = sl.recall(q, limit=limit, depth=depth, **kw)
+                        sets: dict[str, Any] = {"slice.depth": depth, "slice.llm": "fails"}
+                        if kw:
+                            sets["slice.include_private"] = True
+                        cases.append(case(
+                            f"slice_q{qi}_l{limit}_{depth}_s{si}{'_priv' if kw else ''}",
+                            "crewai-memory-slice", q, limit,
+                            [{"id": m.record.id, "score": m.score} for m in got],
+                            scopes=scopes, sets=sets))
+        for limit in (3, 10):
+            for scope in (None, "/team-a", "/team-a/alice", "/team"):
+                got = mem.recall(q, scope=scope, limit=limit, depth="deep")
+                cases.append(case(f"deep_q{qi}_l{limit}_{scope}", "crewai-memory-deep", q,
+                                  limit, [{"id": m.record.id, "score": m.score} for m in got],
+                                  scopes=[scope] if scope else None,
+                                  sets={"search.llm": "fails"}))
+    _write(out, {"system": "crewai Memory / MemorySlice", "versions": _versions(),
+                 "table": "memories", "id_path": "id", "now": NOW.isoformat(),
+                 "cases": cases}, qs)
+    shutil.rmtree(work, ignore_errors=True)
+
+
 RECORDERS = {"agno": record_agno, "langchain2": record_langchain2, "mem0": record_mem0,
-             "llamaindex2": record_llamaindex2, "llamaindex_ivf": record_llamaindex_ivf}
+             "llamaindex2": record_llamaindex2, "llamaindex_ivf": record_llamaindex_ivf,
+             "crewai2": record_crewai2}
 
 
 def main(argv: list[str] | None = None) -> int:
