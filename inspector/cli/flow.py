@@ -256,7 +256,9 @@ def _expect_line(e: dict[str, Any]) -> str:
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("pipeline", help="pipeline files: list, show one, print JSON Schemas")
     ps = p.add_subparsers(dest="pipeline_command", required=True, parser_class=type(p))
-    ps.add_parser("list", help="the shipped pipelines")
+    ls = ps.add_parser("list", help="the shipped pipelines")
+    ls.add_argument("--json", action="store_true", help="each pipeline's name, title, "
+                    "system, version, entry point and what it was checked against")
     show = ps.add_parser("show", help="a pipeline's routes, stages and every parameter")
     show.add_argument("name", help="a shipped pipeline's name, or a pipeline file")
     show.add_argument("--json", action="store_true")
@@ -273,6 +275,16 @@ def cmd_pipeline(a: argparse.Namespace) -> int:
     from inspector.core.engine.flow.registry import KINDS, kind_of
     from inspector.core.engine.flow.shipped import ALIASES, accepted_names
 
+    if a.pipeline_command == "list" and a.json:
+        out = []
+        for name in flow_spec.shipped_names():
+            s = flow_spec.load_shipped(name)
+            out.append({"name": name, "title": s.title, "system": s.system,
+                        "version": s.version, "entry_point": s.entry_point,
+                        "checked_against": s.checked_against, "engine": s.engine})
+        out += [{"name": old, "alias_of": new} for old, new in ALIASES.items()]
+        print(json.dumps(out, ensure_ascii=False, indent=1))
+        return 0
     if a.pipeline_command == "list":
         for name in flow_spec.shipped_names():
             s = flow_spec.load_shipped(name)
@@ -326,7 +338,9 @@ def _show(spec: Any) -> str:
 
     lines = [f"{spec.name}: {spec.title}"]
     for label, value in (("system", spec.system), ("version", spec.version),
-                         ("path", spec.path), ("ties", spec.ties),
+                         ("entry point", spec.entry_point),
+                         ("checked against", spec.checked_against), ("path", spec.path),
+                         ("ties", spec.ties),
                          ("not reproduced", "; ".join(spec.not_reproduced))):
         if value:
             lines.append(f"  {label}: {value}")

@@ -1,8 +1,9 @@
 """Column roles inside struct and JSON-text columns (`--column scope=metadata.user_id`), on
 the stores LangChain, LlamaIndex and CrewAI wrote themselves (tests/frameworks/data): through
-a pipeline of stages they equal the package's own filtered search; through the fixed engine
-they equal LanceDB's own filtered search (prefilter for a pushdown, post-filter otherwise), a
-JSON-text key parsed from the fetched rows and never pushed down."""
+a pipeline of stages they equal the package's own filtered search; through the classic
+pipeline (LanceDB's own search, pipeline lancedb) they equal LanceDB's own filtered search
+(prefilter for a pushdown, post-filter otherwise), a JSON-text key parsed from the fetched
+rows and never pushed down. Answers in schema 3 (scope_rule, fetch, scope, blend, final)."""
 
 from __future__ import annotations
 
@@ -81,9 +82,13 @@ def _ids(answer: dict[str, Any], stage: str) -> list[str]:
     return [c["id"] for s in answer["stages"] if s["name"] == stage for c in s["candidates"]]
 
 
+def _stage(answer: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(s for s in answer["stages"] if s["name"] == name)
+
+
 @pytest.mark.parametrize("user", ["u1", "u3", "nobody"])
 @pytest.mark.parametrize("placement", ["pushdown", "post"])
-def test_fixed_engine_struct_scope_equals_lancedbs_own_filtered_search(
+def test_classic_pipeline_struct_scope_equals_lancedbs_own_filtered_search(
         copies: dict[str, Path], capsys: pytest.CaptureFixture[str], user: str,
         placement: str) -> None:
     import lancedb
@@ -97,14 +102,14 @@ def test_fixed_engine_struct_scope_equals_lancedbs_own_filtered_search(
     theirs = (tbl.search(np.asarray(vec, np.float32)).where(
         f"metadata.user_id = '{user}'", prefilter=placement == "pushdown").limit(12)
         .to_arrow().column("id").to_pylist())
-    assert _ids(got, "scoped") == theirs
+    assert _ids(got, "scope") == theirs
     assert _ids(got, "final") == theirs[:4]
-    push = got["params"]["pushdown_sql"]
-    assert push == f"`metadata`.`user_id` IN ('{user}')"
+    push = _stage(got, "fetch")["facts"]["pushdown_sql"]
+    assert push == (f"`metadata`.`user_id` IN ('{user}')" if placement == "pushdown" else None)
     assert snapshot(path) == before
 
 
-def test_fixed_engine_importance_from_a_struct_field_is_blended(
+def test_classic_pipeline_importance_from_a_struct_field_is_blended(
         copies: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
     import lancedb
 
@@ -114,16 +119,16 @@ def test_fixed_engine_importance_from_a_struct_field_is_blended(
                  "--blend", "0.5")
     rows = lancedb.connect(str(path)).open_table("vectorstore").to_arrow().to_pylist()
     priority = {r["id"]: r["metadata"]["priority"] for r in rows}
-    raw = next(s for s in got["stages"] if s["name"] == "raw")["candidates"]
-    assert len(raw) == 12
-    for c in raw:
+    blended = _stage(got, "blend")["candidates"]
+    assert len(blended) == 12
+    for c in blended:
         used = min(max(float(priority[c["id"]]), 0.0), 1.0)
-        assert c["importance"] == priority[c["id"]] and c["importance_used"] == used
-        assert c["score"] == c["vector_score"] * (0.5 + 0.5 * used)
+        assert c["inputs"]["importance"] == used and c["inputs"]["multiplier"] == 0.5 + 0.5 * used
+        assert c["score"] == c["inputs"]["vector"] * (0.5 + 0.5 * used)
 
 
 @pytest.mark.parametrize("placement", ["pushdown", "post"])
-def test_fixed_engine_json_text_scope_is_parsed_and_never_pushed_down(
+def test_classic_pipeline_json_text_scope_is_parsed_and_never_pushed_down(
         copies: dict[str, Path], capsys: pytest.CaptureFixture[str], placement: str) -> None:
     """CrewAI keeps metadata as JSON text: a key inside it is read from the fetched rows, so
     the scope is a post-filter whatever the placement asked (and the answer says so)."""
@@ -136,9 +141,10 @@ def test_fixed_engine_json_text_scope_is_parsed_and_never_pushed_down(
     tbl = lancedb.connect(str(path)).open_table("memories")
     top = tbl.search(np.asarray(vec, np.float32)).limit(12).to_arrow().to_pylist()
     want = [r["id"] for r in top if json.loads(r["metadata_str"]).get("topic") == "deploy"]
-    assert want and _ids(got, "scoped") == want
-    assert got["params"]["pushdown_sql"] in ("", None)
-    assert "JSON text" in got["params"]["pushdown_note"]
+    assert want and _ids(got, "scope") == want
+    fetch = _stage(got, "fetch")
+    assert fetch["facts"]["pushdown_sql"] is None
+    assert placement == "post" or "JSON text" in fetch["note"]
 
 
 def test_a_pipeline_that_reads_its_own_columns_refuses_a_role(copies: dict[str, Path]) -> None:

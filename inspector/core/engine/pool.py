@@ -133,6 +133,22 @@ def _fts_leg(store: Store, text: str, k: int, cols: list[str], where: Any) -> pa
     return with_nested(q.to_arrow(), store.schema, cols)
 
 
+def native_fts_ids(store: Store, text: str, k: int, params: Params) -> tuple[Any, ...]:
+    """The ids LanceDB's full-text search returns at exactly k, in LanceDB's own order (the
+    scope pushed down as the pool's leg pushes it). Equal BM25 scores come back in an order
+    that changes with k, so the order a system sees at its k is this search's, never a cut of
+    a deeper one (whose canonical order, by row id, serves the live re-ranking)."""
+    spec = params.scope_spec()
+    push = scopes.pushdown(spec, store.roles, store.schema)
+    where = push.expr if params.filter == "pushdown" else None
+    tbl, _ = fts_table(store)
+    q = tbl.search(text, query_type="fts", fts_columns=store.roles.text)
+    q = q.select([store.roles.id]).limit(max(1, k))
+    if where is not None:
+        q = q.where(where, prefilter=True)
+    return tuple(q.to_arrow().column(store.roles.id).to_pylist())
+
+
 def _canonical(tbl: pa.Table, value_col: str, ascending: bool) -> pa.Table:
     vals = tbl.column(value_col).to_numpy(zero_copy_only=False).astype(np.float64)
     rowid = tbl.column("_rowid").to_numpy(zero_copy_only=False)

@@ -88,15 +88,28 @@ def shape_of(table: str, s: pa.Schema) -> Shape:
 
 
 def _framework_shape(table: str, s: pa.Schema) -> Shape | None:
-    """CrewAI, LangChain, LlamaIndex and Generative Agents, from the columns their writers
-    create (crewai 1.15, langchain-community 0.4, llama-index-vector-stores-lancedb 0.6)."""
+    """CrewAI, Agno, Cognee, Mem0, LangChain, LlamaIndex and Generative Agents, from the
+    columns their writers create (crewai 1.15, agno 3.1, cognee 1.6, mem0ai 2.2 through
+    langchain-community 0.4, llama-index-vector-stores-lancedb 0.6)."""
     if all(_has(s, c) for c in ("content", "scope", "categories_str", "metadata_str",
                                 "created_at", "last_accessed", "private")):
         return Shape("crewai", "crewai-memory", "CrewAI Memory (LanceDBStorage)", (
             "recall(depth='shallow'); the default depth='deep' is crewai-memory-deep",
             "--scope is a path prefix such as /team-a (plain string prefix: /team also "
             "matches /team-a)", "--now fixes the clock of the recency term"))
+    agno_or_cognee = _payload_shape(table, s)
+    if agno_or_cognee is not None:
+        return agno_or_cognee
     meta = _struct_fields(s, "metadata")
+    if {"data", "hash"} <= meta and _has(s, "text") and _has(s, "vector"):
+        return Shape("mem0", "mem0-langchain-lancedb",
+                     "Mem0 memories in a LangChain LanceDB store (Mem0's langchain provider)", (
+                         "text: text (Mem0's payload 'data'); Mem0's payload is the metadata "
+                         "struct (user_id, agent_id, run_id, hash, ...)",
+                         "Mem0's search drops its user/agent filters on LanceDB "
+                         "(similarity_search_by_vector_with_relevance_scores): "
+                         "--scope USER shows the unfiltered rows, with a warning",
+                         "--limit is the top_k Mem0 asks (Memory.search: max(limit x 4, 60))"))
     if "_node_content" in meta and _has(s, "doc_id") and _has(s, "text"):
         return Shape("llamaindex", "llamaindex-lancedb", "LlamaIndex LanceDBVectorStore", (
             "filters: --where on the metadata struct, e.g. \"metadata.user_id = 'u1'\"",
@@ -114,6 +127,29 @@ def _framework_shape(table: str, s: pa.Schema) -> Shape | None:
                      "Generative Agents memory stream", (
                          "the released code's retrieve; the paper's formula: "
                          "generative-agents-paper",))
+    return None
+
+
+def _payload_shape(table: str, s: pa.Schema) -> Shape | None:
+    """Agno's knowledge table (vector, id, payload as JSON text, user_id) and Cognee's
+    collections (id, vector, a payload struct with text and belongs_to_set): their text lives
+    inside the payload, where the presets read it."""
+    if _has(s, "payload", pa.types.is_string) and _has(s, "id") and _has(s, "vector") \
+            and set(s.names) <= {"vector", "id", "payload", "user_id"}:
+        return Shape("agno", "agno", "Agno knowledge base (agno.vectordb.lancedb.LanceDb)", (
+            "text: payload.content (a key of the JSON payload; name, meta_data, usage too)",
+            "search_type=keyword: agno-keyword; hybrid: agno-hybrid (both search the "
+            "full-text index Agno builds on payload)",
+            "--scope USER is search(user_id=USER): (user_id = USER OR user_id IS NULL) "
+            "inside the search", "filters={...}: --set filter.filters='{\"k\": \"v\"}', "
+            "applied after the limit cut as Agno applies it"))
+    payload = _struct_fields(s, "payload")
+    if {"text", "belongs_to_set"} <= payload and _has(s, "id") and _has(s, "vector"):
+        return Shape("cognee", "cognee", "Cognee vector collection (LanceDBAdapter)", (
+            f"collection {table}: text payload.text (a field of the payload struct)",
+            "--scope NAME is search(node_name=[NAME, ...]) (array_has_any on "
+            "payload.belongs_to_set; node_name_filter_operator='AND': --set "
+            "fetch.scope_rule=set_all)", "the score is the cosine distance (lower is better)"))
     return None
 
 

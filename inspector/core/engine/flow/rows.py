@@ -55,7 +55,7 @@ class Drop:
 
     code: below_min_score | expired | inactive | outside_window | past_limit | noise |
     must_contain | out_of_scope | category | no_vector | metadata_filter |
-    private | blank_text | idle
+    private | blank_text | idle | duplicate
     """
 
     id: str
@@ -81,6 +81,7 @@ DROP_LABELS = {
     "private": "private to another source",
     "blank_text": "its text is blank",
     "idle": "an idle node",
+    "duplicate": "repeats an earlier row's content",
 }
 
 

@@ -95,6 +95,11 @@ class PipelineSpec(BaseModel):
     index_knobs: str = ""
     system: str = ""
     version: str = ""
+    # the call a user of the system makes that this pipeline reproduces (e.g.
+    # "LanceDB.similarity_search_with_relevance_scores(query, k, filter)"), and what the
+    # pipeline was checked against (a fixture recorded from the real package, its code)
+    entry_point: str = ""
+    checked_against: str = ""
     path: str = ""
     sources: list[str] = Field(default_factory=list)
     ties: str = ""

@@ -97,6 +97,13 @@ def depth_for(purpose: str, store: Store, p: Params, *, max_overfetch: float | N
     raise ValueError(f"unknown pool purpose {purpose!r}; one of {', '.join(PURPOSES)}")
 
 
+# ---- LanceDB's own full-text order at a system's k ---------------------------------------------
+def fts_order(store: Store, text: str, k: int, p: Params) -> tuple[Any, ...]:
+    """The ids LanceDB's full-text search returns at exactly k, in its own order
+    (`pool.native_fts_ids`), one search per store, text, k and scope (`SOURCE.fts_order`)."""
+    return SOURCE.fts_order(store, text, k, p)
+
+
 # ---- the one rule ------------------------------------------------------------------------------
 def cannot_answer(pool: Pool, p: Params) -> str | None:
     """The one rule: None when this pool answers p exactly as a fresh `run` would (same
@@ -214,6 +221,7 @@ class PoolSource:
 
     def __init__(self, max_entries: int = CACHE_ENTRIES, max_rows: int = CACHE_ROWS) -> None:
         self.cache = Lru(max_entries, max_rows, weigh=lambda e: e[1].size)
+        self.orders = Lru(max_entries, None)  # LanceDB's own full-text order at a k
         self.fetches = 0  # fetch_pool calls: LanceDB searched
         self._tokens: dict[int, int] = {}  # id(store) -> its token while the store lives
         self._count = itertools.count()
@@ -251,6 +259,7 @@ class PoolSource:
                 if self._tokens.get(store_id) == token:
                     del self._tokens[store_id]
             self.cache.drop(lambda k, t=token: k[0] != t)
+            self.orders.drop(lambda k, t=token: k[0] != t)
 
     def _base(self, store: Store, query: Query, p: Params) -> tuple[Any, ...]:
         self._purge()
@@ -272,6 +281,18 @@ class PoolSource:
         if key[0] is not None:
             self.cache.put(key, (key, pool))
         return pool
+
+    def fts_order(self, store: Store, text: str, k: int, p: Params) -> tuple[Any, ...]:
+        """LanceDB's own full-text order at k, cached like a pool (it leaves with the store)."""
+        from inspector.core.engine.pool import native_fts_ids
+
+        key = (*self._base(store, Query(text=text), p), "fts_order", int(k))
+        got = self.orders.get(key) if key[0] is not None else None
+        if got is None:
+            got = native_fts_ids(store, text, k, p)
+            if key[0] is not None:
+                self.orders.put(key, got)
+        return got
 
     def answering(self, store: Store, query: Query, p: Params) -> Pool | None:
         """A cached pool of this store and query that answers p exactly (`cannot_answer`),

@@ -1,6 +1,7 @@
 """Every stage kind, registered on import (the registry is `flow.registry.KINDS`)."""
 
 from inspector.core.engine.flow.stages import (  # noqa: F401
+    agno,
     classic,
     crewai,
     cuts,
@@ -8,7 +9,9 @@ from inspector.core.engine.flow.stages import (  # noqa: F401
     fusion,
     generative_agents,
     lance_where,
+    langchain,
     legs,
+    native,
     openclaw,
     openclaw_docs,
     query,

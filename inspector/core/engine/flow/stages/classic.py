@@ -185,20 +185,36 @@ def fuse(pool: Pool, p: Params, vr: np.ndarray, fr: np.ndarray) -> tuple[np.ndar
     return order, np.where(vec | fts, fused, np.nan)
 
 
-def raw_order(pool: Pool, p: Params) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
-                                               np.ndarray]:
+def native_fts_ranks(pool: Pool, order: tuple[Any, ...]) -> np.ndarray:
+    """1-based rank per pool row in LanceDB's own full-text order at the leg's k (0 outside):
+    the pool's canonical ranking (by row id among equal BM25 scores) answers the live
+    re-ranking, this one the order the system sees."""
+    at = {v: i for i, v in enumerate(pool.ids.tolist())}
+    fr = np.zeros(pool.size, int)
+    for r, rid in enumerate(order, start=1):
+        i = at.get(rid)
+        if i is not None and not fr[i]:
+            fr[i] = r
+    return fr
+
+
+def raw_order(pool: Pool, p: Params, native: np.ndarray | None = None
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(raw rows in order, base score, fused score, vector ranks, full-text ranks) per pool
-    row for p's depths."""
+    row for p's depths; `native`: the full-text ranks in LanceDB's own order at fts_k."""
     d = depths(p)
     n = pool.size
     vr = leg_ranks(pool.vec_rank, d.vec_k) if pool.vec_leg is not None else np.zeros(n, int)
     fr = leg_ranks(pool.fts_rank, d.fts_k) if pool.fts_leg is not None else np.zeros(n, int)
+    if native is not None:
+        fr = native
     fused = np.full(n, np.nan)
     if p.mode == "vector":
         rows = pool.vec_leg.rows[: d.pool]
         base = 1.0 / (1.0 + pool.vec_dist)
     elif p.mode == "fts":
-        rows = pool.fts_leg.rows[: d.pool]
+        rows = pool.fts_leg.rows[: d.pool] if native is None else \
+            np.flatnonzero(native)[np.argsort(native[native > 0], kind="stable")][: d.pool]
         base = pool.fts_score / (1.0 + pool.fts_score)
     else:
         order, fused = fuse(pool, p, vr, fr)
@@ -298,8 +314,12 @@ def lancedb_pool(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome
     ceil(limit * F) rows (capped); vector 1 / (1 + d), full-text s / (1 + s), hybrid RRF."""
     q = fetch_params(ctx, p)
     pool = pool_for(ctx, q)
-    raw, base, fused, vr, fr = raw_order(pool, q)
     d = depths(q)
+    native = None
+    if q.tie_rule == "lancedb" and pool.fts_leg is not None and pool.fts_ties == "arbitrary" \
+            and d.fts_k and ctx.text:  # LanceDB's own full-text order at the leg's k
+        native = native_fts_ranks(pool, pools.fts_order(ctx.store, ctx.text, d.fts_k, q))
+    raw, base, fused, vr, fr = raw_order(pool, q, native)
     out = []
     for i in raw.tolist():
         inputs: list[tuple[str, float]] = []
@@ -314,7 +334,7 @@ def lancedb_pool(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome
     _leg_ties(ctx, pool, q, ctx.stage)
     if q.mode == "hybrid":
         c = min(d.pool, len(raw))
-        order, _ = fuse(pool, q, vr, fr)
+        order, _ = fuse(pool, q, vr, fr)  # fr: LanceDB's own full-text order at fts_k
         rule = ("merge order: vector results first, then full-text-only rows (a stable sort)"
                 if q.tie_rule == "lancedb" else "id ascending")
         values = fused[order]

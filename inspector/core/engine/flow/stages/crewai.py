@@ -75,7 +75,8 @@ def shallow(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     """recall(depth="shallow"): one storage search for exactly `limit` rows under the scope
     prefix; sem = 1 / (1 + distance)."""
     if ctx.scopes is not None and len(ctx.scopes) > 1:
-        raise InspectorError("CrewAI's recall takes one scope (a path prefix).")
+        raise InspectorError("CrewAI's recall takes one scope (a path prefix); several are "
+                             "a MemorySlice: preset crewai-memory-slice.")
     scope = ctx.scopes[0] if ctx.scopes else None
     out, dropped, note = storage_search(ctx, p, ctx.limit, scope)
     return Outcome(out, tuple(dropped), note)
@@ -99,41 +100,69 @@ def child_scopes(ctx: Context, prefix: str, scan_limit: int) -> list[str]:
     return sorted(children)
 
 
-@stage("crewai_deep_search", "fetch", *_FILTERS,
-       P("oversample", "int", 2, "each search asks for limit x this (the module constant "
-         "_RECALL_OVERSAMPLE_FACTOR: MemoryConfig.recall_oversample_factor is not read)",
-         1, 1000, live=False, effect="depth"),
-       P("max_scopes", "int", 20, "at most this many child scopes are searched", 1, 10_000,
-         live=False),
-       P("query_analysis_threshold", "int", 200, "Memory(query_analysis_threshold=...): a "
-         "query text this long goes through the LLM, which is not reproduced", 0,
-         1_000_000, live=False),
-       P("scan_limit", "int", 50_000, "list_scopes reads at most this many rows "
-         "(_SCAN_ROWS_LIMIT): child scopes only further down the table are not searched", 1,
-         100_000_000, live=False), widens=True, vector=True)
-def deep(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
-    """recall(depth="deep") for a query shorter than query_analysis_threshold (no LLM): one
-    search per child scope of the scope (limit x 2 rows each), rows deduplicated by id."""
-    if ctx.scopes is not None and len(ctx.scopes) > 1:
-        raise InspectorError("CrewAI's recall takes one scope (a path prefix).")
+_DEEP = (
+    P("oversample", "int", 2, "each search asks for limit x this (the module constant "
+      "_RECALL_OVERSAMPLE_FACTOR: MemoryConfig.recall_oversample_factor is not read)",
+      1, 1000, live=False, effect="depth"),
+    P("max_scopes", "int", 20, "at most this many child scopes are searched", 1, 10_000,
+      live=False),
+    P("query_analysis_threshold", "int", 200, "Memory(query_analysis_threshold=...): a "
+      "query text this long goes to the LLM for analysis", 0, 1_000_000, live=False),
+    P("llm", "str", "configured", "what the LLM does with a long query: configured (it "
+      "distils sub-queries, scopes and a time filter: not reproducible, the answer is marked "
+      "inexact) or fails (no LLM, or its call fails: CrewAI searches the raw query in the "
+      "first 5 child scopes of the scope, or '/' when it has none, exactly as shown)",
+      live=False, choices=("configured", "fails")),
+    P("scan_limit", "int", 50_000, "list_scopes reads at most this many rows "
+      "(_SCAN_ROWS_LIMIT): child scopes only further down the table are not searched", 1,
+      100_000_000, live=False),
+)
+
+
+def deep_scopes(ctx: Context, p: dict[str, Any], scope: str | None) -> list[str]:
+    """The scopes the RecallFlow searches: a short query, the first max_scopes child scopes
+    of the scope (the scope itself without children); a long one whose LLM analysis failed,
+    the first 5 child scopes (analyze_query's defaults), '/' without children."""
+    prefix = (scope or "/").rstrip("/") or "/"
+    children = child_scopes(ctx, prefix, p["scan_limit"])
     if ctx.text is not None and len(ctx.text) >= p["query_analysis_threshold"]:
-        ctx.inexact.append(f"CrewAI's deep recall hands a query of {len(ctx.text)} characters "
-                           f"(>= {p['query_analysis_threshold']}) to its LLM, which distils "
-                           f"sub-queries, scopes and a time filter: not reproduced; shown is "
-                           f"the search of the query as is")
-    prefix = (ctx.scopes[0] if ctx.scopes else None) or "/"
-    prefix = prefix.rstrip("/") or "/"
-    scopes = child_scopes(ctx, prefix, p["scan_limit"])[:p["max_scopes"]] or [prefix]
+        if p["llm"] == "configured":
+            ctx.inexact.append(f"CrewAI's deep recall hands a query of {len(ctx.text)} "
+                               f"characters (>= {p['query_analysis_threshold']}) to its LLM, "
+                               f"which distils sub-queries, scopes and a time filter: not "
+                               f"reproduced; shown is the search CrewAI makes when that call "
+                               f"fails (--set search.llm=fails says it does)")
+        return (children or ["/"])[:5]
+    return children[:p["max_scopes"]] or [prefix]
+
+
+def deep_rows(ctx: Context, p: dict[str, Any], limit: int, scope: str | None
+              ) -> tuple[list[Scored], list[Drop], list[str]]:
+    """The RecallFlow's searches for one recall: limit x oversample rows per candidate
+    scope, deduplicated by id in scope order."""
+    scopes = deep_scopes(ctx, p, scope)
     seen: set[str] = set()
     out: list[Scored] = []
     dropped: list[Drop] = []
     for sc in scopes:
-        got, drop, _ = storage_search(ctx, p, ctx.limit * p["oversample"], sc)
+        got, drop, _ = storage_search(ctx, p, limit * p["oversample"], sc)
         dropped += drop
         for s in got:
             if s.id not in seen:
                 seen.add(s.id)
                 out.append(s.rescored(s.score, **{"scope_searched": float(scopes.index(sc))}))
+    return out, dropped, scopes
+
+
+@stage("crewai_deep_search", "fetch", *_FILTERS, *_DEEP, widens=True, vector=True)
+def deep(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
+    """recall(depth="deep") without the LLM's analysis (a query shorter than
+    query_analysis_threshold, or one whose LLM call fails): one search per candidate scope
+    (limit x 2 rows each), rows deduplicated by id."""
+    if ctx.scopes is not None and len(ctx.scopes) > 1:
+        raise InspectorError("CrewAI's recall takes one scope (a path prefix); several are "
+                             "a MemorySlice: preset crewai-memory-slice.")
+    out, dropped, scopes = deep_rows(ctx, p, ctx.limit, ctx.scopes[0] if ctx.scopes else None)
     return Outcome(out, tuple(dropped), f"searched {len(scopes)} scope(s): "
                    f"{', '.join(scopes[:5])}{' …' if len(scopes) > 5 else ''}; "
                    f"{ctx.limit * p['oversample']} rows asked of each")
@@ -182,3 +211,55 @@ def composite(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
         out.append(s.rescored(score, recency=decay, importance=s.row.importance))
     out.sort(key=lambda s: s.score, reverse=True)
     return Outcome(out)
+
+
+_COMPOSITE = ("semantic_weight", "recency_weight", "importance_weight", "half_life_days")
+
+
+@stage("crewai_slice", "fetch", *_FILTERS, *_DEEP,
+       P("depth", "str", "deep", "MemorySlice.recall(depth=...)", live=False,
+         choices=("deep", "shallow")),
+       P("include_private", "bool", False, "recall(include_private=True) keeps every row",
+         live=False, effect="prefilter"),
+       P("source", "str", "", "recall(source=...)", live=False),
+       P("semantic_weight", "float", 0.5, "Memory(semantic_weight=...)", 0, 1, live=False,
+         effect="weight", step=0.05),
+       P("recency_weight", "float", 0.3, "Memory(recency_weight=...)", 0, 1, live=False,
+         effect="weight", step=0.05),
+       P("importance_weight", "float", 0.2, "Memory(importance_weight=...)", 0, 1,
+         live=False, effect="weight", step=0.05),
+       P("half_life_days", "int", 30, "Memory(recency_half_life_days=...)", 1, 1_000_000,
+         live=False), widens=True, vector=True)
+def slice_recall(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
+    """MemorySlice(scopes=[...]).recall: one full recall per scope at limit x 2 (search,
+    private rows dropped, composite, sorted; deep recalls cut to limit x 2), the results
+    concatenated in scope order, sorted by score (stable), de-duplicated by id; the final
+    stage cuts to limit."""
+    scopes = [s.rstrip("/") or "/" for s in (ctx.scopes or ("/",))]
+    inner = ctx.limit * p["oversample"]
+    private = {"include_private": p["include_private"], "source": p["source"]}
+    weights = {k: p[k] for k in _COMPOSITE}
+    merged: list[Scored] = []
+    dropped: list[Drop] = []
+    for sc in scopes:
+        if p["depth"] == "shallow":
+            got, drop, _ = storage_search(ctx, p, inner, None if sc == "/" else sc)
+        else:
+            got, drop, _ = deep_rows(ctx, p, inner, sc)
+        kept = drop_private(ctx, got, private)
+        scored = composite(ctx, kept.rows, weights).rows
+        if p["depth"] == "deep":
+            dropped += [Drop(s.id, "past_limit", (("limit", inner), ("scope", sc)))
+                        for s in scored[inner:]]
+            scored = scored[:inner]
+        dropped += list(drop) + list(kept.dropped)
+        merged += [s.rescored(s.score, slice_scope=float(scopes.index(sc))) for s in scored]
+    merged.sort(key=lambda s: s.score, reverse=True)
+    seen: set[str] = set()
+    out: list[Scored] = []
+    for s in merged:
+        if s.id not in seen:
+            seen.add(s.id)
+            out.append(s)
+    return Outcome(out, tuple(dropped), f"{len(scopes)} recall(s) ({p['depth']}), "
+                   f"{inner} rows each: {', '.join(scopes)}")

@@ -254,10 +254,13 @@ def search(ctx: Context, p: dict[str, Any], k: int, scopes: tuple[str, ...] | No
     """LanceDB's rows for one search as the system asks it, equal distances by row id."""
     where, py = leg_where(ctx, p, scopes)
     have = set(ctx.store.table.schema.names)
-    for col in (p["id_column"], p["text_column"], p["vector_column"]):
+    for role in ("id", "text", "vector"):
+        col = p[f"{role}_column"]
         if col not in have:
-            raise InspectorError(f"This pipeline reads the column {col}; the table has "
-                                 f"{', '.join(sorted(have))}.")
+            raise InspectorError(f"This preset reads the {role} from the column {col!r}, which "
+                                 f"table {ctx.store.table_name!r} lacks (it has "
+                                 f"{', '.join(sorted(have))}): map it with --column "
+                                 f"{role}=COLUMN.")
     qv = vector.astype(np.float32)
 
     def run(n: int, flt: str | None = where) -> pa.Table:
