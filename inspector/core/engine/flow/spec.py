@@ -5,6 +5,7 @@ configuration file (`--system-config`)."""
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import tomllib
 from typing import Any, Literal
@@ -189,8 +190,14 @@ def check(spec: PipelineSpec) -> None:
 
 
 def load_shipped(name: str) -> PipelineSpec:
+    """A shipped pipeline, parsed once per process (the files ship with the package and a
+    PipelineSpec is frozen: every change makes a new one), so a question pays no parse."""
+    return _shipped_spec(canonical(name))
+
+
+@functools.cache
+def _shipped_spec(name: str) -> PipelineSpec:
     _raw_shipped(name)  # names the shipped ones when this is not one of them
-    name = canonical(name)
     text = shipped_dir().joinpath(f"{name}.toml").read_text(encoding="utf-8")
     return parse_pipeline(text, f"{name}.toml", "toml")
 
