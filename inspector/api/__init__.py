@@ -143,12 +143,12 @@ class Store:
         file; neither runs LanceDB's own search (pipeline `lancedb`). `set` holds
         {"STAGE.PARAM": value} (or a pipeline SETTING) as `--set` does; the command line's
         options by keyword (`overfetch=`, `blend=`, `min_score=`, `mode=`, `filter=`,
-        `nprobes=`, ...: OPTIONS) set the stage parameter that holds them, and one no stage
-        of the pipeline holds is refused. `scope` is one scope, `scopes` a list (a row in any
-        is in scope; [] denies everything); `now` (epoch ms, ISO text or a datetime) fixes the
-        clock of time-dependent stages. What-ifs, never the system's own behaviour: `widen`
-        ({"STAGE": depth}) and `exact` (bypass the ANN index). `fixes=False` is `--fixes off`
-        and `index_facet` is `--index-facet`.
+        `nprobes=`, ...: flow/spec.py OPTION_PARAMS) set the stage parameter that holds
+        them, and one no stage of the pipeline holds is refused. `scope` is one scope,
+        `scopes` a list (a row in any is in scope; [] denies everything); `now` (epoch ms,
+        ISO text or a datetime) fixes the clock of time-dependent stages. What-ifs, never the
+        system's own behaviour: `widen` ({"STAGE": depth}) and `exact` (bypass the ANN
+        index). `fixes=False` is `--fixes off` and `index_facet` is `--index-facet`.
 
         The run happens here; the diagnosis (its fixes each run), the expected rows and the
         index facet when they are first read, and the JSON only when `.to_json()` is called.
