@@ -6,15 +6,15 @@
     store = inspector.open("path/to/store", table="memories")    # read-only, as everywhere
     r = store.query(text="deploy the api", preset="memory-plugin", limit=5, scope="repo1")
     r                      # in a notebook: verdict (n of limit, diagnosis), stage counts, list
-    r.stages, r.final_ids  # stage names; the returned ids in the system's order
-    r.table("raw")         # one stage's candidates as a pyarrow.Table (r.to_pandas("raw"))
+    r.final_ids            # the returned ids in the system's order
+    r.table("fetch")       # one stage's candidates as a pyarrow.Table (r.to_pandas("fetch"))
+    r.diagnosis.fixes      # each fix was run: its label, argv and what it returns
     r.to_json()            # exactly what `inspector query --json` prints for the same options
     store.audit("recall", preset="memory-lancedb-pro", sample=50)
 
-A fixed preset (`inspector presets`) or its parameters (`overfetch=2.5`, `blend=0.5`, ...) run
-the fixed pipeline; a pipeline of stages (`inspector pipeline list`, or `pipeline=FILE`) runs in
-the flow engine, as the command line dispatches them. Bad input raises InspectorError, whose
-message is one sentence.
+Every preset and pipeline file runs in the one engine (`flow.question`); no preset named runs
+LanceDB's own search (pipeline `lancedb`), as the command line does. Bad input raises
+InspectorError, whose message is one sentence.
 
 Importing this module is cheap: the engine (numpy, pyarrow, LanceDB) loads on the first call.
 It never imports Qt.
@@ -36,12 +36,10 @@ from inspector.core.errors import InspectorError
 
 __all__ = ["AuditResult", "Result", "Store", "audit", "open", "query", "tables"]
 
-# The fixed pipeline's parameters a query takes by name (as `inspector query --NAME`).
-FIXED_PARAMS = ("mode", "distance", "overfetch", "cap", "fts_k", "vec_k", "rrf_k", "blend",
-                "default_importance", "min_score", "scope_strategy", "scope_column",
-                "scope_map", "filter", "tie_rule", "nprobes", "min_nprobes", "max_nprobes",
-                "refine_factor", "ef", "exact")
 AUDITS = ("recall", "scopes", "change")
+FACET_MODES = ("auto", "on", "off")
+FILTERS = ("post", "pushdown")
+MAX_WIDEN = 10_000_000  # the deepest a what-if may widen a stage, as --widen takes it
 
 
 def open(store: str | Path, table: str | None = None, *, version: int | None = None,
@@ -135,119 +133,57 @@ class Store:
               scope: str | None = None, scopes: Sequence[str] | None = None,
               now: float | str | dt.datetime | None = None, set: Mapping[str, Any] | None = None,
               system_config: str | Path | None = None, embedder: str | None = None,
-              expect: Iterable[str] = (), index_facet: str = "auto",
-              scope_probe: str = "auto", **params: Any) -> Result:
-        """Run one query through the pipeline, as `inspector query STORE ... --json` does.
+              expect: Iterable[str] = (), widen: Mapping[str, int] | None = None,
+              exact: bool = False, where: str | None = None, fixes: bool = True,
+              index_facet: str = "auto", **options: Any) -> Result:
+        """Answer one question through its pipeline, as `inspector query STORE ...` does.
 
         Query input: `text`, `vector` (a list of numbers) or `vector_of` (a stored row's id;
-        with `text` for hybrid). `preset` names a fixed preset or a pipeline of stages;
-        `pipeline` is a pipeline file instead. `set` holds STAGE.PARAM (or SETTING) values as
-        `--set` does. `scope` is one scope; `scopes` a list (pipelines of stages: a row in any
-        is in scope, [] denies everything). `now` (epoch ms, ISO text or a datetime) fixes the
-        clock of time-dependent stages. `index_facet` and `scope_probe` are `inspector query`'s
-        `--index-facet` and `--scope-probe`. Other keywords are the fixed pipeline's parameters
-        (`overfetch`, `blend`, `min_score`, `mode`, `filter`, ...; see FIXED_PARAMS).
+        with `text` for hybrid). `preset` names a shipped pipeline, `pipeline` a pipeline
+        file; neither runs LanceDB's own search (pipeline `lancedb`). `set` holds
+        {"STAGE.PARAM": value} (or a pipeline SETTING) as `--set` does; the command line's
+        options by keyword (`overfetch=`, `blend=`, `min_score=`, `mode=`, `filter=`,
+        `nprobes=`, ...: flow/spec.py OPTION_PARAMS) set the stage parameter that holds
+        them, and one no stage of the pipeline holds is refused. `scope` is one scope,
+        `scopes` a list (a row in any is in scope; [] denies everything); `now` (epoch ms,
+        ISO text or a datetime) fixes the clock of time-dependent stages. What-ifs, never the
+        system's own behaviour: `widen` ({"STAGE": depth}) and `exact` (bypass the ANN
+        index). `fixes=False` is `--fixes off` and `index_facet` is `--index-facet`.
+
+        The run happens here; the diagnosis (its fixes each run), the expected rows and the
+        index facet when they are first read, and the JSON only when `.to_json()` is called.
         """
-        if vector is not None and vector_of is not None:
-            raise InspectorError("Give either vector or vector_of, not both.")
+        from inspector.core.engine.flow.question import run_question
+        from inspector.core.engine.flow.shipped import DEFAULT_PIPELINE
+
         if scope is not None and scopes is not None:
             raise InspectorError("Give scope (one) or scopes (a list), not both.")
-        unknown = sorted(set_ for set_ in params if set_ not in FIXED_PARAMS)
-        if unknown:
-            raise InspectorError(f"Unknown query option {unknown[0]!r}; the fixed pipeline's "
-                                 f"parameters are {', '.join(FIXED_PARAMS)}.")
         if preset is not None and pipeline is not None:
             raise InspectorError("Give preset or pipeline, not both.")
-        sets = dict(set or {})
+        if index_facet not in FACET_MODES:
+            raise InspectorError(f"index_facet is {', '.join(map(repr, FACET_MODES))}, not "
+                                 f"{index_facet!r}.")
+        if not isinstance(fixes, bool) or not isinstance(exact, bool):
+            raise InspectorError("fixes and exact take True or False.")
+        if vector is not None and vector_of is not None:
+            raise InspectorError("Give either vector or vector_of, not both.")
         vec = _vector(vector)
-        if _is_flow(preset, pipeline):
-            return self._flow(text, vec, vector_of, preset, pipeline, limit, scope, scopes, now,
-                              sets, system_config, embedder, list(expect), params)
-        return self._fixed(text, vec, vector_of, preset, pipeline, limit, scope, scopes, now,
-                           sets, system_config, embedder, list(expect), (index_facet, scope_probe),
-                           params)
-
-    def _fixed(self, text: str | None, vector: list[float] | None, vector_of: str | None,
-               preset: str | None, pipeline: str | Path | None, limit: int | None,
-               scope: str | None, scopes: Sequence[str] | None, now: Any,
-               sets: dict[str, Any], system_config: Any, embedder: str | None,
-               expect: list[str], modes: tuple[str, str], params: dict[str, Any]) -> Result:
-        from inspector.core.engine.ann import facet
-        from inspector.core.engine.expect import analyse, attach
-        from inspector.core.engine.inputs import checked_map, question_params, question_query
-        from inspector.core.engine.params import freeze_map
-        from inspector.core.engine.pipeline import run
-        from inspector.core.engine.scope import load_scope_map
-        from inspector.core.jsonio import dumps
-        from inspector.core.stores.safety.redact import redact_uri
-
-        if now is not None or system_config is not None:
-            raise InspectorError("now and system_config apply to pipelines of stages "
-                                 "(e.g. preset='memory-lancedb-pro' or a pipeline file).")
-        index_facet, scope_probe = modes
-        if index_facet not in ("auto", "on", "off"):
-            raise InspectorError("index_facet is 'auto', 'on' or 'off'.")
-        if scopes is not None:
-            if len(scopes) != 1:
-                raise InspectorError("The fixed pipeline takes one scope (scope=NAME); "
-                                     "pipelines of stages take a list, [] denying everything.")
-            scope = scopes[0]
-        given = {k: v for k, v in params.items() if v is not None}
-        if isinstance(given.get("scope_map"), Mapping):
-            given["scope_map"] = checked_map(dict(given["scope_map"]), "scope_map")
-        elif isinstance(given.get("scope_map"), (str, Path)):
-            given["scope_map"] = freeze_map(load_scope_map(given["scope_map"]))
-        if "scope_map" in given:
-            given["scope_map"] = {k: list(v) for k, v in given["scope_map"]}
-        question = self._question(text=text, vector=vector, vector_of=vector_of,
-                                  embedder=embedder, preset=preset, pipeline=pipeline,
-                                  sets=sets, scopes=None if scope is None else [scope],
-                                  limit=limit, now=None, expect=expect, params=given)
-        question = question.model_copy(update={"store": redact_uri(self.uri)})  # no secret
-        try:
-            p = question_params(question)
-        except (TypeError, ValueError) as exc:
-            raise InspectorError(f"The query's parameters are not valid ({exc}).") from None
-        st = self.engine_store
-        q = question_query(st, question, p.mode)
-        trace = facet.attach(st, q, run(st, q, p, probe=scope_probe), index_facet)
-        if expect:
-            trace = attach(trace, analyse(st, q, trace, expect))
-        label = str(pipeline) if pipeline is not None else preset or "fixed pipeline"
-        out = json.loads(dumps(trace.to_json()))
-        out["question"] = question.model_dump(mode="json", by_alias=True)
-        return Result(out, "fixed", trace, label)
-
-    def _flow(self, text: str | None, vector: list[float] | None, vector_of: str | None,
-              preset: str | None, pipeline: str | Path | None, limit: int | None,
-              scope: str | None, scopes: Sequence[str] | None, now: Any,
-              sets: dict[str, Any], system_config: Any, embedder: str | None,
-              expect: list[str], params: dict[str, Any]) -> Result:
-        from inspector.core.engine.flow.answer import to_json
-        from inspector.core.engine.flow.question import ask, resolve
-        from inspector.core.engine.flow.spec import held_options, load_file, load_shipped
-
-        spec = load_shipped(preset) if preset else load_file(str(pipeline))
-        held = held_options(spec, {k: v for k, v in params.items() if v is not None})
-        sets = {**{k: v for one in held.values() for k, v in one.items()}, **sets}
-        given = [k for k, v in params.items() if v is not None and k not in held]
-        if given:
-            raise InspectorError(f"{', '.join(given)} set the fixed pipeline's parameters; a "
-                                 f"pipeline of stages takes set={{'STAGE.PARAM': value}} (see "
-                                 f"`inspector pipeline show {preset or pipeline}`).")
-        if not (text or vector or vector_of):
+        if not (text or vec or vector_of):
             raise InspectorError("Give a query: text, vector or vector_of.")
-        q = self._question(text=text, vector=vector, vector_of=vector_of, embedder=embedder,
+        if preset is None and pipeline is None:
+            preset = DEFAULT_PIPELINE
+        sets = {**_held(preset, pipeline, options), **dict(set or {})}
+        if where is not None:
+            if "where" in sets:
+                raise InspectorError("Give where= or set={'where': ...}, not both.")
+            sets["where"] = where
+        q = self._question(text=text, vector=vec, vector_of=vector_of, embedder=embedder,
                            preset=preset, pipeline=pipeline, system_config=system_config,
                            sets=sets, scopes=[scope] if scope is not None else scopes,
-                           limit=limit, now=now, expect=expect)
-        resolve(q)
-        trace, expected = ask(q, self.engine_store)
-        out = to_json(trace, expected)
-        out["question"] = q.model_dump(mode="json", by_alias=True)
-        from inspector.core.jsonio import dumps
-
-        return Result(json.loads(dumps(out)), "flow", trace)
+                           limit=limit, now=now, expect=_ids(expect), widen=_widen(widen),
+                           exact=exact)
+        return Result(q, run_question(q, self.engine_store, facet_mode=index_facet), fixes,
+                      index_facet)
 
     def _question(self, *, preset: str | None, pipeline: str | Path | None, sets: dict[str, Any],
                   scopes: Sequence[str] | None, limit: int | None, now: Any,
@@ -292,10 +228,7 @@ class Store:
         q = self._question(preset=preset, pipeline=pipeline, system_config=system_config,
                            sets={} if kind == "change" else sets, scopes=scopes, limit=limit,
                            now=now)
-        spec, _, _ = resolve(q)
-        if spec.engine == "fixed" and scopes is not None and len(scopes) > 1:
-            raise InspectorError(f"{spec.name} takes one scope; the pipelines of stages take "
-                                 "several.")
+        resolve(q)  # a bad pipeline, config or set is said before any probe runs
         if kind == "change" and not sets:
             raise InspectorError("audit('change') needs the change: set={'STAGE.PARAM': value}.")
         st = self.engine_store
@@ -315,19 +248,64 @@ class Store:
         return AuditResult(json.loads(dumps(res)), kind)
 
 
-def _is_flow(preset: str | None, pipeline: str | Path | None) -> bool:
-    from inspector.core.engine.flow.shipped import accepted_names, shipped_names
-    from inspector.core.engine.flow.spec import load_file
-    from inspector.core.engine.presets import PRESETS
+def _held(preset: str | None, pipeline: str | Path | None, options: dict[str, Any]
+          ) -> dict[str, Any]:
+    """The command line's options given by keyword (overfetch=, blend=, filter=, ...) as the
+    STAGE.PARAM values of the stages that hold them, as `inspector query --OPTION` sets them;
+    an option no stage of this pipeline holds is refused."""
+    from inspector.core.engine.flow.spec import (
+        OPTION_PARAMS,
+        OPTION_SETTINGS,
+        held_options,
+        load_file,
+        load_shipped,
+    )
+    from inspector.core.engine.scope import load_scope_map, parse_scope_map
 
-    if pipeline is not None:
-        return load_file(str(pipeline)).engine != "fixed"
-    if preset is None or preset in PRESETS:
-        return False
-    if preset not in accepted_names():
-        raise InspectorError(f"Unknown preset {preset!r}; the presets are "
-                             f"{', '.join(dict.fromkeys([*PRESETS, *shipped_names()]))}.")
-    return True
+    known = [*OPTION_PARAMS, *OPTION_SETTINGS]
+    unknown = [k for k in options if k not in known]
+    if unknown:
+        raise InspectorError(f"Unknown query option {unknown[0]!r}; the options are "
+                             f"{', '.join(known)}, and set={{'STAGE.PARAM': value}} sets any "
+                             f"stage's parameter.")
+    given = {k: v for k, v in options.items() if v is not None}
+    if not given:
+        return {}
+    if "filter" in given and given["filter"] not in FILTERS:
+        raise InspectorError(f"filter takes {' or '.join(map(repr, FILTERS))}, not "
+                             f"{given['filter']!r}.")
+    if "scope_map" in given:
+        m = given["scope_map"]
+        given["scope_map"] = parse_scope_map(dict(m), "scope_map") \
+            if isinstance(m, Mapping) else load_scope_map(m)
+    spec = load_shipped(preset) if preset else load_file(str(pipeline))
+    held = held_options(spec, given)
+    missing = [k for k in given if k not in held]
+    if missing:
+        raise InspectorError(f"{', '.join(missing)}: pipeline {spec.name} has no stage that "
+                             f"takes {'it' if len(missing) == 1 else 'them'}; its parameters "
+                             f"are set with set={{'STAGE.PARAM': value}} (see `inspector "
+                             f"pipeline show {preset or pipeline}`).")
+    return {k: v for one in held.values() for k, v in one.items()}
+
+
+def _ids(expect: Iterable[str] | str) -> list[str]:
+    ids = [expect] if isinstance(expect, str) else list(expect)
+    if not all(isinstance(x, str) for x in ids):
+        raise InspectorError("expect takes row ids as text, e.g. ['a6'].")
+    return ids
+
+
+def _widen(widen: Mapping[str, int] | None) -> dict[str, int]:
+    """{STAGE: DEPTH}: what-if depths, as --widen STAGE=DEPTH takes them."""
+    out = {}
+    for stage, depth in dict(widen or {}).items():
+        if not isinstance(stage, str) or isinstance(depth, bool) or \
+                not isinstance(depth, int) or not 1 <= depth <= MAX_WIDEN:
+            raise InspectorError(f"widen takes {{'STAGE': DEPTH}} with a whole depth from 1 "
+                                 f"to {MAX_WIDEN:,}, not {stage!r}: {depth!r}.")
+        out[stage] = depth
+    return out
 
 
 def _vector(vector: Sequence[float] | None) -> list[float] | None:

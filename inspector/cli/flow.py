@@ -9,12 +9,12 @@ import json
 from typing import Any
 
 from inspector.cli.options import PARAM_KEYS, open_options
+from inspector.core.engine.flow.shipped import DEFAULT_PIPELINE
 from inspector.core.errors import InspectorError
 from inspector.core.jsonio import dumps
 
 # the pipeline options of the command line: each sets the parameter of the stage that holds it
 _OPTIONS = [k for k in PARAM_KEYS if k not in ("limit", "scope", "exact")] + ["scope_map"]
-DEFAULT_PIPELINE = "lancedb"  # what `inspector query STORE --text ...` runs
 
 
 def pipeline_of(a: argparse.Namespace) -> tuple[str | None, str | None]:

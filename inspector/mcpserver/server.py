@@ -2,10 +2,11 @@
 
 - `open_store`: a store's tables, columns, roles, rows, version and the system (with its
   preset) that wrote each table; the presets a query can name.
-- `query`: one query through a preset or pipeline: every stage (its first `max_rows`
-  candidates) and the final list, as `inspector query --json` answers.
+- `query`: one question through any preset or pipeline file: the one answer (schema 3) that
+  `inspector query --json` prints, every stage cut to its first `max_rows` candidates, the
+  diagnosis with its fixes (each run; `argv` the command line's arguments that apply it).
 - `explain`: why a row was (not) returned: the stage that dropped it and the smallest change
-  that returns it (`inspector query --expect ID`).
+  that returns it (`inspector query --expect ID`), with the query's diagnosis.
 - `audit`: a store-wide audit (`inspector audit recall|scopes|change`), bounded by a sample.
 
 Every store is opened read-only for each call (so an answer is never stale) and nothing is
@@ -93,12 +94,13 @@ def _ask(store: str, table: str | None, text: str | None, vector: list[float] | 
          vector_of: str | None, preset: str | None, pipeline: str | None,
          scopes: list[str] | None, limit: int | None, now: float | str | None,
          set: dict[str, Any] | None, params: dict[str, Any] | None,
-         expect: list[str]) -> Any:
+         expect: list[str], widen: dict[str, int] | None = None, exact: bool = False) -> Any:
     if not (text or vector or vector_of):
         raise ToolError("Give a query: text, vector or vector_of.")
     return api.open(store, table).query(
         text=text, vector=vector, vector_of=vector_of, preset=preset, pipeline=pipeline,
-        scopes=scopes, limit=limit, now=now, set=set, expect=expect, **(params or {}))
+        scopes=scopes, limit=limit, now=now, set=set, expect=expect, widen=widen,
+        exact=exact, **(params or {}))
 
 
 def _trimmed(answer: dict[str, Any], max_rows: int) -> dict[str, Any]:
@@ -121,7 +123,6 @@ def open_store(store: str, table: str | None = None) -> dict[str, Any]:
     table a known system wrote, that system and the preset that reproduces it. `table` keeps
     one table. Also lists the presets `query` accepts."""
     from inspector.core.engine.flow.shipped import shipped_names
-    from inspector.core.engine.presets import PRESETS
 
     def work() -> dict[str, Any]:
         listed = api.tables(store)
@@ -130,7 +131,7 @@ def open_store(store: str, table: str | None = None) -> dict[str, Any]:
             if not listed:
                 raise ToolError(f"The store has no table {table!r}.")
         return {"tables": listed,
-                "presets": list(dict.fromkeys([*PRESETS, *shipped_names()]))}
+                "presets": shipped_names()}
 
     return _engine(work, store, "open_store")
 
@@ -140,20 +141,28 @@ def query(store: str, preset: str | None = None, text: str | None = None,
           table: str | None = None, pipeline: str | None = None,
           scopes: list[str] | None = None, limit: int | None = None,
           now: float | str | None = None, set: dict[str, Any] | None = None,
-          params: dict[str, Any] | None = None, max_rows: int = 20) -> dict[str, Any]:
-    """Run one query through a real system's pipeline (preset, see open_store) and return
-    every stage (name, count, its first max_rows candidates with scores and inputs, dropped
-    rows with their reasons), the final list, the diagnosis and the warnings.
+          params: dict[str, Any] | None = None, widen: dict[str, int] | None = None,
+          exact: bool = False, max_rows: int = 20) -> dict[str, Any]:
+    """Run one query through a real system's pipeline (preset, see open_store; a pipeline
+    file; none: LanceDB's own search) and return the answer `inspector query --json` prints
+    (schema 3, the same for every pipeline): `stages` in order (name, kind, role, count, its
+    first max_rows candidates with score and inputs, dropped rows with their reason), `final`
+    (the whole final list: rank, id, score), `counters`, `diagnosis` (code, message, the
+    starving stage, and `fixes`: each was run and says what it returns; `argv` is the extra
+    `inspector query` arguments that apply it, and `changes`, `widen`, `exact` are what to pass
+    back here as set, widen and exact), `index_facet`, `ties`, `warnings` and the `question`.
 
     text is embedded with the store's embedder (and drives full-text); vector is the query
     embedding; vector_of queries with a stored row's vector. scopes: the caller's scopes (a
-    row in any is in scope; [] denies everything; a fixed preset takes one). now: epoch ms or
-    ISO time for time-dependent stages. set: {"STAGE.PARAM": value} for a pipeline of stages;
-    params: the fixed pipeline's parameters (overfetch, blend, min_score, filter, ...)."""
+    row in any is in scope; [] denies everything). now: epoch ms or ISO time for
+    time-dependent stages. set: {"STAGE.PARAM": value}. params: the command line's options
+    by name (overfetch, blend, min_score, mode, filter, nprobes, ...), each setting the stage
+    that holds it (refused when no stage does). widen ({"STAGE": depth}) and exact (bypass
+    the vector index) are what-ifs, never the system's own behaviour."""
     rows = _bounded(max_rows, 0, MAX_ROWS, "max_rows")
     return _engine(lambda: _trimmed(_ask(store, table, text, vector, vector_of, preset,
                                          pipeline, scopes, limit, now, set, params,
-                                         []).to_json(), rows), store, "query")
+                                         [], widen, exact).to_json(), rows), store, "query")
 
 
 def explain(store: str, id: str, preset: str | None = None, text: str | None = None,
@@ -161,17 +170,26 @@ def explain(store: str, id: str, preset: str | None = None, text: str | None = N
             table: str | None = None, pipeline: str | None = None,
             scopes: list[str] | None = None, limit: int | None = None,
             now: float | str | None = None, set: dict[str, Any] | None = None,
-            params: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Why a row (id) was or was not returned by this query: the stage that dropped it and
-    why, its rank, and the smallest parameter change that would return it (or why none
-    would). The query arguments are those of the query tool."""
-    def work() -> dict[str, Any]:
-        r = _ask(store, table, text, vector, vector_of, preset, pipeline, scopes, limit, now,
-                 set, params, [id])
-        return {"id": id, "pipeline": r.pipeline, "expect": r.expect, "final": r.final_ids,
-                "diagnosis": r.diagnosis, "warnings": r.warnings}
+            params: dict[str, Any] | None = None, widen: dict[str, int] | None = None,
+            exact: bool = False) -> dict[str, Any]:
+    """Why a row (id) was or was not returned by this query: `expect` (the stage that dropped
+    it and why, its rank, and the smallest change that returns it, run, with its `argv`, or
+    why none would), `final` (the returned ids), the query's `diagnosis` with its fixes, and
+    `warnings`, as `inspector query --expect ID --json` answers them. The query arguments are
+    those of the query tool."""
+    return _engine(lambda: _explained(id, _ask(store, table, text, vector, vector_of, preset,
+                                               pipeline, scopes, limit, now, set, params,
+                                               [id], widen, exact)), store, "explain")
 
-    return _engine(work, store, "explain")
+
+def _explained(id: str, r: Any) -> dict[str, Any]:
+    import json
+
+    from inspector.core.jsonio import dumps
+
+    return json.loads(dumps({"id": id, "pipeline": r.pipeline, "expect": r.expected,
+                             "final": r.final_ids, "diagnosis": r.diagnosis.to_json(),
+                             "warnings": r.warnings}))
 
 
 def audit(store: str, kind: str = "recall", preset: str | None = None,

@@ -46,5 +46,7 @@ def test_quickstart_notebook_runs_in_a_kernel(demo_path: Path, tmp_path: Path,
                         filter="pushdown")
     assert html == [store._repr_html_(), before._repr_html_(), after._repr_html_()]
     assert "<b>0 of 10</b>" in html[1] and "<b>10 of 10</b>" in html[2]
+    applied = next(c for c in nb.cells if "before.apply(" in c.source)
+    assert applied.outputs[0]["data"]["text/plain"] == "True"  # a fix returns what it says
     errors = [o for c in nb.cells for o in c.get("outputs", []) if o["output_type"] == "error"]
     assert not errors

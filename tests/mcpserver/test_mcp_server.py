@@ -27,6 +27,13 @@ PG = {"text": "postgres connection pool size", "vector_of": "a1", "scopes": ["ag
       "now": NOW, "preset": "memory-lancedb-pro"}
 PG_ARGS = ["--text", "postgres connection pool size", "--vector-of", "a1", "--scope",
            "agent:main", "--now", str(NOW), "--preset", "memory-lancedb-pro"]
+# a classic preset whose scope post-filter starves the query; the options set its stages
+CLASSIC = {"preset": "memory-plugin", "vector_of": "a1", "limit": 3, "now": NOW,
+           "scopes": ["global"], "params": {"scope_strategy": "column",
+                                            "scope_column": "scope", "filter": "post"}}
+CLASSIC_ARGS = ["--preset", "memory-plugin", "--vector-of", "a1", "--limit", "3", "--now",
+                str(NOW), "--scope", "global", "--scope-strategy", "column", "--scope-column",
+                "scope", "--filter", "post"]
 
 
 def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
@@ -68,7 +75,7 @@ def test_the_tools_answer_what_the_command_line_answers(
         ("open_store", {"store": store}),
         ("query", {"store": store, **PG, "max_rows": 1000}),
         ("query", {"store": store, **PG, "max_rows": 2}),
-        ("query", {"store": store, "preset": "memory-plugin", "vector_of": "a1", "limit": 3}),
+        ("query", {"store": store, **CLASSIC, "max_rows": 1000}),
         ("explain", {"store": store, "id": "a4", **PG}),
         ("audit", {"store": store, "kind": "recall", "preset": "memory-lancedb-pro",
                    "sample": 5, "now": NOW}),
@@ -91,14 +98,14 @@ def test_the_tools_answer_what_the_command_line_answers(
         assert st["count"] == w["count"] and st["candidates"] == w["candidates"][:2]
         assert st["dropped"] == w["dropped"][:2]
 
-    plain = cli(capsys, "query", store, "--preset", "memory-plugin", "--vector-of", "a1",
-                "--limit", "3", "--json")
+    plain = cli(capsys, "query", store, *CLASSIC_ARGS, "--json")
     fixed_got = dict(fixed.structured_content)
     fixed_got.pop("final")
-    assert fixed_got == plain
+    assert fixed_got == plain and plain["diagnosis"]["code"] == "filter_after_cut"
 
     expect = cli(capsys, "query", store, *PG_ARGS, "--expect", "a4", "--json")
     assert why.structured_content["expect"] == expect["expect"]
+    assert why.structured_content["diagnosis"] == expect["diagnosis"]
     assert why.structured_content["final"] == [c["id"] for c in
                                                expect["stages"][-1]["candidates"]]
 
@@ -106,6 +113,23 @@ def test_the_tools_answer_what_the_command_line_answers(
                                              "memory-lancedb-pro", "--sample", "5", "--now",
                                              str(NOW), "--json")
     assert snapshot(fx / "store") == before
+
+
+def test_each_fix_passed_back_returns_what_it_says(tmp_path: Path) -> None:
+    """A classic preset starved by its scope post-filter: every fix the query tool lists
+    (the system's own parameters and the what-ifs), passed back as set, widen and exact,
+    returns the rows it said it returns."""
+    fx = fixture_copy("memory-lancedb-pro", tmp_path)
+    store = str(fx / "store")
+    _, (first,) = _calls([("query", {"store": store, **CLASSIC})])
+    fixes = first.structured_content["diagnosis"]["fixes"]
+    assert {f["kind"] for f in fixes} == {"own", "what_if"}
+    _, applied = _calls([("query", {"store": store, **CLASSIC, "set": f["changes"],
+                                    "widen": f["widen"], "exact": f["exact"]})
+                         for f in fixes])
+    for f, got in zip(fixes, applied, strict=True):
+        assert len(got.structured_content["final"]) == f["returns"]["count"], f["label"]
+        assert [c["id"] for c in got.structured_content["final"]] == f["returns"]["ids"]
 
 
 def test_bad_requests_come_back_as_tool_errors(tmp_path: Path) -> None:

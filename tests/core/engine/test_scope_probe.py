@@ -77,16 +77,3 @@ def test_query_command_probes_when_asked(folder, capsys) -> None:
     assert "--scope-probe on" in json.dumps(auto)
     assert "--scope-probe on" not in json.dumps(asked)
     assert auto["diagnosis"] != asked["diagnosis"]
-
-
-def test_python_api_probes_when_asked(folder) -> None:
-    import inspector
-
-    vec = [float(x) for x in indexkit.queries(1)[0]]
-    kw = dict(vector=vec, scope=indexkit.RARE, scope_strategy="column", scope_column="agentId",
-              filter="post", index_facet="off")
-    st = inspector.open(folder)
-    auto, asked = st.query(**kw).to_json(), st.query(**kw, scope_probe="on").to_json()
-    assert "--scope-probe on" in json.dumps(auto["warnings"])
-    assert "--scope-probe on" not in json.dumps(asked["warnings"])
-    assert auto["stages"] == asked["stages"]

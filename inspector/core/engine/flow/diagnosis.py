@@ -54,9 +54,14 @@ class Fix:
     ids: tuple[str, ...]
     full: bool  # a full page (the limit's worth of rows)
 
+    @property
+    def argv(self) -> list[str]:
+        """The extra command-line arguments that apply this fix to the same query."""
+        return self.change.argv()
+
     def to_json(self) -> dict[str, Any]:
         c = self.change
-        return {"label": self.label, "kind": self.kind, "argv": c.argv(),
+        return {"label": self.label, "kind": self.kind, "argv": self.argv,
                 "changes": {k: list(v) if isinstance(v, tuple) else v for k, v in c.sets},
                 "widen": dict(c.widen), "exact": c.exact,
                 "returns": {"count": self.returns, "ids": list(self.ids),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -232,34 +233,59 @@ def runs_for(q: Question, store: Any, cache: PoolCache | None = None
     return runs, notes, inexact
 
 
-def answer(q: Question, store: Any, cache: PoolCache | None = None, fixes: bool = True,
-           facet_mode: str = "auto") -> Any:
-    """The question answered on an open store: the run, its diagnosis (with the fixes, each
-    run, when `fixes`), the expected rows explained and the index facet."""
-    from inspector.core.engine.flow.answer import Answer
-    from inspector.core.engine.flow.diagnosis import diagnose
-    from inspector.core.engine.flow.facet import facet, indexed_legs, wanted
+@dataclass(frozen=True)
+class Asked:
+    """A question's run, before what is read from it: `answer` makes the index facet, the
+    diagnosis (with its fixes, each run, when asked) and the expected rows, through the same
+    runs, so a caller that wants the rows alone pays for the run alone."""
+
+    question: Question
+    runs: Runs
+    trace: FlowTrace
+    index: Any  # the store's ANN index, compared with an exact search when `compare`
+    compare: bool
+
+    def answer(self, fixes: bool = True) -> Any:
+        from inspector.core.engine.flow.answer import Answer
+        from inspector.core.engine.flow.diagnosis import diagnose
+        from inspector.core.engine.flow.facet import facet
+
+        runs, trace = self.runs, self.trace
+        found = facet(trace, runs, self.index) if self.compare else None
+        lost = found is not None and bool(found.lost_final)
+        diag = diagnose(trace, runs if fixes else None, index_lost=lost)
+        expected = tuple(flow_expect.explain(trace, rid, runs) for rid in self.question.expect)
+        return Answer(trace, diag, expected, found, runs.count)
+
+
+def run_question(q: Question, store: Any, cache: PoolCache | None = None,
+                 facet_mode: str = "auto") -> Asked:
+    """The question's run on an open store; `.answer()` reads the rest from it."""
+    from inspector.core.engine.flow.facet import indexed_legs, wanted
 
     runs, notes, inexact = runs_for(q, store, cache)
     trace = runs.run()
     if notes or inexact:
         trace = trace.with_notes(notes, inexact)
     index = getattr(store, "vector_index", None)
-    found = None
-    note = None
+    compare = False
     if indexed_legs(trace, index):
         if wanted(store.rows, facet_mode):
-            found = facet(trace, runs, index)
+            compare = True
         else:
             why = f"{store.rows:,} rows" if facet_mode == "auto" else "--index-facet off"
             note = (f"the {index.type} index's answer was not compared with an exact search "
                     f"({why}): rows the index lost are not counted; add --index-facet on to "
                     f"compare")
             trace = trace.with_notes([note], [])
-    lost = found is not None and bool(found.lost_final)
-    diag = diagnose(trace, runs if fixes else None, index_lost=lost)
-    expected = tuple(flow_expect.explain(trace, rid, runs) for rid in q.expect)
-    return Answer(trace, diag, expected, found, runs.count)
+    return Asked(q, runs, trace, index, compare)
+
+
+def answer(q: Question, store: Any, cache: PoolCache | None = None, fixes: bool = True,
+           facet_mode: str = "auto") -> Any:
+    """The question answered on an open store: the run, its diagnosis (with the fixes, each
+    run, when `fixes`), the expected rows explained and the index facet."""
+    return run_question(q, store, cache, facet_mode).answer(fixes)
 
 
 def ask(q: Question, store: Any, cache: PoolCache | None = None) -> tuple[FlowTrace,

@@ -6,6 +6,8 @@ from __future__ import annotations
 from importlib import resources
 from typing import Any
 
+DEFAULT_PIPELINE = "lancedb"  # what a question naming no pipeline runs: LanceDB's own search
+
 # former names users may still have in files and commands: old name -> the pipeline it is now
 ALIASES = {"openclaw-tool": "openclaw"}
 

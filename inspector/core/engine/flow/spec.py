@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import json
 import tomllib
 from typing import Any, Literal
@@ -279,8 +280,15 @@ def check_settings(name: str, settings: dict[str, Any]) -> None:
 
 
 def load_shipped(name: str) -> PipelineSpec:
+    """A shipped pipeline, parsed once per process (the files ship with the package and a
+    PipelineSpec is frozen: every change makes a new one), so a question pays no parse."""
+    return _shipped_spec(canonical(name))
+
+
+@functools.cache
+def _shipped_spec(name: str) -> PipelineSpec:
     text = _shipped_text(name)  # names the shipped ones when this is not one of them
-    return parse_pipeline(text, f"{canonical(name)}.toml", "toml")
+    return parse_pipeline(text, f"{name}.toml", "toml")
 
 
 def load_file(path: str) -> PipelineSpec:
