@@ -15,6 +15,7 @@ from inspector.core.jsonio import dumps
 
 def add_audit_parser(sub: Any) -> None:
     from inspector.cli.options import add_store_options
+    from inspector.core.analysis.audit import FIXES
     from inspector.core.engine.flow.shipped import accepted_names
 
     p = sub.add_parser("audit", help="store-wide audits over any preset or pipeline")
@@ -42,7 +43,7 @@ def add_audit_parser(sub: Any) -> None:
         x.add_argument("--rows", type=int, default=20, help="rows listed (text output)")
         x.add_argument("--no-scan", action="store_true",
                        help="search each probe on its own (no batched scan over the vectors)")
-        x.add_argument("--fixes", type=int, default=20, metavar="N",
+        x.add_argument("--fixes", type=int, default=FIXES, metavar="N",
                        help="recall: the smallest change that returns each of the first N "
                             "never-recalled memories; scopes: the diagnosis's fixes of the "
                             "first N short examples (each fix run; 0: none)")

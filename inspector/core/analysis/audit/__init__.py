@@ -18,7 +18,12 @@ from inspector.core.analysis.audit.probes import Answer, Prober
 from inspector.core.analysis.audit.runs import CLASSES, SHADOW_COSINE, ProbeResult
 from inspector.core.analysis.audit.text import format_change, format_recall, format_scopes
 
-__all__ = ["CLASSES", "SHADOW_COSINE", "Answer", "ProbeResult", "Prober", "change_audit",
+# probes given fixes by default: each is the engine's whole search (every parameter that can
+# return the row, the limit, a deeper search; 50 to 160 pipeline runs), so a store-wide audit
+# asks for a few; `--fixes N` asks for more
+FIXES = 5
+
+__all__ = ["CLASSES", "FIXES", "SHADOW_COSINE", "Answer", "ProbeResult", "Prober", "change_audit",
            "format_change", "format_recall", "format_scopes", "prober_for", "recall_audit",
            "scope_audit"]
 
@@ -47,7 +52,7 @@ def _notes(question: Any, now_ms: float) -> dict[str, Any]:
 def recall_audit(store: Any, question: Any, now_ms: float, *, own_scope: bool = True,
                  sample: int | None = None, seed: int = 0,
                  progress: Callable[[int, int], bool] | None = None, scan: bool = True,
-                 fixes: int = 20, only_scope: str | None = None,
+                 fixes: int = FIXES, only_scope: str | None = None,
                  facet_mode: str = "auto") -> dict[str, Any]:
     """Every memory probed with its own vector (and text), in its own scope (or the
     question's scopes); `progress(done, total)` returning False cancels. The first `fixes`
@@ -71,7 +76,7 @@ def change_audit(store: Any, question: Any, now_ms: float, sets: dict[str, Any],
 
 
 def scope_audit(store: Any, question: Any, now_ms: float, *, per_scope: int = 10,
-                seed: int = 0, scan: bool = True, fixes: int = 20,
+                seed: int = 0, scan: bool = True, fixes: int = FIXES,
                 facet_mode: str = "auto") -> dict[str, Any]:
     """Leaks and starvation, scope by scope (see `runs.scope_audit`); the first `fixes` short
     examples get the diagnosis's fixes."""

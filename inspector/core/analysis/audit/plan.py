@@ -40,16 +40,43 @@ class Request:
     outrank: Params | str
 
 
-def request(store: Any, spec: Any, *, text: str | None, vector: np.ndarray | None,
-            scopes: tuple[str, ...] | None, limit: int | None, now_ms: float,
-            source: str) -> Request | str:
-    """What the probe's run will ask the pool source, or why no leg can be handed to it (a
-    fetch stage that searches LanceDB itself, a query the run will refuse)."""
-    from inspector.core.engine.flow.runner import choose_route, context
-    from inspector.core.engine.flow.stages.classic import fetch_params, query_of
+class Planner:
+    """`Request`s of one pipeline's probes. The walk over the stages up to the fetch runs once
+    per scope list when the query stages before the fetch are scope rules (which read only
+    the scopes and their parameters); each probe's query is its own."""
 
-    ctx = context(store, spec, text=text, vector=vector, scopes=scopes, limit=limit,
-                  now_ms=now_ms, query_source=source)
+    def __init__(self, store: Any, spec: Any, limit: int | None, now_ms: float) -> None:
+        self.store, self.spec, self.limit, self.now_ms = store, spec, limit, now_ms
+        self._walks: dict[Any, tuple[str, Params, Params | str] | str] = {}
+
+    def request(self, *, text: str | None, vector: np.ndarray | None,
+                scopes: tuple[str, ...] | None, source: str) -> Request | str:
+        """What the probe's run will ask the pool source, or why no leg can be handed to it
+        (a fetch stage that searches LanceDB itself, a query the run will refuse)."""
+        from inspector.core.engine.flow.runner import context
+        from inspector.core.engine.flow.stages.classic import query_of
+
+        ctx = context(self.store, self.spec, text=text, vector=vector, scopes=scopes,
+                      limit=self.limit, now_ms=self.now_ms, query_source=source)
+        key = (scopes, ctx.settings["_tags"])
+        got = self._walks.get(key)
+        if got is None:
+            got, same = _walk(self.spec, ctx)
+            if same:
+                self._walks[key] = got
+        if isinstance(got, str):
+            return got
+        return Request(got[0], query_of(ctx), got[1], got[2])
+
+
+def _walk(spec: Any, ctx: Any) -> tuple[tuple[str, Params, Params | str] | str, bool]:
+    """The route's stages up to its first fetch, run as the run will (query stages on an
+    empty list): the fetch stage, its Params and the outrank Params, or why none; and whether
+    another probe with the same scopes walks the same (only scope rules ran)."""
+    from inspector.core.engine.flow.runner import choose_route
+    from inspector.core.engine.flow.stages.classic import fetch_params
+
+    same = True
     try:
         route = choose_route(spec, ctx)
         stages = [(st.name, st.kind, kind_of(st.kind).resolve(st.params, st.name))
@@ -57,17 +84,18 @@ def request(store: Any, spec: Any, *, text: str | None, vector: np.ndarray | Non
         for n, (name, kind, params) in enumerate(stages):
             role = kind_of(kind).role
             if role == "query":
+                same = same and kind == "scope_rule"
                 ctx.stage = name
                 kind_of(kind).fn(ctx, [], params)
                 continue
             if role != "fetch" or kind != POOL:
-                return _searches_itself(spec)
+                return _searches_itself(spec), same
             ctx.stage = name
             p = fetch_params(ctx, params)
-            return Request(name, query_of(ctx), p, _outrank(stages, n, p))
+            return (name, p, _outrank(stages, n, p)), same
     except InspectorError as exc:  # the run says it again, in its own words
-        return str(exc).rstrip(".")
-    return _searches_itself(spec)
+        return str(exc).rstrip("."), same
+    return _searches_itself(spec), same
 
 
 def _searches_itself(spec: Any) -> str:

@@ -4,7 +4,7 @@ trace (`flow.expect.where_dropped`) in the audit's vocabulary.
 
 Where it was earned the speed is kept, without changing a run: on a flat table the pool
 source's fetch stage (`lancedb_pool`) takes its vector leg from one batched scan (the pool
-source's cache is warmed with the pool the stage would fetch, `plan.request`), and a recall
+source's cache is warmed with the pool the stage would fetch, `plan.Planner`), and a recall
 audit's probes the outrank proof covers (`plan`, `outrank`) are found without a run. The
 fixes of the probes that get them (`fix`, `diagnosis`) are the engine's expected-row search
 and diagnosis, each run, over one deep pool per probe from one more scan instead of a deep
@@ -23,7 +23,7 @@ import numpy as np
 
 from inspector.core.analysis.audit.memories import Memories, read_memories
 from inspector.core.analysis.audit.outrank import Shortcut, shortcut
-from inspector.core.analysis.audit.plan import Request, request
+from inspector.core.analysis.audit.plan import Planner, Request
 
 PER_PASS = 1024  # probes a scan pass: the bench's 1,000 in one pass, one self-check
 _CUT = ("past_limit", "outside_window", "not_fetched")  # where the pool's crowd is the reason
@@ -102,6 +102,7 @@ class Prober:
         self._asked: dict[int, Request] = {}
         self._slot: dict[int, int] = {}
         self._deep: dict[int, tuple[Request, Any]] = {}
+        self._planner = Planner(store, spec, limit, now_ms)
 
     # -- the memories ---------------------------------------------------------------------
     def read(self, sample: int | None, seed: int) -> Memories:
@@ -129,9 +130,9 @@ class Prober:
     def _request(self, mem: Memories, i: int, scopes: tuple[str, ...] | None
                  ) -> Request | str:
         vec = mem.vector(i)
-        return request(self.store, self.spec, text=mem.texts[i],
-                       vector=None if vec is None else vec.astype(np.float64), scopes=scopes,
-                       limit=self.limit, now_ms=self.now_ms, source=f"example:{mem.ids[i]}")
+        return self._planner.request(text=mem.texts[i], vector=None if vec is None else
+                                     vec.astype(np.float64), scopes=scopes,
+                                     source=f"example:{mem.ids[i]}")
 
     def _scan(self, mem: Memories, reqs: dict[int, Request], deep: bool) -> Any:
         """Every request's vector leg from batched scans over the table (the audit's vectors
