@@ -26,7 +26,9 @@ from inspector.core.analysis.audit.outrank import Shortcut, shortcut
 from inspector.core.analysis.audit.plan import Planner, Request
 
 PER_PASS = 1024  # probes a scan pass: the bench's 1,000 in one pass, one self-check
-_CUT = ("past_limit", "outside_window", "not_fetched")  # where the pool's crowd is the reason
+# the codes of a memory cut by other rows (past a limit or window, or never fetched): where a
+# returned near-duplicate may explain it, and where the rows a scope filter removed crowded it
+CUT_CODES = ("past_limit", "outside_window", "not_fetched")
 
 
 @dataclass(frozen=True)
@@ -57,10 +59,22 @@ class _Case:
         return self.p
 
 
-def _read_from(spec: Any, store: Any) -> dict[str, Any]:
-    """Where a pipeline reads each memory's id, text, vector and own scope: the store's roles
-    and the scope rule's column for the pool source's stages; the columns its LanceDB fetch
-    stage is told; by name otherwise."""
+@dataclass(frozen=True)
+class _Columns:
+    """Where a pipeline reads each memory's id, text, vector and own scope (`by_path`: the
+    first segment of a path), and what else the shortcut reads (`keep`)."""
+
+    id: str | None
+    text: str | None
+    vector: str | None
+    scope: str | None
+    by_path: bool = False
+    keep: tuple[str, ...] = ()
+
+
+def _columns(spec: Any, store: Any) -> _Columns:
+    """The store's roles and the scope rule's column for the pool source's stages; the columns
+    a LanceDB fetch stage is told; by name otherwise."""
     from inspector.core.engine import scope as scopes
     from inspector.core.engine.flow.registry import kind_of
 
@@ -69,19 +83,19 @@ def _read_from(spec: Any, store: Any) -> dict[str, Any]:
         for st in route.stages:
             p = kind_of(st.kind).resolve(st.params, st.name)
             if st.kind == "scope_rule":
-                col = None if p["strategy"] == "none" else \
-                    (p["column"] or roles.scope or roles.agent) \
-                    if p["strategy"] in scopes.COLUMN_STRATEGIES else (roles.repo or roles.path)
-                return {"id": roles.id, "text": roles.text, "vector": roles.vector,
-                        "scope": col, "by_path": col is not None and col == roles.path
-                        and col != roles.repo, "keep": (roles.importance,)
-                        if roles.importance else ()}
+                if p["strategy"] == "none":
+                    col = None
+                elif p["strategy"] in scopes.COLUMN_STRATEGIES:
+                    col = p["column"] or roles.scope or roles.agent
+                else:  # a repo rule: the repo, else the path's first segment
+                    col = roles.repo or roles.path
+                return _Columns(roles.id, roles.text, roles.vector, col,
+                                col is not None and col == roles.path and col != roles.repo,
+                                (roles.importance,) if roles.importance else ())
             if st.kind == "lancedb_vector_where":
-                return {"id": p["id_column"], "text": p["text_column"],
-                        "vector": p["vector_column"], "scope": p["scope_path"] or "scope",
-                        "by_path": False, "keep": ()}
-    return {"id": "id", "text": "text", "vector": "vector", "scope": "scope", "by_path": False,
-            "keep": ()}
+                return _Columns(p["id_column"], p["text_column"], p["vector_column"],
+                                p["scope_path"] or "scope")
+    return _Columns("id", "text", "vector", "scope")
 
 
 class Prober:
@@ -106,17 +120,16 @@ class Prober:
 
     # -- the memories ---------------------------------------------------------------------
     def read(self, sample: int | None, seed: int) -> Memories:
-        c = _read_from(self.spec, self.store)
-        col, by_path = c["scope"], c["by_path"]
+        c = _columns(self.spec, self.store)
 
         def own(row: dict[str, Any]) -> Any:
-            v = row.get(col) if col else None
+            v = row.get(c.scope) if c.scope else None
             if v is None:
                 return None
-            return str(v).strip("/").split("/")[0] if by_path else v
+            return str(v).strip("/").split("/")[0] if c.by_path else v
 
-        return read_memories(self.store, c["id"], c["text"], c["vector"], own,
-                             (col,) if col else (), sample, seed, keep=c["keep"])
+        return read_memories(self.store, c.id, c.text, c.vector, own,
+                             (c.scope,) if c.scope else (), sample, seed, keep=c.keep)
 
     # -- one probe ---------------------------------------------------------------------------
     def _runs(self, mem: Memories, i: int, scopes: tuple[str, ...] | None) -> Any:
@@ -222,26 +235,26 @@ class Prober:
             detail = {"fetched": len(st.rows), **{k: st.facts[k] for k in ("depth",)
                                                    if k in st.facts}}
         fc = self._facet(trace, runs)
-        lost = [leg.stage for leg in fc.legs if rid in leg.lost] if fc is not None else []
+        lost = [x.stage for x in fc.legs if rid in x.lost] if fc is not None else []
         if fc is not None and rid in fc.lost_final:
             stage, code = (lost or [fall.stage])[0], "lost_to_index"  # the leg, or the
             # stage that dropped the row the index scored approximately
             detail = {"index": fc.index_type, "legs": lost, "dropped_at": fall.stage,
                       "reason": fall.code}
-        elif crowded and code in _CUT:
+        elif crowded and code in CUT_CODES:
             detail["crowded_by"] = crowded
         return Answer(ids, trace.limit, stage, code, detail, crowded, runs=runs, facet=fc)
 
-    def _facet(self, trace: Any, runs: Any) -> Any:
+    def _facet(self, trace: Any, runs: Any, count: bool = True) -> Any:
         """The index facet of a probe's run (None: no leg searched an index, or not
-        compared: `facet_mode`)."""
+        compared: `facet_mode`, counted in `method` when `count`)."""
         from inspector.core.engine.flow.facet import facet, indexed_legs, wanted
 
         index = getattr(self.store, "vector_index", None)
         if not indexed_legs(trace, index):
             return None
         if not wanted(self.store.rows, self.facet_mode):
-            self.unfaceted += 1
+            self.unfaceted += count
             return None
         return facet(trace, runs, index)
 
@@ -274,15 +287,17 @@ class Prober:
         e = explain(a.runs.run(), rid, a.runs)
         return {k: e[k] for k in ("fix", "alternatives", "tried", "no_fix") if k in e}
 
-    def diagnosis(self, a: Answer, i: int | None = None) -> list[str]:
+    def diagnosis(self, mem: Memories, i: int, scopes: tuple[str, ...] | None) -> list[str]:
         """What the engine's diagnosis of the probe's run offers (each fix run), as
-        `inspector query`'s `diagnosis.fixes` labels."""
+        `inspector query`'s `diagnosis.fixes` labels: the probe run again (its pool the deep
+        one), so an audit holds no run of a probe it has answered."""
         from inspector.core.engine.flow.diagnosis import diagnose
 
         self._deep_pool(i)
-        trace = a.runs.run()
-        fc = a.facet if a.facet is not None else self._facet(trace, a.runs)
-        d = diagnose(trace, a.runs, index_lost=fc is not None and bool(fc.lost_final))
+        runs = self._runs(mem, i, scopes)
+        trace = runs.run()
+        fc = self._facet(trace, runs, count=False)
+        d = diagnose(trace, runs, index_lost=fc is not None and bool(fc.lost_final))
         return [f.label for f in d.fixes]
 
     # -- other probers ------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from inspector.core.analysis.audit.memories import Memories
-from inspector.core.analysis.audit.probes import Answer, Prober
+from inspector.core.analysis.audit.probes import CUT_CODES, Answer, Prober
 
 SHADOW_COSINE = 0.85  # a returned row this similar is the near-duplicate that shadows a probe
 # the classes, in the order a reader meets them
@@ -27,7 +27,6 @@ _BY_CODE = {"below_min_score": "below_threshold", "noise": "noise", "expired": "
             "past_limit": "crowded_out", "outside_window": "crowded_out",
             "not_fetched": "crowded_out", "lost_to_index": "lost_to_index",
             "out_of_scope": "out_of_scope"}
-_CUT = ("past_limit", "outside_window", "not_fetched")  # codes a near-duplicate may explain
 
 
 @dataclass(frozen=True)
@@ -58,7 +57,7 @@ def classify(a: Answer, mem: Memories, i: int) -> ProbeResult:
         return ProbeResult(rid, scope, "found", a.detail.get("rank"), None, a.code,
                            dict(a.detail))
     vec = mem.vector(i)
-    if vec is not None and a.code in _CUT:
+    if vec is not None and a.code in CUT_CODES:
         pos = mem.position
         twins = [(_cosine(vec, mem.vectors[pos[x]]), x) for x in a.ids
                  if x != rid and x in pos and mem.vector(pos[x]) is not None]
@@ -215,7 +214,7 @@ def scope_audit(prober: Prober, *, per_scope: int = 10, seed: int = 0,
     todo = [(i, s) for s, m in picked.items() for i in m]
     prober.prepare(mem, [i for i, _ in todo], [(s,) for _, s in todo])
     leaks: dict[str, Counter[str]] = {}
-    short: dict[int, Answer] = {}  # the short probes' answers
+    short: dict[int, Answer] = {}  # the short probes' answers (without their runs)
     pos = mem.position
     for scope, chosen in picked.items():
         for i in chosen:
@@ -225,7 +224,7 @@ def scope_audit(prober: Prober, *, per_scope: int = 10, seed: int = 0,
                 if other != scope:
                     leaks.setdefault(scope, Counter())[other] += 1
             if len(a.ids) < min(a.limit, len(by_scope[scope])):
-                short[i] = a
+                short[i] = replace(a, runs=None, facet=None)  # what the report reads
     better = _pushed(pushed, mem, short)
     report = []
     for scope, chosen in picked.items():
@@ -245,7 +244,7 @@ def scope_audit(prober: Prober, *, per_scope: int = 10, seed: int = 0,
     worst = starved_first(report)  # the examples that get fixes: each scope's first, then
     wanted = [(pos[row["examples"][n]["id"]], row["scope"]) for n in range(3)  # its second..
               for row in worst if n < len(row["examples"])][:fixes]
-    _offered(prober, mem, short, wanted, report)
+    _offered(prober, mem, wanted, report)
     return {"kind": "scope-audit", "pipeline": prober.name,
             "per_scope": per_scope, "pushdown_available": pushed is not None,
             "scopes": report, "leaks": {s: dict(c) for s, c in leaks.items()},
@@ -271,10 +270,10 @@ def _pushed(pushed: Prober | None, mem: Memories, short: dict[int, Answer]) -> d
     return {i: len(pushed.ask(mem, i, s).ids) for i, s in zip(todo, scopes, strict=True)}
 
 
-def _offered(prober: Prober, mem: Memories, short: dict[int, Answer],
-             wanted: list[tuple[int, str]], report: list[dict[str, Any]]) -> None:
+def _offered(prober: Prober, mem: Memories, wanted: list[tuple[int, str]],
+             report: list[dict[str, Any]]) -> None:
     """The diagnosis's fixes of each wanted example (one deep pool each, from one scan)."""
     prober.deepen(mem, [(i, (s,)) for i, s in wanted])
     by_id = {e["id"]: e for row in report for e in row["examples"]}
-    for i, _ in wanted:
-        by_id[mem.ids[i]]["fixes"] = prober.diagnosis(short[i], i)
+    for i, s in wanted:
+        by_id[mem.ids[i]]["fixes"] = prober.diagnosis(mem, i, (s,))
