@@ -1,11 +1,16 @@
-"""Issue 23 item 5: the recallability audit of a flat 100k x 384 store under importance-blend.
+"""Issues 23 item 5 and 34: the recallability audit of a flat 100k x 384 store under
+importance-blend.
 
 `audit`: the audit of 1,000 memories (a seeded sample; each probed with its own vector,
 unscoped: the bench store has no agentId; found by the outrank shortcut where it proves the
 verdict, the others' vector legs from one batched scan), against
 one bare LanceDB flat search at the preset's depth (30), interleaved in one run. The target
-(issue 23): per 1,000 memories probed, at most 10x one bare search. `audit_per_probe`: the same
-audit with the scan off (one LanceDB search per probe), on a smaller sample, per 1,000 probes.
+(issue 23): per 1,000 memories probed, at most 10x one bare search. `audit_scoped`: the same
+audit with each memory in its own scope (the scope rule on the repo, pushed down: no
+shortcut, every leg from the scan); `audit_crowded`: 200 memories all asked in one repo (most
+never recalled, so the command line's fixes run), per 1,000 probes (issue 34: any audit within
+10x one search per 1,000 probes). `audit_per_probe`: the audit with the scan off (one
+LanceDB search per probe), on a smaller sample, per 1,000 probes.
 """
 
 from __future__ import annotations
@@ -27,10 +32,13 @@ def _setup(quick: bool) -> tuple[Any, Any, int]:
     return open_store(str(bench_store(rows, 384, fts=False))), load_shipped(PRESET), probes
 
 
-def _audit(store: Any, spec: Any, probes: int, scan: bool, seed: int = 0) -> dict[str, Any]:
-    from inspector.core.analysis.audit import FixedProber, runs
+SCOPED = {"scope_rule.strategy": "repo_prefix", "scope_rule.column": ""}  # the repo's rule
 
-    return runs.recall_audit(FixedProber(store, spec, None, scan=scan), sample=probes,
+
+def _audit(store: Any, spec: Any, probes: int, scan: bool, seed: int = 0) -> dict[str, Any]:
+    from inspector.core.analysis.audit import Prober, runs
+
+    return runs.recall_audit(Prober(store, spec, None, 0.0, scan=scan), sample=probes,
                              seed=seed)
 
 
@@ -64,6 +72,54 @@ def bench_audit(quick: bool) -> list[dict[str, Any]]:
                 shortcut=took.get("shortcut", 0), scanned=took["scanned"])]
 
 
+def _scoped(name: str, quick: bool, crowded: bool) -> list[dict[str, Any]]:
+    """The audit with a scope: each memory in its own repo, or (`crowded`) every memory in
+    one repo (most of them then never recalled: the fixes run); the command line's fixes."""
+    from inspector.core.analysis.audit import FIXES, Prober, runs
+    from inspector.core.engine.flow.spec import apply_set
+
+    store, spec, probes = _setup(quick)
+    spec = apply_set(spec, SCOPED)
+    probes = probes // 5 if crowded else probes
+    rng = np.random.default_rng(34)
+    seeds = iter(range(10**6))
+    last: dict[str, Any] = {}
+    where = dict(own_scope=False, scopes=("repo-03",)) if crowded else {}
+
+    def audit() -> None:
+        last.update(runs.recall_audit(Prober(store, spec, None, 0.0), sample=probes,
+                                      seed=next(seeds), fixes=FIXES, **where))
+
+    def bare() -> None:  # one LanceDB flat search in one repo, as the preset asks for it
+        v = rng.normal(size=384).astype(np.float32)
+        store.table.search(v).where("repo = 'repo-03'", prefilter=True).select(
+            ["id", "_distance"]).limit(30).to_arrow()
+
+    audit_s, bare_s = interleaved(audit, bare, 2 if quick else 3)
+    a, b = float(np.median(audit_s)), float(np.median(bare_s))
+    per_k = a * 1_000 / probes
+    ratio = per_k / b
+    took = last["scan"]
+    how = "every memory in one repo" if crowded else "each in its own repo"
+    return [row(name, f"{per_k:.2f} s per 1,000 memories probed, {how}, {last['fixes']} "
+                      f"fixes ({probes} probed: {took['scanned']} legs from the scan, "
+                      f"{took['per_query']} searched); one bare LanceDB search in a repo "
+                      f"{b * 1e3:.0f} ms: {ratio:.1f}x",
+                target="<= 10x one bare search" if not quick else "", met=ratio <= 10,
+                rows=store.rows, probes=probes, audit_median_s=a, per_1000_s=per_k,
+                bare_search_median_s=b, ratio=ratio, audit_samples_s=audit_s,
+                bare_samples_s=bare_s, fixes=last["fixes"], scanned=took["scanned"],
+                per_query=took["per_query"])]
+
+
+def bench_audit_scoped(quick: bool) -> list[dict[str, Any]]:
+    return _scoped("audit_scoped", quick, crowded=False)
+
+
+def bench_audit_crowded(quick: bool) -> list[dict[str, Any]]:
+    return _scoped("audit_crowded", quick, crowded=True)
+
+
 def bench_audit_per_probe(quick: bool) -> list[dict[str, Any]]:
     store, spec, _ = _setup(quick)
     probes = 50 if quick else 200
@@ -79,5 +135,10 @@ def bench_audit_per_probe(quick: bool) -> list[dict[str, Any]]:
 
 register("audit", bench_audit, item="23.5",
          what="recall audit, importance-blend, 100k x 384 flat: per 1,000 probes vs one search")
+register("audit_scoped", bench_audit_scoped, item="34",
+         what="recall audit, each memory in its own repo: per 1,000 probes vs one search")
+register("audit_crowded", bench_audit_crowded, item="34",
+         what="recall audit, every memory in one repo, the default fixes: per 1,000 probes vs "
+              "one search", slow=True)
 register("audit_per_probe", bench_audit_per_probe, item="23.5",
          what="the same audit with the batched scan off (one search per probe)", slow=True)

@@ -30,15 +30,15 @@ from registry import register, row, timed
 def _previous() -> Iterator[None]:
     """The audit as it was before the outrank shortcut (h23s): the store read in one search,
     every probe's vector leg from the batched scan and its own pipeline run."""
-    from inspector.core.analysis.audit import fixed, memories, outrank
+    from inspector.core.analysis.audit import memories, outrank, probes
 
-    saved = fixed.shortcut, memories._read_apart
-    fixed.shortcut = lambda *a, **k: outrank.Shortcut()
+    saved = probes.shortcut, memories._read_apart
+    probes.shortcut = lambda *a, **k: outrank.Shortcut()
     memories._read_apart = lambda *a, **k: None
     try:
         yield
     finally:
-        fixed.shortcut, memories._read_apart = saved
+        probes.shortcut, memories._read_apart = saved
 
 
 def _rounds(ways: dict[str, Any], repeat: int) -> dict[str, list[float]]:
@@ -54,9 +54,9 @@ def _rounds(ways: dict[str, Any], repeat: int) -> dict[str, list[float]]:
 
 
 def _run(store: Any, spec: Any, probes: int, seed: int) -> dict[str, Any]:
-    from inspector.core.analysis.audit import FixedProber, runs
+    from inspector.core.analysis.audit import Prober, runs
 
-    return runs.recall_audit(FixedProber(store, spec, None), sample=probes, seed=seed)
+    return runs.recall_audit(Prober(store, spec, None, 0.0), sample=probes, seed=seed)
 
 
 def _verdicts(res: dict[str, Any]) -> list[tuple[Any, ...]]:
@@ -67,10 +67,11 @@ def _verdicts(res: dict[str, Any]) -> list[tuple[Any, ...]]:
 def _parts(store: Any, spec: Any, probes: int) -> dict[str, float]:
     """Seconds in each part of one audit: read, the shortcut, the scan of the probes it
     leaves (the rest of `prepare`), and the per-probe stages (`ask`)."""
-    from inspector.core.analysis.audit import FixedProber, fixed, runs
+    from inspector.core.analysis.audit import Prober, runs
+    from inspector.core.analysis.audit import probes as P
 
     spent = {"read": 0.0, "shortcut": 0.0, "prepare": 0.0, "stages": 0.0}
-    prober = FixedProber(store, spec, None)
+    prober = Prober(store, spec, None, 0.0)
 
     def clocked(name: str, fn: Any) -> Any:
         def run(*a: Any, **k: Any) -> Any:
@@ -84,12 +85,12 @@ def _parts(store: Any, spec: Any, probes: int) -> dict[str, float]:
     prober.read = clocked("read", prober.read)  # type: ignore[method-assign]
     prober.prepare = clocked("prepare", prober.prepare)  # type: ignore[method-assign]
     prober.ask = clocked("stages", prober.ask)  # type: ignore[method-assign]
-    saved = fixed.shortcut
-    fixed.shortcut = clocked("shortcut", saved)
+    saved = P.shortcut
+    P.shortcut = clocked("shortcut", saved)
     try:
         runs.recall_audit(prober, sample=probes, seed=5)
     finally:
-        fixed.shortcut = saved
+        P.shortcut = saved
     spent["scan"] = spent.pop("prepare") - spent["shortcut"]
     return spent
 

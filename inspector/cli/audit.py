@@ -15,6 +15,7 @@ from inspector.core.jsonio import dumps
 
 def add_audit_parser(sub: Any) -> None:
     from inspector.cli.options import add_store_options
+    from inspector.core.analysis.audit import FIXES
     from inspector.core.engine.flow.shipped import accepted_names
 
     p = sub.add_parser("audit", help="store-wide audits over any preset or pipeline")
@@ -42,9 +43,13 @@ def add_audit_parser(sub: Any) -> None:
         x.add_argument("--rows", type=int, default=20, help="rows listed (text output)")
         x.add_argument("--no-scan", action="store_true",
                        help="search each probe on its own (no batched scan over the vectors)")
-        x.add_argument("--fixes", type=int, default=20, metavar="N",
-                       help="recall, fixed presets: the smallest depth for the first N "
-                            "never-recalled memories")
+        x.add_argument("--fixes", type=int, default=FIXES, metavar="N",
+                       help="recall: the smallest change that returns each of the first N "
+                            "never-recalled memories; scopes: the diagnosis's fixes of the "
+                            "first N short examples (each fix run; 0: none)")
+        x.add_argument("--index-facet", choices=("auto", "on", "off"), default="auto",
+                       help="on an indexed table, compare each probe not found with an exact "
+                            "search (lost_to_index); auto: tables up to 20,000 rows")
         x.add_argument("--column", action="append", default=[], metavar="ROLE=COL",
                        help="a column role, e.g. --column scope=metadata.user_id")
         add_store_options(x, as_of=True)
@@ -68,10 +73,7 @@ def cmd_audit(a: argparse.Namespace) -> int:
                       set={} if a.audit_command == "change" else sets, scopes=scopes,
                       limit=a.limit, now=parse_now(a.now) if a.now else None,
                       columns=open_options(a).kwargs()["roles"] or {})
-    spec, _, _ = resolve(q)
-    if spec.engine == "fixed" and scopes is not None and len(scopes) > 1:
-        raise InspectorError(f"{spec.name} takes one --scope; the pipelines of stages take "
-                             "several.")
+    resolve(q)  # an unknown preset or parameter fails before the store opens
     if a.audit_command == "change" and not sets:
         raise InspectorError("audit change needs the change: --set STAGE.PARAM=VALUE.")
     store = open_store(a.store, a.table, **open_options(a).kwargs())
@@ -81,7 +83,8 @@ def cmd_audit(a: argparse.Namespace) -> int:
         if not 1 <= a.per_scope <= 10_000:
             raise InspectorError("--per-scope takes a whole number between 1 and 10000.")
         res = audit.scope_audit(store, q, now, per_scope=a.per_scope, seed=a.seed,
-                                scan=not a.no_scan)
+                                scan=not a.no_scan, fixes=max(0, a.fixes),
+                                facet_mode=a.index_facet)
         text = audit.format_scopes(res)
     elif a.audit_command == "recall":
         def progress(done: int, total: int) -> bool:
@@ -91,11 +94,13 @@ def cmd_audit(a: argparse.Namespace) -> int:
             return True
 
         res = audit.recall_audit(store, q, now, own_scope=own, sample=a.sample, seed=a.seed,
-                                 progress=progress, scan=not a.no_scan, fixes=max(0, a.fixes))
+                                 progress=progress, scan=not a.no_scan, fixes=max(0, a.fixes),
+                                 facet_mode=a.index_facet)
         text = audit.format_recall(res, a.rows)
     else:
         res = audit.change_audit(store, q, now, sets, own_scope=own, sample=a.sample,
-                                 seed=a.seed, scan=not a.no_scan)
+                                 seed=a.seed, scan=not a.no_scan,
+                                 facet_mode=a.index_facet)
         text = audit.format_change(res)
     if a.json:
         print(dumps(res))

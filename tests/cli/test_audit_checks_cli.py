@@ -39,7 +39,7 @@ def test_no_never_recallable_fails_on_the_scope_holding_the_twin(demo_path: Path
     assert ops["passed"] and ops["assertions"][0]["actual"] == 0
     assert not main_["passed"] and main_["assertions"][0]["actual"] == 1
     why = main_["assertions"][0]["why"]
-    assert "agent-memory-timezone-2 (shadowed at raw: not_fetched)" in why
+    assert "agent-memory-timezone-2 (shadowed at fetch: not_fetched)" in why
     assert "of 2016 memories of scope main" in why
     assert "FAIL  main" in text and "PASS  ops" in text
 
@@ -76,12 +76,13 @@ def leaky(make_store: Any) -> Path:
 def test_no_leaks_names_the_rows_a_path_rule_lets_in(leaky: Path, tmp_path: Path) -> None:
     entry = {"audit": "scopes", "preset": "importance-blend", "per_scope": 20, "limit": 10,
              "assert": ["no_leaks"]}
-    post = {"scope.strategy": "repo_prefix", "scope.filter": "post", "cut.min_score": 0}
+    post = {"scope_rule.strategy": "repo_prefix", "scope_rule.pushdown": False,
+            "min_score.min": 0}
     code, res, _ = check(tmp_path, leaky, {**entry, "set": post})
     a = res[0]["assertions"][0]
     assert code == 1 and not a["passed"] and a["actual"] > 0
     assert a["why"].startswith("rows of another scope returned: ") and " of b in a" in a["why"]
-    code, res, _ = check(tmp_path, leaky, {**entry, "set": {**post, "scope.filter": "pushdown"}})
+    code, res, _ = check(tmp_path, leaky, {**entry, "set": {**post, "scope_rule.pushdown": True}})
     assert code == 0 and res[0]["assertions"][0]["actual"] == 0
 
 

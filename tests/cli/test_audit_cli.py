@@ -1,6 +1,6 @@
-"""`inspector audit recall|change` over a pipeline of stages, on the store memory-lancedb-pro
-wrote: it finds what the store was built to hide, and each probe's verdict is what a single
-`inspector query` gives for that memory."""
+"""`inspector audit recall|change` over a real system's pipeline, on the store
+memory-lancedb-pro wrote: it finds what the store was built to hide, and each probe's verdict,
+and the fix it lists, is what a single `inspector query --expect ID` gives for that memory."""
 
 from __future__ import annotations
 
@@ -48,6 +48,10 @@ def test_recall_audit_finds_the_rows_the_store_hides(recall: dict[str, Any]) -> 
     assert never["a8"]["class"] == "inactive"  # superseded
     assert {r["class"] for r in never.values()} <= {"expired", "inactive", "noise"}
     assert sum(recall["counts"].values()) == 297
+    noisy = [r for r in never.values() if r["class"] == "noise"]
+    assert noisy and all(r["detail"]["fix"]["fix"]["argv"] == [
+        "--set", "noise_filter.enabled=false"] for r in noisy)  # its own gate, run
+    assert "search LanceDB themselves" in recall["method"]  # why no batched scan
 
 
 def test_each_probe_agrees_with_a_single_query(fx: Path, recall: dict[str, Any],
@@ -62,7 +66,7 @@ def test_each_probe_agrees_with_a_single_query(fx: Path, recall: dict[str, Any],
         row = tbl.filter(pc.equal(tbl["id"], p["id"])).to_pylist()[0]
         out = run(capsys, "query", str(fx / "store"), "--preset", "memory-lancedb-pro",
                   "--vector-of", p["id"], "--text", row["text"], "--limit", "5", "--now", NOW,
-                  "--scope-list", json.dumps([row["scope"]]), "--json")
+                  "--scope-list", json.dumps([row["scope"]]), "--expect", p["id"], "--json")
         ids = [c["id"] for c in out["stages"][-1]["candidates"]]
         if p["class"] == "found":
             assert ids.index(p["id"]) + 1 == p["rank"]
@@ -71,6 +75,8 @@ def test_each_probe_agrees_with_a_single_query(fx: Path, recall: dict[str, Any],
         stages = {s["name"]: s for s in out["stages"]}
         drops = {d["id"]: d["code"] for d in stages[p["stage"]]["dropped"]}
         assert drops[p["id"]] == p["code"]
+        e, fix = out["expect"][0], p["detail"]["fix"]
+        assert (fix["fix"], fix["alternatives"]) == (e["fix"], e["alternatives"])
 
 
 def test_change_audit_counts_probes_improved_and_hurt(fx: Path,
@@ -108,7 +114,7 @@ def test_audits_refuse_what_they_cannot_run(fx: Path, capsys: pytest.CaptureFixt
     capsys.readouterr()
     assert main(["audit", "recall", str(fx / "store"), "--preset", "docs-before-fix",
                  "--scope", "a", "--scope", "b"]) == 2
-    assert "takes one --scope" in capsys.readouterr().err
+    assert "takes one scope" in capsys.readouterr().err  # the scope rule's own refusal
     assert main(["audit", "change", str(fx / "store"), "--preset", "memory-lancedb-pro"]) == 2
     assert "needs the change" in capsys.readouterr().err
 

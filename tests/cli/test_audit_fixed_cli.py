@@ -1,7 +1,8 @@
-"""`inspector audit` over the fixed presets, on the demo store and the store memory-lancedb-pro
-wrote: each audit finds what the store was built to hide (the near-duplicate saved twice, the
-small repos starved by a global cut and the pushdown or over-fetch that ends it, the scope
-crowded by the kafka rows of another agent), and every probe's verdict is what one
+"""`inspector audit` over the classic presets (pipelines of the classic stages), on the demo
+store and the store memory-lancedb-pro wrote: each audit finds what the store was built to
+hide (the near-duplicate saved twice, the small repos starved by a global cut and the pushdown
+or over-fetch that ends it, the scope crowded by the kafka rows of another agent), and every
+probe's verdict, and every fix it lists, is what one
 `inspector query --vector-of ID --text TEXT --scope S --expect ID` gives."""
 
 from __future__ import annotations
@@ -45,11 +46,22 @@ def single(store: Path, preset: str, rid: str, text: str | None, scope: Any, lim
     return cli(*argv)
 
 
+def crowd_of(out: dict[str, Any], rows: dict[str, dict[str, Any]], column: str
+             ) -> dict[str, int]:
+    """The rows the query's scope filter removed, counted by their own scope value."""
+    crowd: dict[str, int] = {}
+    for st in out["stages"]:
+        for d in st["dropped"]:
+            if d["code"] == "out_of_scope":
+                crowd[rows[d["id"]][column]] = crowd.get(rows[d["id"]][column], 0) + 1
+    return crowd
+
+
 @pytest.fixture(scope="module")
 def blend_audit(demo_path: Path) -> dict[str, Any]:
     before = snapshot(demo_path)
     res = cli("audit", "recall", str(demo_path), "--preset", "importance-blend", "--sample",
-              "300", "--seed", "0", "--json")
+              "300", "--seed", "0", "--fixes", "10", "--json")
     assert snapshot(demo_path) == before  # the audit writes nothing to the store
     return res
 
@@ -65,7 +77,8 @@ def test_the_copy_saved_twice_is_shadowed_by_its_twin(demo_path: Path) -> None:
     assert res["scan"]["batched"] and res["scan"]["per_query"] == 0
     out = single(demo_path, "memory-plugin", "agent-memory-timezone-2", None, "main", 1)
     assert [c["id"] for c in out["stages"][-1]["candidates"]] == ["agent-memory-timezone-1"]
-    assert out["expect"][0]["dropped_at"] == twin["stage"] == "raw"
+    assert out["expect"][0]["dropped_at"] == twin["stage"] == "fetch"
+    assert twin["code"] == out["expect"][0]["reason"] == "not_fetched"
 
 
 def test_each_fixed_probe_agrees_with_a_single_query(demo_path: Path,
@@ -82,45 +95,49 @@ def test_each_fixed_probe_agrees_with_a_single_query(demo_path: Path,
             assert ids.index(p["id"]) + 1 == p["rank"] and e["dropped_at"] is None
             continue
         assert p["id"] not in ids and e["dropped_at"] == p["stage"]
-        fix = p["detail"]["fix"]
-        assert (fix["reason"], fix["min_depth"], fix["min_overfetch"]) == (
-            e["reason"], e["min_depth"], e["min_overfetch"])
+        assert e["reason"] == p["code"]
+        fix = p["detail"]["fix"]  # the query's smallest change and alternatives, each run
+        assert (fix["fix"], fix["alternatives"]) == (e["fix"], e["alternatives"])
+        assert fix["fix"] is not None and p["id"] in single(
+            demo_path, "importance-blend", p["id"], row["text"], row["agentId"], 10,
+            *fix["fix"]["argv"])["stages"][-1]["candidates"][fix["fix"]["rank"] - 1]["id"]
         if p["class"] == "shadowed":
             assert p["detail"]["by"] in ids and p["detail"]["cosine"] > 0.85
-        blended = {c["id"]: c for c in out["stages"][2]["candidates"]}
-        assert blended[p["id"]]["rank"] == p["detail"]["blended_rank"]
+        stage = next(s for s in out["stages"] if s["name"] == p["stage"])
+        drop = next(d for d in stage["dropped"] if d["id"] == p["id"])
+        assert (drop["code"], drop["rank"]) == (p["code"], p["detail"]["rank"])
 
 
 def test_the_batched_scan_gives_what_per_probe_searches_give(demo_path: Path,
                                                              blend_audit: dict[str, Any]
                                                              ) -> None:
     slow = cli("audit", "recall", str(demo_path), "--preset", "importance-blend", "--sample",
-               "300", "--seed", "0", "--no-scan", "--json")
+               "300", "--seed", "0", "--fixes", "10", "--no-scan", "--json")
     assert blend_audit["scan"]["batched"] and blend_audit["scan"]["scanned"] == 300
     assert not slow["scan"]["batched"] and "turned off" in slow["method"]
-    for key in ("counts", "by_scope", "never_recallable", "found"):
+    assert blend_audit["fixes"] == 6  # every never-recalled memory's fix: from one deep scan
+    for key in ("counts", "by_scope", "never_recallable", "found"):  # and its own searches
         assert blend_audit[key] == slow[key], key
 
 
 def test_a_post_filter_starves_small_repos_and_pushdown_ends_it(demo_path: Path) -> None:
     res = cli("audit", "scopes", str(demo_path), "--preset", "docs-before-fix", "--per-scope",
-              "4", "--json")
+              "4", "--fixes", "16", "--json")  # one example of each of the 16 repos
     scopes = {s["scope"]: s for s in res["scopes"]}
     vault = scopes["vault-agent"]
     assert res["pushdown_available"] and res["leak_total"] == 0
     assert vault["probes"] == 4 and vault["short"] >= 3
     assert vault["ended_by_pushdown"] == vault["short"]
+    assert vault["examples"][0]["fixes"][0] == "scope_rule.pushdown false → true: returns " \
+        "10 of 10"  # the system's own flag first
     rows = texts(demo_path)
     for e in vault["examples"]:
         row = rows[e["id"]]
         out = single(demo_path, "docs-before-fix", e["id"], row["text"], "vault-agent", 10)
         assert out["counters"]["returned"] == e["returned"] < 10
-        raw = out["stages"][0]["candidates"]
-        crowd = {}
-        for c in raw:
-            if not c["in_scope"]:
-                crowd[c["columns"]["repo"]] = crowd.get(c["columns"]["repo"], 0) + 1
-        assert crowd == e["crowded_by"]
+        assert crowd_of(out, rows, "repo") == e["crowded_by"]
+        if e["fixes"] is not None:  # the first short example of each scope gets the fixes
+            assert [f["label"] for f in out["diagnosis"]["fixes"]] == e["fixes"]
         pushed = single(demo_path, "docs-before-fix", e["id"], row["text"], "vault-agent", 10,
                         "--filter", "pushdown")
         assert pushed["counters"]["returned"] == e["with_pushdown"] == 10
@@ -140,12 +157,16 @@ def test_the_kafka_crowd_starves_the_main_agent_under_a_global_cut(
     main_ = next(s for s in res["scopes"] if s["scope"] == "agent:main")
     assert main_["short"] > 0 and main_["ended_by_pushdown"] == main_["short"]
     rows = texts(fx)
+    assert main_["examples"][0]["fixes"] is not None  # the second most starved scope
     for e in main_["examples"]:
         assert max(e["crowded_by"], key=e["crowded_by"].get) == "agent:ops"
-        assert any(f.startswith("Apply over-fetch") for f in e["fixes"])
+        if e["fixes"] is None:  # past the first --fixes N examples, one a scope first
+            continue
+        assert any("fetch.overfetch" in f for f in e["fixes"])  # its own over-fetch
         out = single(fx, "other-plugin", e["id"], rows[e["id"]]["text"], "agent:main", 5)
         assert out["counters"]["returned"] == e["returned"]
-        assert out["counters"]["filteredByScope"] == sum(e["crowded_by"].values())
+        scope = next(s for s in out["stages"] if s["name"] == "scope")
+        assert scope["facts"]["filteredByScope"] == sum(e["crowded_by"].values())
         assert [f["label"] for f in out["diagnosis"]["fixes"]] == e["fixes"]
 
 
@@ -175,13 +196,10 @@ def test_the_small_repo_a_global_cut_crowds_out_on_the_docs_store_openclaw_mem_w
                         10, "--filter", "pushdown")
         assert pushed["counters"]["returned"] > short["returned"]
     for e in small["examples"]:
-        raw = single(fx, "docs-before-fix", e["id"], rows[e["id"]]["text"],
-                     "steamer-card-engine", 10)["stages"][0]["candidates"]
-        crowd: dict[str, int] = {}
-        for c in raw:
-            if not c["in_scope"]:
-                crowd[c["columns"]["repo"]] = crowd.get(c["columns"]["repo"], 0) + 1
-        assert crowd == e["crowded_by"]
+        out = single(fx, "docs-before-fix", e["id"], rows[e["id"]]["text"],
+                     "steamer-card-engine", 10)
+        assert crowd_of(out, rows, "repo") == e["crowded_by"]
+        assert [f["label"] for f in out["diagnosis"]["fixes"]] == e["fixes"]
 
 
 def test_the_readme_shows_what_the_audit_prints_on_the_demo_store(demo_path: Path) -> None:
@@ -225,12 +243,12 @@ def test_batched_and_per_probe_audits_agree_on_a_cosine_scope_column(
 def test_hybrid_probes_get_the_same_answer_from_the_scan(demo_path: Path) -> None:
     """docs-before-fix (hybrid, post-filtered): every probe's whole answer, the returned list
     included, is the same with its vector leg from the scan as from its own search."""
-    from inspector.core.analysis.audit import FixedProber
+    from inspector.core.analysis.audit import Prober
     from inspector.core.engine.flow.spec import load_shipped
     from inspector.core.stores.opening import open_store
 
     store = open_store(str(demo_path), "memories")
-    fast, slow = (FixedProber(store, load_shipped("docs-before-fix"), 10, scan=s)
+    fast, slow = (Prober(store, load_shipped("docs-before-fix"), 10, 0.0, scan=s)
                   for s in (True, False))
     mem = fast.read(40, 5)
     scopes = [(str(mem.scopes[i]),) for i in mem.picked]

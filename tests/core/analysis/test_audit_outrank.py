@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from inspector.core.analysis.audit import FixedProber, outrank, runs
+from inspector.core.analysis.audit import Prober, outrank, runs
 from inspector.core.engine.flow.spec import load_shipped
 from inspector.core.stores.opening import open_store
 from inspector.core.stores.vectorscan import kernels as LM
@@ -24,6 +24,7 @@ from tests.clikit import cli_json
 from tests.storekit import snapshot, vectors_column, write_fragments
 
 DIM = 24
+NOW = 1.79e12
 ORDER = np.random.default_rng(1).permutation(600)  # ids in another order than row ids
 
 
@@ -67,7 +68,7 @@ def store_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _audit(store: Any, sets: dict[str, Any], limit: int, scan: bool, own: bool
            ) -> dict[str, Any]:
-    prober = FixedProber(store, load_shipped("importance-blend"), limit, scan=scan)
+    prober = Prober(store, load_shipped("importance-blend"), limit, NOW, scan=scan)
     if sets:
         prober = prober.changed(sets)
     return runs.recall_audit(prober, own_scope=own)
@@ -82,7 +83,7 @@ def _same(a: Any, b: Any) -> bool:
 
 
 @pytest.mark.parametrize(("limit", "sets"), [(10, {}), (3, {}), (1, {}),
-                                             (10, {"cut.min_score": 0.8}),
+                                             (10, {"min_score.min": 0.8}),
                                              (10, {"blend.weight": 0.3})])
 def test_the_shortcut_gives_every_verdict_the_whole_pipeline_gives(
         store_path: Path, limit: int, sets: dict[str, Any]) -> None:
@@ -108,7 +109,7 @@ def test_each_shortcut_verdict_is_what_a_single_query_gives(
     """`inspector query --preset importance-blend --vector-of ID --expect ID` returns each
     memory the shortcut found at the rank it gave (every rank above 1, a sample of the rest)."""
     store = open_store(str(store_path), "memories")
-    prober = FixedProber(store, load_shipped("importance-blend"), 10)
+    prober = Prober(store, load_shipped("importance-blend"), 10, NOW)
     mem = prober.read(None, 0)
     prober.prepare(mem, mem.picked, [None] * len(mem.picked), own_only=True)
     ranks = {mem.ids[i]: r for i, r in prober._short.ranks.items()}
@@ -125,7 +126,7 @@ def test_each_shortcut_verdict_is_what_a_single_query_gives(
 
 def test_probes_the_shortcut_cannot_prove_run_their_pipeline(store_path: Path) -> None:
     store = open_store(str(store_path), "memories")
-    refused = _audit(store, {"cut.min_score": 0.8}, 10, True, own=False)["scan"][
+    refused = _audit(store, {"min_score.min": 0.8}, 10, True, own=False)["scan"][
         "shortcut_refused"]
     assert {"more rows within the outrank radius than the pool holds",
             "rows near it outrank it past the limit", "its own score is below the min score",
@@ -183,10 +184,10 @@ def test_the_check_agrees_with_lancedb_on_this_table(store_path: Path) -> None:
     """The check itself passes on a table whose kernels match LanceDB's (it is what lets the
     shortcut answer at all), and fails when a row near the probe is missing."""
     store = open_store(str(store_path), "memories")
-    prober = FixedProber(store, load_shipped("importance-blend"), 10)
+    prober = Prober(store, load_shipped("importance-blend"), 10, NOW)
     mem = prober.read(None, 0)
     i = mem.position[f"m{ORDER[0]:04d}"]  # three twins at distance 0
-    p = prober.params(None)
+    p = prober._request(mem, i, None).outrank
     near = NR.Rows(mem.vectors).within(np.array([i]), np.array([0.5]))[0]
     assert len(near[0]) == 3
     assert outrank._agrees(store, mem, i, p, near, 0.5)

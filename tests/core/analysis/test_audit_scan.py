@@ -12,12 +12,13 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from inspector.core.analysis.audit import FixedProber, runs
+from inspector.core.analysis.audit import Prober, runs
 from inspector.core.engine.flow.spec import load_shipped
 from inspector.core.stores.opening import open_store
 from inspector.core.stores.vectorscan import scan as S
 from tests.storekit import snapshot, vectors_column, write_fragments
 
+NOW = 1.79e12
 NAMES = np.random.default_rng(0).permutation(390)  # ids in another order than row ids
 
 
@@ -41,7 +42,7 @@ def store_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
                            "id IN ('m0003', 'm0100', 'm0161', 'm0300')")
 
 
-def _answers(prober: FixedProber, sample: int) -> tuple[list[Any], dict[str, Any]]:
+def _answers(prober: Prober, sample: int) -> tuple[list[Any], dict[str, Any]]:
     mem = prober.read(sample, 4)
     prober.prepare(mem, mem.picked, [None] * len(mem.picked))
     return [prober.ask(mem, i, None) for i in mem.picked], prober.method()
@@ -50,15 +51,15 @@ def _answers(prober: FixedProber, sample: int) -> tuple[list[Any], dict[str, Any
 @pytest.mark.parametrize("preset", ["importance-blend", "other-plugin"])  # l2, cosine
 def test_scanned_probes_equal_their_own_searches(store_path: Path, preset: str,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    from inspector.core.analysis.audit import fixed
+    from inspector.core.analysis.audit import probes
 
     store = open_store(str(store_path), "memories")
     spec = load_shipped(preset)
     monkeypatch.setattr(S, "QUERY_TILE", 7)  # many tiles of a block
-    monkeypatch.setattr(fixed, "PER_PASS", 100)  # and several passes
+    monkeypatch.setattr(probes, "PER_PASS", 100)  # and several passes
     before = snapshot(store_path)
-    fast, how = _answers(FixedProber(store, spec, 10), 250)
-    slow, per = _answers(FixedProber(store, spec, 10, scan=False), 250)
+    fast, how = _answers(Prober(store, spec, 10, NOW), 250)
+    slow, per = _answers(Prober(store, spec, 10, NOW, scan=False), 250)
     assert how["batched"] and how["scanned"] == 250 and not how["per_query"]
     assert per["per_query"] == 250
     assert fast == slow  # every probe: the returned list, the stage, the code and detail
@@ -82,12 +83,12 @@ def test_the_scan_takes_the_vectors_the_audit_read(store_path: Path,
 
     monkeypatch.setattr(S, "vector_ranges", counted)
     monkeypatch.setattr(S, "vector_batches", no_second_read)
-    prober = FixedProber(store, load_shipped("importance-blend"), 10)
+    prober = Prober(store, load_shipped("importance-blend"), 10, NOW)
     res = runs.recall_audit(prober, sample=120, seed=1)
     how = res["scan"]
     assert reads == [1] and how["batched"] and how["scanned"] > 0 and how["shortcut"] > 0
     assert how["scanned"] + how["shortcut"] == 120 and not how["per_query"]
-    slow = runs.recall_audit(FixedProber(store, load_shipped("importance-blend"), 10,
+    slow = runs.recall_audit(Prober(store, load_shipped("importance-blend"), 10, NOW,
                                          scan=False), sample=120, seed=1)
     for key in ("counts", "never_recallable", "found"):
         assert res[key] == slow[key], key
@@ -103,7 +104,7 @@ def test_vectors_not_stored_as_float32_are_read_by_the_scan_itself(tmp_path: Pat
     write_table(tmp_path / "db", {"id": [f"h{i}" for i in range(40)],
                                   "vector": vectors_column(vecs, pa.float16())})
     store = open_store(str(tmp_path / "db"), "memories")
-    mem = FixedProber(store, load_shipped("importance-blend"), 5).read(None, 0)
+    mem = Prober(store, load_shipped("importance-blend"), 5, NOW).read(None, 0)
     assert mem.rowids is None
 
 

@@ -1,13 +1,14 @@
-"""The recall audit's shortcut for the fixed pipeline: a probe found among the rows near it.
+"""The recall audit's shortcut: a probe found among the rows near it, for any pipeline whose
+stages the proof covers (`plan`: one vector leg, an importance blend, a min score, the limit).
 
 A probe is a stored row's own vector, so under a pipeline whose score is each row's own and at
 most 1 (`engine.blend.own_rank`) only the rows within its outrank radius can be ranked before it.
 One bounded pass (`vectorscan.near`) finds those rows for every probe with LanceDB's exact
 distances; the engine ranks the probe among them. A probe the shortcut cannot prove found
-(a refused preset or scope, a NaN score, below the min score, past the limit, more rows near
-it than the pool holds) runs its whole pipeline, and `Shortcut.refused` says why. One
-LanceDB search checks the pass (rows near the first probe, and their distances) before any
-verdict is trusted.
+(stages or a scope the proof does not cover, a NaN score, below the min score, past the
+limit, more rows near it than the pool holds) runs its whole pipeline, and
+`Shortcut.refused` says why. One LanceDB search checks the pass (rows near the first probe,
+and their distances) before any verdict is trusted.
 """
 
 from __future__ import annotations
@@ -56,8 +57,10 @@ def _whole(mem: Memories) -> str | None:
 
 
 def shortcut(store: Any, mem: Memories, positions: Sequence[int],
-             params_of: Callable[[int], Params], jit: bool = True) -> Shortcut:
-    """The probes at `positions` the shortcut proves found; `params_of(i)` is probe i's."""
+             params_of: Callable[[int], Params | str], jit: bool = True) -> Shortcut:
+    """The probes at `positions` the shortcut proves found; `params_of(i)` is probe i's
+    parameters as the proof reads them (`plan.Request.outrank`), or why its stages are not
+    the ones the proof covers."""
     out = Shortcut()
     why = _whole(mem)
     table = NR.Rows(mem.vectors) if why is None else None
@@ -69,8 +72,8 @@ def shortcut(store: Any, mem: Memories, positions: Sequence[int],
     todo, ps = [], []
     for i in positions:
         p = params_of(i)
-        why = blend.outrank_refusal(p)
-        if why is None:
+        why = p if isinstance(p, str) else blend.outrank_refusal(p)
+        if why is None and not isinstance(p, str):
             todo.append(i)
             ps.append(p)
         else:

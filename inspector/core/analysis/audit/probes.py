@@ -1,16 +1,34 @@
-"""One probe, whatever the engine: the memory's own vector (and text) asked under the
-pipeline, answered in the audit's vocabulary. `FlowProber` runs a pipeline of stages
-(`engine.flow`), `fixed.FixedProber` the fixed pipeline (`engine.pipeline`); the audits
-(`runs`) see only `Answer`s, so both engines share one audit.
+"""One prober for every pipeline: each probe is one ordinary run of the pipeline (`flow.runs.
+Runs`, what `inspector query --vector-of ID --text TEXT` runs), its memory's fate read off the
+trace (`flow.expect.where_dropped`) in the audit's vocabulary.
+
+Where it was earned the speed is kept, without changing a run: on a flat table the pool
+source's fetch stage (`lancedb_pool`) takes its vector leg from one batched scan (the pool
+source's cache is warmed with the pool the stage would fetch, `plan.Planner`), and a recall
+audit's probes the outrank proof covers (`plan`, `outrank`) are found without a run. The
+fixes of the probes that get them (`fix`, `diagnosis`) are the engine's expected-row search
+and diagnosis, each run, over one deep pool per probe from one more scan instead of a deep
+search each. On an indexed table a probe whose memory the exact run beside returns is
+`lost_to_index` (`flow.facet`). `method()` says what served each probe, and why not more.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
+
+import numpy as np
 
 from inspector.core.analysis.audit.memories import Memories, read_memories
+from inspector.core.analysis.audit.outrank import Shortcut, shortcut
+from inspector.core.analysis.audit.plan import Planner, Request
+
+PER_PASS = 1024  # probes a scan pass: the bench's 1,000 in one pass, one self-check
+# the codes of a memory cut by other rows (past a limit or window, or never fetched): where a
+# returned near-duplicate may explain it, and where the rows a scope filter removed crowded it
+CUT_CODES = ("past_limit", "outside_window", "not_fetched")
 
 
 @dataclass(frozen=True)
@@ -20,103 +38,309 @@ class Answer:
     ids: tuple[str, ...]  # returned, in the system's order
     limit: int
     stage: str | None
-    code: str  # returned, or the engine's drop code
+    code: str  # returned, lost_to_index, or the engine's drop code
     detail: dict[str, Any]
-    fixes: tuple[str, ...] = field(default=())  # what the engine's diagnosis offers
-    crowded: dict[str, int] = field(default_factory=dict)  # rows the scope filter removed,
-    # by their scope (fixed pipeline: the raw pool's out-of-scope rows)
+    crowded: dict[str, int] = field(default_factory=dict)  # rows a scope filter removed,
+    # by their own scope
     own_only: bool = False  # only the memory's own fate is known (the outrank shortcut of a
     # recall audit): `ids` is empty
+    runs: Any = field(default=None, compare=False, repr=False)  # the probe's Runs (fixes)
+    facet: Any = field(default=None, compare=False, repr=False)  # the index facet, if run
 
 
-class Prober(Protocol):
-    """Runs probes for one pipeline on one store (`prepare` first, then `ask` per memory).
-    `prepare(..., own_only=True)`: the audit reads only each memory's own fate (a recall
-    audit), so a prober may answer a found memory without the rest of its list."""
+@dataclass(frozen=True)
+class _Case:
+    """A probe as `pools.vector_legs` takes a query."""
 
-    name: str
-    engine: str
+    query: Any
+    p: Any
 
-    def read(self, sample: int | None, seed: int) -> Memories: ...
-
-    def prepare(self, mem: Memories, positions: Sequence[int],
-                scopes: Sequence[tuple[str, ...] | None], own_only: bool = False) -> None: ...
-
-    def ask(self, mem: Memories, i: int, scopes: tuple[str, ...] | None) -> Answer: ...
-
-    def pushed(self) -> Prober | None: ...
-
-    def changed(self, sets: dict[str, Any]) -> Prober: ...
-
-    def method(self) -> dict[str, Any]: ...
+    def params(self, base: Any) -> Any:
+        return self.p
 
 
-def _read_from(spec: Any) -> dict[str, str]:
-    """Where a pipeline of stages reads each memory's id, text, vector and scope: the columns
-    (or a struct field, or a JSON-text key) its LanceDB fetch stage is told; by name otherwise."""
+@dataclass(frozen=True)
+class _Columns:
+    """Where a pipeline reads each memory's id, text, vector and own scope (`by_path`: the
+    first segment of a path), and what else the shortcut reads (`keep`)."""
+
+    id: str | None
+    text: str | None
+    vector: str | None
+    scope: str | None
+    by_path: bool = False
+    keep: tuple[str, ...] = ()
+
+
+def _columns(spec: Any, store: Any) -> _Columns:
+    """The store's roles and the scope rule's column for the pool source's stages; the columns
+    a LanceDB fetch stage is told; by name otherwise."""
+    from inspector.core.engine import scope as scopes
     from inspector.core.engine.flow.registry import kind_of
 
+    roles = store.roles
     for route in spec.routes:
         for st in route.stages:
+            p = kind_of(st.kind).resolve(st.params, st.name)
+            if st.kind == "scope_rule":
+                if p["strategy"] == "none":
+                    col = None
+                elif p["strategy"] in scopes.COLUMN_STRATEGIES:
+                    col = p["column"] or roles.scope or roles.agent
+                else:  # a repo rule: the repo, else the path's first segment
+                    col = roles.repo or roles.path
+                return _Columns(roles.id, roles.text, roles.vector, col,
+                                col is not None and col == roles.path and col != roles.repo,
+                                (roles.importance,) if roles.importance else ())
             if st.kind == "lancedb_vector_where":
-                p = kind_of(st.kind).resolve(st.params, st.name)
-                return {"id": p["id_column"], "text": p["text_column"],
-                        "vector": p["vector_column"], "scope": p["scope_path"] or "scope"}
-    return {"id": "id", "text": "text", "vector": "vector", "scope": "scope"}
+                return _Columns(p["id_column"], p["text_column"], p["vector_column"],
+                                p["scope_path"] or "scope")
+    return _Columns("id", "text", "vector", "scope")
 
 
-class FlowProber:
-    """A pipeline of stages, one ordinary run per probe (`engine.flow.runner.run`)."""
+class Prober:
+    """Probes of one pipeline on one store (`prepare` first, then `ask` per memory); `scan`
+    False runs every probe on its own searches (no batched scan, no shortcut); `facet_mode`
+    as `inspector query --index-facet` (auto: tables up to 20,000 rows)."""
 
-    engine = "flow"
-
-    def __init__(self, store: Any, spec: Any, limit: int | None, now_ms: float) -> None:
+    def __init__(self, store: Any, spec: Any, limit: int | None, now_ms: float,
+                 scan: bool = True, facet_mode: str = "auto") -> None:
         self.store, self.spec, self.limit, self.now_ms = store, spec, limit, now_ms
+        self.scan, self.facet_mode = scan, facet_mode
         self.name = spec.name
-        self.runs = 0
+        self.scanned = self.searched = self.shortcut = self.runs = 0
+        self.unfaceted = 0  # probes on an indexed table not compared with an exact run
+        self._why: str | None = "not prepared"
+        self._short = Shortcut()
+        self._legs: Any = None
+        self._asked: dict[int, Request] = {}
+        self._slot: dict[int, int] = {}
+        self._deep: dict[int, tuple[Request, Any]] = {}
+        self._planner = Planner(store, spec, limit, now_ms)
 
+    # -- the memories ---------------------------------------------------------------------
     def read(self, sample: int | None, seed: int) -> Memories:
-        c = _read_from(self.spec)
-        return read_memories(self.store, c["id"], c["text"], c["vector"],
-                             lambda r: r.get(c["scope"]), (c["scope"],), sample, seed)
+        c = _columns(self.spec, self.store)
+
+        def own(row: dict[str, Any]) -> Any:
+            v = row.get(c.scope) if c.scope else None
+            if v is None:
+                return None
+            return str(v).strip("/").split("/")[0] if c.by_path else v
+
+        return read_memories(self.store, c.id, c.text, c.vector, own,
+                             (c.scope,) if c.scope else (), sample, seed, keep=c.keep)
+
+    # -- one probe ---------------------------------------------------------------------------
+    def _runs(self, mem: Memories, i: int, scopes: tuple[str, ...] | None) -> Any:
+        from inspector.core.engine.flow.runs import Runs
+
+        vec = mem.vector(i)
+        return Runs(self.store, self.spec, mem.texts[i],
+                    None if vec is None else vec.astype(np.float64), scopes, self.limit,
+                    self.now_ms, f"example:{mem.ids[i]}")
+
+    def _request(self, mem: Memories, i: int, scopes: tuple[str, ...] | None
+                 ) -> Request | str:
+        vec = mem.vector(i)
+        return self._planner.request(text=mem.texts[i], vector=None if vec is None else
+                                     vec.astype(np.float64), scopes=scopes,
+                                     source=f"example:{mem.ids[i]}")
+
+    def _scan(self, mem: Memories, reqs: dict[int, Request], deep: bool) -> Any:
+        """Every request's vector leg from batched scans over the table (the audit's vectors
+        when read as stored): at the depth the fetch stage asks, or (`deep`) the analysis
+        depth the fixes search to."""
+        from inspector.core.engine import pools
+        from inspector.core.engine.pools.batched import Source
+
+        purpose = "exhaustive" if deep else "params"
+        cases = [_Case(r.query, r.params) for r in reqs.values()]
+        source = None if mem.rowids is None else Source(mem.vectors, mem.rowids)
+        return pools.vector_legs(self.store, cases, cases[0].p,
+                                 lambda c: pools.depth_for(purpose, self.store, c.p)[0],
+                                 source=source, per_pass=PER_PASS)
+
+    def _refusal(self) -> str | None:
+        """Why no probe can take a scanned leg (None: the table allows it)."""
+        from inspector.core.engine.pools.batched import scannable
+
+        return "the batched scan was turned off" if not self.scan else scannable(self.store)
 
     def prepare(self, mem: Memories, positions: Sequence[int],
                 scopes: Sequence[tuple[str, ...] | None], own_only: bool = False) -> None:
-        return None
+        """Where the table allows it: with `own_only` (a recall audit reads only each memory's
+        own fate), the outrank shortcut for the probes it proves found, then one batched scan
+        for the other probes' vector legs."""
+        self._legs, self._slot, self._asked, self._short = None, {}, {}, Shortcut()
+        self._why = self._refusal()
+        if self._why is not None:
+            return
+        asked = {i: self._request(mem, i, s) for i, s in zip(positions, scopes, strict=True)}
+        reqs = {i: r for i, r in asked.items() if isinstance(r, Request)}
+        if not reqs:
+            self._why = next((r for r in asked.values() if isinstance(r, str)), "no probe")
+            return
+        if all(r.params.mode == "fts" for r in reqs.values()):
+            self._why = "a full-text pipeline has no vector leg"
+            return
+        if own_only:
+            self._short = shortcut(self.store, mem, list(reqs),
+                                   lambda i: reqs[i].outrank)
+            reqs = {i: r for i, r in reqs.items() if i not in self._short.ranks}
+            if not reqs:
+                return
+        self._asked = reqs
+        self._legs = self._scan(mem, reqs, deep=False)
+        self._slot = {i: n for n, i in enumerate(reqs)}
+        if not len(self._legs):
+            self._why = "the scan could not reproduce LanceDB's search on this table"
+
+    def _warm(self, req: Request, leg: Any, purpose: str) -> None:
+        """The pool source holds the pool the fetch stage asks for, its vector leg scanned."""
+        from inspector.core.engine import pools
+
+        pools.fetch(self.store, req.query, req.params,
+                    *pools.depth_for(purpose, self.store, req.params), vec_leg=leg)
 
     def ask(self, mem: Memories, i: int, scopes: tuple[str, ...] | None) -> Answer:
         from inspector.core.engine.flow.expect import where_dropped
-        from inspector.core.engine.flow.runner import run
+        from inspector.core.engine.flow.runner import clamp_limit
 
         rid = mem.ids[i]
-        vec = mem.vector(i)
-        t = run(self.store, self.spec, text=mem.texts[i], vector=None if vec is None else
-                vec.astype("float64"), scopes=scopes, limit=self.limit, now_ms=self.now_ms,
-                query_source=f"example:{rid}")
+        if i in self._short.ranks:
+            self.shortcut += 1
+            return Answer((), clamp_limit(self.spec, self.limit), None, "returned",
+                          {"rank": self._short.ranks.pop(i)}, own_only=True)
+        req, slot = self._asked.pop(i, None), self._slot.pop(i, None)
+        leg = self._legs.pop(slot) if self._legs is not None and slot is not None else None
+        if req is not None and leg is not None:
+            self._warm(req, leg, "params")
+        elif req is not None and self._why is None:
+            self._why = "the scan's self-check against LanceDB failed for a pass"
+        self.scanned += leg is not None
+        self.searched += leg is None
+        runs = self._runs(mem, i, scopes)
+        trace = runs.run()
         self.runs += 1
-        fall = where_dropped(t, rid)
-        return Answer(tuple(t.final.ids), t.limit, fall.stage, fall.code, dict(fall.detail))
+        ids = tuple(trace.final.ids)
+        crowded = _crowded(trace, mem)
+        fall = where_dropped(trace, rid)
+        if fall.code == "returned":
+            return Answer(ids, trace.limit, None, "returned", dict(fall.detail), crowded,
+                          runs=runs)
+        stage, code, detail = fall.stage, fall.code, dict(fall.detail)
+        if code == "not_fetched" and stage is not None:  # what the fetch did, not the why
+            st = trace.stage(stage)
+            detail = {"fetched": len(st.rows), **{k: st.facts[k] for k in ("depth",)
+                                                   if k in st.facts}}
+        fc = self._facet(trace, runs)
+        lost = [x.stage for x in fc.legs if rid in x.lost] if fc is not None else []
+        if fc is not None and rid in fc.lost_final:
+            stage, code = (lost or [fall.stage])[0], "lost_to_index"  # the leg, or the
+            # stage that dropped the row the index scored approximately
+            detail = {"index": fc.index_type, "legs": lost, "dropped_at": fall.stage,
+                      "reason": fall.code}
+        elif crowded and code in CUT_CODES:
+            detail["crowded_by"] = crowded
+        return Answer(ids, trace.limit, stage, code, detail, crowded, runs=runs, facet=fc)
 
-    def pushed(self) -> FlowProber | None:
-        """Every fetch stage that can take the scope as a prefilter doing so (None when
-        every one already does, or none can)."""
+    def _facet(self, trace: Any, runs: Any, count: bool = True) -> Any:
+        """The index facet of a probe's run (None: no leg searched an index, or not
+        compared: `facet_mode`, counted in `method` when `count`)."""
+        from inspector.core.engine.flow.facet import facet, indexed_legs, wanted
+
+        index = getattr(self.store, "vector_index", None)
+        if not indexed_legs(trace, index):
+            return None
+        if not wanted(self.store.rows, self.facet_mode):
+            self.unfaceted += count
+            return None
+        return facet(trace, runs, index)
+
+    # -- the fixes of the probes that get them ----------------------------------------------
+    def deepen(self, mem: Memories, items: Sequence[tuple[int, tuple[str, ...] | None]]
+               ) -> None:
+        """One batched scan at the analysis depth (10,000 rows or the table) for the probes
+        that get fixes: their fix searches then read one pool each, not a deep search each."""
+        self._deep = {}
+        if self._refusal() is not None or not items:
+            return
+        reqs = {i: r for i, s in items if isinstance(r := self._request(mem, i, s), Request)
+                and r.params.mode != "fts"}
+        if not reqs:
+            return
+        legs = self._scan(mem, reqs, deep=True)
+        self._deep = {i: (r, legs.pop(n)) for n, (i, r) in enumerate(reqs.items())}
+
+    def _deep_pool(self, i: int | None) -> None:
+        got = self._deep.pop(i, None) if i is not None else None
+        if got is not None and got[1] is not None:
+            self._warm(got[0], got[1], "exhaustive")
+
+    def fix(self, a: Answer, rid: str, i: int | None = None) -> dict[str, Any]:
+        """The smallest change that returns the probe's memory, and the alternatives, each
+        run (`inspector query --expect ID`'s `fix`, `alternatives`, `tried`, `no_fix`)."""
+        from inspector.core.engine.flow.expect import explain
+
+        self._deep_pool(i)
+        e = explain(a.runs.run(), rid, a.runs)
+        return {k: e[k] for k in ("fix", "alternatives", "tried", "no_fix") if k in e}
+
+    def diagnosis(self, mem: Memories, i: int, scopes: tuple[str, ...] | None) -> list[str]:
+        """What the engine's diagnosis of the probe's run offers (each fix run), as
+        `inspector query`'s `diagnosis.fixes` labels: the probe run again (its pool the deep
+        one), so an audit holds no run of a probe it has answered."""
+        from inspector.core.engine.flow.diagnosis import diagnose
+
+        self._deep_pool(i)
+        runs = self._runs(mem, i, scopes)
+        trace = runs.run()
+        fc = self._facet(trace, runs, count=False)
+        d = diagnose(trace, runs, index_lost=fc is not None and bool(fc.lost_final))
+        return [f.label for f in d.fixes]
+
+    # -- other probers ------------------------------------------------------------------------
+    def pushed(self) -> Prober | None:
+        """The same pipeline with every prefilter flag of its query and fetch stages on (the
+        scope pushed into the search); None when every one already is, or it has none."""
         from inspector.core.engine.flow.registry import kind_of
 
         sets = {}
         for route in self.spec.routes:
             for st in route.stages:
                 kind = kind_of(st.kind)
-                if kind.role == "fetch" and "prefilter" in kind.by_name \
-                        and not kind.resolve(st.params, st.name)["prefilter"]:
-                    sets[f"{st.name}.prefilter"] = True
+                p = kind.resolve(st.params, st.name)
+                if kind.role in ("query", "fetch"):
+                    sets.update({f"{st.name}.{d.name}": True for d in kind.params
+                                 if d.effect == "prefilter" and d.type == "bool"
+                                 and not p[d.name]})
         return self.changed(sets) if sets else None
 
-    def changed(self, sets: dict[str, Any]) -> FlowProber:
+    def changed(self, sets: dict[str, Any]) -> Prober:
         from inspector.core.engine.flow.spec import apply_set
 
-        return FlowProber(self.store, apply_set(self.spec, sets), self.limit, self.now_ms)
+        return Prober(self.store, apply_set(self.spec, sets), self.limit, self.now_ms,
+                      self.scan, self.facet_mode)
 
     def method(self) -> dict[str, Any]:
-        return {"engine": "flow", "batched": False, "pipeline_runs": self.runs,
-                "why": "a pipeline of stages runs each probe through its own stages "
-                       "(one LanceDB search per leg and probe)"}
+        batched = self._why is None and self.scanned + self.shortcut > 0
+        why = self._why or "some passes fell back to per-query search"
+        if batched and not self.searched:
+            why = ("the outrank shortcut found some probes, one pass over the vectors gave "
+                   "the others their vector legs" if self.shortcut else
+                   "one pass over the vectors answered every probe's vector leg")
+        return {"batched": batched, "scanned": self.scanned, "per_query": self.searched,
+                "shortcut": self.shortcut, "pipeline_runs": self.runs,
+                "shortcut_refused": dict(self._short.refused.most_common()),
+                "shortcut_checked": self._short.checked, "index_unchecked": self.unfaceted,
+                "why": why}
+
+
+def _crowded(trace: Any, mem: Memories) -> dict[str, int]:
+    """The rows a scope filter removed (drop code out_of_scope, any stage), by their own
+    scope."""
+    pos = mem.position
+    by = Counter(str(mem.scopes[pos[d.id]]) if d.id in pos else "?"
+                 for st in trace.stages for d in st.dropped if d.code == "out_of_scope")
+    return dict(by.most_common())

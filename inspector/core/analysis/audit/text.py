@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from inspector.core.analysis.audit.runs import starved_first
+
 
 def _value(v: Any) -> str:
     if isinstance(v, float):
@@ -11,6 +13,17 @@ def _value(v: Any) -> str:
     if isinstance(v, dict):
         return "{" + ", ".join(f"{k}: {_value(x)}" for k, x in v.items()) + "}"
     return str(v)
+
+
+def _fix_line(fix: dict[str, Any]) -> str:
+    """The smallest change that returns a memory (`--expect ID`'s search), or why none does."""
+    best = fix.get("fix")
+    if best is None:
+        return f"no fix: {fix.get('no_fix', 'none found')}"
+    what = "what-if" if best["kind"] == "what_if" else "own parameter"
+    more = len(fix.get("alternatives") or [])
+    return (f"fix ({what}): {' '.join(best['argv'])} returns it at rank {best['rank']}"
+            + (f" ({more} other change{'s' if more != 1 else ''} too: --json)" if more else ""))
 
 
 def format_recall(res: dict[str, Any], rows: int = 20) -> str:
@@ -27,10 +40,7 @@ def format_recall(res: dict[str, Any], rows: int = 20) -> str:
                          + (f": {d}" if d else ""))
             fix = r["detail"].get("fix")
             if fix:
-                lines.append("      " + (f"smallest depth that returns it: {fix['min_depth']}"
-                                          f" (over-fetch {fix['min_overfetch']:g})"
-                                          if fix.get("min_depth") else
-                                          f"no depth returns it: {fix['reason']}"))
+                lines.append("      " + _fix_line(fix))
         if len(never) > rows:
             lines.append(f"  … {len(never) - rows} more (--json lists every one)")
     lines.append(f"method: {res['method']}")
@@ -44,9 +54,7 @@ def format_scopes(res: dict[str, Any]) -> str:
         leaks = ", ".join(f"{k}: {v}" for k, v in s["leaked_in"].items()) or "none"
         lines.append(f"  {s['scope']:<28} {s['memories']:>8} {s['probes']:>6} {s['short']:>6} "
                      f"{s['ended_by_pushdown']:>6}  {leaks}")
-    worst = sorted(res["scopes"], key=lambda s: (-s["short"] / max(1, s["probes"]),
-                                                 s["memories"], s["scope"]))
-    starved = [(s["scope"], e) for s in worst for e in s["examples"]]
+    starved = [(s["scope"], e) for s in starved_first(res["scopes"]) for e in s["examples"]]
     if starved:
         lines.append("\nshort of the limit (the most starved scopes first):")
         for scope, e in starved[:10]:

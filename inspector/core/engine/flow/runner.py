@@ -123,13 +123,13 @@ def _key(ctx: Context, st_name: str, kind: str, params: dict[str, Any]) -> Any:
             ctx.widen.get(st_name, 0))
 
 
-def run(store: Any, spec: PipelineSpec, *, text: str | None, vector: np.ndarray | None,
-        scopes: tuple[str, ...] | None, limit: int | None, now_ms: float,
-        query_source: str = "text", cache: PoolCache | None = None,
-        vector_error: str | None = None, exact: bool = False,
-        widen: dict[str, int] | None = None, live: bool = False) -> FlowTrace:
-    """Every stage of the route the system would take for this query; `exact` and `widen`
-    are what-ifs (the index bypassed; stages kept at least so many rows)."""
+def context(store: Any, spec: PipelineSpec, *, text: str | None, vector: np.ndarray | None,
+            scopes: tuple[str, ...] | None, limit: int | None, now_ms: float,
+            query_source: str = "text", vector_error: str | None = None, exact: bool = False,
+            widen: dict[str, int] | None = None, live: bool = False) -> Context:
+    """What a run of this query starts from (the limit clamped as the system clamps it): the
+    one place a run's context is made, so what a stage will ask can be read before the run
+    (an audit's batched scan)."""
     n = clamp_limit(spec, limit)
     settings = dict(spec.settings)
     settings["_tags"] = tuple(tag_tokens(text, settings.get("tag_prefixes", ())))
@@ -142,6 +142,20 @@ def run(store: Any, spec: PipelineSpec, *, text: str | None, vector: np.ndarray 
     if limit is not None and n != limit:
         ctx.warnings.append(f"limit {limit} clamped to {n}, as the system clamps it "
                             f"({spec.limit.min}..{spec.limit.max})")
+    return ctx
+
+
+def run(store: Any, spec: PipelineSpec, *, text: str | None, vector: np.ndarray | None,
+        scopes: tuple[str, ...] | None, limit: int | None, now_ms: float,
+        query_source: str = "text", cache: PoolCache | None = None,
+        vector_error: str | None = None, exact: bool = False,
+        widen: dict[str, int] | None = None, live: bool = False) -> FlowTrace:
+    """Every stage of the route the system would take for this query; `exact` and `widen`
+    are what-ifs (the index bypassed; stages kept at least so many rows)."""
+    ctx = context(store, spec, text=text, vector=vector, scopes=scopes, limit=limit,
+                  now_ms=now_ms, query_source=query_source, vector_error=vector_error,
+                  exact=exact, widen=widen, live=live)
+    n = ctx.limit
     route = choose_route(spec, ctx)
     current: list[Scored] = []
     runs: list[StageRun] = []
