@@ -297,6 +297,8 @@ def lancedb_pool(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome
     """LanceDB's legs fused into the pool the rest of the pipeline sees: the first
     ceil(limit * F) rows (capped); vector 1 / (1 + d), full-text s / (1 + s), hybrid RRF."""
     q = fetch_params(ctx, p)
+    if ctx.vector is None and q.mode != "fts" and ctx.settings.get("_vector_error"):
+        raise InspectorError(ctx.settings["_vector_error"])  # why no vector (an embedder)
     pool = pool_for(ctx, q)
     raw, base, fused, vr, fr = raw_order(pool, q)
     d = depths(q)
