@@ -137,11 +137,16 @@ def fetch_params(ctx: Context, p: dict[str, Any]) -> Params:
     scoped = bool(ctx.request.get("scoped"))
     over = evaluate_depth(p["scoped_overfetch"], ctx.limit) \
         if scoped and p["scoped_overfetch"] else p["overfetch"]
-    if not math.isfinite(over) or over < 1:
+    if not math.isfinite(over) or over <= 0:
         raise InspectorError(f"fetch.scoped_overfetch gives an over-fetch of {over:g}; it "
-                             f"must be at least 1.")
+                             f"must be a positive number.")
+    cap = p["cap"]
+    if over < 1:  # a pool smaller than the limit (the docs engine's min(50, ...) at limit 60):
+        # that pool as the cap, the legs widened to it as an over-fetch widens them
+        depth = pool_depth(ctx.limit, over, 0)
+        cap, over = (min(cap, depth) if cap else depth), math.nextafter(1.0, 2.0)
     q = Params(mode=p["mode"], distance=p["distance"], limit=ctx.limit, overfetch=over,
-               cap=p["cap"], fts_k=p["fts_k"], vec_k=p["vec_k"], rrf_k=p["rrf_k"],
+               cap=cap, fts_k=p["fts_k"], vec_k=p["vec_k"], rrf_k=p["rrf_k"],
                scope=spec.scope, scope_strategy=spec.strategy, scope_map=spec.scope_map,
                scope_column=spec.column,
                filter="pushdown" if ctx.request.get("pushdown") else "post",
