@@ -352,8 +352,8 @@ def scope_filter(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome
     """Keep the rows the scope rule matches (post-filter: lower-cased repo and path, exact
     columns); counters as the docs engine reports them."""
     spec = ctx.request.get("scope_spec") or scopes.ScopeSpec()
-    cols = {c for s in rows for c in s.row.columns} if rows else set()
-    values = {c: [s.row.columns.get(c) for s in rows] for c in cols}
+    cols = scopes.scope_columns(ctx.store.roles, spec) if spec.active and rows else []
+    values = {c: [s.row.columns.get(c) for s in rows] for c in cols}  # what the rule reads
     ok, why, had = scopes.evaluate(spec, ctx.store.roles, values, len(rows))
     keep: list[Scored] = []
     dropped: list[Drop] = []
