@@ -169,7 +169,7 @@ def sweep_case(store: Any, case: Case, axes: Sequence[Axis], k: int | None = Non
     runs.live = True  # a live fetch serves every live parameter's value at once
     also = companions(runs.spec, list(axes))
     truth_of: dict[Any, list[str] | None] = {}
-    skip = _depth_keys(runs, axes)
+    skip = _depth_keys(runs, axes) | set(also)  # a depth's companions: depths too
     asked = {a.key: a.current for a in axes}
 
     def truth(sets: dict[str, Any]) -> list[str] | None:

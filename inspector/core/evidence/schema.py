@@ -194,4 +194,4 @@ def receipt_schema() -> dict[str, Any]:
     out["properties"]["after"] = {"anyOf": [{"$ref": "#/$defs/Answer"}, {"type": "null"}],
                                   "default": None}
     return {"$schema": "https://json-schema.org/draft/2020-12/schema",
-            "title": "inspector receipt", **out}
+            **out, "title": "inspector receipt"}
