@@ -223,9 +223,9 @@ def schema_pipeline() -> str:
 
 
 def schema_receipt() -> str:
-    from inspector.core.evidence.schema import bundle_schema
+    from inspector.core.evidence.schema import receipt_schema
 
-    return _schema_block(bundle_schema())
+    return _schema_block(receipt_schema())
 
 
 def schema_answer() -> str:

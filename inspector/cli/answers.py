@@ -1,4 +1,4 @@
-"""`inspector query` (both engines) with `--export DIR`, and `inspector run-trec`: a query
+"""`inspector query` (any pipeline) with `--export DIR`, and `inspector run-trec`: a query
 set's final lists as a TREC run. Each answer is the object `inspector query --json` prints;
 core.evidence.exports turns it into files, written only where the user asked."""
 
@@ -11,13 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from inspector.cli import flow as cli_flow
-from inspector.cli.options import (
-    add_query_options,
-    fixed_question,
-    open_from_args,
-)
+from inspector.cli.options import add_query_options, open_from_args
 from inspector.core.errors import InspectorError
-from inspector.core.jsonio import dumps
 
 
 def add_export_options(ap: argparse.ArgumentParser) -> None:
@@ -42,34 +37,6 @@ def add_parsers(sub: Any) -> None:
                         "by score (trec_eval) keep the system's order")
     r.add_argument("--qrels", metavar="FILE", help="also write the set's judgments as qrels")
     r.add_argument("--force", action="store_true", help="replace files that exist")
-
-
-def run_query(a: argparse.Namespace, store: Any = None) -> tuple[Any, Any]:
-    """The fixed pipeline: the question the arguments ask, then (the store opened unless
-    given) its trace, run with the question's parameters, expected ids analysed."""
-    from inspector.core.engine.ann import facet as index_facet
-    from inspector.core.engine.expect import analyse, attach
-    from inspector.core.engine.inputs import question_params, question_query
-    from inspector.core.engine.pipeline import run
-
-    q = fixed_question(a)
-    params = question_params(q)
-    store = open_from_args(a) if store is None else store
-    query = question_query(store, q, params.mode)
-    trace = index_facet.attach(store, query,
-                               run(store, query, params, probe=getattr(a, "scope_probe", "auto")),
-                               getattr(a, "index_facet", "off"))
-    if q.expect:
-        trace = attach(trace, analyse(store, query, trace, q.expect))
-    return q, trace
-
-
-def fixed_json(q: Any, trace: Any) -> dict[str, Any]:
-    """What `inspector query --json` prints for the fixed pipeline: the trace's JSON (schema
-    1) and the question it answers, as a pipeline of stages' answer carries it."""
-    out = json.loads(dumps(trace.to_json()))
-    out["question"] = q.model_dump(mode="json", by_alias=True)
-    return out
 
 
 def answer(a: argparse.Namespace, store: Any = None) -> dict[str, Any]:

@@ -1,21 +1,24 @@
-"""The one place command-line arguments become engine objects: the question (the question
-model), parameters and open options. Every command (and the window's launch and `shot`) goes
-through these."""
+"""The one place command-line arguments become engine objects: the query options every
+command shares, the question model they ask (`question_from_args`: every command, and the
+window's launch and `shot`), and how the store is opened."""
 
 from __future__ import annotations
 
 import argparse
+import json
 from typing import Any
 
-from inspector.core.engine.flow.shipped import accepted_names, shipped_names
-from inspector.core.engine.params import DISTANCES, FILTERS, MODES, TIE_RULES, Params
-from inspector.core.engine.presets import PRESETS, former_note
+from inspector.core.engine.flow.shipped import DEFAULT_PIPELINE, accepted_names
+from inspector.core.engine.flow.stages.classic import MODES, TIE_RULES
 from inspector.core.engine.scope import STRATEGIES
 from inspector.core.errors import InspectorError
 from inspector.core.stores.options import OpenOptions
 from inspector.core.stores.remote import parse_option_pairs
 
-# Arguments that map one to one onto Params fields (None: not given, so a preset may fill in).
+DISTANCES = ("l2", "cosine")
+FILTERS = ("post", "pushdown")
+# the pipeline options of the command line (None: not given); each sets the parameter of the
+# stage that holds it (flow.spec.OPTION_PARAMS), limit, scope and exact are the question's
 PARAM_KEYS = ("mode", "distance", "limit", "overfetch", "cap", "fts_k", "vec_k", "rrf_k", "blend",
               "default_importance", "min_score", "scope", "scope_strategy", "scope_column",
               "filter", "tie_rule", "nprobes", "min_nprobes", "max_nprobes", "refine_factor",
@@ -38,8 +41,7 @@ def add_query_options(ap: argparse.ArgumentParser) -> None:
     q.add_argument("--vector-of", metavar="ID", help="use a stored row's vector (query by example)")
     q.add_argument("--embedder", help="embedder for --text (default: the one the store records)")
     g = ap.add_argument_group("pipeline")
-    g.add_argument("--preset", choices=[*PRESETS, *(n for n in accepted_names()
-                                                    if n not in PRESETS)],
+    g.add_argument("--preset", choices=accepted_names(),
                    help="reproduce a real system (see `inspector presets`, `inspector pipeline "
                         "list`)")
     g.add_argument("--pipeline", metavar="FILE",
@@ -139,111 +141,124 @@ def open_from_args(a: argparse.Namespace, version: int | None = None) -> Any:
     return open_store(a.store, a.table, **opts.kwargs())
 
 
-def given_from_args(a: argparse.Namespace) -> dict[str, Any]:
-    """The explicitly given parameters (scope map file read), as build_params takes them."""
-    from inspector.core.engine.params import freeze_map
+# the pipeline options of the command line: each sets the parameter of the stage that holds it
+_OPTIONS = [k for k in PARAM_KEYS if k not in ("limit", "scope", "exact")] + ["scope_map"]
+
+
+def pipeline_of(a: argparse.Namespace) -> tuple[str | None, str | None]:
+    """(preset, pipeline file) the arguments name; LanceDB's own search when neither."""
+    if a.preset is None and a.pipeline is None:
+        return DEFAULT_PIPELINE, None
+    return a.preset, a.pipeline
+
+
+def scopes_from_args(a: argparse.Namespace) -> list[str] | None:
+    """--scope (repeated) or --scope-list JSON; None: unscoped, []: deny everything."""
+    if a.scope and a.scope_list is not None:
+        raise InspectorError("Give --scope (repeated) or --scope-list, not both.")
+    if a.scope_list is None:
+        return list(a.scope) if a.scope else None
+    try:
+        scopes = json.loads(a.scope_list)
+    except ValueError:
+        scopes = None
+    if not isinstance(scopes, list) or not all(isinstance(s, str) for s in scopes):
+        raise InspectorError("--scope-list takes a JSON array of scope names, e.g. "
+                             "'[\"global\", \"agent:main\"]' ([] denies everything).")
+    return scopes
+
+
+def _options_as_sets(a: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    """The pipeline options given (--overfetch, --blend, --rrf-k ...) as the --set assignments
+    of the stages that hold them; an option no stage of this pipeline holds is refused."""
+    from inspector.core.engine.flow.spec import held_options, load_file, load_shipped
     from inspector.core.engine.scope import load_scope_map
 
-    refuse_flow_options(a)
-    given = {k: getattr(a, k) for k in PARAM_KEYS if getattr(a, k, None) is not None}
-    if isinstance(given.get("scope"), list):
-        if len(given["scope"]) > 1:
-            raise InspectorError("This preset takes one --scope; the pipeline presets ("
-                                 + ", ".join(shipped_names()) + ") take several.")
-        given["scope"] = given["scope"][0]
+    given = {k: getattr(a, k) for k in _OPTIONS if getattr(a, k, None) is not None}
     if getattr(a, "scope_map", None):
-        given["scope_map"] = freeze_map(load_scope_map(a.scope_map))
-    return given
+        given["scope_map"] = load_scope_map(a.scope_map)
+    if not given:
+        return {}
+    preset, file = pipeline_of(a)
+    spec = load_shipped(preset) if preset else load_file(file)
+    held = held_options(spec, given)
+    missing = [f"--{k.replace('_', '-')}" for k in given if k not in held]
+    if missing:
+        raise InspectorError(f"{', '.join(missing)}: pipeline {spec.name} has no stage that "
+                             f"takes {'it' if len(missing) == 1 else 'them'}; its parameters "
+                             f"are set with --set STAGE.PARAM=VALUE (see `inspector pipeline "
+                             f"show {preset or file}`).")
+    return held
 
 
-FLOW_ONLY = ("system_config", "scope_list", "now", "where")
+def widen_from_args(a: argparse.Namespace) -> dict[str, int]:
+    """--widen STAGE=DEPTH (repeated): a what-if depth per stage."""
+    out: dict[str, int] = {}
+    for item in getattr(a, "widen", None) or []:
+        stage, sep, depth = item.partition("=")
+        try:
+            n = int(depth)
+        except ValueError:
+            n = -1
+        if not sep or not stage.strip() or not 1 <= n <= 10_000_000:
+            raise InspectorError(f"--widen takes STAGE=DEPTH with a depth from 1 to "
+                                 f"10,000,000, not {item!r}.")
+        out[stage.strip()] = n
+    return out
 
 
-def _pipeline_spec(a: argparse.Namespace) -> Any:
-    from inspector.core.engine.flow.spec import load_file
-
-    return load_file(a.pipeline)
-
-
-def is_flow(a: argparse.Namespace) -> bool:
-    """True when the arguments name a pipeline of stages (not the fixed pipeline's shape)."""
-    if getattr(a, "pipeline", None) is not None:
-        return _pipeline_spec(a).engine != "fixed"
-    return getattr(a, "preset", None) is not None and a.preset not in PRESETS
-
-
-def refuse_flow_options(a: argparse.Namespace) -> None:
-    """Pipelines of stages run only in `inspector query` for now; say so instead of guessing."""
-    if is_flow(a):
-        raise InspectorError(f"`inspector {getattr(a, 'command', None) or 'query'}` runs the "
-                             f"fixed pipeline's presets only; pipelines of stages ("
-                             f"{', '.join(n for n in shipped_names() if n not in PRESETS)}, "
-                             f"or --pipeline FILE) run in `inspector query`."
-                             f"{former_note(getattr(a, 'preset', None))}")
-    given = [f"--{k.replace('_', '-')}" for k in FLOW_ONLY if getattr(a, k, None) is not None]
-    if given:
-        raise InspectorError(f"{', '.join(given)} apply to pipelines of stages ("
-                             f"{', '.join(n for n in shipped_names() if n not in PRESETS)}, "
-                             f"or --pipeline FILE).")
-
-
-def fixed_preset(a: argparse.Namespace) -> Any:
-    """The preset the arguments name: a name, or, for --pipeline FILE or --set, the Preset
-    compiled from the pipeline file with the assignments applied (None: no preset)."""
-    from inspector.core.engine.inputs import fixed_preset_of
-
-    return fixed_preset_of(a.preset, getattr(a, "pipeline", None), _sets(a))
-
-
-def _sets(a: argparse.Namespace) -> dict[str, Any]:
+def question_from_args(a: argparse.Namespace, need_query: bool = True) -> Any:
+    from inspector.core.engine.flow.question import make_question, parse_now
     from inspector.core.engine.flow.spec import parse_assignment
-
-    return dict(parse_assignment(x) for x in getattr(a, "set", None) or [])
-
-
-def fixed_question(a: argparse.Namespace) -> Any:
-    """The question `inspector query` asks of the fixed pipeline, as the question model
-    (flow.question.Question): preset or fixed pipeline file, --set, the query input, scope,
-    limit, expected ids, and every fixed parameter given explicitly (`params`)."""
-    from inspector.core.engine.flow.question import make_question
     from inspector.core.engine.inputs import parse_vector
     from inspector.core.stores.remote import parse_option_pairs
     from inspector.core.stores.safety.redact import redact_uri
 
-    params_from_args(a)  # every option checked first, each with its own sentence
-    given = given_from_args(a)
-    scope, limit = given.pop("scope", None), given.pop("limit", None)
-    if "scope_map" in given:
-        given["scope_map"] = {k: list(v) for k, v in given["scope_map"]}
+    held = _options_as_sets(a)
+    scopes = scopes_from_args(a)
     if a.vector is not None and a.vector_of is not None:
         raise InspectorError("Give either --vector or --vector-of, not both.")
     vector = [float(x) for x in parse_vector(a.vector)] if a.vector is not None else None
+    sets = {**{k: v for one in held.values() for k, v in one.items()},
+            **dict(parse_assignment(x) for x in a.set)}
+    if getattr(a, "where", None) is not None:
+        if "where" in sets:
+            raise InspectorError("Give --where or --set where=..., not both.")
+        sets["where"] = a.where  # as given: SQL text, never read as JSON
+    if need_query and not (a.text or vector or a.vector_of):
+        raise InspectorError("Give a query: --text TEXT, --vector JSON or --vector-of ID.")
+    preset, file = pipeline_of(a)
     return make_question(store=redact_uri(a.store or ""), table=a.table, text=a.text,
                          vector=vector, vector_of=a.vector_of, embedder=a.embedder,
-                         preset=a.preset, pipeline_file=getattr(a, "pipeline", None),
-                         set=_sets(a),
+                         preset=preset, pipeline_file=file,
+                         system_config=getattr(a, "system_config", None), set=sets,
+                         widen=widen_from_args(a), exact=bool(getattr(a, "exact", None)),
                          columns=parse_option_pairs(getattr(a, "column", None) or [],
                                                     "--column", secret=False),
-                         scopes=None if scope is None else [scope], limit=limit,
-                         expect=list(a.expect), params=given)
+                         scopes=scopes, limit=a.limit,
+                         now=parse_now(a.now) if getattr(a, "now", None) is not None
+                         else None,
+                         expect=list(a.expect))
 
 
-def params_from_args(a: argparse.Namespace) -> Params:
-    from inspector.core.engine.inputs import build_params
+def fixed_question(a: argparse.Namespace) -> Any:
+    """The question the arguments ask (no query needed), for `inspector shot` and the window's
+    launch until they ask `question_from_args` themselves: a thin compatible name, on the one
+    engine (no preset named: LanceDB's own search, pipeline lancedb)."""
+    return question_from_args(a, need_query=False)
 
-    given = given_from_args(a)
-    return build_params(preset=fixed_preset(a), **given)
 
+def is_flow(a: argparse.Namespace) -> bool:
+    """True when the arguments name a pipeline whose stages are not the classic shape
+    (scope rule, fetch, scope filter, blend, min score, limit; `flow.fixed.SHAPE`): kept for
+    `inspector shot`, whose picture of the classic shape is the window's classic view."""
+    from inspector.core.engine.flow.fixed import SHAPE
+    from inspector.core.engine.flow.spec import load_file, load_shipped
 
-def query_from_args(a: argparse.Namespace, store: Any, params: Params) -> Any:
-    """The query the options describe: --vector, --vector-of or --text (with --embedder)."""
-    from inspector.core.engine.inputs import build_query, parse_vector
-
-    if a.vector is not None and a.vector_of is not None:
-        raise InspectorError("Give either --vector or --vector-of, not both.")
-    vector = parse_vector(a.vector) if a.vector is not None else None
-    return build_query(store, params.mode, text=a.text, vector=vector, vector_of=a.vector_of,
-                       embedder=a.embedder)
+    if getattr(a, "pipeline", None) is None and getattr(a, "preset", None) is None:
+        return False
+    spec = load_file(a.pipeline) if getattr(a, "pipeline", None) else load_shipped(a.preset)
+    return any(tuple(st.kind for st in r.stages) != SHAPE for r in spec.routes)
 
 
 def parse_size(text: str) -> tuple[int, int]:

@@ -1,4 +1,5 @@
-"""`inspector versions|diff-versions`: a table's history, and one query on two versions."""
+"""`inspector versions|diff-versions`: a table's history, and one question on two versions
+(any pipeline: the question `inspector query` asks from the same options)."""
 
 from __future__ import annotations
 
@@ -6,13 +7,8 @@ import argparse
 import json
 from typing import Any
 
-from inspector.cli.options import (
-    add_query_options,
-    add_store_options,
-    open_from_args,
-    params_from_args,
-    query_from_args,
-)
+from inspector.cli import flow as cli_flow
+from inspector.cli.options import add_query_options, add_store_options, open_from_args
 from inspector.core.jsonio import dumps
 
 
@@ -29,7 +25,8 @@ def add_parsers(sub: Any) -> None:
                     help="the older version")
     dv.add_argument("--to", dest="version_b", type=int, metavar="V",
                     help="the newer version (default: the latest)")
-    dv.add_argument("--stage", default="final", choices=("raw", "scoped", "blended", "final"))
+    dv.add_argument("--stage", metavar="STAGE",
+                    help="the stage compared (default: the last, the final results)")
     dv.add_argument("--who-pushed-out", metavar="ID",
                     help="walk the versions in between: the first write after which ID is gone")
     dv.add_argument("--json", action="store_true")
@@ -53,17 +50,18 @@ def _cmd_versions(a: argparse.Namespace) -> int:
 
 def _cmd_diff_versions(a: argparse.Namespace) -> int:
     from inspector.core.analysis import version_diff as v
+    from inspector.core.engine.flow.question import resolve
     from inspector.core.stores.versions import list_versions
 
-    params = params_from_args(a)
+    q = cli_flow.question_from_args(a)
+    resolve(q)  # a bad pipeline or --set is said before the store opens
     store = open_from_args(a, version=a.version_a)
-    query = query_from_args(a, store, params)
-    diff = v.compare_versions(store, query, params, a.version_a, a.version_b, a.stage)
+    diff = v.compare_versions(store, q, a.version_a, a.version_b, a.stage)
     push = None
     if a.who_pushed_out:
         lo, hi = sorted((diff.version_a, diff.version_b))
         span = [x.version for x in list_versions(store) if lo <= x.version <= hi]
-        push = v.find_push_out(store, query, params, a.who_pushed_out, span, a.stage)
+        push = v.find_push_out(store, q, a.who_pushed_out, span, diff.stage)
     if a.json:
         doc = diff.to_json()
         doc["push_out"] = push.to_json() if push else None

@@ -1,4 +1,5 @@
-"""`inspector sweep|report|check`: tuning and evidence over the same engine as `query`."""
+"""`inspector sweep|report|check`: tuning and evidence over any pipeline, on the one engine
+that answers `inspector query`: the same options ask the same question (`cli.flow`)."""
 
 from __future__ import annotations
 
@@ -7,43 +8,37 @@ import sys
 from typing import Any
 
 from inspector.cli import flow as cli_flow
-from inspector.cli.options import add_query_options, fixed_question, is_flow, open_from_args
+from inspector.cli.options import add_query_options, open_options
 from inspector.core.engine.flow.shipped import accepted_names
-from inspector.core.engine.presets import PRESETS
 from inspector.core.errors import InspectorError
 from inspector.core.jsonio import dumps
 
 
 def add_parsers(sub: Any) -> None:
-    sw = sub.add_parser("sweep", help="over-fetch x blend (x min score) grid over a query set")
+    sw = sub.add_parser("sweep", help="a grid of stage parameters over one query or a query "
+                                      "set: recall, nDCG and the safe depth per cell")
     sw.add_argument("store")
     add_query_options(sw)
     sw.add_argument("--queries", metavar="FILE",
                     help="query set / judgments file (JSON or CSV); else the one --text query")
     sw.add_argument("--judgments", metavar="FILE", help="grades for the single --text query")
     _add_grid_options(sw)
-    sw.add_argument("--grid", action="append", default=[], metavar="STAGE.PARAM=SPEC",
-                    help="pipelines of stages: an axis over one parameter (up to three)")
-    sw.add_argument("--grid-nprobes", metavar="N,N,...",
-                    help="indexed table: scoped recall against nprobes x over-fetch, measured "
-                    "against the exact search (e.g. 5,10,20,40)")
     sw.add_argument("--json", action="store_true", help="one JSON object instead of text")
     sw.add_argument("--out", metavar="FILE", help="also write the JSON result to FILE")
-    sw.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
-                    help="split the vector scan over a Ray cluster (a local one without "
-                         "ADDRESS); needs the extra 'scale'")
-    rp = sub.add_parser("report", help="write a receipt bundle (JSON + self-contained HTML)")
+    rp = sub.add_parser("report", help="write a receipt (JSON + self-contained HTML): the "
+                                       "verdict, the fixes, the evidence")
     rp.add_argument("store")
     add_query_options(rp)
     rp.add_argument("--out", required=True, metavar="PATH", help="writes PATH.json, PATH.html")
     rp.add_argument("--judgments", metavar="FILE", help="grades for this query (JSON or CSV)")
-    rp.add_argument("--against-preset", choices=[*PRESETS, *(n for n in accepted_names()
-                                                             if n not in PRESETS)],
-                    help="compare side by side")
+    rp.add_argument("--against-preset", choices=accepted_names(), metavar="PRESET",
+                    help="compare side by side with another pipeline (same query, scopes, "
+                         "limit)")
     rp.add_argument("--against", action="append", default=[], metavar="KEY=VALUE",
-                    help="compare with these parameter changes, e.g. --against filter=pushdown")
-    rp.add_argument("--pool-depth", type=int, default=300, help="candidates kept in the bundle")
+                    help="compare with these changes: STAGE.PARAM=VALUE, a query option "
+                         "(overfetch=3, filter=pushdown, blend=0.3), limit=N or scope=S")
     rp.add_argument("--no-map", action="store_true", help="skip the PCA map (no vector lookup)")
+    rp.add_argument("--no-sweep", action="store_true", help="skip the one-query sweep")
     rp.add_argument("--no-html", action="store_true")
     _add_grid_options(rp)
     ck = sub.add_parser("check", help="run a checks file; exit 1 when an assertion fails")
@@ -54,56 +49,59 @@ def add_parsers(sub: Any) -> None:
 
 
 def _add_grid_options(ap: argparse.ArgumentParser) -> None:
-    g = ap.add_argument_group("grid ('a,b,c' or 'start:stop:step', inclusive)")
-    g.add_argument("--grid-overfetch", default="1:10:1", metavar="SPEC")
-    g.add_argument("--grid-blend", default="0:1:0.1", metavar="SPEC")
-    g.add_argument("--grid-min-score", metavar="SPEC", help="default: the base min score")
+    g = ap.add_argument_group("grid (default: a depth-like by a weight-like parameter, from "
+                              "the stages' declarations; SPEC is 'a,b,c' or "
+                              "'start:stop:step', inclusive)")
+    g.add_argument("--grid", action="append", default=[], metavar="STAGE.PARAM=SPEC",
+                   help="an axis over one stage parameter (up to three)")
+    g.add_argument("--grid-overfetch", metavar="SPEC", help="an axis over the over-fetch")
+    g.add_argument("--grid-blend", metavar="SPEC", help="an axis over the blend weight")
+    g.add_argument("--grid-min-score", metavar="SPEC", help="an axis over the min score")
+    g.add_argument("--grid-nprobes", metavar="SPEC", help="an axis over nprobes (IVF index)")
+    g.add_argument("--grid-index", action="store_true",
+                   help="indexed table: the index knobs its vector legs pass (nprobes or ef, "
+                        "by refine factor), recall measured against the exact search")
     g.add_argument("--k", type=int, help="metric cut-off (default: the limit)")
 
 
-def _grid(a: argparse.Namespace, base: Any) -> Any:
-    """The grid the options describe, each axis bounded and every cell's depth checked."""
-    from inspector.core.analysis.sweep import Grid, parse_axis
-    from inspector.core.engine.inputs import MAX_DEPTH, check_bounds
+def _axes(a: argparse.Namespace, spec: Any, store: Any = None) -> list[Any]:
+    """The grid the options describe (checked against the pipeline's declarations)."""
+    from inspector.core.analysis import grid
 
-    ms = parse_axis(a.grid_min_score, "min score") if a.grid_min_score else None
-    grid = Grid(parse_axis(a.grid_overfetch, "over-fetch"), parse_axis(a.grid_blend, "blend"), ms)
-    for f in (min(grid.overfetch), max(grid.overfetch)):
-        check_bounds(base.with_(overfetch=f))
-    if max(grid.overfetch) > MAX_DEPTH:  # depths are computed as integers from each value
-        raise InspectorError(f"--grid-overfetch {max(grid.overfetch):g} is above "
-                             f"{MAX_DEPTH:,}; an over-fetch lies between 1 and {MAX_DEPTH:,}.")
     if a.k is not None and not 1 <= a.k <= 10_000:
         raise InspectorError(f"--k must be between 1 and 10000, not {a.k}.")
-    return grid
+    given = {k: getattr(a, k) for k in grid.GRID_OPTIONS if getattr(a, k, None)}
+    items = [*a.grid, *grid.option_items(spec, given)]
+    if items and a.grid_index:
+        raise InspectorError("--grid-index takes the index knobs' own grid; give it or grid "
+                             "axes, not both.")
+    if items:
+        axes = grid.parse_grid(spec, items)
+    elif a.grid_index:
+        if store is None:
+            return []  # said once the store (and its index) is open
+        from inspector.core.analysis.index_sweep import index_axes
+
+        axes = index_axes(spec, getattr(store, "vector_index", None))
+    else:
+        axes = grid.default_axes(spec)
+    grid.check_size(axes)
+    return axes
 
 
-def _question(a: argparse.Namespace) -> tuple[Any, Any]:
-    """The question the options ask of the fixed pipeline and the base parameters it gives,
-    checked before any store opens."""
-    from inspector.core.engine.inputs import question_params
+def _open(a: argparse.Namespace) -> Any:
+    from inspector.core.stores.opening import open_store
 
-    q = fixed_question(a)
-    return q, question_params(q)
+    return open_store(a.store, a.table, **open_options(a).kwargs())
 
 
-def _store_query(a: argparse.Namespace, q: Any, params: Any, need_query: bool
-                 ) -> tuple[Any, Any]:
-    """The store the options name, and the query the question asks of it (None when no
-    query input is given and none is needed: a query set)."""
-    from inspector.core.engine.inputs import question_query
-
-    store = open_from_args(a)
-    if not need_query and q.text is None and q.vector is None and q.vector_of is None:
-        return store, None
-    return store, question_query(store, q, params.mode)
-
-
-def _grades(path: str | None, text: str | None, scope: str | None) -> dict[str, float] | None:
+def _grades(path: str | None, text: str | None, scopes: list[str] | None
+            ) -> dict[str, float] | None:
     if not path:
         return None
     from inspector.core.analysis.judgments import load_judgments
 
+    scope = scopes[0] if scopes else None
     return load_judgments(path).grades_for(text or "", scope) or None
 
 
@@ -129,73 +127,27 @@ def _cmd_sweep(a: argparse.Namespace) -> int:
     from inspector.core.analysis.judgments import load_judgments
     from inspector.core.analysis.sweep import Case, cases_from_judgments, run_sweep
     from inspector.core.analysis.tuning_text import format_sweep
+    from inspector.core.engine.flow.question import resolve
 
     if a.out:
         check_out(a, a.out)
-    if is_flow(a):
-        return cli_flow.cmd_sweep(a)
-    if a.grid:
-        raise InspectorError("--grid STAGE.PARAM=SPEC sweeps a pipeline of stages; the fixed "
-                             "pipeline's axes are --grid-overfetch, --grid-blend and "
-                             "--grid-min-score.")
-    q, params = _question(a)
-    grid = _grid(a, params)  # checked before the store opens
-    nprobes = _nprobes_axis(a.grid_nprobes, params) if a.grid_nprobes else None
-    store, query = _store_query(a, q, params, need_query=False)
+    q = cli_flow.question_from_args(a, need_query=not a.queries)
+    spec, _, _ = resolve(q)
+    _axes(a, spec)  # a bad grid is said before the store opens
+    store = _open(a)
+    axes = _axes(a, spec, store)
     if a.queries:
-        cases = cases_from_judgments(store, load_judgments(a.queries), params.mode, q.embedder)
-    elif query is not None:
-        grades = _grades(a.judgments, q.text, params.scope) or {}
-        cases = [Case(q.text or query.source, query, None, tuple(sorted(grades.items())))]
+        cases = cases_from_judgments(q, load_judgments(a.queries), store)
     else:
-        raise InspectorError("Give a query set (--queries FILE) or one query (--text ...).")
+        grades = _grades(a.judgments, q.text, q.scopes) or {}
+        cases = [Case(q.text or q.vector_of or "query", q, tuple(sorted(grades.items())))]
     warn_unknown_ids(store, [rid for c in cases for rid, _ in c.grades])
-    if nprobes is not None:
-        return _nprobes_sweep(a, q, store, cases, params, grid, nprobes)
-    result = run_sweep(store, cases, params, grid, k=a.k, progress=_progress,
-                       scan=_scan_plan(a))
-    return _emit(a, _with_question(result.to_json(), q), lambda: format_sweep(result))
-
-
-def _with_question(data: dict[str, Any], q: Any) -> dict[str, Any]:
-    """A sweep's JSON with the question it swept around (its base parameters and query)."""
-    return {**data, "question": q.model_dump(mode="json", by_alias=True)}
-
-
-def _emit(a: argparse.Namespace, data: Any, text: Any) -> int:
-    """A tuning result: JSON to --out, then JSON or text (text() builds it) on stdout."""
+    result = run_sweep(store, q, cases, axes, k=a.k, progress=_progress)
+    data = result.to_json()
     if a.out:
         write_out(a, data)
-    if a.json:
-        print(dumps(data))
-    else:
-        print(text())
+    print(dumps(data) if a.json else format_sweep(result))
     return 0
-
-
-def _nprobes_axis(spec: str, base: Any) -> tuple[int, ...]:
-    """The --grid-nprobes values, each within what LanceDB honours (checked as Params)."""
-    from inspector.core.analysis.index_sweep import parse_nprobes
-
-    values = parse_nprobes(spec)
-    for n in values:
-        base.with_(nprobes=n)
-    return values
-
-
-def _nprobes_sweep(a: argparse.Namespace, q: Any, store: Any, cases: Any, params: Any,
-                   grid: Any, nprobes: tuple[int, ...]) -> int:
-    """`sweep --grid-nprobes`: recall against nprobes x over-fetch on an indexed table."""
-    from inspector.core.analysis.index_sweep import format_nprobes, nprobes_sweep
-
-    result = nprobes_sweep(store, cases, params, grid, nprobes, a.k)
-    return _emit(a, _with_question(result.to_json(), q), lambda: format_nprobes(result))
-
-
-def _scan_plan(a: argparse.Namespace) -> Any:
-    from inspector.core.engine.pools.batched import AUTO, ScanPlan
-
-    return AUTO if a.ray is None else ScanPlan(mode="ray", ray_address=a.ray or None)
 
 
 def write_out(a: argparse.Namespace, data: Any) -> None:
@@ -214,43 +166,107 @@ def check_out(a: argparse.Namespace, *paths: Any) -> None:
         check_target(p, [a.store], force=True)
 
 
-def _against(a: argparse.Namespace, params: Any) -> tuple[str, Any] | None:
-    from inspector.core.engine.inputs import params_with_changes, parse_changes
+def _change(spec: Any, item: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One --against KEY=VALUE: (--set assignments, question fields). A STAGE.PARAM or a
+    pipeline setting is set as given; a query option (overfetch, filter, blend, ...) on
+    the stage that holds it, as `inspector query` sets it; limit and scope are the
+    question's."""
+    from inspector.core.engine.flow.spec import held_options, parse_assignment
 
-    if not a.against_preset and not a.against:
+    key, value = parse_assignment(item)
+    if "." in key or key in spec.settings:
+        return {key: value}, {}
+    if key == "limit":
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise InspectorError(f"--against limit={value}: the limit is a whole number >= 1.")
+        return {}, {"limit": value}
+    if key == "scope":
+        return {}, {"scopes": None if value in ("", None) else [str(value)]}
+    option = key.replace("-", "_")
+    if option == "scope_map":  # checked as a --scope-map file is
+        from inspector.core.engine.scope import parse_scope_map
+
+        value = {k: list(v) for k, v in parse_scope_map(value, "--against scope_map").items()}
+    held = held_options(spec, {option: value}).get(option)
+    if not held:
+        raise InspectorError(f"--against {item}: pipeline {spec.name} has no stage that takes "
+                             f"{key}; give STAGE.PARAM=VALUE (see `inspector pipeline show "
+                             f"{spec.name}`).")
+    return held, {}
+
+
+def _against(a: argparse.Namespace, q: Any) -> Any:
+    """The question the other side asks: another preset (the same query, scopes, limit and
+    clock), and/or the changes of --against on top."""
+    from inspector.core.engine.flow.question import resolve
+
+    if a.against_preset is None and not a.against:
         return None
-    other = params_with_changes(params, a.against_preset, parse_changes(a.against))
-    return a.against_preset or ", ".join(a.against), other
+    other = q
+    if a.against_preset is not None:
+        other = q.model_copy(update={"preset": a.against_preset, "pipeline_file": None,
+                                     "set": {}, "system_config": None, "widen": {},
+                                     "exact": False})
+    spec, _, _ = resolve(other)
+    sets: dict[str, Any] = {}
+    fields: dict[str, Any] = {}
+    for item in a.against:
+        more, also = _change(spec, item)
+        sets.update(more)
+        fields.update(also)
+    return other.model_copy(update={"set": {**other.set, **sets}, **fields})
 
 
 def _cmd_report(a: argparse.Namespace) -> int:
-    from inspector.core.evidence.bundle import save
-    from inspector.core.evidence.flow_receipt import receipt_paths
-    from inspector.core.evidence.receipt import build_receipt
+    from inspector.core.engine.flow.question import resolve
+    from inspector.core.evidence.receipt import build_receipt, label_of, receipt_paths, save
 
     check_out(a, *receipt_paths(a.out, not a.no_html))
-    if is_flow(a):
-        return cli_flow.cmd_report(a)
-    if not 1 <= a.pool_depth <= 100_000:
-        raise InspectorError("--pool-depth must be between 1 and 100000.")
-    q, params = _question(a)
-    grid = _grid(a, params)
-    against = _against(a, params)
-    store, query = _store_query(a, q, params, need_query=True)
-    grades = _grades(a.judgments, q.text, params.scope)
+
+    q = cli_flow.question_from_args(a)
+    spec, _, _ = resolve(q)
+    other = _against(a, q)
+    if other is not None:
+        resolve(other)  # a bad preset or assignment is said before the store opens
+    _axes(a, spec)
+    store = _open(a)
+    axes = _axes(a, spec, store)
+    grades = _grades(a.judgments, q.text, q.scopes)
     warn_unknown_ids(store, grades or {})
-    bundle = build_receipt(store, query, params, grades=grades, against=against,
-                           label=a.preset or "given", grid=grid, pool_depth=a.pool_depth,
-                           with_map=not a.no_map, question=q)
-    paths = save(bundle, a.out, html=not a.no_html, stores=[a.store])
-    t = bundle["trace"]
-    print(f"[{t['diagnosis']['code']}] {t['diagnosis']['message']}")
-    if bundle["metrics"]:
-        print("metrics " + "  ".join(f"{k}={'-' if v is None else f'{v:.3f}'}"
-                                     for k, v in bundle["metrics"].items()))
+    labels = (label_of(q), None if other is None else (
+        a.against_preset or label_of(q)) + (f" with {', '.join(a.against)}"
+                                            if a.against else ""))
+    receipt = build_receipt(store, q, other, labels, grades, axes, a.k,
+                            with_map=not a.no_map, with_sweep=not a.no_sweep)
+    paths = save(receipt, a.out, html=not a.no_html, stores=[a.store])
+    print(_verdict_text(receipt))
     for p in paths:
         print(f"wrote {p}")
     return 0
+
+
+def _verdict_text(r: dict[str, Any]) -> str:
+    """The receipt's first screen for a terminal: each side's rows, diagnosis and fixes,
+    then the safe depth and the metrics."""
+    lines = []
+    for role in ("before", "after"):
+        s = r["verdict"].get(role)
+        if s is None:
+            continue
+        lines.append(f"{role}: {s['label']}: {s['returned']} of {s['limit']} returned "
+                     f"[{s['code']}] {s['message']}")
+        lines += [f"  fix: {f['label']}    [{' '.join(f['argv'])}]" for f in s["fixes"]]
+    safe = r["evidence"].get("safe")
+    if safe:
+        from inspector.core.analysis.safe import safe_words
+
+        lines.append(f"safe depth: {safe_words(safe)}")
+    for role in ("before", "after"):
+        ev = r["evidence"].get(role)
+        if ev and ev["metrics"]:
+            lines.append(f"metrics ({role}) " + "  ".join(
+                f"{k}={'-' if v is None else f'{v:.3f}'}" for k, v in ev["metrics"].items()))
+    return "\n".join(lines)
 
 
 def _cmd_check(a: argparse.Namespace) -> int:

@@ -32,6 +32,7 @@ def test_check_exits_1_and_prints_what_failed(tmp_path: Path, demo_path: Path,
     assert main(["check", str(f)]) == 1
     out = capsys.readouterr().out
     assert "FAIL  vault" in out and "scopedCandidates > 0: got 0" in out
+    assert "filters after the cut before it" in out  # the diagnosis says why
     assert "returned >= 0" not in out  # only failures are listed
     assert main(["check", str(f), "--json"]) == 1
     data = json.loads(capsys.readouterr().out)
@@ -56,12 +57,17 @@ def test_sweep_prints_a_grid_and_json(tmp_path: Path, demo_path: Path,
             "--queries", str(qs), "--grid-overfetch", "1,2,4", "--grid-blend", "0,0.5"]
     assert main(args) == 0
     out = capsys.readouterr().out
-    assert "best cell" in out and "minimum safe over-fetch" in out and "vault-agent" in out
+    assert "best cell" in out and "safe depth" in out and "scope vault-agent" in out
+    assert "fetch.overfetch \\ blend.weight" in out
     assert main([*args, "--json", "--out", str(tmp_path / "s.json")]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["grid"]["overfetch"] == [1.0, 2.0, 4.0] and len(data["queries"]) == 2
+    assert [a["key"] for a in data["axes"]] == ["fetch.overfetch", "blend.weight"]
+    assert data["axes"][0]["values"] == [1.0, 2.0, 4.0] and len(data["queries"]) == 2
+    assert len(data["cells"]) == 6 and data["cells"][0]["at"] == {"fetch.overfetch": 1.0,
+                                                                  "blend.weight": 0.0}
     assert json.loads((tmp_path / "s.json").read_text()) == data
     assert main(["sweep", str(demo_path), "--grid-blend", "0:2:0.5", "--text", "x y"]) == 2
+    assert "blend.weight must lie in [0, 1]" in capsys.readouterr().err
 
 
 def test_report_writes_json_and_html(tmp_path: Path, demo_path: Path,
@@ -72,9 +78,12 @@ def test_report_writes_json_and_html(tmp_path: Path, demo_path: Path,
                  "--grid-overfetch", "1,3", "--grid-blend", "0", "--out", str(out)])
     assert code == 0
     text = capsys.readouterr().out
-    assert "[scope_starvation]" in text and "receipt.html" in text
+    assert "before: docs-before-fix: 0 of 10 returned [filter_after_cut]" in text
+    assert "fix: scope_rule.pushdown false → true: returns 10 of 10" in text
+    assert "after: docs-pushdown: 10 of 10 returned [ok]" in text and "receipt.html" in text
     data = json.loads((tmp_path / "receipt.json").read_text())
-    assert data["comparison"]["b"]["label"] == "docs-pushdown"
+    assert data["evidence"]["comparison"]["b"]["label"] == "docs-pushdown"
+    assert len(data["evidence"]["sweep"]["cells"]) == 2
     assert (tmp_path / "receipt.html").read_text().startswith("<!doctype html>")
 
 

@@ -32,47 +32,70 @@ def test_query_json_follows_the_contract(capsys, demo_path):
                           "agent-memory-theme-far", "--json")
     assert code == 0, err
     doc = json.loads(out)
-    assert doc["schema"] == 1
+    assert doc["schema"] == 3
     assert doc["store"] == {"uri": str(demo_path), "table": "memories", "version": 2,
-                            "rows": 3024}
-    assert [s["name"] for s in doc["stages"]] == ["raw", "scoped", "blended", "final"]
+                            "rows": 3024, "index": None}
+    assert [s["name"] for s in doc["stages"]] == ["scope_rule", "fetch", "scope", "blend",
+                                                  "min_score", "final"]
     params = doc["params"]
-    assert params["mode"] == "hybrid" and params["filter"] == "post"
-    assert params["tie_rule"] == "id"  # the docs engine's fusion: ties by id ascending
+    assert params["stages"]["fetch"]["mode"] == "hybrid"
+    assert params["stages"]["scope_rule"]["pushdown"] is False
+    assert params["settings"]["tie_rule"] == "id"  # the docs engine's fusion: ties by id
     assert all({"stage", "ids", "score", "at_cut"} <= set(g) for g in doc["ties"])
-    assert params["depths"] == {"pool": 10, "vec_k": 20, "fts_k": 20}
-    raw = doc["stages"][0]["candidates"]
+    fetch = doc["stages"][1]
+    assert {k: fetch["facts"][k] for k in ("depth", "vec_k", "fts_k")} == \
+        {"depth": 10, "vec_k": 20, "fts_k": 20}
+    raw = fetch["candidates"]
     assert len(raw) == 10 and [c["rank"] for c in raw] == list(range(1, 11))
-    need = {"id", "rank", "distance", "vector_score", "fts_score", "base_score", "importance",
-            "multiplier", "score", "in_scope"}
-    assert need <= set(raw[0])
-    assert doc["counters"] == {"rawCandidates": 10, "scopedCandidates": 0,
-                               "filteredByScope": 10, "belowMinScore": 0, "returned": 0}
-    assert doc["diagnosis"]["code"] == "scope_starvation"
+    assert {"id", "rank", "score", "inputs", "scope", "importance"} <= set(raw[0])
+    assert {"vec_rank", "distance", "vector", "fused"} <= set(raw[0]["inputs"])
+    assert doc["stages"][2]["facts"] == {"rawCandidates": 10, "scopedCandidates": 0,
+                                         "filteredByScope": 10}
+    assert doc["counters"] == {"fetch": 10, "scope": 0, "blend": 0, "min_score": 0,
+                               "final": 0, "returned": 0}
+    d = doc["diagnosis"]
+    assert d["code"] == "filter_after_cut" and d["stage"] == "scope" and d["first_at"] == 25
+    assert ["--set", "scope_rule.pushdown=true"] in [f["argv"] for f in d["fixes"]]
     (e,) = doc["expect"]
-    assert set(e) >= {"id", "exhaustive_rank", "dropped_at", "min_depth", "min_overfetch"}
-    assert e["id"] == "agent-memory-theme-far" and e["dropped_at"] == "raw"
-    assert e["min_depth"] is None and "out of scope" in e["reason"]
+    assert e["id"] == "agent-memory-theme-far" and e["reason"] == "not_fetched"
+    assert e["fix"] is None and "no change" in e["no_fix"]
 
 
 def test_json_scores_are_the_formula_values_unrounded(capsys, demo_path):
     code, out, _ = _run(capsys, "query", str(demo_path), "--text", "editor theme",
                         "--blend", "0.5", "--limit", "3", "--json")
     assert code == 0
-    for c in json.loads(out)["stages"][3]["candidates"]:
-        assert c["vector_score"] == 1 / (1 + c["distance"])
+    blend = next(s for s in json.loads(out)["stages"] if s["name"] == "blend")
+    for c in blend["candidates"]:
+        inputs = c["inputs"]
+        assert inputs["vector"] == 1 / (1 + inputs["distance"])
         imp = 0.7 if c["importance"] is None else min(1.0, max(0.0, c["importance"]))
-        assert c["multiplier"] == 0.5 + 0.5 * imp
-        assert c["score"] == c["vector_score"] * c["multiplier"]
+        assert inputs["multiplier"] == 0.5 + 0.5 * imp
+        assert c["score"] == inputs["vector"] * inputs["multiplier"]
 
 
 def test_text_output_shows_every_stage(capsys, demo_path):
     code, out, _ = _run(capsys, "query", str(demo_path), "--text", SCOPE_QUERY, "--scope",
                         "vault-agent", "--overfetch", "3")
     assert code == 0
-    for title in ("raw candidates (30)", "scoped candidates (", "importance-blended (",
-                  "final results (", "diagnosis [scope_dominated]"):
-        assert title in out
+    for title in ("== fetch (lancedb_pool) · 30 row(s)", "== scope (scope_filter) · 4 row(s)",
+                  "== blend (importance_blend)", "== final (limit) · 4 row(s)",
+                  "diagnosis: filter_after_cut: 4 results of limit 10",
+                  "fix: fetch.cap 50 → 134, fetch.overfetch 3 → 13.4"):
+        assert title in out, title
+
+
+def test_a_tie_at_the_cut_says_who_orders_it(capsys, demo_path):
+    """The tie story: two rows at one distance across a limit of 1. LanceDB's flat vector
+    search orders them by row id (not at random); the text says so, as the JSON does."""
+    args = ("query", str(demo_path), "--preset", "memory-plugin", "--limit", "1", "--text",
+            "what timezone is the user in")
+    code, out, _ = _run(capsys, *args)
+    line = next(x for x in out.splitlines() if x.startswith("tie at the cut"))
+    assert "keeps 1 of 2 rows" in line and "arbitrary" not in line
+    (tie,) = [t for t in json.loads(_run(capsys, *args, "--json")[1])["ties"] if t["at_cut"]]
+    assert not tie["arbitrary"] and line.endswith(f"order: {tie['order']}")
+    assert tie["order"] == "row id (LanceDB's flat vector search)"
 
 
 @pytest.mark.parametrize("args,message", [
@@ -81,8 +104,9 @@ def test_text_output_shows_every_stage(capsys, demo_path):
      "has 2 dimensions but the store's vectors have 256"),
     (["query", "{demo}", "--vector", "[1, oops]"], "JSON array"),
     (["query", "{demo}", "--text", "x", "--table", "nope"], "tables: memories"),
-    (["query", "{demo}", "--text", "x", "--blend", "2"], "between 0 and 1"),
-    (["query", "{demo}", "--text", "x", "--overfetch", "0.5"], "Over-fetch must be"),
+    (["query", "{demo}", "--text", "x", "--blend", "2"], "blend.weight must lie in [0, 1]"),
+    (["query", "{demo}", "--text", "x", "--overfetch", "0.5"],
+     "fetch.overfetch must lie in [1, 1e+06]"),
     (["query", "{demo}", "--text", "x", "--preset", "nope"], "invalid choice"),
     (["query", "{demo}"], "Give a query"),
     (["query", "{demo}", "--text", "x", "--scope-strategy", "map", "--scope", "a"],

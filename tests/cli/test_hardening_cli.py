@@ -45,8 +45,10 @@ def store(small_store: Path) -> Path:
     (("sweep", "--text", "keys", "--grid-blend", "0:1:1e-9"), "between 1 and 200 values"),
     (("sweep", "--text", "keys", "--grid-overfetch", "1:inf:1"), "finite numbers"),
     (("sweep", "--text", "keys", "--grid-overfetch", "1,nan"), "finite numbers"),
-    (("sweep", "--text", "keys", "--cap", "0", "--grid-overfetch", "1,1e9"), "candidates"),
-    (("query", "--text", "keys", "--overfetch", "1e308", "--cap", "0"), "candidates"),
+    (("sweep", "--text", "keys", "--cap", "0", "--grid-overfetch", "1,1e9"),
+     "fetch.overfetch must lie in [1, 1e+06]"),
+    (("query", "--text", "keys", "--overfetch", "1e308", "--cap", "0"),
+     "fetch.overfetch must lie in [1, 1e+06]"),
     (("query", "--vector", "[1e39, 0, 0, 0, 0, 0, 0, 0]"), "float32"),
     (("report", "--text", "keys", "--against", 'scope_map={"a": 5}', "--out", "x"),
      "list of strings"),
@@ -66,9 +68,9 @@ def test_docs_overfetch_with_a_limit_above_its_pool_runs_like_the_engine(capsys,
                           json.dumps([1.0] * 8), "--json")
     assert code == 0, err
     doc = json.loads(out)
-    depths = doc["params"]["depths"]
-    assert depths["pool"] == 50 and depths["vec_k"] == 50  # min(50, max(60 * 5, 20))
-    assert "Over-fetch" not in err
+    facts = doc["stages"][1]["facts"]
+    assert facts["depth"] == 50 and facts["vec_k"] == 50  # min(50, max(60 * 5, 20))
+    assert "Over-fetch" not in err and "over-fetch" not in err
 
 
 @pytest.mark.parametrize("data,expect", [
@@ -178,8 +180,8 @@ def test_decimal_importance_is_used_and_json_works(capsys, tmp_path):
                           "--min-score", "0", "--json")
     assert code == 0, err
     final = {c["id"]: c for c in json.loads(out)["stages"][-1]["candidates"]}
-    assert final["a"]["importance_used"] == pytest.approx(0.2)
-    assert final["b"]["importance_used"] == pytest.approx(1.0)
+    assert final["a"]["inputs"]["importance"] == pytest.approx(0.2)
+    assert final["b"]["inputs"]["importance"] == pytest.approx(1.0)
 
 
 def test_an_unexpected_error_is_one_line_naming_the_command(capsys, monkeypatch):
@@ -238,7 +240,7 @@ def test_report_maps_a_pool_holding_infinite_vectors(capsys, tmp_path):
                         "--out", str(out))
     assert code == 0, err
     doc = json.loads(out.with_suffix(".json").read_text())
-    mapped = doc["map"]
+    mapped = doc["evidence"]["map"]
     assert "m3" not in mapped["ids"] and "m5" not in mapped["ids"] and "m6" in mapped["ids"]
     assert all(np.isfinite(mapped["x"])) and all(np.isfinite(mapped["y"]))
     assert "<html" in out.with_suffix(".html").read_text()
@@ -251,13 +253,14 @@ def test_report_maps_a_pool_holding_infinite_vectors(capsys, tmp_path):
 
 def test_report_on_an_empty_pool_says_so_and_writes_the_receipt(capsys, store, tmp_path):
     """Issue 21: `report` failed with "The candidate pool is empty, so there is nothing to map"
-    unless --no-map; the receipt of an empty result is evidence too."""
+    unless --no-map; the receipt of an empty result is evidence too (no map: nothing fetched,
+    and the diagnosis says fewer rows match)."""
     out = tmp_path / "out" / "r"
     code, text, err = _run(capsys, "report", str(store), "--vector", json.dumps([0.1] * 8),
                            "--scope", "nowhere", "--scope-strategy", "column", "--scope-column",
                            "repo", "--filter", "pushdown", "--out", str(out))
     assert code == 0, err
-    assert "returned no candidates" in text
+    assert ": 0 of 10 returned [few_matches]" in text
     doc = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
-    assert doc["map"] is None and doc["trace"]["counters"]["returned"] == 0
+    assert doc["evidence"]["map"] is None and doc["before"]["counters"]["returned"] == 0
     assert out.with_suffix(".html").exists()

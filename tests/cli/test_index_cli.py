@@ -39,31 +39,32 @@ def test_tables_lists_the_vector_index(capsys, path):
 def test_query_json_carries_the_index_the_knobs_and_the_facet(capsys, path):
     before = snapshot(path)
     doc = _json(capsys, "query", str(path), "--vector-of", "r00042", "--json")
-    ix = doc["params"]["index"]
-    assert ix["type"] == "IVF_PQ" and ix["used"] and ix["nprobes"] == 20
-    assert ix["refine_factor"] is None and ix["ef"] is None and not ix["prefix_exact"]
-    assert doc["index_facet"]["depth"] == 10
-    assert doc["counters"]["lostToIndex"] == doc["index_facet"]["lostToIndex"]
-    assert all("exact_rank" in c for c in doc["stages"][0]["candidates"])
+    assert doc["store"]["index"] == "IVF_PQ" and doc["stages"][1]["facts"]["index"] == "IVF_PQ"
+    knobs = doc["params"]["stages"]["fetch"]
+    assert (knobs["nprobes"], knobs["refine_factor"], knobs["ef"]) == (0, 0, 0)  # LanceDB's
+    facet = doc["index_facet"]
+    assert facet["index_type"] == "IVF_PQ" and facet["legs"][0]["depth"] == 10
+    assert doc["counters"]["lostToIndex"] == facet["lostToIndex"]
     doc = _json(capsys, "query", str(path), "--vector-of", "r00042", "--nprobes", "7",
                 "--refine-factor", "3", "--json")
-    ix = doc["params"]["index"]
-    assert (ix["nprobes"], ix["refine_factor"], ix["prefix_exact"]) == (7, 3, False)
+    knobs = doc["params"]["stages"]["fetch"]
+    assert (knobs["nprobes"], knobs["refine_factor"]) == (7, 3)
+    assert doc["index_facet"]["knobs"]["nprobes"] == 7
     doc = _json(capsys, "query", str(path), "--vector-of", "r00042", "--exact", "--json")
-    assert doc["params"]["exact"] is True and doc["params"]["index"]["used"] is False
-    assert doc["index_facet"] is None
+    assert doc["what_if"] == {"widen": {}, "exact": True}
+    assert doc["stages"][1]["facts"]["index"] is None and doc["index_facet"] is None
     assert snapshot(path) == before
 
 
 def test_query_knobs_are_validated(capsys, path):
-    assert main(["query", str(path), "--vector-of", "r00042", "--nprobes", "0"]) == 2
-    assert "nprobes" in capsys.readouterr().err
+    assert main(["query", str(path), "--vector-of", "r00042", "--nprobes", "-1"]) == 2
+    assert "fetch.nprobes must lie in [0, 1e+06]" in capsys.readouterr().err
 
 
 def test_the_index_facet_runs_when_asked_and_says_when_it_did_not(capsys, path, monkeypatch):
     """A large indexed table is answered at LanceDB's own cost: `auto` skips the exact
     comparison past AUTO_MAX_ROWS and says so; `on` runs it anyway; `off` never."""
-    from inspector.core.engine.ann import facet
+    from inspector.core.engine.flow import facet
 
     monkeypatch.setattr(facet, "AUTO_MAX_ROWS", 10)
     doc = _json(capsys, "query", str(path), "--vector-of", "r00042", "--json")
@@ -71,7 +72,7 @@ def test_the_index_facet_runs_when_asked_and_says_when_it_did_not(capsys, path, 
     assert any("not compared with an exact search" in w for w in doc["warnings"])
     doc = _json(capsys, "query", str(path), "--vector-of", "r00042", "--index-facet", "on",
                 "--json")
-    assert doc["index_facet"]["depth"] == 10
+    assert doc["index_facet"]["legs"][0]["depth"] == 10
     monkeypatch.setattr(facet, "AUTO_MAX_ROWS", 10**9)
     doc = _json(capsys, "query", str(path), "--vector-of", "r00042", "--index-facet", "off",
                 "--json")
@@ -80,29 +81,34 @@ def test_the_index_facet_runs_when_asked_and_says_when_it_did_not(capsys, path, 
 
 
 def test_sweep_over_nprobes_gives_recall_against_the_exact_search(capsys, path):
-    """`sweep --grid-nprobes` (issue 21: it always failed with a TypeError)."""
+    """`sweep --grid-nprobes` (issue 21: it always failed with a TypeError): an axis over the
+    fetch stage's nprobes, each cell its own search, scoped recall against the exact search
+    (LanceDB's own recall against numpy's exact ranking, here)."""
     before = snapshot(path)
     doc = _json(capsys, "sweep", str(path), "--vector-of", "r00042", "--scope", "rare",
                 "--scope-strategy", "column", "--scope-column", "agentId",
-                "--filter", "pushdown", "--grid-nprobes", "1,64", "--grid-overfetch", "1,4",
-                "--json")
-    assert doc["nprobes"] == [1, 64] and doc["overfetch"] == [1.0, 4.0]
-    assert doc["truth"] == "exact (flat) search" and doc["queries"] == 1
-    assert (doc["question"]["vector_of"], doc["question"]["params"]["filter"]) == \
-        ("r00042", "pushdown")  # the question it swept around (issue 18)
-    assert all(0 <= v <= 1 for row in doc["recall"] for v in row if v is not None)
-    one, every = doc["recall"]
+                "--filter", "pushdown", "--cap", "0", "--grid-nprobes", "1,64",
+                "--grid-overfetch", "1,4", "--json")
+    assert [(a["key"], a["values"]) for a in doc["axes"]] == \
+        [("fetch.overfetch", [1.0, 4.0]), ("fetch.nprobes", [1, 64])]
+    assert len(doc["queries"]) == 1
+    q = doc["question"]  # the question it swept around (issue 18)
+    assert q["vector_of"] == "r00042" and q["set"]["scope_rule.pushdown"] is True
+    recall = {(c["at"]["fetch.nprobes"], c["at"]["fetch.overfetch"]): c["scoped_recall"]
+              for c in doc["cells"]}
     table = lancedb.connect(str(path)).open_table("memories")
-    q = indexkit.data()[1][42]
-    for row, n in ((one, 1), (every, 64)):
-        assert row == pytest.approx([indexkit.bare_recall(table, q, n, indexkit.RARE, depth=d)
-                                     for d in (10, 40)])
-    assert every[0] > one[0], "probing all 64 partitions finds more of the rare agent's rows"
-    assert main(["sweep", str(path), "--vector-of", "r00042", "--grid-nprobes", "5,20",
-                 "--grid-overfetch", "1,2"]) == 0
-    assert "nprobes" in capsys.readouterr().out
+    v = indexkit.data()[1][42]
+    for n in (1, 64):
+        for f, d in ((1.0, 10), (4.0, 40)):
+            assert recall[(n, f)] == pytest.approx(
+                indexkit.bare_recall(table, v, n, indexkit.RARE, depth=d)), (n, f)
+    assert recall[(64, 1.0)] > recall[(1, 1.0)], "all 64 partitions find more rare rows"
+    assert all(c["index_recall"] is not None for c in doc["cells"])
+    assert main(["sweep", str(path), "--vector-of", "r00042", "--grid-index"]) == 0
+    out = capsys.readouterr().out
+    assert "fetch.nprobes \\ fetch.refine_factor" in out and "recall against the exact" in out
     assert main(["sweep", str(path), "--vector-of", "r00042", "--grid-nprobes",
                  "5,5000000"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "nprobes 5,000,000 is above" in err
+    assert err.count("\n") == 1 and "fetch.nprobes must lie in [0, 1e+06]" in err
     assert snapshot(path) == before

@@ -190,7 +190,7 @@ def test_a_read_that_stalls_is_given_up_on_in_one_line(store, tmp_path, capsys, 
         assert len(stalled) > before, f"{kind} is not read through jsonio.read_input"
     assert not (tmp_path / "new").exists()
     from inspector.core.errors import InspectorError
-    from inspector.core.evidence.bundle import load
+    from inspector.core.evidence.receipt import load
 
     with pytest.raises(InspectorError, match="was not read within"):  # a receipt (the window)
         load(f)

@@ -2,7 +2,8 @@
 refactoring can prove it changed no output. `python -m tests.golden.record` rewrites
 tests/golden/expected/ (review the diff before committing); tests/golden/test_golden.py
 compares a fresh run with it.
-Timings and scratch folders are blanked so two runs compare byte for byte."""
+Timings, the clock a question ran at (no `--now` given: the time of the run) and scratch
+folders are blanked so two runs compare byte for byte."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from pathlib import Path
 
 HERE = Path(__file__).parent
 EXPECTED = HERE / "expected"
-TIMING = re.compile(r"created|created_at|timestamp|time|\w*seconds|\w*_ms")
+TIMING = re.compile(r"created|created_at|timestamp|time|now|now_iso|\w*seconds|\w*_ms")
+CLOCK = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z")  # in text output
 
 
 def scrub(obj: object, store: str, tmp: str) -> object:
@@ -29,7 +31,7 @@ def scrub(obj: object, store: str, tmp: str) -> object:
     if isinstance(obj, list):
         return [scrub(v, store, tmp) for v in obj]
     if isinstance(obj, str):
-        return obj.replace(store, "<store>").replace(tmp, "<dir>")
+        return CLOCK.sub("<t>", obj.replace(store, "<store>").replace(tmp, "<dir>"))
     return obj
 
 
@@ -59,7 +61,7 @@ def outputs(store: str, tmp: str,
         try:
             text = json.dumps(scrub(json.loads(text), store, tmp), indent=1, sort_keys=True)
         except ValueError:
-            text = text.replace(store, "<store>").replace(tmp, "<dir>")
+            text = str(scrub(text, store, tmp))
         extra = ""
         if name == "report":
             data = json.loads(Path(f"{tmp}/r.json").read_text())

@@ -1,4 +1,5 @@
-"""Side by side: two parameter sets on one query, aligned, with agreement measures.
+"""Side by side: two questions on one query (two pipelines, or one with parameters changed),
+their final lists aligned, with agreement measures and what each side missed of its truth.
 
 Measures (on the final result lists, ids compared as strings):
 - Jaccard: |A & B| / |A | B| (1.0 when both are empty).
@@ -7,6 +8,8 @@ Measures (on the final result lists, ids compared as strings):
   carry ~86% of the weight). 1.0 for identical lists, 0.0 for disjoint ones.
 - Kendall's tau over the items both lists hold (tau-a; ranks have no ties, so it equals
   tau-b); None when fewer than two items are shared.
+- Scoped recall of each side against its own truth (`truth.py`: the same question with its
+  filters seeing the whole ranking), and the truth rows it did not return (`starved`).
 """
 
 from __future__ import annotations
@@ -17,12 +20,9 @@ from typing import Any
 
 from inspector.core.analysis.metrics import scoped_recall
 from inspector.core.analysis.truth import truth_ids
-from inspector.core.engine.params import Params
-from inspector.core.engine.pipeline import run
-from inspector.core.engine.pool import Query
-from inspector.core.engine.pools import exhaustive_pool
-from inspector.core.engine.trace import Trace
-from inspector.core.stores.store import Store
+from inspector.core.engine.flow.question import Question, answer, runs_for
+from inspector.core.engine.flow.rows import Scored
+from inspector.core.engine.flow.runner import FlowTrace, PoolCache
 
 
 def jaccard(a: Sequence[Any], b: Sequence[Any]) -> float:
@@ -80,12 +80,13 @@ def kendall_tau(a: Sequence[Any], b: Sequence[Any]) -> float | None:
 
 @dataclass(frozen=True)
 class AlignedRow:
-    """One id of either list: its rank on each side (None = absent) and the shift."""
+    """One id of either list: its rank on each side (None = absent), the shift, and the row's
+    scope and text as stored."""
 
-    id: Any
+    id: str
     rank_a: int | None
     rank_b: int | None
-    in_scope: bool | None
+    scope: str | None
     text: str | None
 
     @property
@@ -99,32 +100,32 @@ class AlignedRow:
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "rank_a": self.rank_a, "rank_b": self.rank_b,
-                "side": self.side, "shift": self.shift, "in_scope": self.in_scope,
+                "side": self.side, "shift": self.shift, "scope": self.scope,
                 "text": self.text}
 
 
 @dataclass(frozen=True)
 class Comparison:
-    """Two runs of one query: lists, alignment, agreement, and what each missed in scope."""
+    """Two runs of one query: lists, alignment, agreement, and what each missed of its truth."""
 
     labels: tuple[str, str]
-    params: tuple[Params, Params]
-    ids: tuple[tuple[Any, ...], tuple[Any, ...]]
+    pipelines: tuple[str, str]
+    ids: tuple[tuple[str, ...], tuple[str, ...]]
     rows: tuple[AlignedRow, ...]
     jaccard: float
     rbo: float
     rbo_p: float
     kendall_tau: float | None
     shared: int
-    truth: tuple[tuple[Any, ...], tuple[Any, ...]]
+    truth: tuple[tuple[str, ...], tuple[str, ...]]
     recall: tuple[float | None, float | None]
-    starved: tuple[int | None, int | None]  # truth rows a post-filter side did not return
+    starved: tuple[int | None, int | None]  # truth rows (top k) a side did not return
     counters: tuple[dict[str, int], dict[str, int]]
 
     def to_json(self) -> dict[str, Any]:
         side = {}
         for n, key in enumerate(("a", "b")):
-            side[key] = {"label": self.labels[n], "params": self.params[n].to_json(),
+            side[key] = {"label": self.labels[n], "pipeline": self.pipelines[n],
                          "ids": list(self.ids[n]), "truth": list(self.truth[n]),
                          "scoped_recall": self.recall[n], "starved": self.starved[n],
                          "counters": dict(self.counters[n])}
@@ -135,53 +136,57 @@ class Comparison:
                 "shared": self.shared}
 
 
-def _align(ta: Trace, tb: Trace) -> tuple[AlignedRow, ...]:
-    ra = {str(x): (r, x) for r, x in enumerate(ta.ids("final"), 1)}
-    rb = {str(x): (r, x) for r, x in enumerate(tb.ids("final"), 1)}
-    order = list(ra) + [k for k in rb if k not in ra]
-    text_col = ta.pool.roles.get("text")
-    rows = []
-    for k in order:
-        trace, raw_id = (ta, ra[k][1]) if k in ra else (tb, rb[k][1])
-        i = trace.row_of(raw_id)
-        text = trace.pool.columns[text_col][i] if text_col and i is not None else None
-        rows.append(AlignedRow(id=raw_id, rank_a=ra[k][0] if k in ra else None,
-                               rank_b=rb[k][0] if k in rb else None,
-                               in_scope=bool(trace.pool.in_scope[i]) if i is not None else None,
-                               text=None if text is None else str(text)))
-    return tuple(rows)
+def counters(t: FlowTrace) -> dict[str, int]:
+    """Each stage's row count (query stages left out) and the rows returned."""
+    return {**{st.name: len(st.rows) for st in t.stages if st.role != "query"},
+            "returned": len(t.final.rows)}
 
 
-def compare_traces(ta: Trace, tb: Trace, truth_a: Sequence[Any] = (),
-                   truth_b: Sequence[Any] = (), labels: tuple[str, str] = ("A", "B"),
+def _align(ta: FlowTrace, tb: FlowTrace) -> tuple[AlignedRow, ...]:
+    ra = {s.id: (r, s) for r, s in enumerate(ta.final.rows, 1)}
+    rb = {s.id: (r, s) for r, s in enumerate(tb.final.rows, 1)}
+    out = []
+    for rid in [*ra, *(k for k in rb if k not in ra)]:
+        row: Scored = (ra.get(rid) or rb[rid])[1]
+        out.append(AlignedRow(rid, ra[rid][0] if rid in ra else None,
+                              rb[rid][0] if rid in rb else None, row.row.scope,
+                              row.row.text or None))
+    return tuple(out)
+
+
+def _starved(ids: Sequence[str], truth: Sequence[str], k: int) -> int | None:
+    want = list(truth)[:k]
+    if not want:
+        return None
+    got = set(ids)
+    return sum(1 for x in want if x not in got)
+
+
+def compare_traces(ta: FlowTrace, tb: FlowTrace, truth_a: Sequence[str] = (),
+                   truth_b: Sequence[str] = (), labels: tuple[str, str] = ("A", "B"),
                    rbo_p: float = 0.9) -> Comparison:
-    """Compare two traces of the same query; truth_* are each side's in-scope truths."""
-    a, b = ta.ids("final"), tb.ids("final")
-    shared = len({str(x) for x in a} & {str(x) for x in b})
-
-    def starved(t: Trace, truth: Sequence[Any]) -> int | None:
-        if t.params.filter != "post":
-            return None
-        got = {str(x) for x in t.ids("final")}
-        return sum(1 for x in truth if str(x) not in got)
-
+    """Compare two runs of the same query; truth_* are each side's truth (best first)."""
+    a, b = ta.final.ids, tb.final.ids
     return Comparison(
-        labels=labels, params=(ta.params, tb.params), ids=(tuple(a), tuple(b)),
+        labels=labels, pipelines=(ta.spec.name, tb.spec.name), ids=(tuple(a), tuple(b)),
         rows=_align(ta, tb), jaccard=jaccard(a, b), rbo=rbo(a, b, rbo_p), rbo_p=rbo_p,
-        kendall_tau=kendall_tau(a, b), shared=shared, truth=(tuple(truth_a), tuple(truth_b)),
-        recall=(scoped_recall(a, truth_a, ta.params.limit),
-                scoped_recall(b, truth_b, tb.params.limit)),
-        starved=(starved(ta, truth_a), starved(tb, truth_b)),
-        counters=(dict(ta.counters), dict(tb.counters)))
+        kendall_tau=kendall_tau(a, b), shared=len(set(a) & set(b)),
+        truth=(tuple(truth_a), tuple(truth_b)),
+        recall=(scoped_recall(a, truth_a, ta.limit), scoped_recall(b, truth_b, tb.limit)),
+        starved=(_starved(a, truth_a, ta.limit), _starved(b, truth_b, tb.limit)),
+        counters=(counters(ta), counters(tb)))
 
 
-def compare(store: Store, query: Query, a: Params, b: Params,
-            labels: tuple[str, str] = ("A", "B"), rbo_p: float = 0.9) -> Comparison:
-    """Run both parameter sets for real, and each side's in-scope truth from one exhaustive
-    post-filter pool (the pool source's: one fetch when mode, distance and scope agree)."""
-    truths = []
-    for p in (a, b):
-        post = p.with_(filter="post")
-        truths.append(truth_ids(exhaustive_pool(store, query, post), post))
-    return compare_traces(run(store, query, a), run(store, query, b), truths[0], truths[1],
-                          labels, rbo_p)
+def compare(store: Any, a: Question, b: Question, labels: tuple[str, str] = ("A", "B"),
+            rbo_p: float = 0.9, fixes: bool = False) -> tuple[Comparison, Any, Any]:
+    """Answer both questions on the store (with their diagnoses; the fixes run when `fixes`)
+    and each side's truth through its own runs; the comparison and both answers."""
+    answers, truths = [], []
+    for q in (a, b):
+        cache = PoolCache()  # one side's fetches serve its answer and its truth
+        got = answer(q, store, cache, fixes=fixes)
+        runs, _, _ = runs_for(q, store, cache)
+        answers.append(got)
+        truths.append(truth_ids(runs) or [])
+    return (compare_traces(answers[0].trace, answers[1].trace, truths[0], truths[1], labels,
+                           rbo_p), answers[0], answers[1])

@@ -1,7 +1,12 @@
-"""A 2-D map of a candidate pool and its query: PCA in numpy, with scope flags and the cut.
+"""A 2-D map of the rows a query fetches and its query, for any pipeline: PCA in numpy, with
+the cut, the rows returned and the rows the pipeline's filters pass.
 
-The pool holds no vectors, so they are read by id in one separate LanceDB lookup. The
-projection is fitted on the pool's vectors (the query is projected, not fitted), component
+The rows shown are the probe's: the same question with the stages before its last searched
+deep (the truth's run, `truth.py`), so the map shows where the rows sit beyond the cut (the
+diagnosis's probe). Each row is ranked by where the question's own run fetched it (0 beyond
+its cut), marked returned when the run returns it, and `in_scope` when no filter of the probe
+dropped it. Runs hold no vectors, so they are read by id in one LanceDB lookup. The
+projection is fitted on the rows' vectors (the query is projected, not fitted), component
 signs are fixed so the largest loading is positive, and the map is deterministic.
 """
 
@@ -13,8 +18,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from inspector.core.engine.pool import Pool
-from inspector.core.engine.trace import Trace
+from inspector.core.engine.flow.diagnosis import main_line
+from inspector.core.engine.flow.runner import FlowTrace
 from inspector.core.errors import InspectorError
 from inspector.core.stores.store import Store
 
@@ -70,17 +75,18 @@ def project(vectors: np.ndarray, query: np.ndarray | None) -> tuple[np.ndarray, 
 
 @dataclass(frozen=True)
 class PoolMap:
-    """Plain data for a scatter: one point per pool row shown, plus the query and the cut."""
+    """Plain data for a scatter: one point per row shown, plus the query and the cut."""
 
-    ids: tuple[Any, ...]
+    ids: tuple[str, ...]
     xy: np.ndarray  # (n, 2)
     query_xy: tuple[float, float] | None
-    in_scope: np.ndarray
-    raw_rank: np.ndarray  # 1-based rank among the trace's raw candidates, 0 = beyond the cut
+    in_scope: np.ndarray  # bool: no filter of the probe dropped the row
+    raw_rank: np.ndarray  # 1-based rank in the run's fetched list (its cut), 0 = beyond it
     final: np.ndarray  # bool: returned
-    cut_depth: int  # the trace's raw depth (top-N)
+    cut_depth: int  # rows the run's fetched list holds
     cut_radius: float | None  # 2-D distance from the query to the farthest row inside the cut
     explained: tuple[float, float]
+    stage: str = ""  # the stage whose list is the cut
 
     def to_json(self) -> dict[str, Any]:
         return {"ids": list(self.ids), "x": np.round(self.xy[:, 0], 6).tolist(),
@@ -88,41 +94,46 @@ class PoolMap:
                 "query": None if self.query_xy is None else list(self.query_xy),
                 "in_scope": self.in_scope.tolist(), "raw_rank": self.raw_rank.tolist(),
                 "final": self.final.tolist(), "cut_depth": self.cut_depth,
-                "cut_radius": self.cut_radius, "explained": list(self.explained)}
+                "cut_radius": self.cut_radius, "explained": list(self.explained),
+                "stage": self.stage}
 
 
-def _shown_rows(pool: Pool, max_points: int) -> np.ndarray:
-    """Pool rows in leg order (vector leg first), at most max_points."""
-    order: list[int] = []
-    seen: set[int] = set()
-    for leg in (pool.vec_leg, pool.fts_leg):
-        if leg is not None:
-            for r in leg.rows:
-                if int(r) not in seen:
-                    seen.add(int(r))
-                    order.append(int(r))
-    return np.asarray(order[:max_points], np.int64)
+def _fetched(t: FlowTrace) -> tuple[str, list[str]]:
+    """The stage whose list is the run's cut (the fetch, or the fusion of its legs), and the
+    ids in it, in order."""
+    line = main_line(t)
+    if not line:
+        return "", []
+    return line[0].name, line[0].ids
 
 
-def pool_map(store: Store, trace: Trace, max_points: int = MAX_POINTS) -> PoolMap:
-    """Map the trace's pool (deeper pools show more of what lies beyond the top-N cut)."""
-    pool = trace.pool
-    rows = _shown_rows(pool, max_points)
-    if len(rows) == 0:
-        raise InspectorError("The candidate pool is empty, so there is nothing to map.")
-    vecs = fetch_vectors(store, [pool.ids[r] for r in rows])
+def pool_map(store: Store, trace: FlowTrace, probe: FlowTrace | None = None,
+             max_points: int = MAX_POINTS) -> PoolMap:
+    """Map the probe's fetched rows (the trace's own when no probe is given)."""
+    probe = probe or trace
+    stage, shown = _fetched(probe)
+    shown = list(dict.fromkeys(shown))[:max_points]
+    if not shown:
+        raise InspectorError("The run fetched no rows, so there is nothing to map.")
+    vecs = fetch_vectors(store, shown)
     # rows not found are NaN; a stored vector holding inf or NaN has no place on a PCA map
     # (its SVD does not converge), so such rows are left off it
     ok = np.isfinite(vecs).all(axis=1)
-    rows, vecs = rows[ok], vecs[ok]
-    xy, qxy, var = project(vecs, pool.query.vector)
-    raw_rank = trace.raw_rank[rows]
+    ids = [x for x, good in zip(shown, ok, strict=True) if good]
+    vecs = vecs[ok]
+    xy, qxy, var = project(vecs, trace.vector)
+    cut_stage, cut = _fetched(trace)
+    rank = {x: r for r, x in enumerate(cut, 1)}
+    raw_rank = np.array([rank.get(x, 0) for x in ids], np.int64)
+    dropped = {d.id for st in probe.stages if st.role == "filter" for d in st.dropped}
+    returned = set(trace.final.ids)
     inside = raw_rank > 0
     radius = None
     if qxy is not None and inside.any():
         radius = float(np.max(np.linalg.norm(xy[inside] - qxy, axis=1)))
-    return PoolMap(ids=tuple(pool.ids[r] for r in rows), xy=xy,
+    return PoolMap(ids=tuple(ids), xy=xy,
                    query_xy=None if qxy is None else (float(qxy[0]), float(qxy[1])),
-                   in_scope=pool.in_scope[rows].astype(bool), raw_rank=raw_rank.astype(np.int64),
-                   final=trace.final_rank[rows] > 0, cut_depth=int(trace.depths.pool),
-                   cut_radius=radius, explained=(float(var[0]), float(var[1])))
+                   in_scope=np.array([x not in dropped for x in ids], bool),
+                   raw_rank=raw_rank, final=np.array([x in returned for x in ids], bool),
+                   cut_depth=len(cut), cut_radius=radius,
+                   explained=(float(var[0]), float(var[1])), stage=cut_stage or stage)

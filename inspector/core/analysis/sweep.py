@@ -1,14 +1,18 @@
-"""Parameter sweeps: over-fetch x blend weight (x min score) grids from one deep fetch per query.
+"""Sweeps over any pipeline: a grid of declared stage parameters (`grid.py`) over one question
+or a query set, every cell the question answered with those parameters set.
 
-Each query is fetched once, as deep as `pools.exhaustive_pool` goes (the whole table up to
-its cap), from the pool source (expected rows or a receipt of the same query then fetch
-nothing); the grid's cells come from that pool in one call (`pipeline.finals_grid`, equal to
-`pipeline.derive` cell by cell, which equals `pipeline.run` for exact, flat search). The
-same pool gives the ground truth (`truth.truth_ids`: a prefiltered search in memory), so
-scoped recall needs no labels; with judgments, recall/precision/MRR/nDCG are computed too.
+A query's cells are answered by its `Runs` (the one answer's runs under changes) through one
+fetch cache: a change that a live session answers from cached fetches is no new search, and
+the classic pool source answers a shallower over-fetch from a deeper pool where the search is
+prefix-exact. Each query's truth (`truth.py`) runs first, as deep as the diagnosis probes, so
+on a flat table its one deep search answers every cell after it. Per cell: rows returned,
+expected rows found, scoped recall@k against the truth, with judgments recall, precision, MRR
+and nDCG at k, and where a vector leg searches an ANN index the recall against the same cell
+searched exactly (`index_recall`). Per query: its safe depth (`safe.py`).
 
-Memory is bounded by the pool source's bound (pools.CACHE_ROWS) for any number of queries: a
-query keeps its grid of metrics and its cells' ids, never its pool nor its scanned leg.
+Queries run one at a time and each keeps only its metrics and the positions of the rows its
+cells return: its cache, runs and traces go when its grid is done, so memory is bounded by
+one query's pool whatever the number of queries (tests/core/analysis/test_sweep_memory.py).
 """
 
 from __future__ import annotations
@@ -21,351 +25,293 @@ from typing import Any
 import numpy as np
 
 from inspector.core.analysis import metrics as M
+from inspector.core.analysis.grid import Axis, cells, check_size, companions
 from inspector.core.analysis.judgments import Judgments
-from inspector.core.analysis.safe import SafeDepth, safe_depth, summarize_safe
-from inspector.core.analysis.truth import is_complete, scoped_pool, trim_pool, truth_ids
-from inspector.core.engine import pools
-from inspector.core.engine.index_rule import prefix_exact, used_index
-from inspector.core.engine.live import CellPools
-from inspector.core.engine.params import Params, depths, pool_depth
-from inspector.core.engine.pipeline import derive, finals_grid
-from inspector.core.engine.pool import Pool, Query
-from inspector.core.engine.pools import EXHAUSTIVE_MAX, HYBRID_SCAN_MAX, depth_for, fetch
-from inspector.core.engine.pools.batched import AUTO, Leg, ScanPlan
+from inspector.core.analysis.safe import SafeDepth, depth_key, safe_depth, summarize_safe
+from inspector.core.analysis.truth import deep_stages, run_once, searched_index, truth_ids
+from inspector.core.engine.flow.question import Question, resolve, runs_for
+from inspector.core.engine.flow.runner import PoolCache
+from inspector.core.engine.flow.runs import Change, Runs, freeze
 from inspector.core.errors import InspectorError
-from inspector.core.stores.store import Store
 
-DEFAULT_OVERFETCH = tuple(float(x) for x in range(1, 11))
-DEFAULT_BLEND = tuple(round(0.1 * i, 1) for i in range(11))
-METRIC_KEYS = ("scoped_recall", "recall", "precision", "mrr", "ndcg")
+METRIC_KEYS = ("scoped_recall", "recall", "precision", "mrr", "ndcg", "index_recall")
 Progress = Callable[[int, int, str], None]
 Cancelled = Callable[[], bool]
 
 
-MAX_AXIS = 200  # values per grid axis
-
-
-def parse_axis(spec: str, what: str) -> tuple[float, ...]:
-    """'1,2,4' or 'start:stop:step' (inclusive) -> sorted unique finite floats. The number of
-    values is known before any is built, so a tiny step fails at once instead of allocating."""
-    bad = InspectorError(f"The {what} grid must be 'a,b,c' or 'start:stop:step' with finite "
-                         f"numbers, not {spec[:80]!r}.")
-    too_many = InspectorError(f"The {what} grid needs between 1 and {MAX_AXIS} values.")
-    try:
-        if ":" in spec:
-            a, b, s = (float(x) for x in spec.split(":"))
-            if not all(np.isfinite((a, b, s))) or s <= 0 or b < a:
-                raise bad
-            n = (b - a) / s + 1e-9
-            if not np.isfinite(n) or n >= MAX_AXIS:
-                raise too_many
-            vals = [round(a + i * s, 10) for i in range(int(np.floor(n)) + 1)]
-        else:
-            items = spec.split(",")
-            if len(items) > MAX_AXIS:
-                raise too_many
-            vals = [float(x) for x in items if x.strip()]
-    except ValueError:
-        raise bad from None
-    if not all(np.isfinite(vals)):
-        raise bad
-    if not vals or len(vals) > MAX_AXIS:
-        raise too_many
-    return tuple(sorted(set(vals)))
-
-
-@dataclass(frozen=True)
-class Grid:
-    """The swept values; min_score None means 'the base parameters' min score only'."""
-
-    overfetch: tuple[float, ...] = DEFAULT_OVERFETCH
-    blend: tuple[float, ...] = DEFAULT_BLEND
-    min_score: tuple[float, ...] | None = None
-
-    def resolved(self, base: Params) -> Grid:
-        for f in self.overfetch:
-            base.with_(overfetch=f)  # validates each value once, with the usual message
-        for w in self.blend:
-            base.with_(blend=w)
-        return Grid(self.overfetch, self.blend, self.min_score or (base.min_score,))
-
-    @property
-    def shape(self) -> tuple[int, int, int]:
-        return (len(self.overfetch), len(self.blend), len(self.min_score or (0.0,)))
-
-    def to_json(self) -> dict[str, Any]:
-        return {"overfetch": list(self.overfetch), "blend": list(self.blend),
-                "min_score": list(self.min_score or ())}
-
-
 @dataclass(frozen=True)
 class Case:
-    """One query of a sweep: what to search, in which scope, and its judgments (if any)."""
+    """One query of a sweep: the question asked and its judgments (if any)."""
 
     name: str
-    query: Query
-    scope: str | None = None
+    question: Question
     grades: tuple[tuple[str, float], ...] = ()
 
-    def params(self, base: Params) -> Params:
-        return base if self.scope is None else base.with_(scope=self.scope)
+    @property
+    def scope(self) -> str | None:
+        s = self.question.scopes
+        return None if s is None else ", ".join(s) or "(none)"
 
 
-def cases_from_judgments(store: Store, judgments: Judgments, mode: str,
-                         embedder: str | None = None) -> list[Case]:
-    """Each query of a set: its own vector, a row's vector (all read at once, `id IN (...)`),
-    or its text embedded with the store's embedder."""
-    from inspector.core.engine.inputs import build_query
-
+def cases_from_judgments(base: Question, judgments: Judgments, store: Any = None
+                         ) -> list[Case]:
+    """Each query of a set as the base question asked of it: its text (embedded with the
+    store's embedder), a row's vector (`vector_of`; with `store`, every example of the set
+    read in one `id IN (...)` read and asked as its vector) or its own vector; its scope,
+    else the base question's; its judgments."""
     if not judgments.queries:
         raise InspectorError("The query set is empty.")
-    wanted = [q.vector_of for q in judgments.queries if q.vector is None and q.vector_of]
-    examples = store.vectors_of(wanted) if wanted else {}
+    wanted = [jq.vector_of for jq in judgments.queries if jq.vector is None and jq.vector_of]
+    examples = store.vectors_of(wanted) if store is not None and wanted else {}
     out = []
-    for q in judgments.queries:
-        if q.vector is None and q.vector_of:
-            query = Query(text=q.text, vector=examples[q.vector_of],
-                          source=f"example:{q.vector_of}")
-        else:
-            query = build_query(store, mode, text=q.text, embedder=embedder,
-                                vector=None if q.vector is None else np.asarray(q.vector))
-        out.append(Case(name=q.label, query=query, scope=q.scope, grades=q.grades))
+    for jq in judgments.queries:
+        vector = jq.vector if jq.vector is not None else examples.get(jq.vector_of or "")
+        scopes = [jq.scope] if jq.scope is not None else base.scopes
+        q = base.model_copy(update={
+            "text": jq.text, "vector": None if vector is None else [float(x) for x in vector],
+            "vector_of": None if vector is not None else jq.vector_of, "expect": [],
+            "scopes": scopes})
+        out.append(Case(jq.label, q, tuple(sorted(jq.grade_map().items()))))
     return out
 
 
 @dataclass(frozen=True)
 class Best:
-    """The best value of a metric and every cell within 1e-9 of it; `pick` is the cheapest."""
+    """The best value of a metric, how many cells reach it, and the cheapest of them: the
+    smallest depths, then the other parameters nearest their values as asked."""
 
     metric: str
     value: float | None
-    cells: tuple[tuple[float, float, float], ...] = ()
-    pick: tuple[float, float, float] | None = None
+    cells: int = 0
+    pick: dict[str, Any] | None = None
+    index: int | None = None  # the pick's position in the grid
 
     def to_json(self) -> dict[str, Any]:
-        if not self.cells:
-            return {"metric": self.metric, "value": None, "cells": 0, "pick": None}
-        f, w, m = zip(*self.cells, strict=True)
-        return {"metric": self.metric, "value": self.value, "cells": len(self.cells),
-                "overfetch": [min(f), max(f)], "blend": [min(w), max(w)],
-                "min_score": [min(m), max(m)],
-                "pick": dict(zip(("overfetch", "blend", "min_score"), self.pick, strict=True))}
+        return {"metric": self.metric, "value": self.value, "cells": self.cells,
+                "pick": self.pick}
 
 
-def best_region(values: np.ndarray, grid: Grid, metric: str, base: Params) -> Best:
-    """Cells at the best value; the pick prefers the smallest over-fetch, then the blend and
-    min score nearest the base parameters (the least change that is as good)."""
+def best_of(values: np.ndarray, axes: Sequence[Axis], metric: str) -> Best:
     if values.size == 0 or np.all(np.isnan(values)):
         return Best(metric, None)
     top = float(np.nanmax(values))
-    idx = np.argwhere(np.nan_to_num(values, nan=-np.inf) >= top - 1e-9)
-    assert grid.min_score is not None
-    cells = tuple((grid.overfetch[i], grid.blend[j], grid.min_score[m]) for i, j, m in idx)
-    pick = min(cells, key=lambda c: (c[0], abs(c[1] - base.blend), abs(c[2] - base.min_score)))
-    return Best(metric, top, cells, pick)
+    at = np.flatnonzero(np.nan_to_num(values, nan=-np.inf) >= top - 1e-9)
+    grid = list(cells(list(axes)))
+
+    def cost(i: int) -> tuple[float, ...]:
+        return tuple(float(grid[i][a.key]) if a.effect == "depth" else
+                     abs(float(grid[i][a.key]) - float(a.current))
+                     if _num(a.current) else 0.0 for a in axes)
+
+    pick = min(at.tolist(), key=cost)
+    return Best(metric, top, len(at), grid[pick], pick)
+
+
+def _num(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
 @dataclass(frozen=True)
 class QuerySweep:
-    """One query's grid: metric arrays shaped like the grid (NaN = undefined), and evidence.
-    It keeps only what its result needs (not the pool): a sweep over many queries holds one
-    pool at a time."""
+    """One query's grid: per cell (in `grid.cells` order) each metric (NaN: undefined), the
+    rows returned (-1: the pipeline refused the cell), the expected rows found and the
+    positions in `ids` of the rows returned. It keeps no run, trace nor pool."""
 
     case: Case
-    params: Params
     k: int
-    objective: str  # ndcg when judged, scoped_recall otherwise
+    objective: str  # ndcg when judged, else scoped_recall
     values: dict[str, np.ndarray]
     returned: np.ndarray
-    finals: np.ndarray  # positions in `ids` per cell, -1 padded: (nF, nW, nM, limit)
-    ids: np.ndarray  # the ids of every row some cell returns, in pool order
-    pool_size: int
-    truth_size: int
-    truth_complete: bool
-    best: Best
+    expected: np.ndarray
+    finals: np.ndarray  # (cells, limit) positions in `ids`, -1 padded
+    ids: tuple[str, ...]  # every row some cell returns
+    base_ids: tuple[str, ...]  # the question's own final rows
+    truth: tuple[str, ...]  # the truth's top k
     safe: SafeDepth
-    fetch_s: float
-    own: np.ndarray | None = None  # bool per cell: answered by its own query; None: no cell
+    runs: int
+    seconds: float
+    notes: tuple[str, ...] = ()
 
-    def final_ids(self, i: int, j: int, m: int) -> list[Any]:
-        return [self.ids[r] for r in self.finals[i, j, m] if r >= 0]
+    def final_ids(self, cell: int) -> list[str]:
+        return [self.ids[r] for r in self.finals[cell] if r >= 0]
+
+    def changed(self) -> np.ndarray:
+        """Per cell: True when its final list differs from the question's own."""
+        return np.array([tuple(self.final_ids(i)) != self.base_ids
+                         for i in range(len(self.returned))], bool)
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.case.name, "text": self.case.query.text, "scope": self.case.scope,
-                "judged": bool(self.case.grades), "k": self.k, "objective": self.objective,
-                "truth_size": self.truth_size, "truth_complete": self.truth_complete,
-                "pool_size": self.pool_size, "best": self.best.to_json(),
-                "safe": self.safe.to_json(),
+        q = self.case.question
+        return {"name": self.case.name, "text": q.text, "vector_of": q.vector_of,
+                "scopes": q.scopes, "judged": bool(self.case.grades), "k": self.k,
+                "objective": self.objective, "truth": list(self.truth),
+                "returned": self.returned.tolist(), "expected": len(q.expect),
+                "expected_found": self.expected.tolist(),
                 "values": {k: _nested(v) for k, v in self.values.items()},
-                "returned": self.returned.tolist(),
-                "own_query": None if self.own is None else self.own.tolist()}
+                "safe": self.safe.to_json(), "runs": self.runs, "notes": list(self.notes)}
 
 
 def _nested(a: np.ndarray) -> Any:
     return np.where(np.isnan(a), None, np.round(a, 6)).tolist()
 
 
-def sweep_pool(pool: Pool, case: Case, base: Params, grid: Grid, k: int | None = None,
-               table_rows: int | None = None, fetch_s: float = 0.0,
-               cells: CellPools | None = None) -> QuerySweep:
-    """The whole grid for one query from its (exhaustive) pool: pure numpy, no LanceDB. With
-    `cells`, a cell the pool cannot answer exactly (an approximate index) is answered by its
-    own query, as `inspector query` runs it; the pool (then an exact search) gives the truth."""
-    p = case.params(base)
-    grid = grid.resolved(p)
-    k = k or p.limit
-    grades = dict(case.grades) if case.grades else None
-    judged = bool(grades) and any(g > 0 for g in grades.values())
-    depth = max(leg.depth for leg in (pool.vec_leg, pool.fts_leg) if leg is not None)
-    shape = grid.shape
-    keys = ["scoped_recall", *(METRIC_KEYS[1:] if grades else ())]
-    values = {key: np.full(shape, np.nan) for key in keys}
-    returned = np.zeros(shape, np.int64)
-    own = np.zeros(shape, bool)
-    finals = np.full((*shape, p.limit), -1, np.int64)
-    where: dict[Any, int] = {}  # every id some cell returns -> its position in `ids`
-    sub = scoped_pool(pool)
-    assert grid.min_score is not None
-    truths = {(j, m): truth_ids(pool, as_pool(pool, p.with_(overfetch=grid.overfetch[0], blend=w,
-                                                             min_score=ms)), sub)
-              for j, w in enumerate(grid.blend) for m, ms in enumerate(grid.min_score)}
-    head = pool if cells is not None else _grid_head(pool, p, grid)
-    together = None if cells is not None else finals_grid(head, p, grid.overfetch,
-                                                         grid.blend, grid.min_score)
-    for (i, j, m), _ in np.ndenumerate(returned):
-        if together is not None:  # every cell of the grid from one blended order per blend
-            ids = [head.ids[r] for r in together[j][m][i]]
-        else:
-            cell = p.with_(overfetch=grid.overfetch[i], blend=grid.blend[j],
-                           min_score=grid.min_score[m])
-            src, own[i, j, m] = (head, False) if cells is None else cells.pool_for(cell)
-            ids = list(derive(src, cell).ids("final"))
-        finals[i, j, m, : len(ids)] = [where.setdefault(x, len(where)) for x in ids]
-        returned[i, j, m] = len(ids)
-        got = M.all_metrics(ids, k, grades, truths[(j, m)])
-        for key in keys:
-            v = got.get(key if key == "mrr" else f"{key}@{k}")
-            values[key][i, j, m] = np.nan if v is None else v
-    objective = "ndcg" if judged else "scoped_recall"
-    truth0 = truth_ids(pool, as_pool(pool, p), sub)
-    ids_used = np.empty(len(where), dtype=object)
-    ids_used[:] = list(where)
-    return QuerySweep(
-        case=case, params=p, k=k, objective=objective, values=values, returned=returned,
-        finals=finals, ids=ids_used, pool_size=pool.size, truth_size=len(truth0[:k]),
-        truth_complete=is_complete(pool, table_rows or pool.size),
-        best=best_region(values[objective], grid, objective, p),
-        safe=safe_depth(pool, p, truth0, k, grid.overfetch, depth, _scan_limit(p, grid),
-                        None if cells is None or not own.any() else cells.pool_for),
-        fetch_s=fetch_s, own=own if own.any() else None)
+def _depth_keys(runs: Runs, axes: Sequence[Axis]) -> set[str]:
+    """Parameters the truth does not read: depths of the stages it searches deep."""
+    deep = set(deep_stages(runs.spec))
+    return {a.key for a in axes if a.effect == "depth" and a.key.partition(".")[0] in deep}
 
 
-def _grid_head(pool: Pool, p: Params, grid: Grid) -> Pool:
-    """The pool's first rows as deep as the grid's deepest cell reads (and one past, for the
-    tie report): a flat pool's prefix, so every cell derives from it what the whole deep pool
-    gives, over ~100 rows instead of the truth's 10,000."""
-    assert grid.min_score is not None
-    deepest = max(max(d.vec_k, d.fts_k) for d in
-                  (depths(p.with_(overfetch=f, min_score=grid.min_score[0]))
-                   for f in grid.overfetch))
-    legs = [leg.depth for leg in (pool.vec_leg, pool.fts_leg) if leg is not None]
-    return pool if deepest + 1 >= min(legs, default=0) else trim_pool(pool, deepest + 1)
-
-
-def as_pool(pool: Pool, p: Params) -> Params:
-    """p as the pool was searched: with --exact when the pool is the exact search beside an
-    index (the truth of an indexed table), so its knobs match and it is read exactly."""
-    return p.with_(exact=True) if pool.knobs and pool.knobs[-1] and not p.exact else p
-
-
-def needs_exact_truth(store: Store, p: Params) -> bool:
-    """True when p searches through an approximate index whose deep pool is no prefix of a
-    shallow one: the truth is then the exact search, and each cell runs its own query."""
-    index = getattr(store, "vector_index", None)
-    return used_index(index, p) is not None and not prefix_exact(index, p)
-
-
-def _scan_limit(p: Params, grid: Grid) -> int:
-    """Hybrid safe-depth scans go to 4x the grid's deepest pool (at most HYBRID_SCAN_MAX)."""
-    return min(HYBRID_SCAN_MAX, 4 * pool_depth(p.limit, max(grid.overfetch), 0))
-
-
-def case_depth(store: Store, case: Case, base: Params, grid: Grid,
-               truth_depth: int = EXHAUSTIVE_MAX) -> int:
-    """Each leg's depth for one query: deep enough for the ground truth and every cell."""
-    return depth_for("sweep", store, case.params(base), max_overfetch=max(grid.overfetch),
-                     depth=truth_depth)[0]
-
-
-def fetch_case(store: Store, case: Case, base: Params, grid: Grid,
-               truth_depth: int = EXHAUSTIVE_MAX, vec_leg: Leg | None = None) -> Pool:
-    """One retrieval per query (its vector leg possibly from a batched scan)."""
-    depth = case_depth(store, case, base, grid, truth_depth)
-    return fetch(store, case.query, case.params(base), depth, depth, vec_leg)
-
-
-def iter_sweep(store: Store, cases: Sequence[Case], base: Params, grid: Grid,
-               k: int | None = None, truth_depth: int = EXHAUSTIVE_MAX,
-               scan: ScanPlan = AUTO) -> Iterator[QuerySweep]:
-    """Yield one query's sweep at a time, so a caller can show progress or stop early.
-    On a flat table every query's vector leg comes from one scan, done before the first."""
+def sweep_case(store: Any, case: Case, axes: Sequence[Axis], k: int | None = None,
+               cache: PoolCache | None = None) -> QuerySweep:
+    """The whole grid for one question; each cell run through one fetch cache."""
     t0 = time.perf_counter()
-    legs = pools.vector_legs(store, cases, base,
-                       lambda c: case_depth(store, c, base, grid, truth_depth), scan)
-    shared = (time.perf_counter() - t0) / max(1, len(cases))  # the scan's share per query
-    for i, case in enumerate(cases):
-        t0 = time.perf_counter()
-        exact = needs_exact_truth(store, case.params(base))
-        pool = fetch_case(store, case, base.with_(exact=True) if exact else base, grid,
-                          truth_depth, legs.pop(i, None))
-        cells = CellPools(store, case.query, pool) if exact else None
-        yield sweep_pool(pool, case, base, grid, k, store.rows,
-                         time.perf_counter() - t0 + shared, cells)
+    runs, notes, inexact = runs_for(case.question, store, cache or PoolCache())
+    runs.live = True  # a live fetch serves every live parameter's value at once
+    also = companions(runs.spec, list(axes))
+    truth_of: dict[Any, list[str] | None] = {}
+    skip = _depth_keys(runs, axes) | set(also)  # a depth's companions: depths too
+    asked = {a.key: a.current for a in axes}
+
+    def truth(sets: dict[str, Any]) -> list[str] | None:
+        key = freeze({k: v for k, v in sets.items() if k not in skip and
+                      not (k in asked and v == asked[k])})
+        if key not in truth_of:
+            truth_of[key] = truth_ids(runs, dict(key))
+        return truth_of[key]
+
+    base_truth = truth({})  # first: its deep search answers the cells after it
+    base = runs.run()
+    kk = k or base.limit
+    grades = dict(case.grades) or None
+    judged = bool(grades) and any(g > 0 for g in (grades or {}).values())
+    exact = searched_index(base, store)
+    grid = list(cells(list(axes)))
+    keys = ["scoped_recall", *(M.METRICS[:4] if grades else ()), *(("index_recall",)
+                                                                    if exact else ())]
+    n = len(grid)
+    values = {key: np.full(n, np.nan) for key in keys}
+    returned = np.full(n, -1, np.int64)
+    expected = np.zeros(n, np.int64)
+    finals = np.full((n, base.limit), -1, np.int32)
+    where: dict[str, int] = {}
+    refused: list[str] = []
+    for i, cell in enumerate(grid):
+        sets = {**cell, **also}
+        try:
+            t = runs.run(Change().with_sets(**sets))
+        except InspectorError as exc:
+            refused.append(str(exc))
+            continue
+        ids = t.final.ids
+        returned[i] = len(ids)
+        expected[i] = sum(1 for e in case.question.expect if e in ids)
+        finals[i, : min(len(ids), base.limit)] = [where.setdefault(x, len(where))
+                                                   for x in ids[: base.limit]]
+        got = M.all_metrics(ids, kk, grades, truth(sets))
+        for key in keys:
+            v = got.get(key if key == "mrr" else f"{key}@{kk}")
+            values[key][i] = np.nan if v is None else v
+        if exact:
+            values["index_recall"][i] = _index_recall(runs, sets, ids, kk)
+    key = depth_key(runs.spec, axes)
+    curve = _curve(runs, axes, key, also, base_truth, kk)
+    safe = safe_depth(runs, base, base_truth, kk, key, curve)
+    if refused:
+        notes = [*notes, f"{len(refused)} cell(s) refused by the pipeline, e.g.: {refused[0]}"]
+    return QuerySweep(
+        case=case, k=kk, objective="ndcg" if judged else "scoped_recall", values=values,
+        returned=returned, expected=expected, finals=finals, ids=tuple(where),
+        base_ids=tuple(base.final.ids), truth=tuple((base_truth or [])[:kk]), safe=safe,
+        runs=runs.count, seconds=time.perf_counter() - t0,
+        notes=tuple([*notes, *(f"not exact: {x}" for x in inexact)]))
+
+
+def _index_recall(runs: Runs, sets: dict[str, Any], ids: list[str], k: int) -> float:
+    """Recall@k of a cell against the same cell searched exactly (the index bypassed)."""
+    try:
+        want = run_once(runs, Change(freeze(sets), exact=True)).final.ids
+    except InspectorError:
+        return float("nan")
+    got = M.scoped_recall(ids, want, k)
+    return float("nan") if got is None else got
+
+
+def _curve(runs: Runs, axes: Sequence[Axis], key: str | None, also: dict[str, Any],
+           truth: list[str] | None, k: int) -> list[tuple[Any, float | None]]:
+    """Scoped recall along the sweep's depth axis, every other parameter as asked."""
+    ax = next((a for a in axes if a.key == key), None)
+    if ax is None or truth is None:
+        return []
+    out = []
+    for v in ax.values:
+        t = runs.try_run(Change().with_sets(**{**also, key: v}))
+        out.append((v, None if t is None else M.scoped_recall(t.final.ids, truth, k)))
+    return out
+
+
+def iter_sweep(store: Any, cases: Sequence[Case], axes: Sequence[Axis],
+               k: int | None = None) -> Iterator[QuerySweep]:
+    """One query's sweep at a time, so a caller can show progress or stop early."""
+    check_size(list(axes))
+    for case in cases:
+        yield sweep_case(store, case, axes, k)
 
 
 @dataclass(frozen=True)
 class SweepResult:
-    """Every query's sweep, the means over the set, the best cell, and safe over-fetch."""
+    """Every query's sweep, the means over the set per cell, the best cell, the safe depth."""
 
-    base: Params
-    grid: Grid
+    question: Question
+    pipeline: str
+    axes: tuple[Axis, ...]
+    k: int | None
     queries: tuple[QuerySweep, ...]
     aggregate: dict[str, np.ndarray]
     counts: dict[str, int]  # queries contributing to each aggregate metric
     best: Best
     cancelled: bool
     seconds: float
-    fetch_seconds: float
+
+    @property
+    def cells(self) -> list[dict[str, Any]]:
+        return list(cells(list(self.axes)))
 
     def to_json(self) -> dict[str, Any]:
-        return {"format": "inspector-sweep", "version": 1, "base": self.base.to_json(),
-                "grid": self.grid.to_json(), "cancelled": self.cancelled,
-                "seconds": round(self.seconds, 4), "fetch_seconds": round(self.fetch_seconds, 4),
-                "aggregate": {k: _nested(v) for k, v in self.aggregate.items()},
-                "counts": dict(self.counts), "best": self.best.to_json(),
-                "safe": summarize_safe([(q.case.scope or q.params.scope, q.safe)
-                                        for q in self.queries], self.grid.overfetch),
-                "own_query": self.own_query(),
+        grid = self.cells
+        changed = np.sum([q.changed() for q in self.queries], axis=0) if self.queries \
+            else np.zeros(len(grid), int)
+        returned = np.stack([np.where(q.returned >= 0, q.returned, np.nan)
+                             for q in self.queries]) if self.queries else None
+        rows = []
+        for i, at in enumerate(grid):
+            one: dict[str, Any] = {"at": at}
+            for key, arr in self.aggregate.items():
+                one[key] = None if np.isnan(arr[i]) else round(float(arr[i]), 6)
+            mean = None if returned is None or np.all(np.isnan(returned[:, i])) else \
+                float(np.nanmean(returned[:, i]))
+            one["returned"] = None if mean is None else round(mean, 6)
+            one["expected_found"] = int(sum(q.expected[i] for q in self.queries))
+            one["changed"] = int(changed[i])
+            rows.append(one)
+        return {"format": "inspector-sweep", "version": 2,
+                "question": self.question.model_dump(mode="json", by_alias=True),
+                "pipeline": self.pipeline, "axes": [a.to_json() for a in self.axes],
+                "k": self.k, "cancelled": self.cancelled, "seconds": round(self.seconds, 4),
+                "runs": sum(q.runs for q in self.queries), "counts": dict(self.counts),
+                "best": self.best.to_json(), "cells": rows,
+                "safe": summarize_safe([(q.case.scope, q.safe) for q in self.queries]),
                 "queries": [q.to_json() for q in self.queries]}
 
-    def own_query(self) -> dict[str, Any]:
-        """Which cells were answered by their own query (an approximate index, where a deep
-        pool is no prefix of a shallow one) instead of being derived from one deep pool."""
-        own = [q.own for q in self.queries if q.own is not None]
-        cells = np.any(np.stack(own), axis=0) if own else np.zeros(self.grid.shape, bool)
-        return {"cells": int(cells.sum()), "of": int(cells.size),
-                "overfetch": [f for i, f in enumerate(self.grid.overfetch) if cells[i].any()],
-                "queries": len(own)}
 
-
-def aggregate(sweeps: Sequence[QuerySweep], base: Params, grid: Grid,
-              cancelled: bool = False, seconds: float = 0.0) -> SweepResult:
-    """Means over queries (each metric over the queries where it is defined)."""
-    grid = grid.resolved(base)
+def aggregate(question: Question, axes: Sequence[Axis], sweeps: Sequence[QuerySweep],
+              k: int | None = None, cancelled: bool = False, seconds: float = 0.0
+              ) -> SweepResult:
+    """Means over queries (each metric over the queries where it is defined); the objective
+    is each query's own (nDCG where judged, else scoped recall)."""
     agg: dict[str, np.ndarray] = {}
     counts: dict[str, int] = {}
     stacks = {key: [q.values[key] for q in sweeps if key in q.values] for key in METRIC_KEYS}
-    stacks["objective"] = [q.values[q.objective] for q in sweeps]
+    stacks = {"objective": [q.values[q.objective] for q in sweeps], **stacks}
     for key, arrs in stacks.items():
         if arrs:
             stack = np.stack(arrs)
@@ -373,28 +319,36 @@ def aggregate(sweeps: Sequence[QuerySweep], base: Params, grid: Grid,
             n = defined.sum(axis=0)
             total = np.where(defined, stack, 0.0).sum(axis=0)
             agg[key] = np.where(n > 0, total / np.maximum(n, 1), np.nan)
-            counts[key] = int(defined.any(axis=(1, 2, 3)).sum())
-    best = best_region(agg["objective"], grid, "objective", base) if "objective" in agg \
+            counts[key] = int(defined.any(axis=1).sum())
+    best = best_of(agg["objective"], axes, "objective") if "objective" in agg \
         else Best("objective", None)
-    return SweepResult(base=base, grid=grid, queries=tuple(sweeps), aggregate=agg,
-                       counts=counts, best=best, cancelled=cancelled, seconds=seconds,
-                       fetch_seconds=sum(q.fetch_s for q in sweeps))
+    spec, _, _ = resolve(question)
+    return SweepResult(question, spec.name, tuple(axes), k, tuple(sweeps), agg, counts, best,
+                       cancelled, seconds)
 
 
-def run_sweep(store: Store, cases: Sequence[Case], base: Params, grid: Grid,
+def run_sweep(store: Any, question: Question, cases: Sequence[Case], axes: Sequence[Axis],
               k: int | None = None, progress: Progress | None = None,
-              cancelled: Cancelled | None = None,
-              truth_depth: int = EXHAUSTIVE_MAX, scan: ScanPlan = AUTO) -> SweepResult:
-    """Sweep a query set; progress(done, total, label) after each query; a true `cancelled()`
-    stops between queries and returns what is done, flagged `cancelled`."""
+              cancelled: Cancelled | None = None) -> SweepResult:
+    """Sweep a query set around `question`; progress(done, total, label) after each query; a
+    true `cancelled()` stops between queries and returns what is done, flagged."""
     t0 = time.perf_counter()
     done: list[QuerySweep] = []
     stopped = False
-    for q in iter_sweep(store, cases, base, grid, k, truth_depth, scan):
+    for q in iter_sweep(store, cases, axes, k):
         done.append(q)
         if progress is not None:
             progress(len(done), len(cases), q.case.name)
         if cancelled is not None and len(done) < len(cases) and cancelled():
             stopped = True
-            break  # the generator fetches nothing more
-    return aggregate(done, base, grid, stopped, time.perf_counter() - t0)
+            break
+    return aggregate(question, axes, done, k, stopped, time.perf_counter() - t0)
+
+
+def axis_values(result: SweepResult, metric: str = "objective") -> np.ndarray:
+    """A metric's means shaped like the grid (one dimension per axis)."""
+    return result.aggregate[metric].reshape([len(a.values) for a in result.axes])
+
+
+__all__ = ["Best", "Case", "QuerySweep", "SweepResult", "aggregate", "axis_values",
+           "best_of", "cases_from_judgments", "iter_sweep", "run_sweep", "sweep_case"]

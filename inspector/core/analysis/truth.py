@@ -1,123 +1,104 @@
-"""Ground truth without judgments: what the scope should have returned, from one deep pool.
+"""Ground truth without judgments, for any pipeline: what the question should have returned.
 
-The truth is a prefiltered search computed in memory: only the pool's in-scope rows (by the
-post-filter's own rule), each leg re-ranked within the scope, then scored, fused, blended,
-min-score filtered and cut to the limit exactly as `pipeline.derive` does. Vector and
-full-text legs are unlimited, so the truth is the exact in-scope ranking. Hybrid legs keep
-their configured depth, max(limit, fts_k, vec_k), because reciprocal-rank-fusion scores depend
-on leg depth: an unlimited-leg fusion is a different ranking, not a better one.
+The truth is the same pipeline with every stage that a what-if can deepen (its fetches and
+the cuts before its last stage, `diagnosis.widenable`) searched as deep as the diagnosis
+probes (PROBE_DEPTH rows, or the whole table): a filter placed after a cut then sees the whole
+ranking, as if it ran inside the search (the diagnosis's "filter inside the search"). Where a
+vector leg searches an ANN index, the truth is the exact search (the index bypassed). The
+truth's scores, weights, thresholds and limit are the run's own: a change of a weight
+changes the truth, a change of a depth of a stage searched that deep does not.
+
+One question's truths are run through its fetch cache, each in a run of its own (not kept in
+the question's memo: a deep run holds thousands of rows).
 """
 
 from __future__ import annotations
 
-from dataclasses import fields, replace
+from dataclasses import replace
 from typing import Any
 
-import numpy as np
-
-from inspector.core.engine.params import Params
-from inspector.core.engine.pipeline import derive
-from inspector.core.engine.pool import Leg, Pool
-
-_LegSpec = tuple[np.ndarray, int, bool] | None  # original rows in leg order, depth, exhausted
-
-
-def _sub_leg(leg: Leg | None, spec: _LegSpec, remap: np.ndarray, n: int
-             ) -> tuple[Leg | None, np.ndarray, np.ndarray]:
-    """A leg restricted to the given original rows (in leg order), re-ranked from 0."""
-    rank = np.full(n, -1, np.int64)
-    value = np.full(n, np.nan)
-    if leg is None or spec is None:
-        return None, rank, value
-    rows, depth, exhausted = spec
-    pos = np.full(remap.shape[0], -1, np.int64)
-    pos[leg.rows] = np.arange(len(leg.rows))
-    values = leg.values[pos[rows]]
-    new_rows = remap[rows]
-    rank[new_rows] = np.arange(len(new_rows))
-    value[new_rows] = values
-    return Leg(rows=new_rows, values=values, depth=depth, exhausted=exhausted), rank, value
+from inspector.core.engine.flow.diagnosis import PROBE_DEPTH
+from inspector.core.engine.flow.facet import indexed_legs
+from inspector.core.engine.flow.registry import kind_of
+from inspector.core.engine.flow.runner import FlowTrace
+from inspector.core.engine.flow.runs import NO_CHANGE, Change, Runs, freeze
+from inspector.core.engine.flow.spec import PipelineSpec
+from inspector.core.errors import InspectorError
 
 
-_RECOMPUTED = {"ids", "id_order", "vec_rank", "vec_dist", "fts_rank", "fts_score", "vec_leg",
-               "fts_leg", "columns"}
+def deep_stages(spec: PipelineSpec) -> list[str]:
+    """Every stage a what-if can deepen before the last stage of its route (the last one
+    too where it is a fetch), over every route: the stages the truth searches deep."""
+    out: dict[str, None] = {}
+    for route in spec.routes:
+        last = route.stages[-1].name if route.stages else ""
+        for st in route.stages:
+            kind = kind_of(st.kind)
+            if kind.widens and (st.name != last or kind.role == "fetch"):
+                out[st.name] = None
+    return list(out)
 
 
-def _subset(pool: Pool, keep: np.ndarray, vec: _LegSpec, fts: _LegSpec) -> Pool:
-    """A pool of the kept rows. Every other per-row field (an array or list as long as the
-    pool) is subset generically, so fields added to Pool later follow along."""
-    idx = np.flatnonzero(keep)
-    n = len(idx)
-    remap = np.full(pool.size, -1, np.int64)
-    remap[idx] = np.arange(n)
-    id_order = np.empty(n, np.int64)
-    id_order[np.argsort(pool.id_order[idx], kind="stable")] = np.arange(n)
-    vec_leg, vec_rank, vec_dist = _sub_leg(pool.vec_leg, vec, remap, n)
-    fts_leg, fts_rank, fts_score = _sub_leg(pool.fts_leg, fts, remap, n)
-    rest: dict[str, Any] = {}
-    for f in fields(pool):
-        v = getattr(pool, f.name)
-        if f.name in _RECOMPUTED:
-            continue
-        if isinstance(v, np.ndarray) and v.shape[:1] == (pool.size,):
-            rest[f.name] = v[idx]
-        elif isinstance(v, list) and len(v) == pool.size:
-            rest[f.name] = [v[i] for i in idx]
-    return replace(
-        pool, ids=pool.ids[idx], id_order=id_order,
-        columns={c: [v[i] for i in idx] for c, v in pool.columns.items()},
-        vec_rank=vec_rank, vec_dist=vec_dist, fts_rank=fts_rank, fts_score=fts_score,
-        vec_leg=vec_leg, fts_leg=fts_leg, **rest)
+def probe_depth(rows: int | None) -> int:
+    """How deep the truth searches: PROBE_DEPTH rows, or the whole table when smaller."""
+    return max(1, min(int(rows or PROBE_DEPTH), PROBE_DEPTH))
 
 
-def scoped_pool(pool: Pool) -> Pool:
-    """The pool's in-scope rows only, legs re-ranked within the scope: a prefiltered search."""
-    keep = np.asarray(pool.in_scope, bool)
-    specs: list[_LegSpec] = []
-    for leg in (pool.vec_leg, pool.fts_leg):
-        rows = None if leg is None else leg.rows[keep[leg.rows]]
-        specs.append(None if rows is None else (rows, len(rows), True))
-    return _subset(pool, keep, specs[0], specs[1])
+def truth_change(runs: Runs, sets: dict[str, Any] | None = None) -> Change:
+    """The change that asks the truth of the question under `sets` (parameters changed)."""
+    depth = probe_depth(getattr(runs.store, "rows", None))
+    index = getattr(runs.store, "vector_index", None)
+    return Change(freeze(sets), tuple((s, depth) for s in deep_stages(runs.spec)),
+                  exact=index is not None)
 
 
-def trim_pool(pool: Pool, depth: int) -> Pool:
-    """The pool a fetch with every leg at `depth` would have returned: each leg's first rows.
-
-    Exact for flat search, where a shallow fetch is a prefix of a deep one."""
-    keep = np.zeros(pool.size, bool)
-    specs: list[_LegSpec] = []
-    for leg in (pool.vec_leg, pool.fts_leg):
-        if leg is None:
-            specs.append(None)
-        elif depth >= leg.depth:
-            specs.append((leg.rows, leg.depth, leg.exhausted))
-        else:
-            specs.append((leg.rows[:depth], depth, len(leg.rows[:depth]) < depth))
-        if specs[-1] is not None:
-            keep[specs[-1][0]] = True
-    return _subset(pool, keep, specs[0], specs[1])
+def run_once(runs: Runs, change: Change) -> FlowTrace:
+    """The question's answer under `change`, through its fetch cache, remembered nowhere."""
+    once = replace(runs, count=0, _memo={})
+    try:
+        return once.run(change)
+    finally:
+        runs.count += once.count
 
 
-def truth_params(p: Params, scoped: Pool) -> Params:
-    """p with the truth's depth: every in-scope row, or the configured legs for hybrid."""
-    if p.mode == "hybrid":
-        depth = max(p.limit, p.vec_k, p.fts_k)
-    else:
-        legs = [leg.depth for leg in (scoped.vec_leg, scoped.fts_leg) if leg is not None]
-        depth = max([p.limit, *legs])
-    return p.with_(overfetch=depth / p.limit, cap=0)
+class Forgetful:
+    """A question's runs that remember none of their answers (each a run of its own through
+    the question's fetch cache): for searches that ask each change once and may run deep, so
+    one query's searches hold one deep run at a time, not all of them."""
+
+    def __init__(self, runs: Runs) -> None:
+        self.base = runs
+        self.spec, self.store = runs.spec, runs.store
+
+    @property
+    def count(self) -> int:
+        return self.base.count
+
+    def run(self, change: Change = NO_CHANGE) -> FlowTrace:
+        return run_once(self.base, change)
+
+    def try_run(self, change: Change) -> FlowTrace | None:
+        try:
+            return self.run(change)
+        except InspectorError:
+            return None
 
 
-def truth_ids(pool: Pool, p: Params, scoped: Pool | None = None) -> list[Any]:
-    """The ids the scope should have returned for p, best first (at most p.limit)."""
-    sub = scoped if scoped is not None else scoped_pool(pool)
-    if sub.size == 0:
-        return []
-    t = derive(sub, truth_params(p.with_(filter=sub.placement), sub))
-    return [sub.ids[r] for r in t.stage("final").rows]
+def truth_trace(runs: Runs, sets: dict[str, Any] | None = None) -> FlowTrace | None:
+    """The truth's run (None when the pipeline refuses it, e.g. a depth it cannot reach)."""
+    try:
+        return run_once(runs, truth_change(runs, sets))
+    except InspectorError:
+        return None
 
 
-def is_complete(pool: Pool, table_rows: int) -> bool:
-    """True when every leg reached the end of its ranking, so no in-scope row is missing."""
-    legs = [leg for leg in (pool.vec_leg, pool.fts_leg) if leg is not None]
-    return all(leg.exhausted or leg.depth >= table_rows for leg in legs)
+def truth_ids(runs: Runs, sets: dict[str, Any] | None = None) -> list[str] | None:
+    """The ids the question should have returned under `sets`, best first (at most its
+    limit); None when the truth cannot be run."""
+    t = truth_trace(runs, sets)
+    return None if t is None else list(t.final.ids)
+
+
+def searched_index(t: FlowTrace, store: Any) -> bool:
+    """True when a vector leg of this run searched the table's ANN index."""
+    return bool(indexed_legs(t, getattr(store, "vector_index", None)))

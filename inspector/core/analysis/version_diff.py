@@ -1,8 +1,10 @@
-"""One query on two versions of a table side by side, and the write that pushed a row out of
-the results.
+"""One question on two versions of a table side by side, and the write that pushed a row out
+of the results, for any pipeline: any of its stages can be compared (the last, the final
+results, by default).
 
 Every version is opened with a checkout, which reads a manifest and never writes; the query
-vector is computed once and reused, so only the data differs between the two runs.
+vector is computed once and reused (a text query is embedded once), so only the data differs
+between the runs.
 """
 
 from __future__ import annotations
@@ -10,10 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from inspector.core.engine.params import Params
-from inspector.core.engine.pipeline import run
-from inspector.core.engine.pool import Query
-from inspector.core.engine.trace import STAGES, Trace
+from inspector.core.engine.flow.question import Question, query_vector, runs_for
+from inspector.core.engine.flow.runner import FlowTrace
 from inspector.core.errors import InspectorError
 from inspector.core.jsonio import plain
 from inspector.core.stores.store import Store
@@ -32,31 +32,41 @@ class RankChange:
 
 @dataclass(frozen=True)
 class VersionDiff:
-    """The same query on versions a and b: both traces, and what changed in one stage."""
+    """The same question on versions a and b: both runs, and what changed in one stage."""
 
     version_a: int
     version_b: int
-    a: Trace
-    b: Trace
+    a: FlowTrace
+    b: FlowTrace
     stage: str
     only_a: tuple[Any, ...]  # in a's stage, not in b's: pushed out (or deleted)
     only_b: tuple[Any, ...]  # in b's stage, not in a's: came in
     moved: tuple[RankChange, ...]  # in both, at different ranks
 
     def to_json(self) -> dict[str, Any]:
+        from inspector.core.engine.flow.answer import to_json
+
         return {"stage": self.stage, "version_a": self.version_a, "version_b": self.version_b,
                 "only_a": [plain(x) for x in self.only_a],
                 "only_b": [plain(x) for x in self.only_b],
                 "moved": [m.to_json() for m in self.moved],
-                "a": self.a.to_json(), "b": self.b.to_json()}
+                "a": to_json(self.a), "b": to_json(self.b)}
 
 
-def diff_traces(a: Trace, b: Trace, stage: str = "final", version_a: int = 0,
+def _ids(t: FlowTrace, stage: str) -> list[str]:
+    names = [s.name for s in t.stages]
+    if stage not in names:
+        raise InspectorError(f"Unknown stage '{stage}'; pipeline {t.spec.name} has "
+                             f"{', '.join(names)}.")
+    return t.stage(stage).ids
+
+
+def diff_traces(a: FlowTrace, b: FlowTrace, stage: str | None = None, version_a: int = 0,
                 version_b: int = 0) -> VersionDiff:
-    """Rows only in one trace's stage, and rank changes for rows in both."""
-    if stage not in STAGES:
-        raise InspectorError(f"Unknown stage '{stage}'; choose one of {', '.join(STAGES)}.")
-    ia, ib = [plain(x) for x in a.ids(stage)], [plain(x) for x in b.ids(stage)]
+    """Rows only in one run's stage (the last by default), and rank changes for rows in
+    both."""
+    stage = stage or a.stages[-1].name
+    ia, ib = _ids(a, stage), _ids(b, stage)
     ra = {x: r for r, x in enumerate(ia, 1)}
     rb = {x: r for r, x in enumerate(ib, 1)}
     moved = tuple(RankChange(x, ra[x], rb[x]) for x in ia if x in rb and ra[x] != rb[x])
@@ -65,15 +75,31 @@ def diff_traces(a: Trace, b: Trace, stage: str = "final", version_a: int = 0,
                        only_b=tuple(x for x in ib if x not in ra), moved=moved)
 
 
-def compare_versions(store: Store, query: Query, params: Params, version_a: int,
-                     version_b: int | None = None, stage: str = "final") -> VersionDiff:
-    """Run one query (same vector, same parameters) on two versions of the store's table.
+def pinned(store: Store, q: Question) -> Question:
+    """The question with its query vector computed once (a text embedded, a row's vector
+    read), so every version runs the same vector."""
+    vec, _, _ = query_vector(store, q)
+    if vec is None or q.vector is not None:
+        return q
+    return q.model_copy(update={"vector": [float(x) for x in vec], "vector_of": None})
+
+
+def run_at(store: Store, q: Question, version: int) -> FlowTrace:
+    """The question's run on the table as of `version` (a checkout; never a write)."""
+    s = store if version == store.version else store.reopen(version)
+    runs, notes, inexact = runs_for(q, s)
+    t = runs.run()
+    return t.with_notes(notes, inexact) if notes or inexact else t
+
+
+def compare_versions(store: Store, q: Question, version_a: int, version_b: int | None = None,
+                     stage: str | None = None) -> VersionDiff:
+    """Run one question (same vector, same pipeline) on two versions of the store's table.
     version_b defaults to the newest version."""
-    sa = store.reopen(version_a) if version_a != store.version else store
+    q = pinned(store, q)
     vb = store.latest_version() if version_b is None else version_b
-    sb = store.reopen(vb) if vb != store.version else store
-    return diff_traces(run(sa, query, params), run(sb, query, params), stage,
-                       sa.version, sb.version)
+    a, b = run_at(store, q, version_a), run_at(store, q, vb)
+    return diff_traces(a, b, stage, int(a.store["version"]), int(b.store["version"]))
 
 
 @dataclass(frozen=True)
@@ -92,20 +118,20 @@ class PushOut:
                 "entered": [plain(x) for x in self.entered], "checked": list(self.checked)}
 
 
-def find_push_out(store: Store, query: Query, params: Params, row_id: Any,
-                  versions: list[int] | None = None, stage: str = "final") -> PushOut:
+def find_push_out(store: Store, q: Question, row_id: Any, versions: list[int] | None = None,
+                  stage: str | None = None) -> PushOut:
     """Walk versions oldest to newest and report the first write after which row_id is no
     longer in `stage` (it was in the version before). Each version is one pipeline run."""
+    q = pinned(store, q)
     todo = versions or [v.version for v in list_versions(store)]
     key = str(row_id)
-    prev: tuple[int, list[Any]] | None = None
+    prev: tuple[int, list[str]] | None = None
     checked: list[int] = []
     for v in sorted(todo):
-        s = store if v == store.version else store.reopen(v)
-        ids = [plain(x) for x in run(s, query, params).ids(stage)]
+        t = run_at(store, q, v)
+        ids = _ids(t, stage or t.stages[-1].name)
         checked.append(v)
-        present = key in {str(x) for x in ids}
-        if prev is not None and not present and key in {str(x) for x in prev[1]}:
+        if prev is not None and key not in ids and key in prev[1]:
             return PushOut(id=row_id, last_with=prev[0], first_without=v,
                            entered=tuple(x for x in ids if x not in prev[1]),
                            checked=tuple(checked))
@@ -116,11 +142,12 @@ def find_push_out(store: Store, query: Query, params: Params, row_id: Any,
 
 def format_diff(diff: VersionDiff, push: PushOut | None = None) -> str:
     """Readable text for a version comparison (the CLI's `diff-versions`)."""
-    store = diff.a.pool.store
-    rows_a, rows_b = diff.a.pool.store.get("rows"), diff.b.pool.store.get("rows")
-    ra = {x: r for r, x in enumerate((plain(i) for i in diff.a.ids(diff.stage)), 1)}
-    rb = {x: r for r, x in enumerate((plain(i) for i in diff.b.ids(diff.stage)), 1)}
-    out = [f"store {store['uri']}  table {store['table']}  stage {diff.stage}",
+    store = diff.a.store
+    rows_a, rows_b = diff.a.store.get("rows"), diff.b.store.get("rows")
+    ra = {x: r for r, x in enumerate(diff.a.stage(diff.stage).ids, 1)}
+    rb = {x: r for r, x in enumerate(diff.b.stage(diff.stage).ids, 1)}
+    out = [f"store {store['uri']}  table {store['table']}  pipeline {diff.a.spec.name}  "
+           f"stage {diff.stage}",
            f"v{diff.version_a} ({rows_a} rows): {len(ra)} results   "
            f"v{diff.version_b} ({rows_b} rows): {len(rb)} results"]
     out.append(f"only in v{diff.version_a} (pushed out or deleted): " + (", ".join(

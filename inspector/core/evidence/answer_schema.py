@@ -1,16 +1,17 @@
-"""The JSON Schema of an answer: what `inspector query --json` prints, what an export writes
-as answer.json, what the notebook API's `Result.to_json()` returns. Two shapes, told apart by
-`schema`: 1 is the fixed pipeline's trace (raw, scoped, blended, final), 2 a pipeline of stages
-(one entry per stage, the last one the final list in the real system's order).
+"""The JSON Schema of the one answer (schema 3): what `inspector query --json` prints for every
+preset and pipeline file, what an export writes as answer.json, what each side of a receipt
+holds, what the notebook API's `Result.to_json()` returns. Every stage in order (the last one
+the final list in the real system's order), each with its candidates, the rows it dropped and
+why; the counters, the diagnosis with the fixes that were run, the what-if, the expected rows,
+the ties and the index facet in the same places for every pipeline.
 
-Built from the engine's own declarations where there are any (the fixed pipeline's parameters
-and stage names, the drop codes), so a new knob or stage cannot go undocumented; every object
-the engine writes lists all its keys, and an answer with a key the schema does not know fails
+Built from the engine's own declarations where there are any (the diagnosis codes, the drop
+codes, the question model), so a new code cannot go undocumented; every object the engine
+writes lists all its keys, and an answer with a key the schema does not know fails
 (tests/core/evidence/test_answer_schema.py runs real answers through it)."""
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from inspector.core.evidence.file_schemas import DRAFT
@@ -41,163 +42,145 @@ def _obj(props: dict[str, Any], optional: tuple[str, ...] = (), *,
     return {"description": description, **out} if description else out
 
 
+def _maybe(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"anyOf": [{"type": "null"}, schema]}
+
+
 def _store() -> dict[str, Any]:
-    return _obj({"uri": _STR, "table": _STR_OR_NULL, "version": _INT_OR_NULL, "rows": _INT},
+    return _obj({"uri": _STR, "table": _STR_OR_NULL, "version": _INT_OR_NULL, "rows": _INT,
+                 "index": {"description": "the table's vector index type, null when flat",
+                           **_STR_OR_NULL}},
                 description="the store and table answered, at the version read")
 
 
-def _json_type(annotation: Any) -> Any:
-    """A Params field's annotation (a string under postponed evaluation) as a JSON type."""
-    text = str(annotation)
-    kinds = [{"int": "integer", "float": "number", "str": "string", "bool": "boolean",
-              "None": "null"}.get(part.strip(), "object") for part in text.split("|")]
-    if text.startswith("tuple"):
-        return {"description": "scope -> its prefixes", "type": "object"}
-    return {"type": kinds[0] if len(kinds) == 1 else kinds}
-
-
-def _fixed_params() -> dict[str, Any]:
-    from inspector.core.engine.params import Depths, Params
-
-    props = {f.name: _json_type(f.type) for f in dataclasses.fields(Params)}
-    props.update(
-        depths=_obj({f.name: _INT for f in dataclasses.fields(Depths)},
-                    description="the pool and each leg's depth, as asked of LanceDB"),
-        pushdown_sql={"description": "the scope as pushed into the search, null if post",
-                      **_STR_OR_NULL},
-        pushdown_note=_STR_OR_NULL,
-        index={"description": "null on a flat table, else the index and its knobs in force",
-               "anyOf": [{"type": "null"}, _ANY_OBJ]})
-    return _obj(props, description="every effective parameter of the fixed pipeline")
-
-
-def _fixed_candidate() -> dict[str, Any]:
-    props = {"id": _ID, "rank": _RANK, "raw_rank": _RANK, "vec_rank": _RANK,
-             "fts_rank": _RANK, "distance": _NUM_OR_NULL, "vector_score": _NUM_OR_NULL,
-             "fts_score": _NUM_OR_NULL, "fused_score": _NUM_OR_NULL,
-             "base_score": _NUM_OR_NULL, "importance": {},
-             "importance_used": _NUM_OR_NULL, "multiplier": _NUM_OR_NULL,
-             "score": _NUM_OR_NULL, "in_scope": _BOOL, "scope_rule": _STR_OR_NULL,
-             "pushdown_match": _BOOL, "rank_before": _RANK, "rank_after": _RANK,
-             "final_rank": _RANK, "exact_rank": _RANK,
-             "columns": {"description": "the row's stored columns (the vector left out)",
-                         **_ANY_OBJ}}
-    return _obj(props)
-
-
-def _fixed_answer() -> dict[str, Any]:
-    from inspector.core.engine.flow.question import question_schema
-    from inspector.core.engine.trace import STAGES
-
-    stage = _obj({"name": {"enum": list(STAGES)}, "count": _INT,
-                  "candidates": {"type": "array", "items": _fixed_candidate()}})
-    fix = _obj({"label": _STR, "changes": _ANY_OBJ})
-    expect = _obj({"id": _ID, "exhaustive_rank": _RANK,
-                   "dropped_at": {"description": "raw | scoped | final | index, null when "
-                                  "returned", **_STR_OR_NULL},
-                   "reason": _STR, "min_depth": _INT_OR_NULL,
-                   "min_overfetch": _NUM_OR_NULL, "index_fix": _STR_OR_NULL}, ("index_fix",))
-    tie = _obj({"stage": {"enum": ["vec", "fts", "raw", "blended"]}, "ids": _IDS,
-                "score": _NUM_OR_NULL, "at_cut": _BOOL,
-                "cut": {"description": "the cut the tie straddles, null if none",
-                        "enum": ["vec_k", "fts_k", "depth", "limit", None]},
-                "measure": {"enum": ["distance", "bm25", "fused", "score"]}, "order": _STR,
-                "arbitrary": _BOOL, "beyond": _INT})
-    facet = _obj({"index_type": _STR, "depth": _INT, "lostToIndex": _INT,
-                  "ann_recall": _NUM_OR_NULL, "lost": _IDS, "exact_final": _IDS,
-                  "lost_final": _IDS},
-                 description="the exact search beside the index's, when it ran")
-    props = {
-        "schema": {"const": 1}, "store": _store(),
-        "roles": {"description": "role -> the column that plays it",
-                  "type": "object", "additionalProperties": _STR_OR_NULL},
-        "query": _obj({"text": _STR_OR_NULL, "source": _STR_OR_NULL, "vector": _VECTOR}),
-        "params": _fixed_params(),
-        "stages": {"type": "array", "items": stage, "minItems": len(STAGES),
-                   "maxItems": len(STAGES)},
-        "counters": {"type": "object", "additionalProperties": _INT,
-                     "required": ["rawCandidates", "scopedCandidates", "returned"]},
-        "diagnosis": _obj({"code": _STR, "message": _STR,
-                           "fixes": {"type": "array", "items": fix}}),
-        "warnings": _TEXTS, "expect": {"type": "array", "items": expect},
-        "ties": {"type": "array", "items": tie},
-        "index_facet": {"anyOf": [{"type": "null"}, facet]},
-        "question": question_schema()}
-    return _obj(props, ("question",), description="schema 1: the fixed pipeline")
-
-
-def _flow_candidate() -> dict[str, Any]:
-    return _obj({"id": _ID, "rank": _INT, "score": _NUM_OR_NULL,
+def _candidate() -> dict[str, Any]:
+    return _obj({"id": _ID, "rank": {"type": "integer", "minimum": 1}, "score": _NUM_OR_NULL,
                  "score_before": _NUM_OR_NULL, "rank_before": _RANK,
-                 "inputs": {"description": "the stage's inputs to this row's score",
-                            **_ANY_OBJ},
-                 "scope": _STR_OR_NULL, "importance": {}, "timestamp": _NUM_OR_NULL,
-                 "text_length": _INT})
+                 "inputs": {"description": "the inputs to this row's score, by name (a fetch: "
+                            "vec_rank, distance, vector, fts_rank, bm25, fused; a blend: "
+                            "importance, multiplier; ...)", "type": "object",
+                            "additionalProperties": _NUM_OR_NULL},
+                 "scope": _STR_OR_NULL, "importance": _NUM_OR_NULL,
+                 "timestamp": _NUM_OR_NULL, "text_length": _INT})
 
 
-def _flow_answer() -> dict[str, Any]:
-    from inspector.core.engine.flow.question import question_schema
+def _stage() -> dict[str, Any]:
+    from inspector.core.engine.flow.registry import ROLES
     from inspector.core.engine.flow.rows import DROP_LABELS
 
     dropped = {"type": "object", "required": ["id", "code"],
                "properties": {"id": _ID, "code": {"enum": sorted(DROP_LABELS)}},
                "description": "a row the stage dropped, its reason code and the code's facts"}
-    stage = _obj({"name": _STR, "kind": _STR, "role": _STR, "count": _INT,
-                  "count_in": _INT_OR_NULL, "note": _STR_OR_NULL,
-                  "candidates": {"type": "array", "items": _flow_candidate()},
-                  "dropped": {"type": "array", "items": dropped},
-                  "deferred": _IDS, "facts": _ANY_OBJ})
+    return _obj({"name": _STR, "kind": _STR, "role": {"enum": list(ROLES)}, "count": _INT,
+                 "count_in": {"description": "rows it read; null for a fetch",
+                              **_INT_OR_NULL},
+                 "note": _STR_OR_NULL,
+                 "candidates": {"type": "array", "items": _candidate()},
+                 "dropped": {"type": "array", "items": dropped},
+                 "deferred": _IDS,
+                 "facts": {"description": "what else the stage computed: a fetch's depth, "
+                           "vec_k, fts_k, pushdown_sql, index; the scope filter's "
+                           "rawCandidates, scopedCandidates, filteredByScope; ...",
+                           **_ANY_OBJ}})
+
+
+def _fix() -> dict[str, Any]:
+    return _obj({"label": _STR, "kind": {"enum": ["own", "what_if"]},
+                 "argv": {"description": "the extra command-line arguments that apply the "
+                          "fix to the same query", **_TEXTS},
+                 "changes": {"description": "STAGE.PARAM (or a setting) -> value",
+                             **_ANY_OBJ},
+                 "widen": {"description": "what-if: stage -> the rows it keeps",
+                           "type": "object", "additionalProperties": _INT},
+                 "exact": _BOOL,
+                 "returns": _obj({"count": _INT, "ids": _IDS, "full_page": _BOOL})},
+                description="a change that was run, and what it returned")
+
+
+def _diagnosis() -> dict[str, Any]:
+    from inspector.core.engine.flow.diagnosis import TITLES
+
+    return _obj({"code": {"enum": list(TITLES)}, "title": _STR, "message": _STR,
+                 "stage": {"description": "the stage that starved", **_STR_OR_NULL},
+                 "kind": _STR_OR_NULL,
+                 "first_at": {"description": "the depth at which the first row that passes "
+                              "comes in", **_INT_OR_NULL},
+                 "page_at": {"description": "the depth of a full page", **_INT_OR_NULL},
+                 "fixes": {"type": "array", "items": _fix()},
+                 "tried": {"description": "pipeline runs the fix search made", **_INT}})
+
+
+def _expect() -> dict[str, Any]:
+    change = _obj({"stage": {"description": "null for the limit", **_STR_OR_NULL},
+                   "param": _STR_OR_NULL, "from": {}, "to": {},
+                   "kind": {"enum": ["own", "what_if"]}, "argv": _TEXTS,
+                   "widen": {"type": "object", "additionalProperties": _INT},
+                   "change": {"description": "the relative size of the change", **_NUM},
+                   "rank": _INT, "gained": _IDS, "lost": _IDS},
+                  description="the smallest change that returns the row, and what it does to "
+                              "the rest of the list")
+    return _obj({"id": _ID, "dropped_at": _STR_OR_NULL,
+                 "reason": {"description": "a drop code, or returned / not_fetched", **_STR},
+                 "detail": _ANY_OBJ, "rank": _INT,
+                 "fix": _maybe(change), "alternatives": {"type": "array", "items": change},
+                 "tried": _INT, "no_fix": _STR}, ("rank", "tried", "no_fix"))
+
+
+def _tie() -> dict[str, Any]:
+    return _obj({"stage": _STR, "ids": _IDS, "score": _NUM_OR_NULL,
+                 "measure": {"enum": ["distance", "bm25", "fused", "score"]},
+                 "at_cut": _BOOL, "cut": _INT_OR_NULL, "beyond": _INT, "arbitrary": _BOOL,
+                 "near": _BOOL, "members": _IDS, "order": _STR})
+
+
+def _facet() -> dict[str, Any]:
+    leg = _obj({"stage": _STR, "depth": _INT, "lost": _IDS, "ann_recall": _NUM_OR_NULL})
+    return _obj({"index_type": _STR, "metric": _STR_OR_NULL,
+                 "legs": {"type": "array", "items": leg}, "lostToIndex": _INT,
+                 "exact_final": _IDS, "lost_final": _IDS, "knobs": _ANY_OBJ},
+                description="the same stages run with the index bypassed: the rows each "
+                            "vector leg lost, and the final rows the exact run returns that "
+                            "this one does not")
+
+
+def answer_schema() -> dict[str, Any]:
+    """`inspector query --json`, answer.json of an export, a receipt's sides, the API's
+    Result.to_json()."""
+    from inspector.core.engine.flow.question import question_schema
+
     pipeline = _obj({"name": _STR, "title": _STR, "system": _STR_OR_NULL,
                      "version": _STR_OR_NULL, "path": _STR_OR_NULL, "route": _STR_OR_NULL,
                      "ties": _STR_OR_NULL})
     params = _obj({"pipeline": _STR, "route": _STR_OR_NULL, "limit": _INT,
                    "limit_asked": _INT_OR_NULL, "now": _NUM, "now_iso": _STR,
                    "scopes": {"description": "null = unscoped, [] denies everything",
-                              "anyOf": [{"type": "null"}, _TEXTS]},
+                              **_maybe(_TEXTS)},
                    "settings": _ANY_OBJ,
                    "stages": {"description": "stage -> its effective parameters",
                               "type": "object", "additionalProperties": _ANY_OBJ}})
-    fix = _obj({"stage": {"description": "null for the limit", **_STR_OR_NULL},
-                "param": _STR, "from": {}, "to": {},
-                "change": {"description": "the relative size of the change", **_NUM},
-                "live": {"description": "answered from the cached pool", **_BOOL},
-                "rank": _INT, "gained": _IDS, "lost": _IDS},
-               description="the smallest change of one parameter that returns the row, and "
-                           "what it does to the rest of the list")
-    expect = _obj({"id": _ID, "dropped_at": _STR_OR_NULL,
-                   "reason": {"description": "a drop code, or returned / never_fetched",
-                              **_STR},
-                   "detail": _ANY_OBJ, "rank": _INT,
-                   "fix": {"anyOf": [{"type": "null"}, fix]},
-                   "alternatives": {"type": "array", "items": fix}, "tried": _INT,
-                   "no_fix": _STR}, ("rank", "tried", "no_fix"))
-    tie = {"type": "object", "required": ["stage", "ids", "score", "measure", "at_cut"],
-           "properties": {"stage": _STR, "ids": _IDS, "score": _NUM_OR_NULL,
-                          "measure": _STR, "at_cut": _BOOL, "cut": _INT_OR_NULL,
-                          "beyond": _INT, "arbitrary": _BOOL, "near": _BOOL,
-                          "members": _IDS, "order": _STR}}
     props = {
-        "schema": {"const": 2}, "store": _store(), "pipeline": pipeline,
+        "schema": {"const": 3}, "store": _store(), "pipeline": pipeline,
         "query": _obj({"text": _STR_OR_NULL, "bm25_text": _STR_OR_NULL,
                        "source": _STR_OR_NULL, "vector": _VECTOR}),
         "params": params,
-        "stages": {"type": "array", "items": stage, "minItems": 1,
+        "stages": {"type": "array", "items": _stage(), "minItems": 1,
                    "description": "every stage in order; the last is the final list"},
-        "counters": {"type": "object", "additionalProperties": _INT,
+        "counters": {"description": "each stage's row count (query stages left out), "
+                     "returned, and lostToIndex when the index facet ran",
+                     "type": "object", "additionalProperties": _INT,
                      "required": ["returned"]},
-        "diagnosis": _obj({"code": {"enum": ["ok", "scope_denies_all", "query_or_index",
-                                             "all_dropped"]},
-                           "stage": _STR_OR_NULL, "fixes": {"type": "array"},
-                           "message": _STR}),
+        "diagnosis": _diagnosis(),
+        "what_if": {"description": "null: the system's own behaviour; else the what-if "
+                    "changes this answer ran under", **_maybe(_obj(
+                        {"widen": {"type": "object", "additionalProperties": _INT},
+                         "exact": _BOOL}))},
         "warnings": _TEXTS, "exact": _BOOL, "inexact": _TEXTS,
-        "expect": {"type": "array", "items": expect},
-        "ties": {"type": "array", "items": tie},
-        "index_facet": {"type": "null"},
+        "expect": {"type": "array", "items": _expect()},
+        "ties": {"type": "array", "items": _tie()},
+        "index_facet": _maybe(_facet()),
+        "runs": {"description": "pipeline runs the answer took (fixes and expected rows "
+                 "included)", **_INT},
         "question": question_schema()}
-    return _obj(props, ("question",), description="schema 2: a pipeline of stages")
-
-
-def answer_schema() -> dict[str, Any]:
-    """`inspector query --json`, answer.json of an export, the API's Result.to_json()."""
     return {"$schema": DRAFT, "title": "inspector query answer",
-            "oneOf": [_fixed_answer(), _flow_answer()]}
+            **_obj(props, ("question",), description="schema 3: the one answer of every "
+                                                     "pipeline")}

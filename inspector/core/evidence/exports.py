@@ -1,13 +1,12 @@
 """A query's answer for other tools: every stage as a table (CSV or Parquet) and a query set's
 final lists as a TREC run (with the set's judgments as qrels).
 
-Everything is read from the answer `inspector query --json` prints, row for row: a stage table
-holds that stage's candidates in its order (`fate`: `kept`, `deferred`, or `returned` in the
-final stage; the fixed pipeline's engine words where a row leaves it: `out_of_scope`,
-`below_min_score`, `past_limit`), then, for a pipeline of stages, the rows it dropped (`fate`:
-the drop code, its detail as `detail.*`). Files go only where the caller asked, never into the
-store (by any of its names, nor through a link planted in the folder: see
-core.stores.safety.outputs), and an existing file is replaced only with `force`.
+Everything is read from the answer `inspector query --json` prints (schema 3), row for row: a
+stage table holds that stage's candidates in its order (`fate`: `kept`, `deferred`, or
+`returned` in the final stage), then the rows it dropped (`fate`: the drop code, its detail as
+`detail.*`). Files go only where the caller asked, never into the store (by any of its names,
+nor through a link planted in the folder: see core.stores.safety.outputs), and an existing
+file is replaced only with `force`.
 """
 
 from __future__ import annotations
@@ -19,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from inspector.core.engine.flow.answer import SCHEMA_VERSION as SCHEMA
 from inspector.core.errors import InspectorError
 from inspector.core.stores.safety import outputs
 
@@ -59,23 +59,20 @@ def arrow_table(records: Sequence[Mapping[str, Any]], first: Sequence[str] = ("i
     return pa.table(cols)
 
 
-def stage_rows(answer: Mapping[str, Any],
-               fates: Mapping[str, Sequence[str]] | None = None) -> list[tuple[str, list[dict]]]:
+def stage_rows(answer: Mapping[str, Any]) -> list[tuple[str, list[dict]]]:
     """(stage name, rows) for every stage of an answer, each row a candidate with its stage
-    and fate, then the stage's dropped rows. A fixed-pipeline answer (schema 1) takes the
-    engine's `Trace.fates()`; a pipeline of stages carries its own in the answer."""
+    and fate, then the stage's dropped rows."""
+    if answer.get("schema") != SCHEMA:
+        raise InspectorError(f"An answer of schema {answer.get('schema')!r} cannot be "
+                             f"exported; this inspector writes and reads schema {SCHEMA}.")
     stages = answer["stages"]
-    if answer.get("schema") == 1 and fates is None:
-        raise InspectorError("A fixed-pipeline answer is exported with its trace's fates.")
     out = []
     for n, st in enumerate(stages):
-        given = None if fates is None else list(fates[st["name"]])
         deferred = set(st.get("deferred") or ())
         settled = "returned" if n == len(stages) - 1 else "kept"
         rows = []
-        for i, c in enumerate(st["candidates"]):
-            fate = given[i] if given is not None else \
-                "deferred" if c["id"] in deferred else settled
+        for c in st["candidates"]:
+            fate = "deferred" if c["id"] in deferred else settled
             rows.append({"stage": st["name"], "rank": c.get("rank"), "id": c["id"],
                          "score": c.get("score"), "fate": fate, **c})
         for d in st.get("dropped") or ():
@@ -86,11 +83,10 @@ def stage_rows(answer: Mapping[str, Any],
     return out
 
 
-def stage_tables(answer: Mapping[str, Any], fates: Mapping[str, Sequence[str]] | None = None
-                 ) -> list[tuple[str, Any]]:
+def stage_tables(answer: Mapping[str, Any]) -> list[tuple[str, Any]]:
     """(file stem, pyarrow.Table) per stage, `NN-stage` in pipeline order, then `results`:
     the final list (the last stage's candidates)."""
-    rows = stage_rows(answer, fates)
+    rows = stage_rows(answer)
     out = [(f"{n:02d}-{_safe(name)}", arrow_table(r, LEAD))
            for n, (name, r) in enumerate(rows, start=1)]
     last = rows[-1][1] if rows else []
@@ -99,7 +95,6 @@ def stage_tables(answer: Mapping[str, Any], fates: Mapping[str, Sequence[str]] |
 
 
 def export_answer(answer: Mapping[str, Any], folder: str | Path, fmt: str = "csv", *,
-                  fates: Mapping[str, Sequence[str]] | None = None,
                   force: bool = False, stores: Sequence[str | None] = ()) -> list[Path]:
     """Write every stage table, the final list and the answer itself (answer.json) into
     `folder` (created when missing), each file by the one guarded writer (never into the
@@ -109,7 +104,7 @@ def export_answer(answer: Mapping[str, Any], folder: str | Path, fmt: str = "csv
 
     if fmt not in FORMATS:
         raise InspectorError(f"The export format is {' or '.join(FORMATS)}, not {fmt!r}.")
-    tables = stage_tables(answer, fates)
+    tables = stage_tables(answer)
     names = [f"{stem}.{fmt}" for stem, _ in tables] + [ANSWER_FILE]
     guard = [*stores, (answer.get("store") or {}).get("uri")]
     target = prepare_folder(folder, names, guard, force)

@@ -1,9 +1,10 @@
 """JSON Schemas of the input files a user writes by hand: judgments (and query sets), checks,
 scope maps. Their readers (`analysis.judgments`, `evidence.checks`, `evidence.audit_checks`,
 `engine.scope`) say more than a schema can (a grade given as text must parse as a number, a
-preset must exist, a metric needs judgments); a file a reader accepts always fits its schema,
-and the schemas are built from the readers' own declarations where there are any (the audit
-checks' keys and assertions, the question model), so they cannot drift apart."""
+preset must exist, an option must be held by one of its stages, a metric needs judgments);
+a file a reader accepts always fits its schema, and the schemas are built from the readers'
+own declarations where there are any (the audit checks' keys and assertions, the question
+model), so they cannot drift apart."""
 
 from __future__ import annotations
 
@@ -69,22 +70,27 @@ def _question_entry() -> dict[str, Any]:
     q["required"] = [k for k in q.get("required", []) if k != "store"]  # the file's store
     return {"type": "object", "required": ["question", "assert"],
             "properties": {"name": _TEXT, "question": q,
-                           "assert": _assertions({"type": ["string", "object"]})}}
+                           "relevant": _MARKS,
+                 "assert": _assertions({"type": ["string", "object"]})}}
 
 
-def _fixed_entry() -> dict[str, Any]:
+def _short_entry() -> dict[str, Any]:
     props = {k: _TEXT for k in ("name", "text", "vector_of", "embedder", "preset", "scope")}
-    props.update(params={"type": "object"}, relevant=_MARKS,
-                 **{"assert": _assertions({"type": ["string", "object"]})})
+    props.update(limit={"type": "integer", "minimum": 1},
+                 params={"description": "the options of `inspector query` by name (overfetch, "
+                         "blend, filter, ...), each set on the stage that holds it",
+                         "type": "object"},
+                 set={"description": "STAGE.PARAM -> value", "type": "object"},
+                 relevant=_MARKS, **{"assert": _assertions({"type": ["string", "object"]})})
     return {"type": "object", "required": ["assert"], "properties": props,
             "anyOf": [{"required": ["text"]}, {"required": ["vector_of"]}],
             "not": {"anyOf": [{"required": ["question"]}, {"required": ["audit"]}]}}
 
 
 def checks_schema() -> dict[str, Any]:
-    """`inspector check FILE`: checks over the fixed presets (a query, its parameters and
-    assertions), over pipelines of stages (`question`) and over whole stores (`audit`)."""
-    entry = {"anyOf": [_fixed_entry(), _question_entry(), _audit_entry()]}
+    """`inspector check FILE`: checks of a question (its short form: a query, a preset, its
+    options; or the whole `question`) and over whole stores (`audit`)."""
+    entry = {"anyOf": [_short_entry(), _question_entry(), _audit_entry()]}
     return {"$schema": DRAFT, "title": "inspector checks", "type": "object",
             "required": ["checks"],
             "properties": {"format": {"const": "inspector-checks"},

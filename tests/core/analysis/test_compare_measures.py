@@ -9,9 +9,8 @@ import pytest
 
 from inspector.core.analysis.compare import compare, jaccard, kendall_tau, rbo
 from inspector.core.analysis.poolmap import pool_map, project
-from inspector.core.engine.inputs import build_params, build_query
-from inspector.core.engine.pipeline import derive
-from inspector.core.engine.pools import exhaustive_pool
+from inspector.core.analysis.truth import truth_trace
+from inspector.core.engine.flow.question import Question, runs_for
 from inspector.core.stores.demo import SCOPE_QUERY
 from inspector.core.stores.opening import open_store
 
@@ -47,20 +46,26 @@ def test_kendall_tau_on_shared_items() -> None:
     assert kendall_tau(["a", "b"], ["a", "z"]) is None
 
 
-def test_side_by_side_counts_rows_the_post_filter_starved(demo_path: Path) -> None:
+def _ask(demo: Path, preset: str, **more: object) -> Question:
+    return Question(store=str(demo), preset=preset, scopes=["vault-agent"], limit=10,
+                    text=SCOPE_QUERY, **more)
+
+
+def test_side_by_side_counts_the_truth_rows_each_side_did_not_return(demo_path: Path) -> None:
     store = open_store(str(demo_path))
-    before = build_params(preset="docs-before-fix", scope="vault-agent", limit=10)
-    after = build_params(preset="docs-pushdown", scope="vault-agent", limit=10)
-    q = build_query(store, before.mode, text=SCOPE_QUERY)
-    c = compare(store, q, before, after, labels=("before", "pushdown"))
+    c, before, after = compare(store, _ask(demo_path, "docs-before-fix"),
+                               _ask(demo_path, "docs-pushdown"), labels=("before", "pushdown"))
     assert c.ids[0] == ()  # the scoped miss: nothing survives the post-filter
-    assert len(c.ids[1]) == 10
-    assert c.starved == (10, None)  # every truth row was starved; pushdown is not post-filter
-    assert all(r.side == "b" and r.rank_a is None for r in c.rows)
+    assert len(c.ids[1]) == 10 and c.ids[1] == tuple(after.trace.final.ids)
+    assert c.pipelines == ("docs-before-fix", "docs-pushdown")
+    assert c.starved == (10, 0) and c.recall == (0.0, 1.0)  # each side's own truth
+    assert set(c.truth[1]) == set(c.ids[1])  # the prefiltered search: served as asked
+    assert all(r.side == "b" and r.rank_a is None and r.text for r in c.rows)
     assert c.jaccard == 0.0 and c.rbo == 0.0 and c.kendall_tau is None
-    assert c.recall[0] == 0.0 and c.recall[1] is not None and c.recall[1] > 0.5
+    assert before.diagnosis.code == "filter_after_cut" and not before.diagnosis.fixes
+    assert c.counters[0]["scope"] == 0 and c.counters[1]["returned"] == 10
     data = c.to_json()
-    assert data["rbo_form"].startswith("extrapolated") and data["b"]["starved"] is None
+    assert data["rbo_form"].startswith("extrapolated") and data["b"]["starved"] == 0
 
 
 def test_projection_is_deterministic_and_centred() -> None:
@@ -72,13 +77,21 @@ def test_projection_is_deterministic_and_centred() -> None:
     assert np.allclose(qxy, xy[0]) and var[0] >= var[1] > 0
 
 
-def test_pool_map_flags_scope_and_cut(demo_path: Path) -> None:
+def test_the_map_shows_the_deep_rows_where_they_sit(demo_path: Path) -> None:
+    """The rows of the probe (the stages searched deep), each ranked where the question's own
+    run fetched it (the cut), flagged when a filter drops it, marked when returned."""
     store = open_store(str(demo_path))
-    p = build_params(mode="vector", scope="vault-agent", limit=10)
-    q = build_query(store, p.mode, text=SCOPE_QUERY)
-    trace = derive(exhaustive_pool(store, q, p, depth=200), p)
-    m = pool_map(store, trace)
+    q = _ask(demo_path, "lancedb", set={"fetch.overfetch": 3.0})
+    runs, _, _ = runs_for(q, store)
+    trace, deep = runs.run(), truth_trace(runs)
+    assert deep is not None
+    m = pool_map(store, trace, deep, max_points=200)
     assert len(m.ids) == 200 and m.xy.shape == (200, 2) and m.query_xy is not None
-    assert int((m.raw_rank > 0).sum()) == m.cut_depth == 10
-    assert np.array_equal(m.in_scope, trace.pool.in_scope[[trace.row_of(i) for i in m.ids]])
-    assert m.cut_radius is not None and m.cut_radius > 0
+    fetched = trace.stage("fetch").ids
+    assert int((m.raw_rank > 0).sum()) == m.cut_depth == len(fetched) == 30
+    assert [m.ids[i] for i in np.argsort(np.where(m.raw_rank > 0, m.raw_rank, 10**9))[:30]] \
+        == fetched
+    out = {d.id for d in deep.stage("scope").dropped}
+    assert [not x for x in m.in_scope] == [i in out for i in m.ids]
+    assert set(np.array(m.ids)[m.final]) == set(trace.final.ids)
+    assert m.cut_radius is not None and m.cut_radius > 0 and m.stage == "fetch"

@@ -155,12 +155,3 @@ def test_expected_row_lost_to_the_index_gets_its_true_rank_and_a_working_fix(pat
         if checked == 2:
             break
     assert checked
-
-
-def test_an_indexed_pool_round_trips_through_a_receipt(paths):
-    from inspector.core.evidence.bundle import pool_from_json, pool_to_json
-
-    store = open_store(str(paths["IVF_HNSW_SQ"]))
-    t = run(store, Query(vector=indexkit.queries(1)[0], source="vector"), Params(limit=5))
-    back = pool_from_json(pool_to_json(t.pool))
-    assert back.index == t.pool.index and back.index.is_hnsw and back.index.hnsw_m == 8

@@ -11,9 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from inspector.core.analysis.sweep import Case, Grid, run_sweep
 from inspector.core.engine import pools
-from inspector.core.engine.expect import analyse
 from inspector.core.engine.live import LiveSession
 from inspector.core.engine.params import Params
 from inspector.core.engine.pipeline import run
@@ -91,29 +89,6 @@ def counted(tmp_path):
 def _query(store) -> Query:
     vec = np.random.default_rng(11).normal(size=store.dim).astype(np.float32)
     return Query(text="rotate keys tokens", vector=vec, source="vector")
-
-
-@pytest.mark.parametrize("mode", ["vector", "hybrid"])
-def test_expected_rows_after_a_sweep_search_nothing(counted, mode: str) -> None:
-    """A sweep fetches the query's exhaustive pool once; the window's expected-row analysis
-    and a fresh `analyse` of the same query on the same open store then search nothing, and
-    say what a search of their own would say."""
-    store, table = counted
-    query = _query(store)
-    p = Params(mode=mode, limit=10, scope="repo0", cap=0)
-    run_sweep(store, [Case(name="q", query=query)], p, Grid(overfetch=(1.0, 2.0), blend=(0.0,)))
-    session = LiveSession.fetch(store, query, p)
-    traces = session.traces(p)
-    ids = ["m0000", "m0012", "m0100"]
-    searched = table.searches
-    got = session.expectations(traces, ids)
-    again = analyse(store, query, traces[0], ids)
-    assert table.searches == searched  # the sweep's pool answered both
-    pools.SOURCE.clear()
-    fresh = analyse(store, query, traces[0], ids)
-    assert table.searches > searched  # a cleared source searches again ...
-    assert [e.to_json() for e in got[0]] == [e.to_json() for e in again] \
-        == [e.to_json() for e in fresh]  # ... and answers the same
 
 
 def test_a_repeated_run_searches_once_and_equals_a_fresh_one(counted) -> None:

@@ -1,10 +1,10 @@
 """The answer's JSON Schema (`inspector pipeline schema answer`) fits every answer the engine
-gives, as a user gets it: `inspector query --json` on both engines (every mode, pushdown, an
-indexed table with its exact comparison, expected rows found and lost, a denied scope list,
-the real systems' own stores), answer.json of an export and the notebook API's to_json(). And
-it is not a schema that takes anything: each kind of drift (a key it does not know, a key
-missing, a wrong type, a stage the fixed pipeline does not have, a drop code no stage writes)
-is refused."""
+gives, as a user gets it: `inspector query --json` for every pipeline (the classic presets in
+every mode, pushdown, a starved scope with its fixes, an indexed table with its exact
+comparison, expected rows found and lost, a denied scope list, the real systems' own stores)
+and answer.json of an export: one shape, schema 3. And it is not a schema that takes
+anything: each kind of drift (a key it does not know, a key missing, a wrong type, a drop or
+diagnosis code no stage writes, a fix without its arguments) is refused."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from typing import Any
 import jsonschema
 import pytest
 
-import inspector
 from inspector.cli.main import main
 from inspector.core.evidence.answer_schema import answer_schema
 from tests.clikit import cli_json
@@ -32,11 +31,8 @@ def problems(doc: Any) -> list[str]:
     """Every reason the schema refuses doc, told by the shape its `schema` names."""
     if VALIDATOR.is_valid(doc):
         return []
-    branches = answer_schema()["oneOf"]
-    shape = next((b for b in branches if b["properties"]["schema"]["const"] ==
-                  (doc.get("schema") if isinstance(doc, dict) else None)), None)
-    errors = jsonschema.Draft202012Validator(shape).iter_errors(doc) if shape else []
-    return [f"{list(e.absolute_path)}: {e.message[:200]}" for e in errors] or ["no shape"]
+    errors = VALIDATOR.iter_errors(doc)
+    return [f"{list(e.absolute_path)}: {e.message[:200]}" for e in errors] or ["invalid"]
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:
@@ -64,7 +60,7 @@ def _indexed_id(demo: Path) -> str:
         .select(["id"]).to_list()[0]["id"]
 
 
-def fixed_answers(capsys: pytest.CaptureFixture[str], demo: Path) -> dict[str, dict]:
+def classic_answers(capsys: pytest.CaptureFixture[str], demo: Path) -> dict[str, dict]:
     d = str(demo)
     fixed = run(capsys, d, "--preset", "docs-overfetch", "--scope", "vault-agent",
                 "--text", TEXT)
@@ -112,10 +108,13 @@ def flow_answers(capsys: pytest.CaptureFixture[str], fx: Path, crewai: Path) -> 
 
 def test_every_answer_fits(capsys: pytest.CaptureFixture[str], demo_path: Path, fx: Path,
                            crewai: Path) -> None:
-    answers = {**fixed_answers(capsys, demo_path), **flow_answers(capsys, fx, crewai)}
-    assert {a["schema"] for a in answers.values()} == {1, 2}
+    answers = {**classic_answers(capsys, demo_path), **flow_answers(capsys, fx, crewai)}
+    assert {a["schema"] for a in answers.values()} == {3}
     facet = answers["indexed with its exact comparison"]
-    assert facet["index_facet"] is not None and facet["params"]["index"] is not None
+    assert facet["index_facet"] is not None and facet["store"]["index"] is not None
+    starved = answers["scoped hybrid, expected rows"]["diagnosis"]
+    assert starved["code"] == "filter_after_cut" and starved["fixes"]
+    assert all(f["argv"] for f in starved["fixes"])
     expected = answers["memory-lancedb-pro, scoped, expected"]
     assert any(s["dropped"] for s in expected["stages"])
     assert any(e["fix"] for e in expected["expect"]), expected["expect"]
@@ -124,18 +123,13 @@ def test_every_answer_fits(capsys: pytest.CaptureFixture[str], demo_path: Path, 
         assert not problems(doc), (name, problems(doc)[:5])
 
 
-def test_an_export_and_the_api_fit(tmp_path: Path, demo_path: Path, fx: Path,
+def test_an_export_fits(tmp_path: Path, demo_path: Path, fx: Path,
                                    capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "export"
     assert main(["query", str(demo_path), "--preset", "docs-overfetch", "--scope",
                  "vault-agent", "--text", TEXT, "--export", str(out)]) == 0
-    assert not problems(json.loads((out / "answer.json").read_text("utf-8")))
-    r = inspector.query(fx / "store", text="postgres connection pool size",
-                        vector=json.loads((fx / "q_pg.json").read_text()),
-                        preset="memory-lancedb-pro", scopes=["agent:main"], now=int(NOW))
-    assert r.to_json()["schema"] == 2 and not problems(r.to_json())
-    r1 = inspector.query(demo_path, text=TEXT, preset="docs-before-fix", scope="vault-agent")
-    assert r1.to_json()["schema"] == 1 and not problems(r1.to_json())
+    doc = json.loads((out / "answer.json").read_text("utf-8"))
+    assert doc["schema"] == 3 and not problems(doc)
 
 
 def test_the_command_prints_the_schema(capsys: pytest.CaptureFixture[str]) -> None:
@@ -144,7 +138,7 @@ def test_the_command_prints_the_schema(capsys: pytest.CaptureFixture[str]) -> No
     assert json.loads(capsys.readouterr().out) == answer_schema()
 
 
-def _drifts(fixed: dict[str, Any], flow: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def _drifts(classic: dict[str, Any], flow: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Each a real answer with one defect of a kind the schema must catch."""
     out: dict[str, dict[str, Any]] = {}
 
@@ -153,34 +147,40 @@ def _drifts(fixed: dict[str, Any], flow: dict[str, Any]) -> dict[str, dict[str, 
         edit(doc)
         out[name] = doc
 
-    change("an unknown top-level key", fixed, lambda d: d.update(extra=1))
+    change("an unknown top-level key", classic, lambda d: d.update(extra=1))
     change("stages missing", flow, lambda d: d.pop("stages"))
-    change("a fifth fixed stage", fixed, lambda d: d["stages"].append(d["stages"][-1]))
-    change("a stage the fixed pipeline lacks", fixed,
-           lambda d: d["stages"][0].update(name="reranked"))
-    change("a score that is text", fixed,
-           lambda d: d["stages"][0]["candidates"][0].update(score="0.5"))
+    change("no stage at all", classic, lambda d: d.update(stages=[]))
+    change("a stage of no role", classic, lambda d: d["stages"][1].update(role="magic"))
+    change("a score that is text", classic,
+           lambda d: d["stages"][1]["candidates"][0].update(score="0.5"))
+    change("a rank of 0", classic, lambda d: d["stages"][1]["candidates"][0].update(rank=0))
     change("a candidate key unknown", flow,
            lambda d: d["stages"][-1]["candidates"][0].update(boost=2))
+    change("the fixed engine's candidate", classic,
+           lambda d: d["stages"][1]["candidates"][0].update(vector_score=0.5))
     change("a drop code no stage writes", flow,
            lambda d: next(s for s in d["stages"] if s["dropped"])["dropped"][0]
            .update(code="vanished"))
-    change("a parameter the engine lacks", fixed, lambda d: d["params"].update(warp=3))
-    change("a parameter missing", fixed, lambda d: d["params"].pop("blend"))
-    change("a version no engine writes", flow, lambda d: d.update(schema=3))
-    change("the flow diagnosis code unknown", flow,
-           lambda d: d["diagnosis"].update(code="fine"))
+    change("a parameter section unknown", classic, lambda d: d["params"].update(warp=3))
+    change("a version no engine writes", flow, lambda d: d.update(schema=2))
+    change("the fixed engine's version", classic, lambda d: d.update(schema=1))
+    change("a diagnosis code unknown", flow, lambda d: d["diagnosis"].update(code="fine"))
+    change("a fix without its arguments", classic,
+           lambda d: d["diagnosis"]["fixes"][0].pop("argv"))
+    change("a fix of no kind", classic,
+           lambda d: d["diagnosis"]["fixes"][0].update(kind="maybe"))
     change("scopes as text", flow, lambda d: d["params"].update(scopes="agent:main"))
     return out
 
 
 def test_each_kind_of_drift_is_refused(capsys: pytest.CaptureFixture[str], demo_path: Path,
                                        fx: Path) -> None:
-    fixed = run(capsys, str(demo_path), "--preset", "docs-before-fix", "--scope",
-                "vault-agent", "--text", TEXT)
+    classic = run(capsys, str(demo_path), "--preset", "docs-before-fix", "--scope",
+                  "vault-agent", "--text", TEXT)
     flow = run(capsys, str(fx / "store"), "--preset", "memory-lancedb-pro", "--text",
                "postgres connection pool size", "--vector", f"@{fx / 'q_pg.json'}",
                "--scope", "agent:main", "--now", NOW)
-    assert not problems(fixed) and not problems(flow)
-    for name, doc in _drifts(fixed, flow).items():
+    assert not problems(classic) and not problems(flow)
+    assert classic["diagnosis"]["fixes"]
+    for name, doc in _drifts(classic, flow).items():
         assert problems(doc), f"the schema took {name}"

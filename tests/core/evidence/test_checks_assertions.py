@@ -1,4 +1,5 @@
-"""CI checks: assertions parse, fail when they should, and say why."""
+"""CI checks over any pipeline: assertions parse, fail when they should, and say why (a missing
+row: where it was dropped and the smallest change that returns it, run)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,7 @@ from typing import Any
 
 import pytest
 
-from inspector.core.engine.inputs import build_params, build_query
-from inspector.core.engine.pipeline import run
+from inspector.core.engine.flow.question import Question, answer
 from inspector.core.errors import InspectorError
 from inspector.core.evidence.checks import format_results, load_checks, parse_assertion, run_checks
 from inspector.core.stores.demo import SCOPE_QUERY
@@ -17,9 +17,9 @@ from inspector.core.stores.opening import open_store
 
 
 def _vault_ids(demo: Path) -> list[Any]:
-    store = open_store(str(demo))
-    p = build_params(preset="docs-pushdown", scope="vault-agent", limit=10)
-    return run(store, build_query(store, p.mode, text=SCOPE_QUERY), p).ids("final")
+    q = Question(store=str(demo), preset="docs-pushdown", scopes=["vault-agent"], limit=10,
+                 text=SCOPE_QUERY)
+    return answer(q, open_store(str(demo)), fixes=False).trace.final.ids
 
 
 def _write(tmp_path: Path, doc: dict[str, Any]) -> Path:
@@ -39,8 +39,15 @@ def test_assertion_forms_parse() -> None:
     assert parse_assertion({"id": "x", "not_in_top": 2}, "t", 10).op == "not in"
     with pytest.raises(InspectorError, match="cannot read assertion"):
         parse_assertion("recall is great", "t", 10)
-    with pytest.raises(InspectorError, match="Unknown metric"):
+    with pytest.raises(InspectorError, match="neither a counter of this pipeline"):
         parse_assertion("foo@3 > 1", "t", 10)
+    assert parse_assertion("scope > 1", "t", 10, ("scope", "returned")).kind == "counter"
+    assert parse_assertion("belowMinScore == 0", "t", 10).kind == "counter"
+    assert parse_assertion("diagnosis != filter_after_cut", "t", 10).value == "filter_after_cut"
+    with pytest.raises(InspectorError, match="the one engine says filter_after_cut"):
+        parse_assertion("diagnosis != scope_starvation", "t", 10)
+    with pytest.raises(InspectorError, match="is no diagnosis code"):
+        parse_assertion("diagnosis == fine", "t", 10)
 
 
 def test_checks_pass_and_fail_with_reasons(tmp_path: Path, demo_path: Path) -> None:
@@ -54,25 +61,36 @@ def test_checks_pass_and_fail_with_reasons(tmp_path: Path, demo_path: Path) -> N
                            {"id": ids[0], "top": 3}, "diagnosis == ok"]},
                {"name": "before the fix", "text": SCOPE_QUERY, "preset": "docs-before-fix",
                 "assert": ["scopedCandidates > 0", f"id {ids[0]} in top 5",
-                           "scoped_recall@10 >= 0.8", "rawCandidates == 10"]}]}
+                           "scoped_recall@10 >= 0.8", "rawCandidates == 10", "scope == 0",
+                           "outOfScope == 10", "diagnosis == filter_after_cut"]},
+               {"name": "a stage parameter set", "text": SCOPE_QUERY,
+                "preset": "docs-before-fix", "params": {"overfetch": 6, "cap": 60},
+                "assert": ["returned == 10", "fetch == 60", "scoped_recall@10 == 1"]}]}
     results = run_checks(load_checks(_write(tmp_path, doc)))
-    assert [r.passed for r in results] == [True, False]
+    assert [r.passed for r in results] == [True, False, True]
     failed = {o.assertion: o for o in results[1].outcomes if not o.passed}
     assert set(failed) == {"scopedCandidates > 0", f"id {ids[0]} in top 5",
                            "scoped_recall@10 >= 0.8"}
-    assert "All 10 raw candidates are outside" in failed["scopedCandidates > 0"].why
-    assert failed[f"id {ids[0]} in top 5"].why.startswith("not returned: ")
-    assert "min depth" in failed[f"id {ids[0]} in top 5"].why
+    assert "filters after the cut before it" in failed["scopedCandidates > 0"].why
+    why = failed[f"id {ids[0]} in top 5"].why
+    assert why.startswith("not returned: dropped at ")
+    assert "--set scope_rule.pushdown=true returns it at rank" in why  # the fix, run
     assert failed["scoped_recall@10 >= 0.8"].actual == 0.0
     text = format_results(results)
-    assert "PASS  pushdown finds the vault docs" in text and "2 checks, 1 failed" in text
+    assert "PASS  pushdown finds the vault docs" in text and "3 checks, 1 failed" in text
 
 
 @pytest.mark.parametrize("check, message", [
     ({"text": "q", "assert": ["recall@5 >= 0.8"]}, "needs judgments"),
     ({"text": "q", "assert": []}, "non-empty list"),
     ({"assert": ["returned > 0"]}, "give the query"),
-    ({"text": "q", "params": {"colour": 1}, "assert": ["returned > 0"]}, "unknown parameter"),
+    ({"text": "q", "params": {"colour": 1}, "assert": ["returned > 0"]},
+     "pipeline lancedb has no stage that takes colour"),
+    ({"text": "q", "preset": "langchain-lancedb", "params": {"overfetch": 2},
+      "assert": ["returned > 0"]}, "no stage that takes overfetch"),
+    ({"text": "q", "set": {"fetch.nosuch": 1}, "assert": ["returned > 0"]}, "no parameter"),
+    ({"text": "q", "preset": "no-such-preset", "assert": ["returned > 0"]},
+     "Unknown pipeline"),
     ({"text": "q", "assert": ["diagnosis > ok"]}, "== or !="),
 ])
 def test_bad_checks_files_are_bad_input(tmp_path: Path, check: dict[str, Any],

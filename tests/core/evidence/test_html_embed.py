@@ -1,5 +1,6 @@
-"""The receipt page embeds its bundle so that no stored text can end or hide the script element
-(issue 12, case 9): a memory holding `<!--<script>` or `</script>` round-trips exactly."""
+"""The receipt page embeds its JSON so that no stored text can end or hide the script element
+(issue 12, case 9): a memory whose id holds `<!--<script>` or `</script>` round-trips
+exactly."""
 
 from __future__ import annotations
 
@@ -11,11 +12,9 @@ import lancedb
 import numpy as np
 import pyarrow as pa
 
-from inspector.core.engine.params import Params
-from inspector.core.engine.pool import Query
-from inspector.core.evidence.bundle import save
+from inspector.core.engine.flow.question import Question
 from inspector.core.evidence.html import script_safe_json
-from inspector.core.evidence.receipt import build_receipt
+from inspector.core.evidence.receipt import build_receipt, save
 from inspector.core.stores.opening import open_store
 from tests.storekit import vectors_column
 
@@ -54,23 +53,23 @@ def test_script_safe_json_has_no_angle_brackets_and_reads_back_the_same():
     assert json.loads(text) == doc
 
 
-def test_a_receipt_of_nasty_memories_embeds_the_exact_bundle(tmp_path: Path):
+def test_a_receipt_of_nasty_memories_embeds_the_exact_receipt(tmp_path: Path):
     n = len(NASTY)
     vecs = np.random.default_rng(0).normal(size=(n, 4)).astype(np.float32)
     lancedb.connect(str(tmp_path / "s")).create_table("memories", pa.table({
-        "id": [f"r{i}" for i in range(n)], "text": NASTY, "vector": vectors_column(vecs),
-        "repo": ["a"] * n}))
+        "id": NASTY, "text": NASTY, "vector": vectors_column(vecs), "repo": ["a"] * n}))
     store = open_store(str(tmp_path / "s"))
-    bundle = build_receipt(store, Query(vector=vecs[0], source="vector"), Params(limit=n),
-                           label="given", with_map=False)
-    json_path, html_path = save(bundle, tmp_path / "out" / "r")
+    q = Question(store=str(tmp_path / "s"), preset="lancedb", limit=n,
+                 vector=[float(x) for x in vecs[0]])
+    receipt = build_receipt(store, q, with_map=False, with_sweep=False)
+    json_path, html_path = save(receipt, tmp_path / "out" / "r")
     parser = _Scripts()
     parser.feed(html_path.read_text(encoding="utf-8"))
     parser.close()
-    scripts = [text for attrs, text in parser.scripts if attrs.get("id") == "bundle"]
+    scripts = [text for attrs, text in parser.scripts if attrs.get("id") == "receipt"]
     assert len(parser.scripts) == 1 and len(scripts) == 1
     assert "<" not in scripts[0]  # an HTML5 tokenizer stays in the plain script data state
     embedded = json.loads(scripts[0])
     assert embedded == json.loads(json_path.read_text(encoding="utf-8"))
-    stored = {c["columns"]["text"] for s in embedded["trace"]["stages"] for c in s["candidates"]}
+    stored = {c["id"] for c in embedded["before"]["stages"][-1]["candidates"]}
     assert stored == set(NASTY)

@@ -1,4 +1,4 @@
-"""`render_html` over a hand-edited bundle (issue 21): whatever a field holds, the page gets no
+"""`render_html` over a hand-edited receipt (issue 21): whatever a field holds, the page gets no
 element, attribute or script from it. Every field the page shows is set, one at a time and
 all at once, to markup that would run script if it were pasted in unescaped."""
 
@@ -11,9 +11,8 @@ from typing import Any
 
 import pytest
 
-from inspector.core.analysis.sweep import Grid
-from inspector.core.engine.inputs import build_query
-from inspector.core.engine.params import Params
+from inspector.core.analysis.grid import parse_grid
+from inspector.core.engine.flow.question import Question, resolve
 from inspector.core.evidence.html import render_html
 from inspector.core.evidence.receipt import build_receipt
 from inspector.core.stores.opening import open_store
@@ -23,7 +22,7 @@ HOSTILE = ['<script>alert(1)</script>', '"><img src=x onerror=alert(1)>',
            "'><svg onload=alert(1)>", "</script><script>alert(1)</script>"]
 TAGS = {"html", "head", "meta", "title", "style", "body", "h1", "h2", "p", "b", "code",
         "table", "tr", "th", "td", "details", "summary", "svg", "text", "line", "polyline",
-        "circle", "rect", "script", "div", "h3"}  # div, h3: the verdict's static layout
+        "circle", "rect", "script", "div", "h3", "ul", "li", "span"}  # the verdict's layout
 
 
 class _Elements(HTMLParser):
@@ -47,18 +46,22 @@ def _assert_inert(page: str, where: str) -> None:
         for value in attrs.values():
             assert value is None or "<" not in value, (where, tag, attrs)
     scripts = [attrs for tag, attrs in parser.tags if tag == "script"]
-    assert scripts == [{"type": "application/json", "id": "bundle"}], where
+    assert scripts == [{"type": "application/json", "id": "receipt"}], where
 
 
 @pytest.fixture(scope="module")
 def receipt(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """A receipt with every section the page draws: metrics, safe curve, sweep, comparison,
     map and judgments; few rows, so every field can be edited one at a time."""
-    store = open_store(str(write_tuning_store(tmp_path_factory.mktemp("html") / "s", n=60)))
-    p = Params(limit=3, scope="repo0")
-    q = build_query(store, "vector", vector_of="m0004")
-    doc = build_receipt(store, q, p, grades={"m0004": 2.0}, against=("B", p.with_(blend=0.5)),
-                        grid=Grid((1.0, 2.0), (0.0, 0.5)), pool_depth=6)
+    path = write_tuning_store(tmp_path_factory.mktemp("html") / "s", n=60)
+    store = open_store(str(path))
+    q = Question(store=str(path), preset="lancedb", limit=3, vector_of="m0004",
+                 scopes=["repo0"], set={"scope_rule.strategy": "column",
+                                        "scope_rule.column": "repo"})
+    other = q.model_copy(update={"set": {**q.set, "blend.weight": 0.5}})
+    axes = parse_grid(resolve(q)[0], ["fetch.overfetch=1,2", "blend.weight=0,0.5"])
+    doc = build_receipt(store, q, other, ("A", "B"), grades={"m0004": 2.0}, axes=axes)
+    assert doc["evidence"]["map"] and doc["evidence"]["comparison"]
     return json.loads(json.dumps(doc))
 
 
@@ -83,11 +86,9 @@ def _put(doc: dict[str, Any], path: tuple, value: str) -> None:
 
 
 def _shown(path: tuple) -> bool:
-    """Fields the page reads (the pool is only embedded, save its roles), each list's first
-    two entries standing for the rest (every row of a table is drawn by the same code)."""
-    if any(isinstance(k, int) and k > 1 for k in path):
-        return False
-    return path[0] != "pool" or path[:2] == ("pool", "roles")
+    """Fields the page may read, each list's first two entries standing for the rest (every
+    row of a table is drawn by the same code)."""
+    return not any(isinstance(k, int) and k > 1 for k in path)
 
 
 def test_every_field_holding_markup_stays_text(receipt):

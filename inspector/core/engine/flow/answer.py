@@ -137,8 +137,8 @@ def format_text(a: Answer | FlowTrace, max_rows: int = 15) -> str:
             detail = ", ".join(f"{k} {v}" for k, v in dr.detail)
             lines.append(f"   x  {dr.id}: {dr.code}" + (f" ({detail})" if detail else ""))
     for x in t.ties:
-        if x.at_cut:
+        if x.at_cut:  # which of them are kept: LanceDB's choice, or a rule (row id, ...)
             lines.append(f"\ntie at the cut: {x.stage} keeps {len(x.ids)} of "
-                         f"{len(x.ids) + x.beyond} rows tied at {x.measure} {x.value:.6g} "
-                         f"(arbitrary in LanceDB)")
+                         f"{len(x.ids) + x.beyond} rows tied at {x.measure} {x.value:.6g}; "
+                         f"order: {x.to_json()['order']}")
     return "\n".join(lines)

@@ -12,9 +12,6 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from inspector.core.analysis.sweep import Case, Grid, run_sweep
-from inspector.core.engine.params import Params
-from inspector.core.engine.pool import Query
 from inspector.core.engine.pools import batched
 from inspector.core.stores.opening import open_store
 from inspector.core.stores.vectorscan import scan as S
@@ -67,18 +64,3 @@ def test_ray_scan_equals_the_single_machine_scan(tmp_path: Path, local_ray: Any)
         assert np.array_equal(here.rowids[i], there.rowids[i])
         assert np.array_equal(here.distances[i], there.distances[i])
     assert np.array_equal(here.available, there.available)
-
-
-def test_ray_sweep_equals_the_single_machine_sweep(tmp_path: Path, local_ray: Any) -> None:
-    store = open_store(str(_store(tmp_path / "db")))
-    rng = np.random.default_rng(2)
-    cases = [Case(f"q{i}", Query(text="keys", vector=rng.normal(size=32).astype(np.float32)),
-                  f"repo{i % 4}") for i in range(4)]
-    base = Params(mode="vector", limit=5, cap=0, filter="pushdown")
-    grid = Grid(overfetch=(1.0, 3.0), blend=(0.0, 0.5))
-    a = run_sweep(store, cases, base, grid, truth_depth=200).to_json()
-    b = run_sweep(store, cases, base, grid, truth_depth=200,
-                  scan=batched.ScanPlan(mode="ray")).to_json()
-    for d in (a, b):
-        d.pop("seconds"), d.pop("fetch_seconds")
-    assert a == b

@@ -137,11 +137,16 @@ def fetch_params(ctx: Context, p: dict[str, Any]) -> Params:
     scoped = bool(ctx.request.get("scoped"))
     over = evaluate_depth(p["scoped_overfetch"], ctx.limit) \
         if scoped and p["scoped_overfetch"] else p["overfetch"]
-    if not math.isfinite(over) or over < 1:
+    if not math.isfinite(over) or over <= 0:
         raise InspectorError(f"fetch.scoped_overfetch gives an over-fetch of {over:g}; it "
-                             f"must be at least 1.")
+                             f"must be a positive number.")
+    cap = p["cap"]
+    if over < 1:  # a pool smaller than the limit (the docs engine's min(50, ...) at limit 60):
+        # that pool as the cap, the legs widened to it as an over-fetch widens them
+        depth = pool_depth(ctx.limit, over, 0)
+        cap, over = (min(cap, depth) if cap else depth), math.nextafter(1.0, 2.0)
     q = Params(mode=p["mode"], distance=p["distance"], limit=ctx.limit, overfetch=over,
-               cap=p["cap"], fts_k=p["fts_k"], vec_k=p["vec_k"], rrf_k=p["rrf_k"],
+               cap=cap, fts_k=p["fts_k"], vec_k=p["vec_k"], rrf_k=p["rrf_k"],
                scope=spec.scope, scope_strategy=spec.strategy, scope_map=spec.scope_map,
                scope_column=spec.column,
                filter="pushdown" if ctx.request.get("pushdown") else "post",
@@ -313,6 +318,8 @@ def lancedb_pool(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome
     """LanceDB's legs fused into the pool the rest of the pipeline sees: the first
     ceil(limit * F) rows (capped); vector 1 / (1 + d), full-text s / (1 + s), hybrid RRF."""
     q = fetch_params(ctx, p)
+    if ctx.vector is None and q.mode != "fts" and ctx.settings.get("_vector_error"):
+        raise InspectorError(ctx.settings["_vector_error"])  # why no vector (an embedder)
     pool = pool_for(ctx, q)
     d = depths(q)
     native = None
@@ -365,8 +372,8 @@ def scope_filter(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome
     """Keep the rows the scope rule matches (post-filter: lower-cased repo and path, exact
     columns); counters as the docs engine reports them."""
     spec = ctx.request.get("scope_spec") or scopes.ScopeSpec()
-    cols = {c for s in rows for c in s.row.columns} if rows else set()
-    values = {c: [s.row.columns.get(c) for s in rows] for c in cols}
+    cols = scopes.scope_columns(ctx.store.roles, spec) if spec.active and rows else []
+    values = {c: [s.row.columns.get(c) for s in rows] for c in cols}  # what the rule reads
     ok, why, had = scopes.evaluate(spec, ctx.store.roles, values, len(rows))
     keep: list[Scored] = []
     dropped: list[Drop] = []
