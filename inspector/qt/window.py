@@ -349,6 +349,7 @@ class MainWindow(FilesMixin, ExtensibleWindow):
     # ---- reacting to the answer ----
     def _store_opened(self, opened: Opened) -> None:
         st = opened.store
+        self.stages.forget()
         self.query_bar.show_store(opened)
         name = "demo store" if opened.demo else st.display_uri
         self.setWindowTitle(f"{name} ({st.table_name})")  # Qt appends the application name

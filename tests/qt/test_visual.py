@@ -328,9 +328,8 @@ def test_rows_are_read_by_their_text_in_a_1024x700_window(qtbot, tmp_path) -> No
     column was as wide as the widest other column and read "the use…": every open stage now
     shows TEXT_CHARS characters of its rows (stages fold to make the room), one stage open
     at least, the full text in each cell's tooltip."""
-    from PySide6.QtCore import Qt
-
     from inspector.qt.pipeline.stage_view import TEXT_CHARS
+    from PySide6.QtCore import Qt
 
     win = gallery.make_window((1024, 681), "light")
     qtbot.addWidget(win)

@@ -331,6 +331,13 @@ class FlowStagesPanel(QWidget):
         if lay.stretch(end) != (0 if any_open else 1):
             lay.setStretch(end, 0 if any_open else 1)
 
+    def forget(self) -> None:
+        """Another store: no section of the last pipeline's stages stays, not even empty."""
+        self._route, self._last = None, None
+        for sec in self.sections:
+            sec.show_run(None, frozenset(), frozenset(), {}, None)
+        self._ensure(0)
+
     def open_stage(self, k: int) -> StageSection | None:
         """Open stage k (0-based), scroll to it and focus its table (the Alt+N shortcuts)."""
         if not 0 <= k < len(self.sections) or not self.sections[k].isVisible():
