@@ -86,9 +86,11 @@ class IndexBar(QFrame):
         self.setStyleSheet(f"QFrame#indexBar {{ background: {tk.surface}; "
                            f"border-radius: 6px; }}")
 
-    def _spins(self, t: FlowTrace, legs: list[str]) -> None:
+    def _spins(self, t: FlowTrace, legs: list[str], index: Any) -> None:
+        hnsw = bool(getattr(index, "is_hnsw", False))
         want = [(leg, d) for leg in legs for d in kind_of(t.stage(leg).kind).params
-                if d.name in KNOBS]
+                if d.name in KNOBS and (d.name == "ef") == hnsw or d.name == "refine_factor"
+                and d.name in KNOBS]
         keys = [f"{leg}.{d.name}" for leg, d in want]
         if keys != list(self.spins):
             for spin in self.spins.values():
@@ -121,7 +123,7 @@ class IndexBar(QFrame):
         with signals_blocked(self.exact):
             self.exact.setChecked(bool(trace.exact))
         self._spins(trace, legs or [st.name for st in trace.stages
-                                    if kind_of(st.kind).vector and st.role == "fetch"])
+                                    if kind_of(st.kind).vector and st.role == "fetch"], index)
         self.show()
         kind = html.escape(str(getattr(index, "type", "ANN")))
         if bypassed:
