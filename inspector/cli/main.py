@@ -156,15 +156,15 @@ def _cmd_shot(a: argparse.Namespace) -> int:
     if a.store is not None and not asks:
         raise InspectorError("Give a query for the store: --text TEXT, --vector JSON or "
                              "--vector-of ID.")
-    q = None
-    if asks or a.store is not None:
-        store = a.store
-        if store is None:  # a query on the demo store: the question names it
-            from inspector.core.stores.demo import ensure_demo_store
+    demo = a.store is None
+    if demo:  # the demo store: its first story, or the question asked of it
+        from inspector.core.stores.demo import ensure_demo_store
 
-            a.store = store = str(ensure_demo_store())
-        q = cli_flow.question_from_args(a)
-        resolve(q)  # a bad preset, --set or config is said before the window starts
+        a.store = str(ensure_demo_store())
+    q = cli_flow.question_from_args(a, need_query=False)
+    resolve(q)  # a bad preset, option, --set or config is said before the window starts
+    if demo and not asks:
+        q = None
     options = open_options(a)
     if a.store is not None and not is_remote(a.store) and not is_sqlite_file(local_path(a.store)):
         readable_folder(a.store)  # a missing folder is said before the window starts

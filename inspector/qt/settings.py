@@ -74,12 +74,15 @@ def load_question() -> Question | None:
 def _restore_question(win: Any) -> None:
     """The saved question into the window, without asking it (the store it names asks it
     when that store opens again); one that no longer validates here is ignored."""
+    from inspector.core.engine.flow.question import resolve
+
     saved = load_question()
     if saved is None or saved.preset is None and saved.pipeline_file is None:
         return
     try:
+        resolve(saved)  # a pipeline, --set or config this inspector cannot run is not kept
         win.vm.question.replace_with(saved)
-    except InspectorError:
+    except (InspectorError, ValueError):
         return
 
 

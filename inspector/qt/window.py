@@ -56,7 +56,7 @@ from inspector.qt.wording import gui_words, plural
 
 SPLITTERS = ("main", "left", "plots", "side")
 PLOT_SETTLE_MS = 120  # plots redraw once a slider has rested this long (or at once when shown)
-STAGES_MIN_HEIGHT = 200
+STAGES_MIN_HEIGHT = 190
 PIPELINE_FIELDS = frozenset({"preset", "pipeline_file", "system_config", "columns"})
 
 
@@ -81,6 +81,7 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         self._sliding = False  # inside a slider tick: plots wait until the slider rests
         self._plots_stale: set[PlotBox] = set()
         self._plots_later = qdebounced(self.flush_plots, timeout=PLOT_SETTLE_MS)
+        self._fit_later = qdebounced(self._fit_plots, timeout=0)
         self._slider_pipeline: Any = None
         self.last_file: str | None = None  # the pipeline file loaded last (File menu, shot)
         self._build_panels()
@@ -131,7 +132,7 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         self.banner_placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         slot.addWidget(self.banner_placeholder)
         line = self.banner.fontMetrics().lineSpacing()
-        self.banner_slot.setMinimumHeight(3 * line + 24)
+        self.banner_slot.setMinimumHeight(2 * line + 16)
         self.expected = ExpectedPanel(self)
         self.busy_bar = QProgressBar(self, minimum=0, maximum=0)
         self.busy_bar.setFixedWidth(120)
@@ -367,6 +368,7 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         self._answer_changed()
         self.detail.show_row(t, vm.selected, scored(t, vm.selected))
         self._status()
+        self._fit_plots()
         self._plots_stale = {self.scatter_box, self.bump_box}
         if self._sliding:  # a drag: tables and counters follow every tick, plots its rests
             self._plots_later()
@@ -400,6 +402,29 @@ class MainWindow(FilesMixin, ExtensibleWindow):
             return "Type a query and press Enter." if vm.store is not None else ""
         return (f"{t.spec.name} · route {t.route} · {len(t.stages)} stages · "
                 f"{plural(len(t.final.rows), 'result')} of limit {t.limit}")
+
+    def _fit_plots(self) -> None:
+        """The plots give their room to the stage list where it could not show every stage's
+        header and the open stage's rows beside them (a long pipeline on a laptop screen),
+        and come back when there is room; a dock that took their room keeps it."""
+        plots, left = self.splitters["plots"], self.splitters["left"]
+        secs = self.stages.visible_sections()
+        crowded = False
+        if secs:
+            head = secs[0].toggle.sizeHint().height() + 2
+            table = secs[0].table.minimumHeight()
+            need = len(secs) * head + table + self.stages.headline.sizeHint().height() + 12
+            room = left.height() - left.handleWidth()
+            least = plots.minimumSizeHint().height()
+            crowded = room - need < least
+            both = need + table  # the stage that matters and the final list open
+            if not crowded and plots.isVisible() and self.stages.height() < both \
+                    and room - both >= least:
+                left.setSizes([both, room - both])
+        if crowded != bool(plots.property("crowded")):
+            plots.setProperty("crowded", crowded)
+            if not plots.property("yielded"):
+                plots.setVisible(not crowded)
 
     @property
     def plots_pending(self) -> bool:
@@ -530,6 +555,7 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         super().resizeEvent(event)
         fit.prepare_docks(self, self.dock_areas)
         fit.make_way(self)  # taller than the screen (notices, a long banner): plots yield
+        self._fit_later()  # once the splitters have their new sizes
 
     def event(self, event: QEvent) -> bool:
         done = super().event(event)

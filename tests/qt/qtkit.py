@@ -9,6 +9,8 @@ from typing import Any
 
 from PySide6.QtCore import QCoreApplication
 
+from inspector.core.jsonio import dumps
+
 
 def shown(win: Any, stage: str) -> list[tuple[str, str]]:
     """(id, displayed score text) per kept row, as the stage's table shows them."""
@@ -85,3 +87,45 @@ def rest(win: Any, timeout: float = 5.0) -> None:
         assert time.monotonic() < end, "the plots never caught up after the slider rested"
         QCoreApplication.processEvents()
         time.sleep(0.005)
+
+
+def engine_json(win: Any) -> dict[str, Any]:
+    """The one answer (schema 3) the engine gives for the window's question on its store, as
+    `inspector query --json` prints it, without a process."""
+    from inspector.core.engine.flow.answer import to_json
+    from inspector.core.engine.flow.question import answer
+
+    return json.loads(dumps(to_json(answer(win.vm.question.plain(), win.vm.store))))
+
+
+def assert_shows(win: Any, j: dict[str, Any]) -> None:
+    """The window shows exactly the answer `inspector query --json` gave: each stage's rows
+    (ids, scores as the table prints them) and count, the counters, the diagnosis with its
+    fixes, the expected rows."""
+    vm = win.vm
+    on_screen = [s for s in vm.trace.stages]
+    assert [s.name for s in on_screen] == [s["name"] for s in j["stages"]]
+    for st in j["stages"]:
+        if st["role"] == "query":
+            continue
+        sec = section(win, st["name"])
+        m = sec.model
+        assert [(m.kept[r].id, m.cell(r, "score")) for r in range(len(m.kept))] == \
+            [(c["id"], f"{c['score']:.4f}") for c in st["candidates"]], st["name"]
+        assert f"({st['count']})" in sec.toggle.text() or f"→ {st['count']})" in \
+            sec.toggle.text()
+    counted = {name: n for name, n, _, _ in win.funnel.rows}
+    for name, n in counted.items():
+        assert j["counters"][name] == n
+    d = j["diagnosis"]
+    assert win.banner.title.text().endswith(d["title"]) or d["code"] == "ok"
+    assert d["message"] in win.banner.message.text()
+    assert [b.text() for b in win.banner.buttons] == [f["label"] for f in d["fixes"]]
+    assert vm.answer is not None
+    # the expected rows as the panel reads them (how many runs the search took is not shown:
+    # the window's session remembers runs across answers)
+    shown = json.loads(dumps(list(vm.answer.expected)))
+    assert [{k: v for k, v in e.items() if k != "tried"} for e in shown] == \
+        [{k: v for k, v in e.items() if k != "tried"} for e in j["expect"]]
+
+

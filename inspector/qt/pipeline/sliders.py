@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QMenu, QToolButt
 from superqt import QLabeledDoubleSlider
 from superqt.utils import qthrottled, signals_blocked
 
-DEFAULT_NAMES = ("overfetch", "min", "threshold", "half_life_days", "weight", "vector_weight",
+DEFAULT_NAMES = ("min", "threshold", "half_life_days", "weight", "vector_weight",
                  "bm25_weight", "recency_weight", "base")
 PER_ROW = 4  # sliders on one row at most; fewer where the row has not the room
 TICK_MS = 16  # a dragged slider asks at most once per frame (the latest value wins)
@@ -24,7 +24,11 @@ def numeric(params: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
 
 
 def default_keys(params: list[tuple[str, Any]]) -> list[str]:
-    return [k for k, d in numeric(params) if d.name in DEFAULT_NAMES]
+    """Thresholds, weights, half-lives; and the over-fetch of a search that fetches a pool
+    once for every depth (the classic presets' fetch stage: its slider is the story of the
+    scoped miss)."""
+    return [k for k, d in numeric(params) if d.name in DEFAULT_NAMES
+            or d.name == "overfetch" and k.partition(".")[0] == "fetch"]
 
 
 def slider_range(decl: Any, value: float) -> tuple[float, float]:

@@ -6,15 +6,13 @@ question."""
 
 from __future__ import annotations
 
-import json
 import threading
 from typing import Any
 
 import pytest
 from PySide6.QtCore import QCoreApplication, Qt
 
-from inspector.core.jsonio import dumps
-from tests.qt.qtkit import move, query_json, section
+from tests.qt.qtkit import assert_shows, move, query_json
 
 
 def count_searches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
@@ -32,37 +30,6 @@ def count_searches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 def story(win: Any, n: int) -> None:
     win.vm.load_suggested(n)
     win.vm.jobs.wait_idle(60)
-
-
-def assert_shows(win: Any, j: dict[str, Any]) -> None:
-    """The window shows exactly the answer `inspector query --json` gave: each stage's rows
-    (ids, scores as the table prints them) and count, the counters, the diagnosis with its
-    fixes, the expected rows."""
-    vm = win.vm
-    on_screen = [s for s in vm.trace.stages]
-    assert [s.name for s in on_screen] == [s["name"] for s in j["stages"]]
-    for st in j["stages"]:
-        if st["role"] == "query":
-            continue
-        sec = section(win, st["name"])
-        m = sec.model
-        assert [(m.kept[r].id, m.cell(r, "score")) for r in range(len(m.kept))] == \
-            [(c["id"], f"{c['score']:.4f}") for c in st["candidates"]], st["name"]
-        assert f"({st['count']})" in sec.toggle.text() or f"→ {st['count']})" in \
-            sec.toggle.text()
-    counted = {name: n for name, n, _, _ in win.funnel.rows}
-    for name, n in counted.items():
-        assert j["counters"][name] == n
-    d = j["diagnosis"]
-    assert win.banner.title.text().endswith(d["title"]) or d["code"] == "ok"
-    assert d["message"] in win.banner.message.text()
-    assert [b.text() for b in win.banner.buttons] == [f["label"] for f in d["fixes"]]
-    assert vm.answer is not None
-    # the expected rows as the panel reads them (how many runs the search took is not shown:
-    # the window's session remembers runs across answers)
-    shown = json.loads(dumps(list(vm.answer.expected)))
-    assert [{k: v for k, v in e.items() if k != "tried"} for e in shown] == \
-        [{k: v for k, v in e.items() if k != "tried"} for e in j["expect"]]
 
 
 @pytest.mark.parametrize("n", [0, 1, 2])
