@@ -8,6 +8,8 @@ scores a row. The heavy work is plain functions below, testable without a window
 from __future__ import annotations
 
 import copy
+import json
+from functools import lru_cache
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
@@ -75,6 +77,22 @@ def full_answer(live: LiveFlow, sets: dict[str, Any], expect: list[str]) -> Answ
     return mine.full()
 
 
+@lru_cache(maxsize=64)
+def _resolved(preset: str | None, file: str | None, config: str | None, columns: str,
+              sets: str) -> PipelineSpec:
+    q = Question(store="", preset=preset, pipeline_file=file, system_config=config,
+                 columns=json.loads(columns), set=json.loads(sets))
+    return resolve(q)[0]
+
+
+def resolved(q: Question, sets: dict[str, Any] | None = None) -> PipelineSpec:
+    """The pipeline a question runs (its file, config, roles and --set applied), remembered
+    for the fields that shape it: a slider tick asks it twice without reading a file."""
+    return _resolved(q.preset, q.pipeline_file, q.system_config,
+                     json.dumps(q.columns, sort_keys=True),
+                     json.dumps(q.set if sets is None else sets, sort_keys=True, default=str))
+
+
 def has_query(q: Question) -> bool:
     return bool((q.text or "").strip()) or q.vector is not None or q.vector_of is not None
 
@@ -127,8 +145,8 @@ class Inspector(QObject):
     def spec(self) -> PipelineSpec | None:
         """The pipeline the question runs, its files and --set applied (None: invalid)."""
         try:
-            return resolve(self.question.plain())[0]
-        except (InspectorError, ValueError):
+            return resolved(self.question)
+        except (InspectorError, ValueError, TypeError):
             return None
 
     def current(self, key: str) -> Any:
@@ -275,9 +293,29 @@ class Inspector(QObject):
         self.ask()
 
     # ---- what the user does ----
+    def own(self, key: str) -> Any:
+        """A STAGE.PARAM's value in the pipeline itself (its file, config and the question's
+        other --set values), without the question's own setting of it."""
+        from inspector.core.engine.flow.registry import kind_of
+
+        q = self.question
+        try:
+            spec = resolved(q, {k: v for k, v in q.set.items() if k != key})
+        except (InspectorError, ValueError, TypeError):
+            return None
+        stage, _, param = key.partition(".")
+        for route in spec.routes:
+            for st in route.stages:
+                if st.name == stage:
+                    return kind_of(st.kind).resolve(st.params, st.name).get(param)
+        return spec.settings.get(key)
+
     def set_param(self, key: str, value: Any, sliding: bool = False) -> None:
-        """A STAGE.PARAM set on the question (None: back to the pipeline's own)."""
+        """A STAGE.PARAM set on the question (None, or the pipeline's own value: back to the
+        pipeline's own, so the question holds only what the user changed)."""
         sets = dict(self.question.set)
+        if value is not None and value == self.own(key):
+            value = None
         if value is None:
             if sets.pop(key, None) is None:
                 return
@@ -314,6 +352,7 @@ class Inspector(QObject):
     def set_pipeline_file(self, path: str, sets: dict[str, Any] | None = None) -> bool:
         from inspector.core.engine.flow.spec import apply_set, load_stages_file
 
+        _resolved.cache_clear()  # the file is read afresh
         try:
             spec = load_stages_file(path)
             if sets:

@@ -13,6 +13,8 @@ from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QMenu, QToolButt
 from superqt import QLabeledDoubleSlider
 from superqt.utils import qthrottled, signals_blocked
 
+from inspector.qt.pipeline.slider_keys import SliderKeys, dragging, snap, steps_for
+
 DEFAULT_NAMES = ("min", "threshold", "half_life_days", "weight", "vector_weight",
                  "bm25_weight", "recency_weight", "base")
 PER_ROW = 4  # sliders on one row at most; fewer where the row has not the room
@@ -39,6 +41,8 @@ def slider_range(decl: Any, value: float) -> tuple[float, float]:
     hi = decl.hi if decl.hi is not None and decl.hi <= max(span, 10) else max(span, value)
     if decl.lo is not None:
         lo = max(lo, decl.lo)
+    if getattr(decl, "effect", "") == "depth" and decl.type == "float":
+        hi = max(hi, min(10.0, decl.hi if decl.hi is not None else 10.0))  # F up to 10
     return float(lo), float(hi)
 
 
@@ -128,7 +132,9 @@ class FlowSliders(QWidget):
             dec = decimals_for(lo, hi, decl.type)
             s.setDecimals(dec)
             s.setRange(lo, hi)
-            s.setSingleStep(1.0 if decl.type == "int" else (hi - lo) / 100)
+            steps = steps_for(decl, lo, hi)
+            s.setSingleStep(steps.single)
+            SliderKeys(s, steps)  # the arrows move one declared step, Page Up ten
             s.setValue(value)
             s.setToolTip(name.toolTip())
             throttled = qthrottled(lambda v, k=key: self._emit(k, v), timeout=TICK_MS,
@@ -184,13 +190,21 @@ class FlowSliders(QWidget):
             v = current(key)
             if v is not None and not math.isclose(float(v), s.value(), abs_tol=1e-12):
                 with signals_blocked(s):
+                    if float(v) > s.maximum():  # a fix beyond the range: the range grows
+                        s.setMaximum(float(v))
+                    elif float(v) < s.minimum():
+                        s.setMinimum(float(v))
                     s.setValue(float(v))
 
     def _emit(self, key: str, value: float) -> None:
         decl = dict(self.params).get(key)
         if decl is None or key not in self.sliders:
             return
-        v = round(float(value), self.sliders[key].decimals())
+        s = self.sliders[key]
+        v = float(value)
+        if dragging(s):  # a drag lands on the step's grid (0.05 of a weight, 0.1 of F)
+            v = snap(v, steps_for(decl, s.minimum(), s.maximum()).single, s.minimum())
+        v = round(v, s.decimals())
         self.value_changed.emit(key, float(int(v)) if decl.type == "int" else v)
 
     def flush(self) -> None:
