@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import time
 from functools import lru_cache
 from typing import Any
 
@@ -56,7 +57,8 @@ def split_sets(sets: dict[str, Any], live: frozenset[str]) -> tuple[dict[str, An
 
 def open_live(store: Any, q: Question, sets: dict[str, Any]) -> tuple[LiveFlow, FlowTrace]:
     """A live session for the question (its search runs here) answered with the live sets."""
-    live = LiveFlow(store, q, float(q.now or 0))
+    now = float(q.now) if q.now is not None else time.time() * 1000  # as `inspector query`
+    live = LiveFlow(store, q, now)
     live.sets = dict(sets)
     return live, live.answer()
 
@@ -448,6 +450,8 @@ class Inspector(QObject):
         self.fail(message)
 
     def _opened(self, got: tuple[Opened, Any]) -> None:
+        """The store is open: the question is set up for it (kept, a suggestion, or the
+        store's own), then the window hears of the store, then the question is asked once."""
         opened, shape = got
         then, self._after_open = self._after_open, None
         before = self.opened
@@ -456,29 +460,37 @@ class Inspector(QObject):
         self.opened, self.shape = opened, shape
         self.live, self.trace, self.answer, self.selected = None, None, None, None
         self.clear_error()
+        st = opened.store
+        fields: dict[str, Any] = {"store": st.uri, "table": st.table_name}
+        lines: list[str] = []
+        story = then if isinstance(then, dict) else \
+            st.suggested_queries[0] if then is None and not same and opened.demo \
+            and st.suggested_queries else None
+        if story is not None and not (story.get("table") and story["table"] != st.table_name):
+            try:
+                fields.update(suggestion_question(story))
+            except InspectorError as exc:
+                lines.append(str(exc))
+        elif then is None and not same:
+            changes, lines = opened_question(self.question, st, shape)
+            fields.update(changes)
+        self._batch += 1
+        try:
+            self.question.put(**fields)
+        except InspectorError as exc:
+            lines.append(str(exc))
+        finally:
+            self._batch -= 1
+            self._pending.clear()
         self.store_opened.emit(opened)
         self.trace_changed.emit()
         self.answer_changed.emit()
-        st = opened.store
-        where = {"store": st.uri, "table": st.table_name}
-        if isinstance(then, dict):
-            self.apply_suggestion(then)
-            return
-        if then == "none":  # the caller sets up the question itself (the tour)
-            self.put(**where)
-            return
-        if then == "keep" or same:
-            self.put(**where)
-            self.ask()
-            return
-        if opened.demo and st.suggested_queries:
-            self.apply_suggestion(st.suggested_queries[0])
-            return
-        changes, lines = opened_question(self.question, st, shape)
         for line in lines:
             self.notice_raised.emit(line)
-        self.put(**where, **changes)
-        self.ask()
+        if story is not None and story.get("table") and story["table"] != st.table_name:
+            self.apply_suggestion(story)  # the story's own table opens next
+        elif then != "none" and not self.jobs.busy("answer"):
+            self.ask()  # (a handler of store_opened may have asked already)
 
     def load_suggested(self, n: int) -> None:
         """Set up and run one of the store's suggested queries (the demo stories)."""
