@@ -55,8 +55,15 @@ def split_sets(sets: dict[str, Any], live: frozenset[str]) -> tuple[dict[str, An
             {k: v for k, v in sets.items() if k in live})
 
 
-def open_live(store: Any, q: Question, sets: dict[str, Any]) -> tuple[LiveFlow, FlowTrace]:
-    """A live session for the question (its search runs here) answered with the live sets."""
+def open_live(store: Any, q: Question, sets: dict[str, Any],
+              fresh: bool = False) -> tuple[LiveFlow, FlowTrace]:
+    """A live session for the question (its search runs here) answered with the live sets.
+    `fresh`: the store is searched again, no pool held from before answers (Run again: a
+    version removed under the open store is said, not answered from memory)."""
+    if fresh:
+        from inspector.core.engine import pools
+
+        pools.SOURCE.clear()
     now = float(q.now) if q.now is not None else time.time() * 1000  # as `inspector query`
     live = LiveFlow(store, q, now)
     live.sets = dict(sets)
@@ -220,9 +227,10 @@ class Inspector(QObject):
                         on_error=self._failed)
 
     # ---- answering ----
-    def ask(self) -> None:
+    def ask(self, fresh: bool = False) -> None:
         """Search again for the question as it is now (the answer on screen leaves at once:
-        rows answering another question must not stand under this one)."""
+        rows answering another question must not stand under this one); `fresh`: the store
+        itself, no pool held from before."""
         q = self.question
         self.jobs.cancel("full")
         if self.store is None:
@@ -244,8 +252,8 @@ class Inspector(QObject):
         fetch, live = split_sets(q.set, live_keys(spec))
         self._asked = (fetch, live)
         base = q.plain().model_copy(update={"set": fetch})
-        self.jobs.start("answer", open_live, self.store, base, live, on_done=self._opened_live,
-                        on_error=self._failed)
+        self.jobs.start("answer", open_live, self.store, base, live, fresh,
+                        on_done=self._opened_live, on_error=self._failed)
 
     def _opened_live(self, got: tuple[LiveFlow, FlowTrace]) -> None:
         self.live, trace = got
@@ -292,7 +300,7 @@ class Inspector(QObject):
 
     def run_again(self) -> None:
         """Ctrl+R / F5: search the store again for the same question."""
-        self.ask()
+        self.ask(fresh=True)
 
     # ---- what the user does ----
     def own(self, key: str) -> Any:
