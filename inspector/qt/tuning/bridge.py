@@ -107,7 +107,8 @@ class TuningBridge(QObject):
             self._vm.fail(f"Pipeline {spec.name if spec else ''} has no stage that takes "
                           f"{key}.")
             return
-        self._vm.put(set={**self._vm.question.set, **held[key]})
+        for k, v in held[key].items():  # a value equal to the pipeline's own leaves the set
+            self._vm.set_param(k, v)
 
     def run(self) -> None:
         self._vm.run_again()
