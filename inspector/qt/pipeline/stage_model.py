@@ -147,9 +147,9 @@ class FlowStageModel(QAbstractTableModel):
         r, c = index.row(), index.column()
         row = self._cells[r]
         if role == Qt.ItemDataRole.DisplayRole:
-            if c == _ID and self.marks:
+            if c == _TEXT and self.marks:
                 mark = self.marks.get(str(self.row_id(r)))
-                return f"{row[c]} {mark}" if mark else row[c]
+                return f"{mark} {row[c]}" if mark else row[c]
             return row[c]
         if role == Qt.ItemDataRole.ForegroundRole:
             if not row[_KEPT]:
@@ -173,7 +173,7 @@ class FlowStageModel(QAbstractTableModel):
 
 
 _COLUMN = {c: n for n, c in enumerate(COLUMNS)}
-_ID = _COLUMN["id"]
+_TEXT = _COLUMN["text"]
 _KEPT, _EXPECTED = len(COLUMNS), len(COLUMNS) + 1
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _RIGHT_COLUMNS = frozenset(_COLUMN[c] for c in ("#", "score", "Δ"))

@@ -55,6 +55,7 @@ class TuningBridge(QObject):
         self.trace: Any = None
         self.active = False  # derived only while a panel is shown
         self._asked: Any = None
+        self._waiting: list[Any] = []  # panels' runs waiting for the derived state
         vm.answer_changed.connect(self.refresh)
         vm.question.events.text.connect(lambda _v: self.query_changed.emit())
         vm.question.events.vector_of.connect(lambda _v: self.query_changed.emit())
@@ -118,28 +119,57 @@ class TuningBridge(QObject):
                              "answers of the one engine; `inspector receipt` reads it.")
 
     # ---- derived in a worker ----
+    def ready(self) -> bool:
+        """Whether params, query and trace are the question's on screen."""
+        vm = self._vm
+        return self.query is not None and vm.store is not None and self._asked == \
+            self._key()
+
+    def when_ready(self, then: Any) -> None:
+        """Call `then` once the fixed engine's view of the question is derived (now, if it
+        is): a panel's Run never waits for it on the GUI thread."""
+        if self.ready():
+            then()
+            return
+        self._waiting.append(then)
+        self.activate()
+        self.refresh(force=True)
+
+    def _key(self) -> Any:
+        vm = self._vm
+        if vm.store is None:
+            return None
+        return (vm.store.uri, vm.store.table_name, vm.store.version,
+                vm.question.plain().model_dump_json(exclude={"now"}))
+
     def activate(self) -> None:
         if not self.active:
             self.active = True
             self.refresh()
 
-    def refresh(self) -> None:
+    def refresh(self, force: bool = False) -> None:
         vm = self._vm
-        if not self.active or vm.store is None or vm.trace is None or vm.answer is None:
+        if not self.active or vm.store is None or not self.has_query() or \
+                not force and (vm.trace is None or vm.answer is None):
             return
-        q = vm.question.plain()
-        key = (vm.store.uri, vm.store.table_name, vm.store.version, q.model_dump_json())
-        if key == self._asked:
+        key = self._key()
+        if key == self._asked and (self.query is not None or vm.jobs.busy("legacy")):
             return
         self._asked = key
-        vm.jobs.start("legacy", legacy_job, vm.store, q, on_done=self._derived,
-                      on_error=self._failed)
+        vm.jobs.start("legacy", legacy_job, vm.store, vm.question.plain(),
+                      on_done=self._derived, on_error=self._failed)
 
     def _derived(self, got: tuple[Any, Any, Any]) -> None:
         self.params, self.query, self.trace = got
         self.params_changed.emit(self.params)
         self.trace_changed.emit()
+        waiting, self._waiting = self._waiting, []
+        for then in waiting:
+            then()
 
     def _failed(self, message: str) -> None:
         self.params = self.query = self.trace = None
         self.trace_changed.emit()
+        if self._waiting:
+            self._waiting = []
+            self._vm.fail(message)
