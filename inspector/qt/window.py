@@ -132,7 +132,7 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         self.banner_placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         slot.addWidget(self.banner_placeholder)
         line = self.banner.fontMetrics().lineSpacing()
-        self.banner_slot.setMinimumHeight(2 * line + 16)
+        self.banner_slot.setMinimumHeight(3 * line + 14)
         self.expected = ExpectedPanel(self)
         self.busy_bar = QProgressBar(self, minimum=0, maximum=0)
         self.busy_bar.setFixedWidth(120)
@@ -160,7 +160,7 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         self.detail_scroll.setWidgetResizable(True)
         self.detail_scroll.setFrameShape(QFrame.Shape.NoFrame)
         self.detail_scroll.setWidget(self.detail)  # squeezed, it scrolls: lines never overlap
-        self.detail.setMinimumHeight(360)
+        self.detail.setMinimumHeight(240)  # squeezed further, it scrolls
         self.splitters["side"].addWidget(self.detail_scroll)
         self.splitters["side"].addWidget(self.expected)
         self.splitters["main"].addWidget(self.splitters["left"])
@@ -368,7 +368,7 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         self._answer_changed()
         self.detail.show_row(t, vm.selected, scored(t, vm.selected))
         self._status()
-        self._fit_plots()
+        self._fit_later()
         self._plots_stale = {self.scatter_box, self.bump_box}
         if self._sliding:  # a drag: tables and counters follow every tick, plots its rests
             self._plots_later()
@@ -385,6 +385,7 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         self.expected.show_expected(list(vm.question.expect),
                                     vm.answer.expected if vm.answer is not None else None,
                                     finding)
+        self._fit_later()  # the banner and the index bar may have taken room
         if getattr(self, "tab_order", None) is not None:
             self.tab_order.apply()  # fix buttons join the Tab order
 
@@ -425,6 +426,9 @@ class MainWindow(FilesMixin, ExtensibleWindow):
             plots.setProperty("crowded", crowded)
             if not plots.property("yielded"):
                 plots.setVisible(not crowded)
+        # the dock rule decided again for the window as the answer laid it out (a banner
+        # with its fixes is taller than none): Ctrl+T docks it where it fits
+        fit.prepare_docks(self, self.dock_areas)
 
     @property
     def plots_pending(self) -> bool:
@@ -559,8 +563,10 @@ class MainWindow(FilesMixin, ExtensibleWindow):
 
     def event(self, event: QEvent) -> bool:
         done = super().event(event)
-        if event.type() == QEvent.Type.LayoutRequest:  # a notice came or went
+        if event.type() == QEvent.Type.LayoutRequest:  # a notice, the index bar came or went
             fit.make_way(self)
+            if hasattr(self, "_fit_later"):
+                self._fit_later()
         return done
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt's name

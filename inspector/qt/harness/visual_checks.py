@@ -168,8 +168,9 @@ def covered_stage_problems(win: Any) -> list[str]:
 
 def flow_problems(win: Any, rows: int = 3) -> list[str]:
     """A pipeline of stages read at a glance: every stage's header (number, name, count)
-    whole and inside the list's view, one stage open at least, and each open stage showing
-    `rows` rows (or all it has) without scrolling the list."""
+    whole and inside the list's view (while no dock takes the room: then the list scrolls),
+    one stage open at least, and each open stage showing `rows` rows (or all it has)
+    without scrolling the list."""
     panel, out = win.stages, []
     sections = panel.visible_sections()
     view = panel.scroll.viewport()
@@ -186,7 +187,8 @@ def flow_problems(win: Any, rows: int = 3) -> list[str]:
                            f"({room} px)")
     if sections and not any(sec.is_open for sec in sections):
         out.append("no stage of the pipeline is open")
-    if panel.scroll.verticalScrollBar().maximum() > 0 and sections:
+    docked = any(d.isVisible() and not d.isFloating() for d in getattr(win, "dock_areas", {}))
+    if panel.scroll.verticalScrollBar().maximum() > 0 and sections and not docked:
         last = sections[-1]
         if last.mapTo(view, last.rect().topLeft()).y() > view.height():
             out.append(f"the pipeline's {len(sections)} stages do not fit: stage "

@@ -121,9 +121,9 @@ class StageSection(QFrame):
         h.setHighlightSections(False)
         h.setMinimumSectionSize(24)
         fm = t.fontMetrics()
-        widths = {"#": fm.horizontalAdvance("888=") + 14, "id": 150,
+        widths = {"#": fm.horizontalAdvance("888=") + 14, "id": 130,
                   "score": fm.horizontalAdvance("0.00000") + 14,
-                  "Δ": fm.horizontalAdvance("↑88") + 14, "what happened": 230}
+                  "Δ": fm.horizontalAdvance("↑88") + 14, "what happened": 190}
         for n, name in enumerate(COLUMNS):
             if name == "text":
                 h.setSectionResizeMode(n, QHeaderView.ResizeMode.Stretch)
