@@ -378,7 +378,8 @@ class MainWindow(FilesMixin, ExtensibleWindow):
     def _answer_changed(self) -> None:
         vm = self.vm
         finding = vm.jobs.busy("full")
-        self.banner.show_answer(vm.trace, vm.answer, list(vm.question.expect), finding)
+        self.banner.show_answer(vm.trace, vm.answer, list(vm.question.expect), finding,
+                                dict(vm.question.set))
         self.banner_placeholder.setVisible(self.banner.isHidden())
         index = getattr(vm.store, "vector_index", None) if vm.store is not None else None
         self.index_bar.show_answer(vm.trace, vm.answer, index, finding)

@@ -45,6 +45,14 @@ def tie_sentence(x: Tie) -> str:
             f"in the tables).")
 
 
+def _shown(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return f"{v:g}"
+    return str(v)
+
+
 def fix_text(f: Fix) -> str:
     """A fix's button: the engine's label (what it changes and what it returns)."""
     return f.label
@@ -145,7 +153,8 @@ class DiagnosisBanner(QFrame):
         self.hide()
 
     def show_answer(self, trace: FlowTrace | None, answer: Answer | None,
-                    expected: list[str], finding: bool) -> None:
+                    expected: list[str], finding: bool,
+                    changed: dict[str, Any] | None = None) -> None:
         """The run's diagnosis (the full one with its fixes when `answer` is the run's),
         `finding`: the fixes are being searched for."""
         if trace is None:
@@ -162,6 +171,9 @@ class DiagnosisBanner(QFrame):
             title = f"What-if: {title}"
         self.title.setText(title)
         lines = [d.message]
+        if changed:  # what the question sets on the pipeline (a fix applied, a slider)
+            lines.append("Set on the pipeline: " + ", ".join(
+                f"{k} = {_shown(v)}" for k, v in sorted(changed.items())))
         if trace.what_if:
             lines.append(f"What-if, not the system's behaviour: {what_if_words(trace)}.")
         lines += [f"⚠ {w}" for w in trace.warnings]
@@ -263,39 +275,50 @@ class CountersChart(QWidget):
             p.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "Counters appear after a query")
             return
         line = self.fontMetrics().height()
-        per = max(line + 8.0, (self.height() - 8) / len(self.rows))
+        rows = self.rows
+        room = self.height() - 8
+        compact = len(rows) * (line + 10) > room  # many stages: one line each, no bars
+        if compact:
+            fits = max(1, int(room // (line + 2)))
+            if len(rows) > fits:  # the stages that removed rows, and the final list
+                keep = [r for r in rows[:-1] if r[2]][: fits - 2] + [rows[-1]]
+                rows = [*keep[:-1], ("…", -1, len(self.rows) - len(keep), ""), keep[-1]]
+        per = (line + 2.0) if compact else max(line + 10.0, room / len(rows))
         biggest = max(1, max(n for _, n, _, _ in self.rows))
         bold = QFont(self.font())
         bold.setBold(True)
-        for k, (name, n, removed, facts) in enumerate(self.rows):
+        for k, (name, n, removed, facts) in enumerate(rows):
             y = 4 + k * per
-            last = k == len(self.rows) - 1
+            last = k == len(rows) - 1
             p.setFont(bold)
-            p.setPen(QColor(tk.text))
+            p.setPen(QColor(tk.text if n >= 0 else tk.muted))
+            label = f"{name}  {n}" if n >= 0 else f"… {removed} more stages"
             p.drawText(QRectF(6, y, self.width() - 12, line),
-                       Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, f"{name}  {n}")
-            if removed:
+                       Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, label)
+            if removed and n >= 0:
                 p.setFont(self.font())
                 p.setPen(QColor(tk.cut))
                 p.drawText(QRectF(6, y, self.width() - 12, line),
                            Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
                            f"−{removed}")
+            if compact or n < 0:
+                continue
             bar_h = max(4.0, min(per - line - 4 - (line if facts else 0), 12.0))
             bw = max(3.0, (self.width() - 12) * n / biggest)
             if n:
                 p.setPen(Qt.PenStyle.NoPen)
                 p.setBrush(QColor(tk.returned if last else tk.scoped))
                 p.drawRoundedRect(QRectF(6, y + line + 1, bw, bar_h), 3, 3)
-            if facts:
+            if facts and per >= line * 2 + bar_h + 2:
                 p.setFont(self.font())
                 p.setPen(QColor(tk.muted))
-                room = self.width() - 12
                 fm = self.fontMetrics()
-                if fm.horizontalAdvance(facts) > room:  # short names, then "…"
+                if fm.horizontalAdvance(facts) > self.width() - 12:  # short names, then "…"
                     facts = facts.replace("Candidates", "").replace("filteredByScope",
                                                                     "filtered")
-                    facts = fm.elidedText(facts, Qt.TextElideMode.ElideRight, room)
-                p.drawText(QRectF(6, y + line + bar_h + 2, room, line),
+                    facts = fm.elidedText(facts, Qt.TextElideMode.ElideRight,
+                                          self.width() - 12)
+                p.drawText(QRectF(6, y + line + bar_h + 2, self.width() - 12, line),
                            Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, facts)
         p.end()
 

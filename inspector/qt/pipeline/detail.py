@@ -279,8 +279,11 @@ class DetailPane(QWidget):
         html = nobreak(html)
         if self.path.text() != html:
             self.path.setText(html)
-        when = iso(r.timestamp) if r.timestamp else "–"
-        body = (f"{r.text}\n\nscope {r.scope} · importance {r.importance:g} · written {when}")
+        facts = [f"scope {r.scope}" if r.scope is not None else "",
+                 "" if r.importance_missing or r.importance != r.importance
+                 else f"importance {r.importance:g}",
+                 f"written {iso(r.timestamp)}" if r.timestamp else ""]
+        body = r.text + ("\n\n" + " · ".join(f for f in facts if f) if any(facts) else "")
         body = nobreak(body)
         if self.text.text() != body:
             self.text.setText(body)
