@@ -236,3 +236,13 @@ def test_shot_renders_the_window_for_a_pipeline_preset(tmp_path, data_root) -> N
                  "--blend", "0.5", "--out", str(out), "--size", "1366x768"])
     QCoreApplication.processEvents()
     assert code == 0 and out.stat().st_size > 10_000
+
+
+def test_suggested_queries_shows_its_whole_label_beside_its_menu_arrow(window) -> None:
+    from PySide6.QtWidgets import QStyle, QStyleOptionToolButton
+
+    b = window.query_bar.suggested
+    opt = QStyleOptionToolButton()
+    b.initStyleOption(opt)
+    arrow = b.style().pixelMetric(QStyle.PixelMetric.PM_MenuButtonIndicator, opt, b)
+    assert b.width() >= b.fontMetrics().horizontalAdvance(b.text()) + arrow + 8
