@@ -7,10 +7,11 @@ Under a real X server (what issue 13 targets):
   xvfb-run -s "-screen 0 1920x1080x24" env QT_QPA_PLATFORM=xcb .venv/bin/python bench/tick.py \
       --size 1600x1000
 
-Two pools: ~50 candidates (importance-blend, limit 10, cap 50) and 1,000 candidates
-(memory-plugin, limit 50, no cap, over-fetch 20). A tick is: the slider's setValue (which
-derives every stage from the cached pool and updates tables, funnel, banner, plots and the
-detail pane), then processing events until the window is painted. "full repaint" also forces
+Two pools: ~50 candidates (importance-blend, limit 10, cap 50) and up to 1,000 candidates
+(memory-plugin, limit 50, over-fetch 20). A tick is: the slider's setValue (the question's
+set changes; the cached fetches are re-ranked in a job) until the new answer is in the
+tables, counters, banner and detail pane, then processing events until the window is
+painted. "full repaint" also forces
 every widget to repaint synchronously, the worst case. During a drag the plots wait until
 the slider rests (MainWindow.flush_plots, PLOT_SETTLE_MS); "rest redraw" times that catch-up
 (plots brought to the current trace and painted), once every 10 ticks, outside the ticks.
@@ -57,74 +58,81 @@ def _stats(samples: list[float], cpu: list[float] | None = None) -> str:
     return text
 
 
+def _tick(app, win, slider, v: float) -> None:
+    """The slider's setValue until the new answer is on screen (a re-rank of the cached
+    fetches in a job, as the window does it)."""
+    from PySide6.QtCore import QEventLoop
+
+    old = win.vm.trace
+    t0 = time.perf_counter()
+    slider.setValue(v)
+    win.sliders.flush()
+    while win.vm.trace is old and time.perf_counter() - t0 < 30:
+        app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 5)
+    app.processEvents()  # the new answer painted
+
+
 def _ticks(app, win, key: str, values: list[float], full: bool,
            rests: list[float] | None = None, cpu: list[float] | None = None) -> list[float]:
     out = []
     slider = win.sliders.sliders[key]
     for n, v in enumerate(values):
-        if rests is not None and n % 10 == 9 and hasattr(win, "flush_plots"):
+        if rests is not None and n % 10 == 9:
             t0 = time.perf_counter()
             win.flush_plots()
             app.processEvents()
             rests.append(time.perf_counter() - t0)
         c0, t0 = time.process_time(), time.perf_counter()
-        slider.setValue(v)
-        app.processEvents()  # runs the coalescing timer, the re-rank and the paint
+        _tick(app, win, slider, v)
         if full:
             win.repaint()
         out.append(time.perf_counter() - t0)
         if cpu is not None:
             cpu.append(time.process_time() - c0)
-        if abs(getattr(win.vm.params, key) - round(v, 2)) > 1e-9:
-            print(f"  (tick {v} not applied within the measured turn)", file=sys.stderr)
     return out
 
 
+def _engine(win, key: str, values: list[float]) -> float:
+    """The re-rank alone, on this thread (the rest of a tick is the window's)."""
+    from inspector.qt.viewmodel import rerank
+
+    vm = win.vm
+    engine = []
+    for v in values[:20]:
+        t0 = time.perf_counter()
+        rerank(vm.live, {**vm.question.set, key: v})
+        engine.append(time.perf_counter() - t0)
+    return statistics.median(engine) * 1000
+
+
 def _flow_ticks(app, win, fixture: str, ticks: int, size: str) -> list[dict]:
-    """The pipeline view's sliders on memory-lancedb-pro over a copy of its fixture."""
+    """The sliders of memory-lancedb-pro (13 stages) over a copy of its fixture."""
     import shutil
     from pathlib import Path
-
-    from PySide6.QtCore import QEventLoop
 
     from inspector.qt.app import wait_idle
 
     store = Path(tempfile.mkdtemp(prefix="inspector-measure-fx-")) / "store"
     shutil.copytree(Path(fixture) / "store", store)
-    vm, s = win.vm, win.flow.session
-    vm.open_store(str(store), "memories", then="none")
+    vm = win.vm
+    vm.put(preset="memory-lancedb-pro", text="postgres connection pool size",
+           vector=json.loads((Path(fixture) / "q_pg.json").read_text()),
+           now=1796113038032.0, set={}, scopes=None, expect=[])
+    vm.open_store(str(store), "memories", then="keep")
     wait_idle(vm)
-    win.query_bar.text.setText("postgres connection pool size")
-    s.vector = json.loads((Path(fixture) / "q_pg.json").read_text())
-    s.now_ms = 1796113038032.0
-    win.flow.enter("memory-lancedb-pro")
-    wait_idle(vm)
-    stages = len(s.trace.stages)
-    pool = sum(len(st.rows) for st in s.trace.stages if st.role == "fetch")
+    stages = len(vm.trace.stages)
+    pool = sum(len(st.rows) for st in vm.trace.stages if st.role == "fetch")
     rows = []
     for key, values in (("fused.vector_weight", [0.3 + 0.01 * (i % 40) for i in range(ticks)]),
                         ("decay_boost.half_life_days", [10.0 + i % 40 for i in range(ticks)])):
-        slider = win.flow.sliders.sliders[key]
-        samples, cpu = [], []
-        for v in values:
-            old = s.trace
-            c0, t0 = time.process_time(), time.perf_counter()
-            slider.setValue(v)
-            while s.trace is old and time.perf_counter() - t0 < 30:
-                app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 5)
-            app.processEvents()  # the new answer painted
-            samples.append(time.perf_counter() - t0)
-            cpu.append(time.process_time() - c0)
-        from inspector.qt.flow.session import answer_with
-
-        engine = []  # the re-rank alone, on this thread: the rest is the window's
-        for v in values[:20]:
-            t0 = time.perf_counter()
-            answer_with(s.live, {**s.sets, key: v})
-            engine.append(time.perf_counter() - t0)
+        if key not in win.sliders.sliders:
+            win.sliders.chosen.append(key)
+            win.sliders.set_params(win.sliders.params, win.sliders.chosen, vm.current)
+        cpu: list[float] = []
+        samples = _ticks(app, win, key, values, False, None, cpu)
         rows.append({"bench": "tick", "pool": pool, "slider": key, "size": size,
                      "platform": app.platformName(), "repaint": "events only",
-                     "stages": stages, "engine_median_ms": statistics.median(engine) * 1000,
+                     "stages": stages, "engine_median_ms": _engine(win, key, values),
                      **_numbers(samples, cpu),
                      "target": "p95 <= 16 ms on a pipeline of stages"})
     return rows
@@ -157,29 +165,26 @@ def main() -> int:
     vm.open_store(None)
     wait_idle(vm)
     setups = {
-        "pool ~50 ": ("importance-blend", {"limit": 10, "min_score": 0.0}),
-        "pool 1000": ("memory-plugin", {"limit": 50, "min_score": 0.0, "overfetch": 20.0}),
+        "pool ~50 ": ("importance-blend", {"min_score.min": 0.0}, 10),
+        "pool 1000": ("memory-plugin", {"min_score.min": 0.0, "fetch.overfetch": 20.0}, 50),
     }
     blends = [round((i % 50) / 49, 2) for i in range(a.ticks)]
     say(f"window {a.size}, {a.ticks} ticks per row, Qt platform {app.platformName()}")
-    for name, (preset, given) in setups.items():
-        vm.set_query("which editor theme does the user prefer")
-        vm.preset, vm.given = preset, dict(given)
-        vm._rebuild_params()
-        vm.run()
+    for name, (preset, sets, limit) in setups.items():
+        vm.put(preset=preset, set=dict(sets), limit=limit, scopes=None, expect=[],
+               text="which editor theme does the user prefer", vector=None, vector_of=None)
         wait_idle(vm)
-        size, raw = vm.trace.pool.size, vm.trace.counters["rawCandidates"]
-        _ticks(app, win, "blend", blends[:10], full=False)  # warm-up
+        size = sum(len(st.rows) for st in vm.trace.stages if st.role == "fetch")
+        _ticks(app, win, "blend.weight", blends[:10], full=False)  # warm-up
         top = 20.0 if preset == "memory-plugin" else 5.0
         ofs = [round(1 + (i % 40) * (top - 1) / 39, 1) for i in range(a.ticks)]
-        for key, values in (("blend", blends), ("overfetch", ofs)):
+        for key, values in (("blend.weight", blends), ("fetch.overfetch", ofs)):
             rests: list[float] = []
             for full in (False, True):
                 cpu: list[float] = []
                 samples = _ticks(app, win, key, values, full, rests if not full else None, cpu)
                 label = "full repaint" if full else "events only "
-                say(f"{name} (pool {size}, raw {raw}) {key} ticks, {label}: "
-                    f"{_stats(samples, cpu)}")
+                say(f"{name} (pool {size}) {key} ticks, {label}: {_stats(samples, cpu)}")
                 rows.append({"bench": "tick", "pool": size, "slider": key, "size": a.size,
                              "platform": app.platformName(), "repaint": label.strip(),
                              **_numbers(samples, cpu), "target": "p95 <= 16 ms at 1,000"})

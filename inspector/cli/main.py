@@ -26,8 +26,6 @@ from inspector.cli.options import (
     Parser,
     add_query_options,
     add_store_options,
-    fixed_question,
-    is_flow,
     open_options,
     parse_size,
     storage_from_args,
@@ -144,6 +142,8 @@ NOT_IN_A_PICTURE = {
 
 
 def _cmd_shot(a: argparse.Namespace) -> int:
+    """The window offscreen after the question `inspector query` would answer (any preset or
+    pipeline file), or the demo store's first story when no store and no query are given."""
     from inspector.core.stores.safety.outputs import check_target
 
     for flag, (_, why) in NOT_IN_A_PICTURE.items():
@@ -151,41 +151,30 @@ def _cmd_shot(a: argparse.Namespace) -> int:
             raise InspectorError(f"{flag} {why}: run `inspector query`.")
     check_target(a.out, [a.store], force=True)  # inside the store: refused before any window
     size = parse_size(a.size)
-    if is_flow(a):  # a pipeline of stages: the question `inspector query` would answer
-        return _shot_flow(a, size)
-    q = fixed_question(a)  # every option validated before any window exists
-    if a.store is not None and not (q.text or q.vector_of or q.vector is not None):
-        raise InspectorError("Give a query for the store: --text TEXT, --vector JSON or "
-                             "--vector-of ID.")
-    options = open_options(a)
+    from inspector.core.engine.flow.question import resolve
     from inspector.core.stores.docs_source import is_sqlite_file
     from inspector.core.stores.store import is_remote, local_path, readable_folder
 
+    asks = bool(a.text or a.vector is not None or a.vector_of)
+    if a.store is not None and not asks:
+        raise InspectorError("Give a query for the store: --text TEXT, --vector JSON or "
+                             "--vector-of ID.")
+    demo = a.store is None
+    if demo:  # the demo store: its first story, or the question asked of it
+        from inspector.core.stores.demo import ensure_demo_store
+
+        a.store = str(ensure_demo_store())
+    q = cli_flow.question_from_args(a, need_query=False)
+    resolve(q)  # a bad preset, option, --set or config is said before the window starts
+    if demo and not asks:
+        q = None
+    options = open_options(a)
     if a.store is not None and not is_remote(a.store) and not is_sqlite_file(local_path(a.store)):
         readable_folder(a.store)  # a missing folder is said before the window starts
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from inspector.qt.app import shot
 
-    return shot(a.store, a.table, options, q, size, a.out)
-
-
-def _shot_flow(a: argparse.Namespace, size: tuple[int, int]) -> int:
-    from inspector.core.engine.flow.question import resolve
-    from inspector.core.stores.docs_source import is_sqlite_file
-    from inspector.core.stores.store import is_remote, local_path, readable_folder
-
-    if a.store is None:
-        raise InspectorError("A pipeline of stages runs on a store: give STORE (the demo store "
-                             "is written for the fixed pipeline's stories).")
-    q = cli_flow.question_from_args(a)
-    resolve(q)  # a bad preset, --set or config is said before the window starts
-    options = open_options(a)
-    if not is_remote(a.store) and not is_sqlite_file(local_path(a.store)):
-        readable_folder(a.store)
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from inspector.qt.app import shot
-
-    return shot(a.store, a.table, options, None, size, a.out, question=q)
+    return shot(q, options, size, a.out)
 
 
 def window_parser() -> argparse.ArgumentParser:

@@ -73,7 +73,7 @@ def launch(store: str | None, table: str | None, options: Any = None,
 
 # what the window needs and its frame does not, imported one per turn of the event loop once
 # the frame is on screen (each takes 0.1-0.5 s; the engine's lancedb loads in the open job)
-HEAVY_MODULES = ("numpy", "pyarrow", "pyqtgraph", "inspector.core.engine.trace",
+HEAVY_MODULES = ("numpy", "pyarrow", "pyqtgraph", "inspector.core.engine.flow.runner",
                  "inspector.qt.window")
 
 
@@ -143,13 +143,19 @@ def start_window(store: str | None, table: str | None, options: Any = None,
             win.open_pipeline_file(pipeline)
 
         win.vm.store_opened.connect(first_store)
+    from inspector.core.stores.options import without_userinfo
+
+    # the question saved last asks again on the store it was asked of; another store
+    # starts from its own suggested question
+    saved = win.vm.question.store
+    then = "keep" if store and saved and saved == without_userinfo(store) else None
 
     def open_store() -> None:
         if store:
             if options is not None:
-                win.store_features.open(store, table, options)
+                win.store_features.open(store, table, options, then=then)
             else:
-                win.open_store(store, table)
+                win.vm.open_store(store, table, then=then)
         else:
             win.vm.open_store(None, table)
 
@@ -198,24 +204,21 @@ def _quiet_qt() -> None:
     qInstallMessageHandler(handler)
 
 
-def shot(uri: str | None, table: str | None, options: Any, fixed: Any, size: tuple[int, int],
-         out: str, question: Any = None) -> int:
-    """Open the window offscreen, ask the fixed pipeline's question (a Question, from
-    cli.options.fixed_question) on the store (the demo store and its suggested query when uri
-    is None and the question asks nothing), or the question to a pipeline of stages, and save
-    a PNG. Never reads or writes the user's window settings."""
-    win = shot_window(uri, table, options, fixed, size) if question is None else \
-        shot_flow_window(question, options, size)
+def shot(q: Any, options: Any, size: tuple[int, int], out: str) -> int:
+    """Open the window offscreen, ask the question (a Question, as `inspector query` reads it
+    from the same arguments; None: the demo store's first story) and save a PNG. Never reads
+    or writes the user's window settings."""
+    win = shot_window(q, options, size)
     win.export_png(out)
     print(f"saved {out} ({size[0]}x{size[1]})")
     win.close()
     return 0
 
 
-def shot_flow_window(q: Any, options: Any, size: tuple[int, int]) -> Any:
-    """The offscreen window on a pipeline of stages, idle after the question's answer: the
-    same question `inspector query` answers (preset or pipeline file, --set, scopes, clock,
-    limit, query input, expected rows), asked through the window's own flow session."""
+def shot_window(q: Any, options: Any, size: tuple[int, int]) -> Any:
+    """The offscreen window `shot` saves, idle after the question's answer (the diagnosis's
+    fixes, the expected rows and the index facet found): the very question `inspector query`
+    answers, asked through the window's own question model."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     _quiet_qt()
     _application()
@@ -225,61 +228,21 @@ def shot_flow_window(q: Any, options: Any, size: tuple[int, int]) -> Any:
     vm = win.vm
     win.resize(*size)
     win.show()
-    vm.open_store(q.store, q.table, then="none", options=options)
-    wait_idle(vm)
-    if vm.error:
-        win.close()
-        raise InspectorError(vm.error)
-    win.query_bar.text.setText(q.text or "")
-    s = win.flow.session
-    s.vector, s.vector_of, s.embedder = q.vector, q.vector_of, q.embedder
-    s.system_config, s.scopes, s.limit = q.system_config, q.scopes, q.limit
-    s.expected = list(q.expect)
-    if q.now is not None:
-        s.now_ms = float(q.now)
-    win.store_features.preset_chosen(q.preset)  # as when a user picks it: the notice retires
-    if q.pipeline_file is not None:  # as File › Open pipeline file… loads it
-        failed = win.flow.enter_file(q.pipeline_file, q.set)
-        if failed is not None:
+    if q is None:
+        vm.open_store(None)
+    else:
+        fields = q.model_dump(by_alias=False)
+        fields.pop("schema_", None)
+        if not vm.put(**fields):
             win.close()
-            raise InspectorError(failed)
-    else:
-        win.flow.enter(q.preset, q.set)  # one search, with the question's --set values
+            raise InspectorError(vm.error or "The question is not valid.")
+        if q.preset is not None:
+            win.store_features.preset_chosen(q.preset)  # as when a user picks it
+        vm.open_store(q.store, q.table, then="keep", options=options)
     wait_idle(vm)
-    if s.error or s.trace is None:
+    if vm.error or vm.trace is None:
         win.close()
-        raise InspectorError(s.error or "The pipeline gave no answer.")
-    win.resize(*size)  # the size asked, once the answer is laid out (as the fixed path does)
-    wait_idle(vm)
-    return win
-
-
-def shot_window(uri: str | None, table: str | None, options: Any, q: Any,
-                size: tuple[int, int]) -> Any:
-    """The offscreen window `shot` saves, idle after the question's query: a --vector alone is
-    typed into the query bar as its JSON array, which the window searches as the vector
-    itself; beside --text (a hybrid) it is the query's given vector, as `inspector query`
-    takes both (qt.live_jobs.put_question)."""
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    _quiet_qt()
-    _application()
-    from inspector.qt.live_jobs import put_question
-    from inspector.qt.window import MainWindow
-
-    win = MainWindow(restore=False, persist=False)
-    vm = win.vm
-    if uri is None and not (q.text or q.vector is not None or q.vector_of):
-        vm.open_store(None, table, then="suggested")
-    else:
-        put_question(vm, q)
-        win.query_bar.show_query(vm.text, vm.vector_of)
-        vm.open_store(uri, table, then="run", options=options)
-    win.resize(*size)
-    win.show()
-    wait_idle(vm)
-    if vm.error:
-        win.close()
-        raise InspectorError(vm.error)
-    win.resize(*size)
+        raise InspectorError(vm.error or "The pipeline gave no answer.")
+    win.resize(*size)  # the size asked, once the answer is laid out
     wait_idle(vm)
     return win

@@ -156,7 +156,7 @@ def make_way(win: QMainWindow, showing: QDockWidget | None = None) -> None:
             hid = True
         elif not gone and w.property("yielded"):
             w.setProperty("yielded", False)
-            w.show()
+            w.setVisible(not w.property("crowded"))  # a long pipeline's stages keep it
         else:
             continue
         up = w.parentWidget()  # nested splitters do not pass a child's new minimum up

@@ -78,6 +78,9 @@ def commands(win: Any) -> list[Command]:
     for top in win.menuBar().actions():
         if isinstance(top.menu(), QMenu):
             walk(top.menu(), _words(top.menu().title()))
+    suggested = getattr(win.query_bar, "suggested", None)  # the store's stories
+    if suggested is not None and suggested.isVisible() and suggested.menu() is not None:
+        walk(suggested.menu(), _words(suggested.text()))
     for act in win.actions():
         add(act, "")
     return found

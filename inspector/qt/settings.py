@@ -23,8 +23,8 @@ APP = "inspector"
 MAX_RECENT = 8
 RECENT_OPTIONS = "recent/options"  # JSON {uri: {"table", "storage", "docs_model"}}
 QUESTION = "question/json"  # the window's question (flow.question.Question) as JSON
-COMPARE = "question/compare"  # both filter placements side by side: window state
-OLD_PARAMS = ("params/preset", "params/given", "params/compare", "params/text")  # read once
+OLD_KEYS = ("params/preset", "params/given", "params/compare", "params/text",
+            "question/compare")
 
 
 def settings() -> QSettings:
@@ -63,9 +63,8 @@ def add_recent(uri: str) -> list[str]:
     return items
 
 
-def save_question(question: Question, compare: bool) -> None:
-    """Keep the window's question (store URI without credentials) and, beside it, the
-    compare flag (window state, not part of the question); the old keys go."""
+def save_question(question: Question) -> None:
+    """Keep the window's question (store URI without credentials); the old keys go."""
     from inspector.core.stores.safety.redact import redact_uri
 
     s = _writable()
@@ -73,58 +72,37 @@ def save_question(question: Question, compare: bool) -> None:
         return
     safe = question.model_copy(update={"store": redact_uri(question.store)})
     s.setValue(QUESTION, safe.model_dump_json(by_alias=True))
-    s.setValue(COMPARE, compare)
-    for key in OLD_PARAMS:
+    for key in OLD_KEYS:
         s.remove(key)
 
 
-def load_question() -> tuple[Question, bool] | None:
-    """The saved question and compare flag; None when none was saved or it does not validate
-    (the window keeps its defaults). Settings of the old form (a preset, the given
-    parameters, the text) are read as the question they asked, until the next save."""
+def load_question() -> Question | None:
+    """The saved question; None when none was saved or it does not validate (the window
+    keeps its defaults)."""
     from inspector.core.engine.flow.question import Question
 
     s = settings()
-    compare = str(s.value(COMPARE, s.value("params/compare", "false"))).lower() == "true"
     if not s.contains(QUESTION):
-        old = _old_question()
-        return None if old is None else (old, compare)
+        return None
     try:
-        return Question.model_validate(json.loads(str(s.value(QUESTION)))), compare
+        return Question.model_validate(json.loads(str(s.value(QUESTION))))
     except (ValueError, RecursionError):  # a pydantic ValidationError is a ValueError
         return None
 
 
-def _old_question() -> Question | None:
-    """The question settings written before the question model asked, if they validate."""
-    from inspector.core.engine.inputs import given_question
-
-    s = settings()
-    if not s.contains("params/given"):
-        return None
-    try:
-        given = json.loads(str(s.value("params/given", "{}")))
-        if not isinstance(given, dict):
-            return None
-        return given_question("", str(s.value("params/preset", "")) or None, given,
-                              text=str(s.value("params/text", "")) or None)
-    except (ValueError, TypeError, RecursionError, InspectorError):
-        return None
-
-
 def _restore_question(win: Any) -> None:
-    """The saved question's parameters and text into the window (a question the window
-    cannot have asked, naming a pipeline file or --set values, is ignored)."""
-    from inspector.qt.live_jobs import restore_question
+    """The saved question into the window, without asking it (the store it names asks it
+    when that store opens again); one that no longer validates here is ignored."""
+    from inspector.core.engine.flow.question import resolve
 
     saved = load_question()
-    if saved is None or saved[0].pipeline_file is not None or saved[0].set:
+    if saved is None or saved.preset is None and saved.pipeline_file is None:
         return
     try:
-        restore_question(win.vm, *saved)
-    except InspectorError:  # e.g. a scope map or several scopes that do not validate
+        resolve(saved)  # a pipeline, --set or config this inspector cannot run is not kept
+        win.vm.question.replace_with(saved)
+    except (InspectorError, ValueError):
         return
-    win.query_bar.show_query(win.vm.text, None)
 
 
 def save_state(name: str, value: Any) -> None:
@@ -174,15 +152,10 @@ def recalled(uri: str) -> tuple[str | None, OpenOptions]:
 def restore_window(win: Any, splitters: tuple[str, ...]) -> None:
     """The window as the user left it: geometry (kept on screen), table headers, splitters,
     theme, and the last query and parameters."""
-    from inspector.core.engine.trace import STAGES
-
     geometry = load_state("window/geometry")
     if geometry is None or not win.restoreGeometry(geometry):
         fit.place_first(win)
     fit.clamp_to_screen(win)  # saved on a larger screen, or a display since unplugged
-    win.stages.header_states = {
-        stage: state for stage in STAGES
-        if (state := load_state(f"tables/{stage}")) is not None}
     for name in splitters:
         state = load_state(f"splitters/{name}")
         if state is not None:
@@ -199,12 +172,6 @@ def save_window(win: Any, splitters: tuple[str, ...]) -> None:
     save_state("window/docks", win.saveState())
     for name, sp in win.splitters.items():
         save_state(f"splitters/{name}", sp.saveState())
-    if win.stages.lanes:
-        for stage, view in win.stages.lanes[0].views.items():
-            header = view.table.horizontalHeader()
-            save_state(f"tables/{stage}", header.saveState())
     save_state("theme", win.theme_choice)
-    try:
-        save_question(win.vm.to_question(), win.vm.compare)
-    except InspectorError:  # a question that does not validate is not kept
-        pass
+    if win.vm.question.store:
+        save_question(win.vm.question.plain())

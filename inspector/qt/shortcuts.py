@@ -63,11 +63,8 @@ def tab_chain(win: Any) -> list[QWidget]:
     chain += [row.itemAt(i).widget() for i in range(row.count())
               if row.itemAt(i).widget() not in (None, qb.text, qb.example, qb.stale,
                                                 qb.run_button)]
-    chain += [qb.run_button, qb.preset, qb.mode, qb.scope, qb.rule, qb.filter, qb.limit,
-              qb.cap]
-    flow = getattr(win, "flow", None)
-    if flow is not None:
-        chain += flow.bar.focus_chain()
+    chain += [qb.run_button, qb.preset, qb.limit]
+    chain += win.question_bar.focus_chain()
     chain += [b for b in win.error_bar.findChildren(QAbstractButton)]
     notices = win.notices
     for i in range(notices.count()):
@@ -75,17 +72,13 @@ def tab_chain(win: Any) -> list[QWidget]:
         if w is not None:
             chain += [b for b in w.findChildren(QAbstractButton)]
     chain += win.banner.findChildren(QAbstractButton)
-    chain += list(win.sliders.sliders.values())
-    if flow is not None:
-        chain += flow.sliders.focus_chain()
-        for sec in flow.panel.sections:
-            chain += [sec.toggle, sec.table]
-    for lane in win.stages.lanes:  # a folded stage's "open ▸" where its table would be
-        chain += [w for v in lane.views.values() for w in (v.unfold, v.table)]
+    chain += [w for w in win.index_bar.findChildren(QWidget)
+              if isinstance(w, QAbstractButton | QAbstractSpinBox)]
+    chain += win.sliders.focus_chain()
+    for sec in win.stages.sections:
+        chain += [sec.toggle, sec.table]
     chain += [win.scatter, win.bump]
-    chain += [win.detail.columns, win.expected.entry]
-    if flow is not None:
-        chain.append(flow.detail_scroll)
+    chain += [win.detail_scroll, win.detail.columns, win.expected.entry]
     seen: set[int] = set()
     out = []
     for w in chain:
@@ -114,21 +107,11 @@ class TabOrder:
 
 
 def go_to_stage(win: Any, n: int) -> QWidget | None:
-    """Focus stage n (1-based): the pipeline's n-th stage (opened), or the fixed pipeline's
-    raw, scoped, blended, final tables of the lane the plots follow."""
-    flow = getattr(win, "flow", None)
-    if flow is not None and flow.active:
-        sec = flow.panel.open_stage(n - 1)
-        return sec.table if sec is not None else None
-    from inspector.core.engine.trace import STAGES
-
-    if n > len(STAGES) or not win.stages.lanes:
+    """Focus stage n (1-based) of the pipeline on screen, opening it."""
+    sec = win.stages.open_stage(n - 1)
+    if sec is None:
         return None
-    lane = min(win.vm.focus_lane, len(win.stages.lanes) - 1)
-    if win.stages.view(STAGES[n - 1], lane).folded:  # a narrow lane folded it: open it
-        win.stages.lanes[lane].open_stage(STAGES[n - 1])
-    table = win.stages.view(STAGES[n - 1], lane).table
-    table.setFocus(Qt.FocusReason.ShortcutFocusReason)
+    table = sec.table
     if not table.currentIndex().isValid() and table.model().rowCount() > 0:
         table.setCurrentIndex(table.model().index(0, 0))
     return table

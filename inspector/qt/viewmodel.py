@@ -1,365 +1,530 @@
-"""The window's state: the open store, the query, the parameters and the traces. It forwards
-the live work to a core LiveSession and runs everything slow through the window's one job
-mechanism (qt.jobs); it knows Qt only for signals and never draws or scores.
-
-Parameters follow the CLI exactly: a preset name plus explicitly given values, combined by
-`inputs.build_params(preset=..., **given)`, so the window and `inspector query` agree.
-"""
+"""The window's state: the question (an evented model, `question_model.WindowQuestion`), the
+open store, and the answer on screen. The view-model reacts to the question's change events:
+a field that shapes a search asks again, a live parameter re-ranks the cached fetches, the
+expected rows are explained again. Every answer comes from the core (`LiveFlow`) through the
+window's one job mechanism (qt.jobs), so the GUI thread never waits on LanceDB and never
+scores a row. The heavy work is plain functions below, testable without a window."""
 
 from __future__ import annotations
 
-from dataclasses import fields
+import copy
+import json
+import time
+from functools import lru_cache
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from inspector.core.engine.expect import Expectation
-from inspector.core.engine.inputs import build_params
-from inspector.core.engine.live import PLACEMENTS, LiveSession
-from inspector.core.engine.params import Params
-from inspector.core.engine.pool import Pool, Query
-from inspector.core.engine.trace import Trace
+from inspector.core.engine.flow.answer import Answer
+from inspector.core.engine.flow.live import LiveFlow, live_params
+from inspector.core.engine.flow.question import Question, resolve
+from inspector.core.engine.flow.runner import FlowTrace
+from inspector.core.engine.flow.runs import Change
+from inspector.core.engine.flow.spec import PipelineSpec
 from inspector.core.errors import InspectorError
 from inspector.core.stores.opening import Opened, open_for_browsing
 from inspector.core.stores.store import VersionGoneError
-from inspector.qt import live_jobs
 from inspector.qt.jobs import Jobs
-from inspector.qt.live_jobs import ExpectedRows, QueryRequest, query_job, refetch_job
+from inspector.qt.question_model import WindowQuestion, opened_question, suggestion_question
 
-EXPECT_DELAY_MS = 250  # expected rows are re-analysed once a slider rests this long
-REQUERY_DELAY_MS = 150  # a parameter the cached pools cannot answer is re-queried after this
+FULL_DELAY_MS = 250  # the diagnosis's fixes and expected rows are found once a slider rests
+# fields whose change needs a new search (a new live session); `set` is split below
+SEARCH_FIELDS = frozenset({"text", "vector", "vector_of", "embedder", "preset",
+                           "pipeline_file", "system_config", "columns", "scopes", "limit",
+                           "now", "widen", "exact", "params"})
 
 
-class Inspector(ExpectedRows, QObject):
-    """State plus the operations on it; panels subscribe to the past-tense signals."""
+# ---- the work, as plain functions (run in the window's jobs) ----
+
+def open_job(uri: str | None, table: str | None, options: Any = None) -> tuple[Opened, Any]:
+    """The store opened for browsing, and the shape its schema has (its suggested preset)."""
+    from inspector.core.stores.shapes import detect_shape
+
+    opened = open_for_browsing(uri, table, options)
+    return opened, detect_shape(opened.store)
+
+
+def live_keys(spec: PipelineSpec) -> frozenset[str]:
+    return frozenset(k for k, _ in live_params(spec))
+
+
+def split_sets(sets: dict[str, Any], live: frozenset[str]) -> tuple[dict[str, Any],
+                                                                      dict[str, Any]]:
+    """(what shapes the search, what re-ranks the cached fetches)."""
+    return ({k: v for k, v in sets.items() if k not in live},
+            {k: v for k, v in sets.items() if k in live})
+
+
+def open_live(store: Any, q: Question, sets: dict[str, Any],
+              fresh: bool = False) -> tuple[LiveFlow, FlowTrace]:
+    """A live session for the question (its search runs here) answered with the live sets.
+    `fresh`: the store is searched again, no pool held from before answers (Run again: a
+    version removed under the open store is said, not answered from memory)."""
+    if fresh:
+        from inspector.core.engine import pools
+
+        pools.SOURCE.clear()
+    now = float(q.now) if q.now is not None else time.time() * 1000  # as `inspector query`
+    live = LiveFlow(store, q, now)
+    live.sets = dict(sets)
+    return live, live.answer()
+
+
+def rerank(live: LiveFlow, sets: dict[str, Any]) -> FlowTrace:
+    """The session's answer for these live parameters, from its cached fetches. A shallow
+    copy: a superseded job still running never sees newer parameters."""
+    mine = copy.copy(live)
+    mine.sets = dict(sets)
+    return mine.answer()
+
+
+def full_answer(live: LiveFlow, sets: dict[str, Any], expect: list[str]) -> Answer:
+    """The run on screen with its diagnosis (every fix run), expected rows and index facet."""
+    mine = copy.copy(live)
+    mine.sets = dict(sets)
+    mine.question = live.question.model_copy(update={"expect": list(expect)})
+    return mine.full()
+
+
+@lru_cache(maxsize=64)
+def _resolved(preset: str | None, file: str | None, config: str | None, columns: str,
+              sets: str) -> PipelineSpec:
+    q = Question(store="", preset=preset, pipeline_file=file, system_config=config,
+                 columns=json.loads(columns), set=json.loads(sets))
+    return resolve(q)[0]
+
+
+def resolved(q: Question, sets: dict[str, Any] | None = None) -> PipelineSpec:
+    """The pipeline a question runs (its file, config, roles and --set applied), remembered
+    for the fields that shape it: a slider tick asks it twice without reading a file."""
+    return _resolved(q.preset, q.pipeline_file, q.system_config,
+                     json.dumps(q.columns, sort_keys=True),
+                     json.dumps(q.set if sets is None else sets, sort_keys=True, default=str))
+
+
+def has_query(q: Question) -> bool:
+    return bool((q.text or "").strip()) or q.vector is not None or q.vector_of is not None
+
+
+def change_sets(change: Change) -> dict[str, Any]:
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in change.sets}
+
+
+class Inspector(QObject):
+    """The question and its answer; panels subscribe to the question's events and to these
+    past-tense signals."""
 
     store_opened = Signal(object)  # Opened
-    params_changed = Signal(object)  # Params
-    query_changed = Signal()  # text or example row changed
-    trace_changed = Signal()  # traces re-derived (after a fetch or a slider tick)
-    busy_changed = Signal(bool)  # a store is opening or a query is in flight
-    error_raised = Signal(str)  # one sentence
+    trace_changed = Signal()  # a new run on screen (None while one is on its way)
+    answer_changed = Signal()  # its diagnosis, fixes, expected rows, facet (or None)
+    selection_changed = Signal(object)  # row id or None
+    busy_changed = Signal(bool)  # a store is opening or an answer is on its way
+    error_raised = Signal(str)
     error_cleared = Signal()
-    selection_changed = Signal(object)  # the selected row id, or None
-    expectations_changed = Signal()
+    notice_raised = Signal(str)  # a line about the question (what a store could not take)
     version_gone = Signal(int, object)  # the pinned version, the newest (or None)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.jobs = Jobs(self)
+        self.question = WindowQuestion.fresh()
         self.opened: Opened | None = None
-        self.preset: str | None = "docs-before-fix"
-        self.given: dict[str, Any] = {"limit": 10}
-        self.params: Params = build_params(preset=self.preset, **self.given)
-        self.compare = False
-        self.text = ""
-        self.vector_of: str | None = None
-        self.vector: tuple[float, ...] | None = None  # beside the text: a hybrid's given vector
-        self.embedder: str | None = None  # None: the embedder the store records
-        self.session: LiveSession | None = None
-        self.traces: tuple[Trace, ...] = ()
-        self.focus_lane = 0
-        self.selected: Any = None
-        self.expected: list[str] = []
-        self.expectations: tuple[tuple[Expectation, ...], ...] = ()
+        self.shape: Any = None
+        self.live: LiveFlow | None = None
+        self.trace: FlowTrace | None = None
+        self.answer: Answer | None = None
+        self.selected: str | None = None
         self.error: str | None = None
-        self._after_open: str | dict[str, Any] | None = None
         self.busy = False
-        self.requery_reason: str | None = None  # why the cached pools could not answer
-        self._answered: tuple[Any, ...] | None = None  # the question the session answers
+        self.reranking = False  # the job on its way re-ranks the cached fetches
+        self.driven: str | None = None  # the stage the last moved slider drives
+        self._asked: tuple[dict[str, Any], dict[str, Any]] = ({}, {})  # the live's sets
+        self._batch = 0
+        self._pending: set[str] = set()
+        self._after_open: Any = None
+        self.question.events.connect(self._field_changed)
         self.jobs.channel_changed.connect(lambda _c, _b: self._update_busy())
         self.jobs.failed.connect(self._job_failed)
 
-    # ---- derived facts ----
+    # ---- facts ----
     @property
     def store(self) -> Any:
         return self.opened.store if self.opened else None
 
-    @property
-    def query(self) -> Query | None:
-        return self.session.query if self.session is not None else None
-
-    @property
-    def placements(self) -> tuple[str, ...]:
-        return PLACEMENTS if self.compare else (self.params.filter,)
-
-    @property
-    def expect_busy(self) -> bool:
-        return self.jobs.busy("expect")
-
-    def lane_params(self, n: int) -> Params:
-        return self.params.with_(filter=self.placements[n])
-
-    @property
-    def trace(self) -> Trace | None:
-        """The trace the plots and the detail pane follow (the lane last clicked)."""
-        if not self.traces:
+    def spec(self) -> PipelineSpec | None:
+        """The pipeline the question runs, its files and --set applied (None: invalid)."""
+        try:
+            return resolved(self.question)
+        except (InspectorError, ValueError, TypeError):
             return None
-        return self.traces[min(self.focus_lane, len(self.traces) - 1)]
 
-    def question(self) -> tuple[Any, ...]:
-        """What the current answers are about: the store version and the query input. Panels
-        that keep a result (sweep, compare) compare it to say when theirs is stale."""
-        st = self.store
-        where = (st.uri, st.table_name, st.version) if st is not None else None
-        return where, self.text, self.vector_of, self.vector
+    def current(self, key: str) -> Any:
+        """A STAGE.PARAM's value in the answer on screen, else as the question sets it, else
+        the pipeline's own."""
+        if key in self.question.set:
+            return self.question.set[key]
+        stage, _, param = key.partition(".")
+        if self.trace is not None:
+            for st in self.trace.stages:
+                if st.name == stage:
+                    return st.params.get(param)
+        spec = self.spec()
+        if spec is not None:
+            from inspector.core.engine.flow.registry import kind_of
 
-    # what the window asks now as the question model: what receipts, sweeps and settings keep
-    to_question = live_jobs.window_question
+            for route in spec.routes:
+                for st in route.stages:
+                    if st.name == stage:
+                        return kind_of(st.kind).resolve(st.params, st.name).get(param)
+        return None
 
-    def has_query(self) -> bool:
-        return bool(self.text.strip()) or self.vector_of is not None or self.vector is not None
+    # ---- the question's events ----
+    def _field_changed(self, info: Any) -> None:
+        name = info.signal.name
+        if self._batch:
+            self._pending.add(name)
+            return
+        self._react({name})
 
-    # ---- store ----
-    def open_store(self, uri: str | None, table: str | None = None,
-                   then: str | None = None, options: Any = None) -> None:
-        """Open a store in the background; uri None opens the bundled demo store.
+    def put(self, **changes: Any) -> bool:
+        """Several fields of the question at once, reacted to once. False (and one sentence
+        in the error bar) when the new question is not valid; nothing changes then."""
+        self._batch += 1
+        try:
+            self.question.put(**changes)
+        except InspectorError as exc:
+            self.fail(str(exc))
+            return False
+        finally:
+            self._batch -= 1
+        pending, self._pending = self._pending, set()
+        if pending:
+            self._react(pending)
+        return True
 
-        `then` is what follows a successful open: "run" the current query, or load the
-        store's first "suggested" query (the default for the demo store). `options` is an
-        OpenOptions; None reuses the open store's options (not its version) when uri is the
-        same store, e.g. when picking another table."""
-        if options is None and self.opened is not None and self.opened.options is not None \
-                and uri == self.store.uri:
-            options = self.opened.options.at(None)
-        for channel in ("query", "expect"):  # answers about the previous store are stale
-            self.jobs.cancel(channel)
-        self._after_open = then or ("suggested" if uri is None else None)
-        self.jobs.start("open", open_for_browsing, uri, table, options, on_done=self._opened,
-                        on_error=self._open_failed)
+    def _react(self, names: set[str]) -> None:
+        if names & SEARCH_FIELDS:
+            self.ask()
+        elif "set" in names:
+            self._sets_changed()
+        elif "expect" in names:
+            self.trace_changed.emit()  # the stars move; the stage that matters may change
+            self._find_full()
 
-    def _open_failed(self, message: str) -> None:
-        """One sentence; when a store stays open, it says so (its answers are still valid)."""
-        if self.opened is not None:
-            name = "the demo store" if self.opened.demo else self.store.display_uri
-            message = f"{message.rstrip('.')}; still showing {name} ({self.store.table_name})."
+    def _sets_changed(self) -> None:
+        """Only live parameters changed: re-ranked from the cached fetches; else a search."""
+        if self.live is None:
+            self.ask()
+            return
+        fetch, live = split_sets(self.question.set, live_keys(self.live.base))
+        if fetch != self._asked[0]:
+            self.ask()
+            return
+        self._asked = (fetch, live)
+        self.reranking = True
+        self.jobs.cancel("full")
+        self.jobs.start("answer", rerank, self.live, live, on_done=self._show,
+                        on_error=self._failed)
+
+    # ---- answering ----
+    def ask(self, fresh: bool = False) -> None:
+        """Search again for the question as it is now (the answer on screen leaves at once:
+        rows answering another question must not stand under this one); `fresh`: the store
+        itself, no pool held from before."""
+        q = self.question
+        self.jobs.cancel("full")
+        if self.store is None:
+            if self.jobs.busy("open"):
+                self._after_open = "keep"
+            return
+        self.live, self.reranking = None, False
+        self._show(None)
+        if not has_query(q):
+            self.jobs.cancel("answer")
+            return
+        spec = self.spec()
+        if spec is None:
+            try:
+                resolve(q.plain())
+            except (InspectorError, ValueError) as exc:
+                self.fail(str(exc))
+            return
+        fetch, live = split_sets(q.set, live_keys(spec))
+        self._asked = (fetch, live)
+        base = q.plain().model_copy(update={"set": fetch})
+        self.jobs.start("answer", open_live, self.store, base, live, fresh,
+                        on_done=self._opened_live, on_error=self._failed)
+
+    def _opened_live(self, got: tuple[LiveFlow, FlowTrace]) -> None:
+        self.live, trace = got
+        self._show(trace)
+
+    def _show(self, trace: FlowTrace | None) -> None:
+        self.trace, self.answer = trace, None
+        self.reranking = False
+        if trace is not None:
+            self.clear_error()
+        if self.selected is not None and (trace is None or not holds(trace, self.selected)):
+            self.selected = None  # a row no stage holds must not stay in the detail pane
+            self.selection_changed.emit(None)
+        self.trace_changed.emit()
+        self.answer_changed.emit()
+        if trace is None:
+            return
+        if self.selected is None:
+            first = trace.final.rows or next((st.rows for st in trace.stages
+                                              if st.role == "fetch" and st.rows), ())
+            if first:
+                self.select(first[0].id)
+        self._find_full(FULL_DELAY_MS if self.jobs.busy("answer") or self._sliding else 0)
+
+    _sliding = False
+
+    def _find_full(self, delay_ms: int = 0) -> None:
+        """The diagnosis's fixes, the expected rows and the index facet, in a worker."""
+        if self.live is None or self.trace is None:
+            return
+        self.jobs.start("full", full_answer, self.live, self._asked[1],
+                        list(self.question.expect), on_done=self._full,
+                        on_error=self._failed, delay_ms=delay_ms)
+
+    def _full(self, got: Answer) -> None:
+        self.answer = got
+        self.answer_changed.emit()
+
+    def _failed(self, message: str) -> None:
+        self.live, self.trace, self.answer = None, None, None
+        self.trace_changed.emit()
+        self.answer_changed.emit()
         self.fail(message)
 
-    def _opened(self, opened: Opened) -> None:
-        then, self._after_open = self._after_open, None
-        if self.store is not None and self.store.uri != opened.store.uri \
-                and "scope" in self.given:
-            self.given.pop("scope")  # scopes belong to a store: do not carry one across
-            self._rebuild_params()
-        first = self.store is None
-        same = not first and (self.store.uri, self.store.table_name) == \
-            (opened.store.uri, opened.store.table_name)
-        self.opened = opened
-        self.session, self.traces = None, ()
-        self.selected, self.expectations = None, ()
-        # query by example names a row of one table: kept on a reload or another version of
-        # it, and for the first store of a window (`shot`, a launch with --vector-of), dropped
-        # when another table opens
-        if not same and not first:
-            self.vector_of = self.vector = None
-        self.clear_error()
-        self.store_opened.emit(self.opened)
-        self.trace_changed.emit()
-        self.expectations_changed.emit()
-        if then == "suggested" and self.opened.store.suggested_queries:
-            self.load_suggested(0)
-        elif isinstance(then, dict):
-            self.apply_suggestion(then)
-        elif then == "run":
-            self.run()
+    def run_again(self) -> None:
+        """Ctrl+R / F5: search the store again for the same question."""
+        self.ask(fresh=True)
 
-    def load_suggested(self, n: int) -> None:
-        """Set up and run one of the store's suggested queries (the demo stories). A story on
-        another table of the store (the indexed demo story) opens that table first."""
-        if self.store is None:
-            return
-        self.apply_suggestion(self.store.suggested_queries[n])
+    # ---- what the user does ----
+    def own(self, key: str) -> Any:
+        """A STAGE.PARAM's value in the pipeline itself (its file, config and the question's
+        other --set values), without the question's own setting of it."""
+        from inspector.core.engine.flow.registry import kind_of
 
-    def apply_suggestion(self, q: dict[str, Any]) -> None:
-        table = q.get("table")
-        if table and self.store is not None and table != self.store.table_name:
-            uri = None if self.opened is not None and self.opened.demo else self.store.uri
-            self.open_store(uri, table)
-            self._after_open = q  # applied once that table is open
-            return
-        keys = ("limit", "scope", "mode", "min_score", "blend", "overfetch", "filter")
-        self.preset = q.get("preset")
-        self.given = {k: q[k] for k in keys if k in q}
-        self.given.setdefault("limit", 10)
-        self.compare = False
-        self.text, self.vector_of, self.vector = q.get("text") or "", None, None
-        self.expected = [str(x) for x in q.get("expect", [])]
-        self._rebuild_params()
-        self.query_changed.emit()
-        self.expectations_changed.emit()  # the expected rows changed: none stays listed
-        self.run()
+        q = self.question
+        try:
+            spec = resolved(q, {k: v for k, v in q.set.items() if k != key})
+        except (InspectorError, ValueError, TypeError):
+            return None
+        stage, _, param = key.partition(".")
+        for route in spec.routes:
+            for st in route.stages:
+                if st.name == stage:
+                    return kind_of(st.kind).resolve(st.params, st.name).get(param)
+        return spec.settings.get(key)
 
-    # ---- parameters ----
-    def set_preset(self, name: str | None) -> None:
-        """A preset sets every parameter; the limit and scope the user chose are kept."""
-        self.preset = name
-        self.given = {k: v for k, v in self.given.items() if k in ("limit", "scope")}
-        if self._rebuild_params():
-            self.rederive()
-
-    def set_param(self, key: str, value: Any) -> None:
-        """Change one parameter: re-derived from the cached pools when they answer it exactly,
-        else re-queried in the background."""
-        if value is None or value == "":
-            self.given.pop(key, None)
+    def set_param(self, key: str, value: Any, sliding: bool = False) -> None:
+        """A STAGE.PARAM set on the question (None, or the pipeline's own value: back to the
+        pipeline's own, so the question holds only what the user changed)."""
+        sets = dict(self.question.set)
+        if value is not None and value == self.own(key):
+            value = None
+        if value is None:
+            if sets.pop(key, None) is None:
+                return
         else:
-            self.given[key] = value
-        if self._rebuild_params():
-            self.rederive()
+            sets[key] = value
+        self._sliding = sliding
+        try:
+            self.put(set=sets)
+        finally:
+            self._sliding = False
 
-    def set_params(self, changes: dict[str, Any]) -> None:
-        """Change several parameters at once (a diagnosis fix), then re-derive or re-query."""
-        self.given.update(changes)
-        if self._rebuild_params():
-            self.rederive()
+    def drive(self, key: str) -> None:
+        """The plots follow the stage a moved slider drives."""
+        from inspector.core.engine.flow.live import drives
+
+        spec = self.live.base if self.live is not None else self.spec()
+        if spec is not None:
+            self.driven = drives(spec, key)
+
+    def apply_change(self, change: Change) -> None:
+        """A fix the engine ran: its parameters and what-ifs set on the question."""
+        q = self.question
+        self.put(set={**q.set, **change_sets(change)},
+                 widen={**q.widen, **dict(change.widen)}, exact=q.exact or change.exact,
+                 limit=change.limit if change.limit is not None else q.limit)
+
+    def clear_what_ifs(self) -> None:
+        self.put(widen={}, exact=False)
+
+    def set_preset(self, name: str) -> None:
+        """Another pipeline: its own parameters again (the sets were about the old one)."""
+        self.put(preset=name, pipeline_file=None, set={}, widen={}, exact=False)
+
+    def set_pipeline_file(self, path: str, sets: dict[str, Any] | None = None) -> bool:
+        from inspector.core.engine.flow.spec import apply_set, load_stages_file
+
+        _resolved.cache_clear()  # the file is read afresh
+        try:
+            spec = load_stages_file(path)
+            if sets:
+                apply_set(spec, sets)  # a bad --set is said before anything changes
+        except InspectorError as exc:
+            self.fail(str(exc))
+            return False
+        return self.put(preset=None, pipeline_file=path, set=dict(sets or {}), widen={},
+                        exact=False)
 
     def load_scope_map(self, path: str) -> None:
-        """Use a scope map file ({scope: [prefix, ...]}) and the map strategy."""
-        from inspector.core.engine.params import freeze_map
+        """A scope map file ({scope: [prefix, ...]}) on the stages that take one (the
+        classic scope rule's map strategy), as `--scope-map FILE` sets it."""
+        from inspector.core.engine.flow.spec import held_options
         from inspector.core.engine.scope import load_scope_map
 
+        spec = self.spec()
         try:
             mapping = load_scope_map(path)
         except InspectorError as exc:
             self.fail(str(exc))
             return
-        self.given.update(scope_map=freeze_map(mapping), scope_strategy="map")
-        if self._rebuild_params():
-            self.rederive()
+        held = held_options(spec, {"scope_map": mapping, "scope_strategy": "map"}) \
+            if spec is not None else {}
+        if "scope_map" not in held:
+            self.fail(f"Pipeline {spec.name if spec else ''} has no stage that takes a scope "
+                      f"map.")
+            return
+        self.put(set={**self.question.set, **{k: v for one in held.values()
+                                              for k, v in one.items()}})
 
-    def set_compare(self, on: bool) -> None:
-        if on != self.compare:
-            self.compare = on
-            self.params_changed.emit(self.params)
-            self.rederive()
+    def set_query(self, text: str, **more: Any) -> None:
+        """Text typed and run (with `more` fields typed beside it): a JSON array is the
+        vector itself; a new text drops the row queried by example; the same text searches
+        again."""
+        from inspector.core.engine.inputs import parse_vector
 
-    def restore(self, preset: str | None, given: dict[str, Any], compare: bool) -> None:
-        """Put back saved parameters (falls back to the defaults if they no longer validate)."""
-        self.preset, self.given, self.compare = preset, dict(given), compare
-        if not self._rebuild_params():
-            self.preset, self.given = "docs-before-fix", {"limit": 10}
-            self._rebuild_params()
-
-    def _rebuild_params(self) -> bool:
-        try:
-            self.params = build_params(preset=self.preset, **self.given)
-        except InspectorError as exc:
-            self.fail(str(exc))
-            return False
-        self.params_changed.emit(self.params)
-        return True
-
-    # ---- query ----
-    def set_query(self, text: str, vector_of: str | None = None) -> None:
-        self.text, self.vector_of, self.vector = text, vector_of, None
-        self.query_changed.emit()
-        self.run()
+        t = text.strip()
+        if t.startswith("["):
+            try:
+                vec = [float(x) for x in parse_vector(t)]
+            except InspectorError as exc:
+                self.fail(str(exc))
+                return
+            self.put(**more, text=None, vector=vec, vector_of=None)
+            return
+        q = self.question
+        fields = {**more, "text": text or None}
+        if q.vector_of is not None and text != (q.text or ""):
+            fields["vector_of"] = None
+        if all(getattr(q, k) == v for k, v in fields.items()):
+            self.ask()  # Enter on the same question: search again
+            return
+        self.put(**fields)
 
     def use_as_query(self, row_id: Any) -> None:
         """Query by example: search with a stored row's vector."""
-        self.set_query(self.text, str(row_id))
+        self.put(vector_of=str(row_id), vector=None)
 
-    def run(self) -> None:
-        """Fetch fresh pools for the current query in the background (superseding any older)."""
-        if self.store is None:
-            if self.jobs.busy("open"):
-                self._after_open = "run"
-            return
-        if not self.has_query():
-            return
-        try:  # the question the CLI would ask: the job derives parameters and query from it
-            req = QueryRequest(question=self.to_question(), placements=self.placements)
-        except InspectorError as exc:
-            return self._query_failed(str(exc))
-        asked = (*self.question(), self.embedder)
-        if self.session is not None and self._answered != asked:
-            # rows that answer another query must not stand under this one while it runs,
-            # nor be re-ranked by a slider moved meanwhile (rederive waits for the answer)
-            self.session, self.traces = None, ()
-            self.trace_changed.emit()
-        if self.expectations:  # verdicts about the previous fetch must not outlive it
-            self.expectations = ()
-            self.jobs.cancel("expect")
-            self.expectations_changed.emit()
-        ran = (self.params, self.placements)
-        self.jobs.start("query", query_job, self.store, req,
-                        on_done=lambda session: self._fetched(session, asked),
-                        on_error=lambda message: self._query_failed(message, ran))
+    def set_expected(self, ids: list[str]) -> None:
+        self.put(expect=list(dict.fromkeys(str(i).strip() for i in ids if str(i).strip())))
 
-    def _query_failed(self, message: str, ran: tuple[Any, ...] | None = None) -> None:
-        if ran is not None and ran != (self.params, self.placements):
-            self.run()  # parameters changed while it ran: its failure may not be theirs
-            return
-        # results for other parameters would mislead: show the sentence, not stale rows
-        self.session, self.traces, self.expectations = None, (), ()
-        self.trace_changed.emit()
-        self.expectations_changed.emit()
+    def toggle_expected(self, row_id: Any) -> None:
+        rid = str(row_id)
+        ids = list(self.question.expect)
+        self.set_expected([i for i in ids if i != rid] if rid in ids else [*ids, rid])
+
+    def select(self, rid: Any) -> None:
+        rid = None if rid is None else str(rid)
+        if rid != self.selected:
+            self.selected = rid
+            self.selection_changed.emit(rid)
+
+    # ---- stores ----
+    def open_store(self, uri: str | None, table: str | None = None, then: Any = None,
+                   options: Any = None) -> None:
+        """Open a store in the background; uri None opens the bundled demo store. `then`:
+        None starts from the store (its suggested preset and question); "keep" asks the
+        question as it is (a launch or `shot` that gave one); a suggestion dict applies it."""
+        if options is None and self.opened is not None and self.opened.options is not None \
+                and uri == self.store.uri:
+            options = self.opened.options.at(None)
+        self.jobs.cancel("answer")
+        self.jobs.cancel("full")
+        self._after_open = then
+        self.jobs.start("open", open_job, uri, table, options, on_done=self._opened,
+                        on_error=self._open_failed)
+
+    def _open_failed(self, message: str) -> None:
+        if self.opened is not None:
+            name = "the demo store" if self.opened.demo else self.store.display_uri
+            message = f"{message.rstrip('.')}; still showing {name} ({self.store.table_name})."
         self.fail(message)
 
-    def _fetched(self, session: LiveSession, asked: tuple[Any, ...] | None = None) -> None:
-        if asked is not None:  # a new query's answer (a re-query keeps the question)
-            self._answered = asked
-        self.session = session
-        self.expectations = ()
-        self.focus_lane = min(self.focus_lane, len(session.lanes) - 1)
-        self.rederive()
-        self._select_first()
+    def _opened(self, got: tuple[Opened, Any]) -> None:
+        """The store is open: the question is set up for it (kept, a suggestion, or the
+        store's own), then the window hears of the store, then the question is asked once."""
+        opened, shape = got
+        then, self._after_open = self._after_open, None
+        before = self.opened
+        same = before is not None and (before.store.uri, before.store.table_name) == \
+            (opened.store.uri, opened.store.table_name)
+        self.opened, self.shape = opened, shape
+        self.live, self.trace, self.answer, self.selected = None, None, None, None
+        self.clear_error()
+        st = opened.store
+        fields: dict[str, Any] = {"store": st.uri, "table": st.table_name}
+        lines: list[str] = []
+        story = then if isinstance(then, dict) else \
+            st.suggested_queries[0] if then is None and not same and opened.demo \
+            and st.suggested_queries else None
+        if story is not None and not (story.get("table") and story["table"] != st.table_name):
+            try:
+                fields.update(suggestion_question(story))
+            except InspectorError as exc:
+                lines.append(str(exc))
+        elif then is None and not same:
+            changes, lines = opened_question(self.question, st, shape)
+            fields.update(changes)
+        self._batch += 1
+        try:
+            self.question.put(**fields)
+        except InspectorError as exc:
+            lines.append(str(exc))
+        finally:
+            self._batch -= 1
+            self._pending.clear()
+        self.store_opened.emit(opened)
+        self.trace_changed.emit()
+        self.answer_changed.emit()
+        for line in lines:
+            self.notice_raised.emit(line)
+        if story is not None and story.get("table") and story["table"] != st.table_name:
+            self.apply_suggestion(story)  # the story's own table opens next
+        elif then != "none" and not self.jobs.busy("answer"):
+            self.ask()  # (a handler of store_opened may have asked already)
 
-    def _select_first(self) -> None:
-        """Keep the selection if the new trace holds it, else pick the top result (or the top
-        raw candidate) so the detail pane is never empty after a query."""
-        t = self.trace
-        if t is None:
+    def load_suggested(self, n: int) -> None:
+        """Set up and run one of the store's suggested queries (the demo stories)."""
+        if self.store is None:
             return
-        i = t.row_of(self.selected) if self.selected is not None else None
-        if i is not None and i in set(t.stage("raw").rows.tolist()):
-            return  # a table holds it (the deep pool may hold rows no table shows)
-        for stage in ("final", "raw"):
-            rows = t.stage(stage).rows
-            if len(rows):
-                self.select(t.pool.ids[int(rows[0])])
-                return
-        self.select(None)  # nothing fetched: no row of an earlier answer stays selected
+        stories = self.store.suggested_queries
+        if not 0 <= n < len(stories):
+            self.fail(f"This store has {len(stories)} suggested queries; there is no "
+                      f"number {n + 1}.")
+            return
+        self.apply_suggestion(stories[n])
 
-    def rederive(self) -> None:
-        """Every stage for the current parameters: from the session's cached pools when they
-        answer them exactly (pure numpy, ~0.1 ms), else through a background re-query. Until
-        that answer arrives no trace is shown, so no stale or inexact answer is on screen."""
-        s = self.session
-        if s is None:  # nothing fetched yet, or the last query failed: ask again (latest wins)
-            if not self.jobs.busy("query"):  # else the answer on its way is re-derived with
-                self.run()  # the parameters as they are then
-            return
-        reason = s.why_not(self.params, self.placements)
-        self.requery_reason = reason
-        if reason is not None:
-            self.traces = ()
-            self.trace_changed.emit()
-            self.jobs.start("query", refetch_job, s, self.params, self.placements,
-                            on_done=self._fetched, on_error=self._query_failed,
-                            delay_ms=REQUERY_DELAY_MS)
+    def apply_suggestion(self, s: dict[str, Any]) -> None:
+        table = s.get("table")
+        if table and self.store is not None and table != self.store.table_name:
+            uri = None if self.opened is not None and self.opened.demo else self.store.uri
+            self.open_store(uri, table, then=s)
             return
         try:
-            self.traces = s.traces(self.params)
+            fields = suggestion_question(s)
         except InspectorError as exc:
             self.fail(str(exc))
             return
-        self.clear_error()
-        self.trace_changed.emit()
-        if self.expected:
-            self._analyse_expected(EXPECT_DELAY_MS)
-
-    # ---- selection and expected rows ----
-    def select(self, row_id: Any, lane: int | None = None) -> None:
-        """Select a row by id in every stage; a lane number also moves the plots to that lane."""
-        refocus = lane is not None and lane != self.focus_lane and lane < len(self.traces)
-        if refocus:
-            self.focus_lane = lane
-        if row_id != self.selected or refocus:
-            self.selected = row_id
-            if refocus:
-                self.trace_changed.emit()
-            self.selection_changed.emit(row_id)
+        st = self.store
+        self.put(store=st.uri, table=st.table_name, **fields)
+        self.ask()
 
     # ---- plumbing ----
     def _job_failed(self, exc: BaseException) -> None:
@@ -367,7 +532,7 @@ class Inspector(ExpectedRows, QObject):
             self.version_gone.emit(exc.version, exc.latest)
 
     def _update_busy(self) -> None:
-        on = self.jobs.busy("open") or self.jobs.busy("query")
+        on = self.jobs.busy("open") or self.jobs.busy("answer")
         if on != self.busy:
             self.busy = on
             self.busy_changed.emit(on)
@@ -382,19 +547,19 @@ class Inspector(ExpectedRows, QObject):
             self.error = None
             self.error_cleared.emit()
 
-    def show_pool(self, pool: Pool, p: Params) -> None:
-        """Show a pool without its store (a reopened receipt): one lane, p's parameters; the
-        sliders re-rank it as always, and nothing that needs LanceDB can start."""
-        self.jobs.cancel_all()  # answers still in flight are about the store: drop them
-        self.opened = None
-        self.preset, self.compare = None, False
-        self.given = {f.name: getattr(p, f.name) for f in fields(p)}
-        self.text, self.vector_of, self.vector = pool.query.text or "", None, None
-        self.expected, self.expectations, self.selected = [], (), None
-        self.session = LiveSession.of_pool(pool, p)
-        self.focus_lane = 0
-        if not self._rebuild_params():
-            raise InspectorError("The receipt's parameters do not validate in this inspector.")
-        self.query_changed.emit()
-        self.rederive()
-        self._select_first()
+
+def holds(trace: FlowTrace, rid: str) -> bool:
+    return any(s.id == rid for st in trace.stages for s in (*st.rows, *st.rows_in)) or any(
+        d.id == rid for st in trace.stages for d in st.dropped)
+
+
+def scored(trace: FlowTrace | None, rid: str | None) -> Any:
+    """The row `rid` as the answer on screen scored it last (None: no stage holds it)."""
+    if trace is None or rid is None:
+        return None
+    found = None
+    for st in trace.stages:
+        for s in (*st.rows_in, *st.rows):
+            if s.id == rid:
+                found = s
+    return found

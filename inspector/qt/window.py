@@ -1,12 +1,17 @@
-"""The main window: panels wired to the view-model, menus, shortcuts, drag and drop,
-export and settings. Holds no state of its own beyond the layout."""
+"""The main window: one view for any pipeline. Panels receive the view-model's question (an
+evented model) and its answers: the query bar, the diagnosis banner with its fixes, the index
+bar, sliders generated from the stage kinds' declarations, the stages top to bottom, counters
+and the plots of the stage a slider drives, the selected row's path and score through every
+stage, and the expected rows. Menus, shortcuts, drag and drop, export and settings. Holds no
+state of its own beyond the layout."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, Qt, QTimer
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import (
     QAction,
     QActionGroup,
@@ -17,6 +22,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import (
     QApplication,
     QFrame,
+    QInputDialog,
     QLabel,
     QMenu,
     QProgressBar,
@@ -26,30 +32,32 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 from superqt import QElidingLabel
+from superqt.utils import qdebounced
 
+from inspector.core.engine.flow.summary import uses_clock
 from inspector.core.stores.opening import Opened
 from inspector.qt import fit, help_menu, shortcuts, theme
 from inspector.qt import settings as cfg
 from inspector.qt.extensible import ExtensibleWindow
-from inspector.qt.flow.flow_mode import FlowMode
-from inspector.qt.flow.routing import QueryRouter
+from inspector.qt.pipeline.banner import CountersChart, DiagnosisBanner, ErrorBar
 from inspector.qt.pipeline.detail import DetailPane
 from inspector.qt.pipeline.expected import ExpectedPanel
-from inspector.qt.pipeline.funnel import DiagnosisBanner, ErrorBar, FunnelChart
 from inspector.qt.pipeline.index_bar import IndexBar
-from inspector.qt.pipeline.plots import PlotBox, ScoreScatter
-from inspector.qt.pipeline.query_bar import QueryBar
+from inspector.qt.pipeline.plots import PlotBox, ScoreScatter, plotted_stage
+from inspector.qt.pipeline.query_bar import FILE_ITEM, QueryBar
+from inspector.qt.pipeline.question_bar import QuestionBar
 from inspector.qt.pipeline.rank_chart import BumpChart
-from inspector.qt.pipeline.sliders import SliderPanel
-from inspector.qt.pipeline.stages import StagesPanel
+from inspector.qt.pipeline.sliders import FlowSliders
+from inspector.qt.pipeline.stage_list import FlowStagesPanel
 from inspector.qt.shortcuts import ShortcutGuard
-from inspector.qt.viewmodel import Inspector
+from inspector.qt.viewmodel import Inspector, scored
 from inspector.qt.window_files import FilesMixin
 from inspector.qt.wording import gui_words, plural
 
 SPLITTERS = ("main", "left", "plots", "side")
 PLOT_SETTLE_MS = 120  # plots redraw once a slider has rested this long (or at once when shown)
-STAGES_MIN_HEIGHT = 200
+STAGES_MIN_HEIGHT = 190
+PIPELINE_FIELDS = frozenset({"preset", "pipeline_file", "system_config", "columns"})
 
 
 class MainWindow(FilesMixin, ExtensibleWindow):
@@ -69,12 +77,13 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         self.setAcceptDrops(True)
         self.theme_choice = "system"
         self.tokens = theme.LIGHT
-        self._bar_key: Any = None
         self._open_handler = self.choose_store
         self._sliding = False  # inside a slider tick: plots wait until the slider rests
         self._plots_stale: set[PlotBox] = set()
-        self._plot_timer = QTimer(self, singleShot=True, interval=PLOT_SETTLE_MS)
-        self._plot_timer.timeout.connect(self.flush_plots)
+        self._plots_later = qdebounced(self.flush_plots, timeout=PLOT_SETTLE_MS)
+        self._fit_later = qdebounced(self._fit_plots, timeout=0)
+        self._slider_pipeline: Any = None
+        self.last_file: str | None = None  # the pipeline file loaded last (File menu, shot)
         self._build_panels()
         self._build_layout()
         self._build_menus()
@@ -83,7 +92,7 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         if restore:
             self._restore_settings()
         self.apply_theme(self.theme_choice)
-        self._show_params()
+        self._question_changed(None)
         # add-ons: tuning (sweeps, judgments, compare, map, receipts) and store features
         # (open dialog, recent options, versions, newer-version notice, shape, embedder)
         from inspector.qt.stores.store_features import install_store_features
@@ -91,10 +100,6 @@ class MainWindow(FilesMixin, ExtensibleWindow):
 
         install_tuning(self)
         self.store_features = install_store_features(self)
-        self.flow = FlowMode(self)  # pipelines of stages
-        self.index_bar = IndexBar(self.vm, self)
-        self.add_notice(self.index_bar)
-        self.tokens_changed.connect(self.index_bar.set_tokens)
         self.tab_order = shortcuts.install(self)  # after every panel: the chain reads them all
         docks = cfg.load_state("window/docks") if restore else None
         if docks is not None:  # after the hooks: the docks must exist to take their places
@@ -102,17 +107,19 @@ class MainWindow(FilesMixin, ExtensibleWindow):
 
     # ---- construction ----
     def _build_panels(self) -> None:
-        vm = self.vm
         self.query_bar = QueryBar(self)
+        self.question_bar = QuestionBar(self)
+        self.query_bar.add_row(self.question_bar)
         self.error_bar = ErrorBar(self)
         self.banner = DiagnosisBanner(self)
-        self.sliders = SliderPanel(self)
-        self.stages = StagesPanel(vm, self)
-        self.funnel = FunnelChart(self)
+        self.index_bar = IndexBar(self)
+        self.sliders = FlowSliders(self)
+        self.stages = FlowStagesPanel(self)
+        self.stages.setMinimumHeight(STAGES_MIN_HEIGHT)
+        self.funnel = CountersChart(self)
         self.scatter = ScoreScatter(self)
         self.bump = BumpChart(self)
         self.scatter_box, self.bump_box = PlotBox(self.scatter, self), PlotBox(self.bump, self)
-        self.stages.setMinimumHeight(STAGES_MIN_HEIGHT)  # a title, a note and a few rows
         self.detail = DetailPane(self)
         # the banner's place is kept while it is hidden: results arriving never push the
         # stages down
@@ -125,8 +132,8 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         self.banner_placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         slot.addWidget(self.banner_placeholder)
         line = self.banner.fontMetrics().lineSpacing()
-        self.banner_slot.setMinimumHeight(3 * line + 24)  # fix buttons share the title's line
-        self.expected = ExpectedPanel(vm, self)
+        self.banner_slot.setMinimumHeight(3 * line + 14)
+        self.expected = ExpectedPanel(self)
         self.busy_bar = QProgressBar(self, minimum=0, maximum=0)
         self.busy_bar.setFixedWidth(120)
         self.busy_bar.hide()
@@ -149,12 +156,12 @@ class MainWindow(FilesMixin, ExtensibleWindow):
             self.splitters["plots"].addWidget(w)
         self.splitters["left"].addWidget(self.stages)
         self.splitters["left"].addWidget(self.splitters["plots"])
-        detail_scroll = QScrollArea(self, objectName="detailScroll")
-        detail_scroll.setWidgetResizable(True)
-        detail_scroll.setFrameShape(QFrame.Shape.NoFrame)
-        detail_scroll.setWidget(self.detail)  # squeezed, it scrolls: lines never overlap
-        self.detail.setMinimumHeight(360)
-        self.splitters["side"].addWidget(detail_scroll)
+        self.detail_scroll = QScrollArea(self, objectName="detailScroll")
+        self.detail_scroll.setWidgetResizable(True)
+        self.detail_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.detail_scroll.setWidget(self.detail)  # squeezed, it scrolls: lines never overlap
+        self.detail.setMinimumHeight(240)  # squeezed further, it scrolls
+        self.splitters["side"].addWidget(self.detail_scroll)
         self.splitters["side"].addWidget(self.expected)
         self.splitters["main"].addWidget(self.splitters["left"])
         self.splitters["main"].addWidget(self.splitters["side"])
@@ -168,6 +175,7 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         lay.addWidget(self.error_bar)
         lay.addLayout(self.notices)
         lay.addWidget(self.banner_slot)
+        lay.addWidget(self.index_bar)
         lay.addWidget(self.sliders)
         lay.addWidget(self.splitters["main"], 1)
         self.setCentralWidget(central)
@@ -197,8 +205,8 @@ class MainWindow(FilesMixin, ExtensibleWindow):
                         tip="Run your own pipeline of stages (TOML or JSON), as `inspector "
                             "query --pipeline FILE` runs it"), "pipeline_file")
         self.menu("file").addSeparator()
-        add("file", act("&Export trace as JSON…", self.choose_json, ("Ctrl+E",),
-                        "The current trace, as `inspector query --json` writes it"),
+        add("file", act("&Export answer as JSON…", self.choose_json, ("Ctrl+E",),
+                        "The answer on screen, as `inspector query --json` writes it"),
             "export_json")
         add("file", act("Export stage &tables…", self.choose_tables,
                         tip="Every stage's rows and their fate, and the final list, as CSV "
@@ -209,10 +217,13 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         self._actions["file_end"] = self.menu("file").addSeparator()
         add("file", act("&Quit", self.close, ("Ctrl+Q",)), "quit")
         add("query", act("&Focus query", self.focus_query, ("Ctrl+L",)), "focus_query")
-        add("query", act("&Run again", lambda: self.route.run_again(), ("Ctrl+R", "F5"),
-                         "Fetch again from the store"), "run")
-        add("query", act("Back to &text query", lambda: self.vm.set_query(self.vm.text, None)),
+        add("query", act("&Run again", self.vm.run_again, ("Ctrl+R", "F5"),
+                         "Search the store again for the same question"), "run")
+        add("query", act("Back to &text query", lambda: self.vm.put(vector_of=None)),
             "text_query")
+        add("query", act("Query by a row's &id…", self.ask_example_row,
+                         tip="Search with a stored row's vector (query by example)"),
+            "example_row")
         themes = self.menu("view").addMenu("&Theme")
         group = QActionGroup(self)
         self.theme_actions: dict[str, QAction] = {}
@@ -228,112 +239,229 @@ class MainWindow(FilesMixin, ExtensibleWindow):
 
     def _connect(self) -> None:
         vm, qb = self.vm, self.query_bar
-        route = self.route = QueryRouter(self)
-        qb.text_submitted.connect(route.text_submitted)
-        qb.example_cleared.connect(lambda: vm.set_query(vm.text, None))
-        qb.preset_picked.connect(route.preset_picked)
-        qb.param_changed.connect(route.param_changed)
-        qb.compare_changed.connect(vm.set_compare)
-        qb.table_picked.connect(lambda t: vm.open_store(vm.store.uri if vm.store else None, t))
+        qb.text_submitted.connect(self._submit)
+        qb.example_cleared.connect(lambda: vm.put(vector_of=None))
+        qb.preset_picked.connect(self._preset_picked)
+        qb.limit_changed.connect(lambda n: vm.put(limit=n))
+        qb.table_picked.connect(lambda t: vm.open_store(None if vm.opened and vm.opened.demo
+                                                        else vm.store.uri, t))
         qb.suggested_picked.connect(vm.load_suggested)
+        self.question_bar.edited.connect(lambda fields: vm.put(**fields))
+        self.question_bar.failed.connect(self._error)
         self.sliders.value_changed.connect(self._slider_moved)
+        self.sliders.chosen_changed.connect(self._save_chosen)
         for box in (self.scatter_box, self.bump_box):
             box.became_visible.connect(self.flush_plots)
-        self.banner.fix_applied.connect(vm.set_params)
+        self.banner.fix_applied.connect(vm.apply_change)
+        self.banner.what_if_cleared.connect(vm.clear_what_ifs)
+        self.index_bar.param_set.connect(lambda k, v: vm.set_param(k, v))
+        self.index_bar.exact_set.connect(lambda on: vm.put(exact=on))
+        self.index_bar.fix_applied.connect(vm.apply_change)
+        self.expected.edited.connect(vm.set_expected)
+        self.expected.change_applied.connect(vm.apply_change)
+        self.stages.row_picked.connect(vm.select)
+        self.stages.row_action.connect(self._row_action)
         self.scatter.point_clicked.connect(vm.select)
         self.bump.point_clicked.connect(vm.select)
         self.error_bar.dismissed.connect(vm.clear_error)
+        vm.question.events.connect(self._question_changed)
         vm.store_opened.connect(self._store_opened)
-        vm.params_changed.connect(lambda _p: self._show_params())
-        vm.query_changed.connect(lambda: qb.show_query(vm.text, vm.vector_of))
         vm.trace_changed.connect(self._trace_changed)
+        vm.answer_changed.connect(self._answer_changed)
         vm.selection_changed.connect(self._selection_changed)
         vm.busy_changed.connect(self._busy_changed)
         vm.error_raised.connect(self._error)
         vm.error_cleared.connect(self.error_bar.hide)
+        vm.notice_raised.connect(self._notice)
+        vm.jobs.channel_changed.connect(self._channel)
         QGuiApplication.styleHints().colorSchemeChanged.connect(
             lambda _s: self.theme_choice == "system" and self.apply_theme("system"))
 
-    # ---- reacting to the view-model ------------------------------------------------------------
-    def _show_params(self) -> None:
-        vm = self.vm
-        key = (vm.params.with_(overfetch=1.0, blend=0.0, min_score=0.0), vm.preset,
-               tuple(sorted(vm.given)), vm.compare)
-        if key != self._bar_key:  # a slider tick leaves the query bar as it is
-            self._bar_key = key
-            self.query_bar.show_params(vm.params, vm.preset, vm.given, vm.compare)
-        self.sliders.show_params(vm.params)
-        self.query_bar.show_modified(vm.preset, vm.given)
+    # ---- from the user ----
+    def _submit(self, text: str) -> None:
+        self.vm.set_query(text, **self.question_bar.take())
 
+    def _preset_picked(self, name: str) -> None:
+        if name == FILE_ITEM:  # the pipeline file loaded last, picked again
+            if self.vm.question.pipeline_file is None and self.last_file is not None:
+                self.open_pipeline_file(self.last_file)
+            return
+        self.store_features.preset_chosen(name)
+        self.vm.set_preset(name)
+
+    def _slider_moved(self, key: str, value: float) -> None:
+        self._sliding = True
+        try:
+            self.vm.drive(key)
+            self.vm.set_param(key, value, sliding=True)
+        finally:
+            self._sliding = False
+
+    def _row_action(self, action: str, rid: Any) -> None:
+        vm = self.vm
+        if action == "use_as_query":
+            vm.use_as_query(rid)
+        elif action == "expect":
+            vm.toggle_expected(rid)
+        elif action in ("copy_id", "copy_text"):
+            row = scored(vm.trace, str(rid))
+            text = str(rid) if action == "copy_id" else (row.row.text if row else "")
+            QGuiApplication.clipboard().setText(text)
+
+    def ask_example_row(self) -> None:
+        rid, ok = QInputDialog.getText(self, "Query by example", "The id of a stored row:")
+        if ok and rid.strip():
+            self.vm.use_as_query(rid.strip())
+
+    # ---- reacting to the question ----
+    def _question_changed(self, info: Any) -> None:
+        """A field of the question changed: the bars show it; another pipeline gets its
+        sliders; the sliders follow the question's values (never echoing a moved one)."""
+        name = info.signal.name if info is not None else None
+        vm, q = self.vm, self.vm.question
+        spec = vm.spec()
+        if name is None or name in PIPELINE_FIELDS or name in ("set", "limit"):
+            if spec is not None:
+                lo, hi = spec.limit.min, spec.limit.max
+                limit = q.limit if q.limit is not None else spec.limit.default
+                label = f"{spec.name} (file)" if q.pipeline_file is not None else None
+                self.query_bar.show_pipeline(q.preset, label, lo, hi,
+                                             max(lo, min(hi, limit)), sorted(q.set))
+        if name is None or name in PIPELINE_FIELDS:
+            self._rebuild_sliders(spec)
+        elif name == "set":
+            self.sliders.show_values(vm.current)
+        if name in (None, "text", "vector_of"):
+            self.query_bar.show_query(q.text or "", q.vector_of)
+        self.question_bar.show_question(q, spec is not None and uses_clock(spec))
+
+    def _rebuild_sliders(self, spec: Any) -> None:
+        from inspector.core.engine.flow.live import live_params
+
+        key = (spec.name, spec.path) if spec is not None else None
+        if key == self._slider_pipeline:
+            self.sliders.show_values(self.vm.current)
+            return
+        self._slider_pipeline = key
+        self.sliders.set_params(live_params(spec) if spec is not None else [],
+                                self._load_chosen(spec.name) if spec is not None else None,
+                                self.vm.current)
+
+    # ---- reacting to the answer ----
     def _store_opened(self, opened: Opened) -> None:
         st = opened.store
+        self.stages.forget()
         self.query_bar.show_store(opened)
-        self._bar_key = None
-        self._show_params()
         name = "demo store" if opened.demo else st.display_uri
         self.setWindowTitle(f"{name} ({st.table_name})")  # Qt appends the application name
         self.status_label.setText(f"Opened {name}: table {st.table_name}, {st.rows:,} rows.")
         if not opened.demo and self.persist:
             self._fill_recent(cfg.add_recent(st.uri))
 
-    def _slider_moved(self, key: str, value: float) -> None:
-        self._sliding = True
-        try:
-            self.vm.set_param(key, value)
-        finally:
-            self._sliding = False
-
     def _trace_changed(self) -> None:
         vm = self.vm
-        named = list(zip(vm.placements, vm.traces, strict=False))
-        self.funnel.set_traces(named)
-        session = vm.session
-        self.banner.set_traces(named, vm.expected, None if session is None else
-                               lambda fixes: session.runnable(vm.params, fixes))
-        self.banner_placeholder.setVisible(self.banner.isHidden())
-        self.detail.show_row(vm.trace, vm.selected)
+        t = vm.trace
+        head = self._headline()
+        self.stages.show_trace(t, list(vm.question.expect), vm.selected, head)
+        self.funnel.set_trace(t)
+        self.sliders.show_values(vm.current)
+        self._answer_changed()
+        self.detail.show_row(t, vm.selected, scored(t, vm.selected))
         self._status()
+        self._fit_later()
         self._plots_stale = {self.scatter_box, self.bump_box}
         if self._sliding:  # a drag: tables and counters follow every tick, plots its rests
-            self._plot_timer.start()
+            self._plots_later()
         else:
             self.flush_plots()
+
+    def _answer_changed(self) -> None:
+        vm = self.vm
+        finding = vm.jobs.busy("full")
+        self.banner.show_answer(vm.trace, vm.answer, list(vm.question.expect), finding,
+                                dict(vm.question.set))
+        self.banner_placeholder.setVisible(self.banner.isHidden())
+        index = getattr(vm.store, "vector_index", None) if vm.store is not None else None
+        self.index_bar.show_answer(vm.trace, vm.answer, index, finding)
+        self.expected.show_expected(list(vm.question.expect),
+                                    vm.answer.expected if vm.answer is not None else None,
+                                    finding)
+        self._fit_later()  # the banner and the index bar may have taken room
         if getattr(self, "tab_order", None) is not None:
-            self.tab_order.apply()  # new lanes or fix buttons join the Tab order
+            self.tab_order.apply()  # fix buttons join the Tab order
+
+    def _channel(self, channel: str, busy: bool) -> None:
+        if channel == "full" and not busy:
+            return  # its answer (or its failure) says so
+        if channel == "full":
+            self._answer_changed()
+
+    def _headline(self) -> str:
+        vm, t = self.vm, self.vm.trace
+        if t is None:
+            if vm.jobs.busy("answer"):
+                return "Searching…"
+            return "Type a query and press Enter." if vm.store is not None else ""
+        return (f"{t.spec.name} · route {t.route} · {len(t.stages)} stages · "
+                f"{plural(len(t.final.rows), 'result')} of limit {t.limit}")
+
+    def _fit_plots(self) -> None:
+        """The plots give their room to the stage list where it could not show every stage's
+        header and the open stage's rows beside them (a long pipeline on a laptop screen),
+        and come back when there is room; a dock that took their room keeps it."""
+        plots, left = self.splitters["plots"], self.splitters["left"]
+        secs = self.stages.visible_sections()
+        crowded = False
+        if secs:
+            head = secs[0].toggle.sizeHint().height() + 2
+            table = secs[0].table.minimumHeight()
+            need = len(secs) * head + table + self.stages.headline.sizeHint().height() + 12
+            room = left.height() - left.handleWidth()
+            least = plots.minimumSizeHint().height()
+            crowded = room - need < least
+            both = need + table  # the stage that matters and the final list open
+            if not crowded and plots.isVisible() and self.stages.height() < both \
+                    and room - both >= least:
+                left.setSizes([both, room - both])
+        if crowded != bool(plots.property("crowded")):
+            plots.setProperty("crowded", crowded)
+            if not plots.property("yielded"):
+                plots.setVisible(not crowded)
+        # the dock rule decided again for the window as the answer laid it out (a banner
+        # with its fixes is taller than none): Ctrl+T docks it where it fits
+        fit.prepare_docks(self, self.dock_areas)
 
     @property
     def plots_pending(self) -> bool:
-        """True while a plot still shows an older trace than the tables (during a drag)."""
+        """True while a plot still shows an older run than the tables (during a drag)."""
         return any(box.isVisible() for box in self._plots_stale)
 
     def flush_plots(self) -> None:
-        """Bring every visible plot up to the current trace now; hidden ones catch up when
+        """Bring every visible plot up to the run on screen now; hidden ones catch up when
         shown. Runs by itself once a slider rests; tests and scripts may call it."""
-        self._plot_timer.stop()
+        self._plots_later.cancel()
         vm = self.vm
+        stage = plotted_stage(vm.trace, vm.driven, vm.question.expect) \
+            if vm.trace is not None else None
         for box in list(self._plots_stale):
             if not box.isVisible():
                 continue
             self._plots_stale.discard(box)
             if box is self.scatter_box:
-                self.scatter.set_trace(vm.trace, vm.selected, vm.expected)
+                self.scatter.set_trace(vm.trace, stage, vm.selected, list(vm.question.expect))
             else:
-                self.bump.set_trace(vm.trace, vm.selected)
+                self.bump.set_trace(vm.trace, stage, vm.selected)
 
     def _status(self) -> None:
-        vm = self.vm
-        if getattr(self, "flow", None) is not None and self.flow.active:
-            self.flow.status()
-        elif vm.busy:
-            opening = vm.jobs.busy("open")
-            again = f"Querying again: {vm.requery_reason}…" if vm.requery_reason else "Working…"
-            self.status_label.setText("Opening the store…" if opening else again)
-        elif vm.trace is not None:
-            c = vm.trace.counters
+        vm, t = self.vm, self.vm.trace
+        if vm.busy:
+            self.status_label.setText("Opening the store…" if vm.jobs.busy("open") else
+                                      "Working…")
+        elif t is not None:
+            legs = sum(1 for st in t.stages if st.role == "fetch")
             self.status_label.setText(
-                f"{plural(c['returned'], 'result')} · "
-                f"{plural(c['rawCandidates'], 'raw candidate')} · a pool of "
-                f"{vm.trace.pool.size} is cached, so the sliders re-rank without a new query")
+                f"{plural(len(t.final.rows), 'result')} · {plural(len(t.stages), 'stage')} · "
+                f"{plural(legs, 'leg')} cached, so the sliders re-rank without a new search")
 
     def show_loading(self, what: str) -> None:
         """The loading state shown before the store (and the engine) is loaded."""
@@ -342,19 +470,51 @@ class MainWindow(FilesMixin, ExtensibleWindow):
 
     def _selection_changed(self, row_id: Any) -> None:
         vm = self.vm
+        self.stages.show_selected(row_id)
         self._plots_stale = {self.scatter_box, self.bump_box}
         self.flush_plots()
-        self.detail.show_row(vm.trace, row_id)
+        self.detail.show_row(vm.trace, row_id, scored(vm.trace, row_id))
 
     def _busy_changed(self, busy: bool) -> None:
         self.busy_bar.setVisible(busy)
-        self.query_bar.set_busy(busy)
+        self.query_bar.set_busy(busy and not self.vm.reranking)
+        if self.vm.trace is None:
+            self.stages.headline.setText(self._headline())
         self._status()
 
     def _error(self, message: str) -> None:
         message = gui_words(message)
-        self.error_bar.show_error(message)
+        self.error_bar.show_error(message, self._routes(message))
         self.status_label.setText(message)
+
+    def _routes(self, message: str) -> tuple[tuple[str, Any], ...]:
+        """Where a query cannot be embedded, the routes that need no embedder."""
+        low = message.lower()
+        if "embed" not in low:
+            return ()
+        routes: list[tuple[str, Any]] = [
+            ("Query vector from a file…", self.question_bar.choose_vector),
+            ("Query by a row's id…", self.ask_example_row)]
+        fts = self._fts_setting()
+        if fts is not None:
+            routes.append(("Full-text search", lambda k=fts: self.vm.set_param(k, "fts")))
+        return tuple(routes)
+
+    def _fts_setting(self) -> str | None:
+        """The STAGE.mode that turns this pipeline's search into a full-text one, if any."""
+        from inspector.core.engine.flow.registry import kind_of
+
+        spec = self.vm.spec()
+        for route in spec.routes if spec is not None else ():
+            for st in route.stages:
+                for d in kind_of(st.kind).params:
+                    if d.name == "mode" and "fts" in d.choices:
+                        return f"{st.name}.mode"
+        return None
+
+    def _notice(self, line: str) -> None:
+        self.status_label.setText(line)
+        self.error_bar.show_error(line)
 
     # ---- commands ----
     def focus_query(self) -> None:
@@ -367,12 +527,27 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         app = QApplication.instance()
         tk = theme.apply_theme(app, choice) if app is not None else theme.LIGHT
         self.tokens = tk
-        for w in (self.stages, self.scatter_box, self.bump_box, self.detail, self.error_bar):
+        for w in (self.stages, self.scatter_box, self.bump_box, self.detail, self.error_bar,
+                  self.banner, self.index_bar):
             w.set_tokens(tk)
-        self.funnel.tokens = self.banner.tokens = tk
+        self.funnel.tokens = tk
         self.funnel.update()
         self._trace_changed()
         self.tokens_changed.emit(tk)
+
+    # ---- the sliders the user chose, per pipeline ----
+    def _load_chosen(self, name: str) -> list[str] | None:
+        raw = cfg.load_state(f"flow/sliders/{name}")
+        try:
+            got = json.loads(str(raw)) if raw is not None else None
+        except ValueError:
+            return None
+        return got if isinstance(got, list) else None
+
+    def _save_chosen(self, keys: list[str]) -> None:
+        spec = self.vm.spec()
+        if spec is not None and self.persist:
+            cfg.save_state(f"flow/sliders/{spec.name}", json.dumps(keys))
 
     # ---- settings (qt/settings.py: what is kept between sessions) ----
     def _restore_settings(self) -> None:
@@ -383,18 +558,21 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         if (why := cfg.refused()) is not None:
             self.status_label.setText(why)
 
-    def resizeEvent(self, event: QResizeEvent) -> None:
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
         super().resizeEvent(event)
         fit.prepare_docks(self, self.dock_areas)
         fit.make_way(self)  # taller than the screen (notices, a long banner): plots yield
+        self._fit_later()  # once the splitters have their new sizes
 
     def event(self, event: QEvent) -> bool:
         done = super().event(event)
-        if event.type() == QEvent.Type.LayoutRequest:  # a notice came or went
+        if event.type() == QEvent.Type.LayoutRequest:  # a notice, the index bar came or went
             fit.make_way(self)
+            if hasattr(self, "_fit_later"):
+                self._fit_later()
         return done
 
-    def closeEvent(self, event: QCloseEvent) -> None:
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt's name
         if self.persist:
             self.save_settings()
         super().closeEvent(event)

@@ -1,5 +1,6 @@
-"""What the main window reads and writes as files: the trace as JSON, the view as PNG, and
-stores dropped on it. A mixin of MainWindow (it uses the window's view-model and status)."""
+"""What the main window reads and writes as files: the answer as JSON, the stage tables, the
+view as PNG, and stores dropped on it. A mixin of MainWindow (it uses the window's view-model
+and status)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from PySide6.QtCore import QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QFileDialog
 
-from inspector.core.engine.expect import attach
 from inspector.core.errors import InspectorError
 from inspector.core.jsonio import dumps
 from inspector.core.stores.safety.outputs import write_file
@@ -20,14 +20,13 @@ class FilesMixin:
     """Export (Ctrl+E, Ctrl+Shift+S) and drag and drop for MainWindow."""
 
     vm: Any
-    flow: Any
     status_label: Any
     recent_menu: Any
+    last_file: str | None
 
     def open_store(self, uri: str | None, table: str | None = None) -> None:
-        """Open a store (None: the demo) and run the current query on it, if there is one."""
-        self.vm.open_store(uri, table, then="run" if uri is not None and self.vm.has_query()
-                           else None)
+        """Open a store (None: the demo): it starts from its own suggested question."""
+        self.vm.open_store(uri, table)
 
     def choose_store(self) -> None:
         start = self.vm.store.uri if self.vm.store else str(Path.home())
@@ -47,10 +46,13 @@ class FilesMixin:
         if path:
             self.open_pipeline_file(path)
 
-    def open_pipeline_file(self, path: str) -> bool:
+    def open_pipeline_file(self, path: str, sets: dict[str, Any] | None = None) -> bool:
         """Run the pipeline of stages in the file on the open store (a bad file is one
         sentence in the window's error bar; False)."""
-        return self.flow.enter_file(path) is None
+        done = self.vm.set_pipeline_file(path, sets)
+        if done:
+            self.last_file = path
+        return done
 
     def _fill_recent(self, items: list[str]) -> None:
         self.recent_menu.clear()
@@ -60,35 +62,31 @@ class FilesMixin:
         self.recent_menu.setEnabled(bool(items))
 
 
-    def export_json(self, path: str) -> None:
-        vm = self.vm
-        trace = vm.trace
-        if trace is None:
-            raise InspectorError("There is no trace to export yet: run a query first.")
-        if vm.expectations and vm.focus_lane < len(vm.expectations):
-            trace = attach(trace, vm.expectations[vm.focus_lane])
-        write_file(path, dumps(trace.to_json(), indent=1), self._stores(), force=True)
-
-    def export_tables(self, folder: str, fmt: str = "csv") -> list[Path]:
-        """Every stage table of the answer on screen (a pipeline of stages, or the fixed
-        pipeline's trace) into folder, as `inspector query --export FOLDER` writes them."""
+    def answer_json(self) -> dict[str, Any]:
+        """The answer on screen as `inspector query --json` writes it: the one answer (with
+        the diagnosis's fixes once they are found) and the question it answers."""
         import json
 
         from inspector.core.engine.flow.answer import to_json
+
+        vm = self.vm
+        if vm.trace is None:
+            raise InspectorError("There is no answer to export yet: run a query first.")
+        out = json.loads(dumps(to_json(vm.answer if vm.answer is not None else vm.trace)))
+        out["question"] = vm.question.plain().model_dump(mode="json", by_alias=True)
+        return out
+
+    def export_json(self, path: str) -> None:
+        write_file(path, dumps(self.answer_json(), indent=1), self._stores(), force=True)
+
+    def export_tables(self, folder: str, fmt: str = "csv") -> list[Path]:
+        """Every stage table of the answer on screen into folder, as `inspector query
+        --export FOLDER` writes them."""
         from inspector.core.evidence.exports import export_answer
 
-        flow = getattr(self, "flow", None)
-        if flow is not None and flow.active:
-            shown = flow.session.trace
-            if shown is None:
-                raise InspectorError("There are no stage tables to export yet: run a query "
-                                     "first.")
-            return export_answer(to_json(shown), folder, fmt, stores=self._stores())
-        trace = self.vm.trace
-        if trace is None:
+        if self.vm.trace is None:
             raise InspectorError("There are no stage tables to export yet: run a query first.")
-        return export_answer(json.loads(dumps(trace.to_json())), folder, fmt,
-                             fates=trace.fates(), stores=self._stores())
+        return export_answer(self.answer_json(), folder, fmt, stores=self._stores())
 
     def choose_tables(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Export stage tables (CSV) into a "

@@ -81,9 +81,8 @@ def state_of(win: Any) -> tuple[Any, ...]:
         dock.judgments.judgments, dock.judgments.path, dock.query_set[1],
         win.tuning_receipts.offline,
         None if store is None else (store.uri, store.table_name, store.version),
-        vm.preset, tuple(sorted(vm.given.items())), vm.params, vm.compare, vm.text,
-        vm.vector_of, vm.embedder, vm.focus_lane, vm.selected, tuple(vm.expected), vm.error,
-        vm.requery_reason, len(vm.traces),
+        vm.question.model_dump_json(exclude={"now"}), vm.selected, vm.error, vm.driven,
+        vm.trace is not None,
         tuple((name, sp.sizes()) for name, sp in sorted(win.splitters.items())),
     )
 
@@ -99,7 +98,7 @@ def _reset(win: Any) -> bool:
         for dock in win.dock_areas:
             dock.hide()
         win.resize(1600, 1000)
-        win.vm.set_expected([])
+        win.vm.driven = None
         win.vm.open_store(None)
         win.vm.jobs.wait_idle(30)
         return True

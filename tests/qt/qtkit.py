@@ -1,94 +1,87 @@
-"""Helpers for window tests: what a stage table shows, the engine's answer for the window's
-current parameters, and moving a slider as a user would."""
+"""Helpers for window tests: what a stage table shows, the question `inspector query --json`
+is asked for the window's question, and moving a slider as a user would."""
 
 from __future__ import annotations
 
+import json
 import time
+from typing import Any
 
-import numpy as np
-from PySide6.QtCore import QCoreApplication, Qt
+from PySide6.QtCore import QCoreApplication
 
-from inspector.core.engine.inputs import build_query
-from inspector.core.engine.pipeline import run
-from inspector.core.engine.trace import STAGES
+from inspector.core.jsonio import dumps
 
 
-def shown(win, stage: str, lane: int = 0) -> list[tuple[str, str]]:
-    """(id, displayed score text) per row, as the stage table shows them."""
-    model = win.stages.view(stage, lane).model
-    col = model.columns.index("score" if "score" in model.columns else "base")
-    return [(str(model.row_id(r)),
-             model.data(model.index(r, col), Qt.ItemDataRole.DisplayRole))
-            for r in range(model.live_count())]
+def shown(win: Any, stage: str) -> list[tuple[str, str]]:
+    """(id, displayed score text) per kept row, as the stage's table shows them."""
+    sec = section(win, stage)
+    m = sec.model
+    return [(m.kept[r].id, m.cell(r, "score")) for r in range(len(m.kept))]
 
 
-def past_rows(win, stage: str, lane: int = 0) -> list[list[object]]:
-    """What every table row past the stage's rows shows, cell by cell."""
-    model = win.stages.view(stage, lane).model
-    return [[model.data(model.index(r, c), Qt.ItemDataRole.DisplayRole)
-             for c in range(model.columnCount())]
-            for r in range(model.live_count(), model.rowCount())]
+def section(win: Any, stage: str) -> Any:
+    for sec in win.stages.visible_sections():
+        if sec.summary is not None and sec.summary.name == stage:
+            return sec
+    raise AssertionError(f"no stage {stage} on screen")
 
 
-def engine(win, lane: int = 0):
-    vm = win.vm
-    p = vm.lane_params(lane)
-    query = build_query(vm.store, p.mode, text=vm.text or None, vector_of=vm.vector_of)
-    return run(vm.store, query, p)
+def argv_of(q: Any) -> list[str]:
+    """The `inspector query` arguments that ask the question `q` (a Question)."""
+    out = [q.store]
+    if q.table:
+        out += ["--table", q.table]
+    out += ["--preset", q.preset] if q.preset else ["--pipeline", q.pipeline_file]
+    if q.text:
+        out += ["--text", q.text]
+    if q.vector is not None:
+        out += ["--vector", json.dumps(q.vector)]
+    if q.vector_of:
+        out += ["--vector-of", q.vector_of]
+    if q.embedder:
+        out += ["--embedder", q.embedder]
+    if q.system_config:
+        out += ["--system-config", q.system_config]
+    for k, v in q.set.items():
+        out += ["--set", f"{k}={v if isinstance(v, str) else json.dumps(v)}"]
+    for k, v in q.widen.items():
+        out += ["--widen", f"{k}={v}"]
+    if q.exact:
+        out.append("--exact")
+    for role, col in q.columns.items():
+        out += ["--column", f"{role}={col}"]
+    if q.scopes is not None:
+        out += ["--scope-list", json.dumps(q.scopes)]
+    if q.limit is not None:
+        out += ["--limit", str(q.limit)]
+    if q.now is not None:
+        out += ["--now", str(int(q.now)) if float(q.now).is_integer() else str(q.now)]
+    for rid in q.expect:
+        out += ["--expect", rid]
+    return out
 
 
-def assert_matches_engine(win, lane: int = 0) -> None:
-    expected = engine(win, lane)
-    for stage in STAGES:
-        got = shown(win, stage, lane)
-        rows = expected.stage(stage).rows
-        values = expected.score if stage in ("blended", "final") else expected.base
-        want = [(str(expected.pool.ids[i]), f"{values[i]:.4f}") for i in rows]
-        assert got == want, f"stage {stage} differs from pipeline.run"
-        title = win.stages.view(stage, lane).title.text()
-        assert title.endswith(f"({len(rows)})")
-        assert_past_rows_marked(win, stage, lane)
-    assert win.funnel.lanes[lane][1] == expected.counters
-    assert win.vm.traces[lane].diagnosis == expected.diagnosis
-    # hidden plots (a docked dock took their room) catch up when shown: compared then
-    if lane == win.vm.focus_lane and not win.plots_pending and win.scatter.isVisible():
-        assert_plots_match(win, expected)
+def query_json(capsys: Any, q: Any) -> dict[str, Any]:
+    """What `inspector query --json` prints for the question."""
+    from inspector.cli.main import main
+
+    capsys.readouterr()
+    code = main(["query", *argv_of(q), "--json"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    return json.loads(out)
 
 
-def assert_past_rows_marked(win, stage: str, lane: int = 0) -> None:
-    """Rows past the stage's rows are blank and the first says where the stage ends."""
-    model = win.stages.view(stage, lane).model
-    past = past_rows(win, stage, lane)
-    for n, cells in enumerate(past):
-        texts = [c for c in cells if c]
-        assert texts == ([model.past_note()] if n == 0 else []), (stage, n, cells)
-        assert model.row_id(model.live_count() + n) is None
+def move(win: Any, key: str, value: float) -> None:
+    """Move a slider as a user would: the slider's own valueChanged drives the window."""
+    win.sliders.sliders[key].setValue(value)
+    win.sliders.flush()  # a drag asks once per frame; apply this value now
+    win.vm.jobs.wait_idle(60)
+    win.flush_plots()  # and what the plots do once the slider rests, without the wait
 
 
-def assert_plots_match(win, expected) -> None:
-    """The scatter's outcome groups and the rank-shift dots are the engine's rows."""
-    raw = expected.stage("raw").rows
-    for outcome, item in win.scatter.groups.items():
-        want = sorted(str(expected.pool.ids[i]) for i in raw
-                      if expected.outcome(int(i)) == outcome)
-        got = sorted(str(p.data()) for p in item.points())
-        assert got == want, f"scatter group {outcome} differs from pipeline.run"
-        for pt in item.points():
-            i = expected.row_of(pt.data())
-            assert (pt.pos().x(), pt.pos().y()) == (
-                float(expected.importance_used[i]), float(expected.base[i]))
-    scoped = expected.stage("scoped").rows
-    right = {str(p.data()): p.pos().y() for p in win.bump.dots.points() if p.pos().x() == 1}
-    for i in scoped:
-        rid = str(expected.pool.ids[i])
-        if rid in right:
-            assert right[rid] == float(expected.rank_after[i]), "rank shift differs"
-    if len(scoped):
-        assert np.isclose(win.bump.limit_line.value(), expected.params.limit + 0.5)
-
-
-def rest(win, timeout: float = 5.0) -> None:
-    """Let the sliders rest: spin the event loop until the plots have caught up by themselves."""
+def rest(win: Any, timeout: float = 5.0) -> None:
+    """Spin the event loop until the plots have caught up by themselves."""
     end = time.monotonic() + timeout
     while win.plots_pending:
         assert time.monotonic() < end, "the plots never caught up after the slider rested"
@@ -96,8 +89,43 @@ def rest(win, timeout: float = 5.0) -> None:
         time.sleep(0.005)
 
 
-def move(win, key: str, value: float) -> None:
-    """Move a slider as a user would: the slider's own valueChanged drives the window."""
-    win.sliders.sliders[key].setValue(value)
-    win.sliders.flush()  # moves are coalesced per event-loop turn; apply this one now
-    win.flush_plots()  # and what the plots do once the slider rests, without the wait
+def engine_json(win: Any) -> dict[str, Any]:
+    """The one answer (schema 3) the engine gives for the window's question on its store, as
+    `inspector query --json` prints it, without a process."""
+    from inspector.core.engine.flow.answer import to_json
+    from inspector.core.engine.flow.question import answer
+
+    return json.loads(dumps(to_json(answer(win.vm.question.plain(), win.vm.store))))
+
+
+def assert_shows(win: Any, j: dict[str, Any]) -> None:
+    """The window shows exactly the answer `inspector query --json` gave: each stage's rows
+    (ids, scores as the table prints them) and count, the counters, the diagnosis with its
+    fixes, the expected rows."""
+    vm = win.vm
+    on_screen = [s for s in vm.trace.stages]
+    assert [s.name for s in on_screen] == [s["name"] for s in j["stages"]]
+    for st in j["stages"]:
+        if st["role"] == "query":
+            continue
+        sec = section(win, st["name"])
+        m = sec.model
+        assert [(m.kept[r].id, m.cell(r, "score")) for r in range(len(m.kept))] == \
+            [(c["id"], f"{c['score']:.4f}") for c in st["candidates"]], st["name"]
+        assert f"({st['count']})" in sec.toggle.text() or f"→ {st['count']})" in \
+            sec.toggle.text()
+    counted = {name: n for name, n, _, _ in win.funnel.rows}
+    for name, n in counted.items():
+        assert j["counters"][name] == n
+    d = j["diagnosis"]
+    assert win.banner.title.text().endswith(d["title"]) or d["code"] == "ok"
+    assert d["message"] in win.banner.message.text()
+    assert [b.text() for b in win.banner.buttons] == [f["label"] for f in d["fixes"]]
+    assert vm.answer is not None
+    # the expected rows as the panel reads them (how many runs the search took is not shown:
+    # the window's session remembers runs across answers)
+    shown = json.loads(dumps(list(vm.answer.expected)))
+    assert [{k: v for k, v in e.items() if k != "tried"} for e in shown] == \
+        [{k: v for k, v in e.items() if k != "tried"} for e in j["expect"]]
+
+

@@ -9,8 +9,6 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QAbstractItemView, QApplication
 
-from inspector.core.engine.trace import STAGES
-
 
 def tab_walk(start: Any, presses: int = 120) -> list[Any]:
     """The widgets focus visits, from `start`, one Tab press at a time, until it is back."""
@@ -36,9 +34,13 @@ def test_tab_reaches_every_control_and_stage_table_and_leaves_each(window) -> No
             "preset": qb.preset, "limit": qb.limit,
             "embedder": window.store_features.embedder,
             "detail columns": window.detail.columns, "expected rows": window.expected.entry,
-            # a stage folded for room is reached by its "open ▸" (Alt+N opens it too)
-            **{f"stage {s}": v.unfold if v.folded else v.table
-               for s, v in ((s, window.stages.view(s)) for s in STAGES)},
+            **{f"scopes {n}": w for n, w in enumerate(window.question_bar.focus_chain())
+               if w.isVisible()},
+            # every stage's header; an open stage's table after it
+            **{f"stage {sec.number}": sec.toggle
+               for sec in window.stages.visible_sections()},
+            **{f"table {sec.number}": sec.table
+               for sec in window.stages.visible_sections() if sec.is_open},
             **{f"slider {k}": s for k, s in window.sliders.sliders.items()}}
     for fix in window.banner.findChildren(type(qb.suggested), "bannerFix"):
         if fix.isVisible():
@@ -51,9 +53,11 @@ def test_tab_reaches_every_control_and_stage_table_and_leaves_each(window) -> No
     assert not missing, f"Tab never reaches {missing}"
     # reading order: the query before the stages, the stages in order, the detail after them
     pos = {name: at(w) for name, w in must.items()}
-    assert pos["run"] < pos["stage raw"] < pos["stage scoped"] < pos["stage blended"] \
-        < pos["stage final"] < pos["detail columns"] < pos["expected rows"]
-    assert all(pos[n] < pos["stage raw"] for n in pos if n.startswith("fix "))
+    n = len(window.stages.visible_sections())
+    order = ["run", *(f"stage {k}" for k in range(1, n + 1)), "detail columns",
+             "expected rows"]
+    assert [pos[k] for k in order] == sorted(pos[k] for k in order)
+    assert all(pos[k] < pos["stage 1"] for k in pos if k.startswith(("fix ", "slider ")))
     # every table is left by the next press (Tab never moves between its cells)
     for k, w in enumerate(seen):
         if isinstance(w, QAbstractItemView):
@@ -72,16 +76,17 @@ def test_shift_tab_walks_back_the_same_way(window) -> None:
 
 def test_alt_and_a_number_focuses_that_stage(window) -> None:
     window.query_bar.text.setFocus()
-    for n, stage in enumerate(STAGES, start=1):
+    secs = window.stages.visible_sections()
+    for n, sec in enumerate(secs[:9], start=1):
         QTest.keyClick(QApplication.focusWidget(), Qt.Key(Qt.Key.Key_0 + n),
                        Qt.KeyboardModifier.AltModifier)
         QApplication.processEvents()
-        table = window.stages.view(stage).table
-        assert QApplication.focusWidget() is table, stage
-    # the arrows then move the selection in that table, which selects in every stage
-    raw = window.stages.view("raw")
-    QTest.keyClick(raw.table, Qt.Key.Key_1, Qt.KeyboardModifier.AltModifier)
-    before = raw.table.currentIndex().row()
-    QTest.keyClick(raw.table, Qt.Key.Key_Down)
-    assert raw.table.currentIndex().row() == before + 1
-    assert window.vm.selected == raw.model.row_id(before + 1)
+        assert sec.is_open and QApplication.focusWidget() is sec.table, sec.summary.name
+    # the arrows then move the selection in that table, which selects the row everywhere
+    fetch = next(sec for sec in secs if sec.summary.name == "fetch")
+    QTest.keyClick(fetch.table, Qt.Key(Qt.Key.Key_0 + fetch.number),
+                   Qt.KeyboardModifier.AltModifier)
+    fetch.table.setCurrentIndex(fetch.model.index(0, 0))
+    QTest.keyClick(fetch.table, Qt.Key.Key_Down)
+    assert fetch.table.currentIndex().row() == 1
+    assert window.vm.selected == fetch.model.row_id(1)

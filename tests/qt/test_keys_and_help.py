@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QApplication, QScrollArea, QSlider
 
 import inspector
 from inspector.qt.help_menu import TOUR, shortcut_rows
-from tests.qt.qtkit import assert_matches_engine
+from tests.qt.qtkit import assert_shows, engine_json
 
 
 def _key(widget, key: Qt.Key, mods=Qt.KeyboardModifier.NoModifier) -> None:
@@ -20,26 +20,30 @@ def _key(widget, key: Qt.Key, mods=Qt.KeyboardModifier.NoModifier) -> None:
 
 
 @pytest.mark.parametrize(("key", "presses", "want"), [
-    ("overfetch", [Qt.Key.Key_Right, Qt.Key.Key_Right], 2.0),
-    ("overfetch", [Qt.Key.Key_PageUp], 3.0),
-    ("overfetch", [Qt.Key.Key_End], 20.0),
-    ("blend", [Qt.Key.Key_Right, Qt.Key.Key_PageUp], 0.3),
-    ("blend", [Qt.Key.Key_End, Qt.Key.Key_Left], 0.95),
+    ("fetch.overfetch", [Qt.Key.Key_Right, Qt.Key.Key_Right], 1.2),  # its declared step 0.1
+    ("fetch.overfetch", [Qt.Key.Key_PageUp], 2.0),
+    ("fetch.overfetch", [Qt.Key.Key_End], 10.0),
+    ("blend.weight", [Qt.Key.Key_Right, Qt.Key.Key_PageUp], 0.55),  # step 0.05
+    ("blend.weight", [Qt.Key.Key_End, Qt.Key.Key_Left], 0.95),
 ])
 def test_a_focused_slider_takes_arrow_page_home_end_keys(window, key, presses, want) -> None:
+    vm = window.vm
     inner = window.sliders.sliders[key].findChild(QSlider)
     for k in presses:
         _key(inner, k)
     window.sliders.flush()
-    assert getattr(window.vm.params, key) == pytest.approx(want)
-    assert_matches_engine(window)
+    vm.jobs.wait_idle(60)
+    assert vm.question.set[key] == pytest.approx(want)
+    assert_shows(window, engine_json(window))
     _key(inner, Qt.Key.Key_Home)
     window.sliders.flush()
-    assert getattr(window.vm.params, key) == window.sliders.sliders[key].minimum()
+    vm.jobs.wait_idle(60)
+    low = window.sliders.sliders[key].minimum()
+    assert vm.current(key) == pytest.approx(low)
 
 
 def test_a_mouse_drag_lands_on_round_values(window, qtbot) -> None:
-    slider = window.sliders.sliders["blend"]
+    slider = window.sliders.sliders["blend.weight"]
     inner = slider.findChild(QSlider)
     y = inner.height() / 2
     end = inner.width() * 0.513
@@ -50,7 +54,8 @@ def test_a_mouse_drag_lands_on_round_values(window, qtbot) -> None:
                                                   Qt.MouseButton.LeftButton,
                                                   Qt.KeyboardModifier.NoModifier))
     window.sliders.flush()
-    w = window.vm.params.blend
+    window.vm.jobs.wait_idle(60)
+    w = window.vm.question.set["blend.weight"]
     assert 0.3 < w < 0.7
     assert round(w / 0.05, 6) == round(w / 0.05), f"drag landed on {w}"
 
@@ -68,35 +73,34 @@ def test_ctrl_e_from_a_focused_field_exports_instead_of_typing(window, qtbot, mo
     qtbot.keyClick(entry, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier)
     assert asked == ["export"]
     assert entry.text() == "/tmp/trace.json"
-    assert "/tmp/trace.json" not in window.vm.expected
+    assert "/tmp/trace.json" not in window.vm.question.expect
 
 
 def test_the_tour_applies_each_step_in_the_window(window, ready) -> None:
-    tour = window.tour
+    tour, vm = window.tour, window.vm
     tour.start()
-    ready(window.vm)
-    assert window.vm.params.scope == "vault-agent" and window.vm.trace.counters["returned"] == 0
+    vm.jobs.wait_idle(60)
+    assert vm.question.scopes == ["vault-agent"] and not vm.trace.final.rows
     for _ in range(2):
         tour.go(tour.step + 1)
-        ready(window.vm)
-    assert window.vm.params.overfetch == 2.5
-    assert window.vm.trace.counters["returned"] > 0  # the story's fix, from the engine
-    assert_matches_engine(window)
+        vm.jobs.wait_idle(60)
+    assert vm.question.set == {"fetch.overfetch": 2.5}
+    assert vm.trace.final.rows  # the story's fix, from the engine
+    assert_shows(window, engine_json(window))
     while tour.step < len(TOUR) - 1:
         tour.go(tour.step + 1)
-        ready(window.vm)
-    final = window.vm.trace.stage("final").rows
-    assert str(window.vm.trace.pool.ids[int(final[0])]) in window.vm.expected
+        vm.jobs.wait_idle(60)
+    assert vm.trace.final.ids[0] in vm.question.expect
     tour.go(1)  # back: the first story again, as its second step shows it
-    ready(window.vm)
-    assert window.vm.params.scope == "vault-agent" and window.vm.params.overfetch == 1.0
+    vm.jobs.wait_idle(60)
+    assert vm.question.scopes == ["vault-agent"] and vm.question.set == {}
     for step in TOUR:  # one short sentence each
         assert len(re.findall(r"[.!?](\s|$)", step.sentence)) == 1
 
 
 def test_shortcuts_list_every_bound_action(window) -> None:
     rows = dict(shortcut_rows(window))
-    assert rows["Export trace as JSON…"] == "Ctrl+E"
+    assert rows["Export answer as JSON…"] == "Ctrl+E"
     assert "Ctrl+T" in rows.values() and "Ctrl+R, F5" in rows.values()
     window.action("shortcuts").trigger()
     table = window.shortcuts_dialog.table
@@ -106,23 +110,25 @@ def test_shortcuts_list_every_bound_action(window) -> None:
 def test_about_shows_the_version(window) -> None:
     window.action("about").trigger()
     assert inspector.__version__ in window.about_box.text()
+    window.about_box.close()  # a box left open keeps the window's shortcuts from firing
 
 
 def test_status_counts_read_as_english(window, ready) -> None:
     window.vm.load_suggested(1)
-    ready(window.vm)
-    window.vm.set_param("limit", 1)
-    ready(window.vm)
+    window.vm.jobs.wait_idle(60)
+    window.vm.put(limit=1)
+    window.vm.jobs.wait_idle(60)
     assert window.status_label.text().startswith("1 result ·")
 
 
 def test_modified_mark_drops_a_slider_back_at_the_preset_value(window) -> None:
     from tests.qt.qtkit import move
 
-    move(window, "overfetch", 3.0)
-    assert "overfetch" in window.query_bar.modified.text()
-    move(window, "overfetch", 1.0)  # docs-before-fix's own over-fetch
-    assert "overfetch" not in window.query_bar.modified.text()
+    move(window, "fetch.overfetch", 3.0)
+    assert "fetch.overfetch" in window.query_bar.modified.text()
+    move(window, "fetch.overfetch", 1.0)  # docs-before-fix's own over-fetch
+    assert "fetch.overfetch" not in window.query_bar.modified.text()
+    assert "fetch.overfetch" not in window.vm.question.set
 
 
 def test_gui_errors_name_controls_not_command_line_flags(window) -> None:
@@ -132,34 +138,21 @@ def test_gui_errors_name_controls_not_command_line_flags(window) -> None:
     assert "--" not in shown and "next to Run" in shown
 
 
-def test_counters_and_leg_depths_explain_themselves(window) -> None:
+def test_counters_explain_themselves_with_the_engines_facts(window) -> None:
     tip = window.funnel.toolTip()
-    for counter in window.vm.trace.counters:
-        assert f"{counter}:" in tip, counter
-    d = window.vm.trace.depths  # the scoped miss is hybrid: both legs are named
-    note_tip = window.stages.view("raw").note.toolTip()
-    assert f"vector leg fetches {d.vec_k} rows" in note_tip
-    assert f"full-text leg {d.fts_k}" in note_tip and f"cut to {d.pool}" in note_tip
-
-
-def test_column_widths_are_remembered(window, qtbot, ready) -> None:
-    from inspector.qt.window import MainWindow
-
-    view = window.stages.view("final")
-    col = view.model.columns.index("score")
-    view.table.setColumnWidth(col, 97)
-    window.close()  # saves
-    again = MainWindow()
-    qtbot.addWidget(again)
-    again.show()
-    again.vm.open_store(None)
-    ready(again.vm)
-    assert again.stages.view("final").table.columnWidth(col) == 97
+    for counter in ("rawCandidates", "scopedCandidates", "filteredByScope"):
+        assert counter in tip, counter
+    t = window.vm.trace  # the scoped miss: the scope stage's facts, as the engine counted
+    rows = {name: (n, removed, facts) for name, n, removed, facts in window.funnel.rows}
+    f = t.stage("scope").facts
+    assert rows["scope"] == (0, 10, f"rawCandidates {f['rawCandidates']} · scopedCandidates "
+                                    f"{f['scopedCandidates']} · filteredByScope "
+                                    f"{f['filteredByScope']}")
 
 
 def test_many_expected_rows_scroll(window, qtbot) -> None:
     window.vm.set_expected([f"no-such-row-{n}" for n in range(40)])
-    qtbot.wait(50)
+    window.vm.jobs.wait_idle(120)
     scroll = window.expected.findChild(QScrollArea, "expectScroll")
     assert scroll.verticalScrollBar().maximum() > 0
     assert scroll.height() < window.expected.body.height()

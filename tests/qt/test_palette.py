@@ -11,8 +11,6 @@ from PySide6.QtGui import QAction
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
-from inspector.core.engine.trace import STAGES
-
 CTRL, SHIFT = Qt.KeyboardModifier.ControlModifier, Qt.KeyboardModifier.ShiftModifier
 
 
@@ -33,7 +31,7 @@ def test_a_shortcut_opens_the_palette_on_every_action_with_its_keys(window, qtbo
     palette = _open(window, qtbot, keys)
     rows = {palette.list.topLevelItem(i).text(0): palette.list.topLevelItem(i).text(1)
             for i in range(palette.list.topLevelItemCount())}
-    assert rows["File › Export trace as JSON…"] == "Ctrl+E"
+    assert rows["File › Export answer as JSON…"] == "Ctrl+E"
     assert rows["Query › Run again"] == "Ctrl+R, F5"
     assert rows["Tuning › Tuning panel"] == "Ctrl+T"
     assert rows["View › Go to stage › Stage 2"] == "Alt+2"
@@ -52,8 +50,8 @@ def test_typing_filters_and_enter_runs_the_first_match(window, qtbot) -> None:
     QTest.keyClicks(palette.field, "stage 3")
     assert palette.shown() == ["View › Go to stage › Stage 3"]
     QTest.keyClick(palette.field, Qt.Key.Key_Return)
-    blended = window.stages.view(STAGES[2]).table
-    qtbot.waitUntil(lambda: QApplication.focusWidget() is blended, timeout=10_000)
+    third = window.stages.visible_sections()[2].table
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is third, timeout=10_000)
     assert not palette.isVisible()
 
 
@@ -66,7 +64,7 @@ def test_arrows_choose_among_the_matches(window, qtbot) -> None:
     QTest.keyClick(palette.field, Qt.Key.Key_Down)
     QTest.keyClick(palette.field, Qt.Key.Key_Up)
     QTest.keyClick(palette.field, Qt.Key.Key_Enter)
-    third = window.stages.view(STAGES[2]).table
+    third = window.stages.visible_sections()[2].table
     qtbot.waitUntil(lambda: QApplication.focusWidget() is third, timeout=10_000)
 
 

@@ -55,18 +55,19 @@ def test_the_event_loop_never_stalls_while_a_slow_query_runs(window, qtbot, monk
     """While the query job runs, the user's slider move is handled and a timer queued on the
     GUI thread fires: the job waits until it has (see _Held)."""
     held = _Held()
-    monkeypatch.setattr(viewmodel, "query_job", held.job(viewmodel.query_job))
-    window.vm.set_query("how do I rotate the signing keys for service tokens")
-    window.vm.run()
+    monkeypatch.setattr(viewmodel, "open_live", held.job(viewmodel.open_live))
+    window.vm.set_query("how do I rotate the signing keys for service tokens now")
     assert window.vm.busy
     qtbot.waitUntil(held.waiting.is_set, timeout=20_000)  # the job is running, held
-    window.sliders.sliders["blend"].setValue(0.4)  # the user keeps working meanwhile
+    window.sliders.sliders["blend.weight"].setValue(0.4)  # the user keeps working meanwhile
+    window.sliders.flush()
     QTimer.singleShot(0, held.turn)
     qtbot.waitUntil(lambda: bool(held.turned), timeout=20_000)
     assert held.turned == [True], "the GUI thread's loop did not turn while the query ran"
     assert held.thread != threading.main_thread().ident, "the query ran on the GUI thread"
     qtbot.waitUntil(lambda: not window.vm.busy, timeout=20_000)
-    assert window.vm.params.blend == 0.4
+    assert window.vm.question.set["blend.weight"] == 0.4
+    assert window.vm.trace.stage("blend").params["weight"] == 0.4
 
 
 def test_the_measure_catches_work_on_the_gui_thread(qtbot):
@@ -91,12 +92,12 @@ _CLOSE_MID_QUERY = textwrap.dedent("""
     app = QApplication(sys.argv[:1]); configure_app(app)
     win = MainWindow(restore=False); win.show()
     win.vm.open_store(None); wait_idle(win.vm)
-    real = viewmodel.query_job
+    real = viewmodel.open_live
     def slow(*a, **k):
         time.sleep(1.0)
         return real(*a, **k)
-    viewmodel.query_job = slow
-    win.vm.run()
+    viewmodel.open_live = slow
+    win.vm.run_again()
     assert win.vm.busy
     QTimer.singleShot(100, win.close)
     QTimer.singleShot(150, app.quit)
@@ -135,18 +136,19 @@ def test_a_scripted_window_session_leaves_the_store_byte_identical(qtbot, tmp_pa
     vm.set_query("how do I rotate the signing keys for service tokens")
     for preset in ("docs-before-fix", "docs-pushdown", "importance-blend"):
         vm.set_preset(preset)
-        vm.run()
+        vm.run_again()
         ready(vm)
-        for key, value in (("overfetch", 4.0), ("blend", 0.5), ("min_score", 0.1)):
+        for key, value in (("fetch.overfetch", 4.0), ("blend.weight", 0.5),
+                           ("min_score.min", 0.1)):
             win.sliders.sliders[key].setValue(value)
             win.sliders.flush()
-    vm.set_param("mode", "fts")
-    vm.run()
+    vm.set_param("fetch.mode", "fts")
     ready(vm)
-    first = vm.trace.ids("raw")[0]
+    vm.jobs.wait_idle(60)
+    first = vm.trace.stage("fetch").ids[0]
     vm.toggle_expected(first)
     vm.use_as_query(first)
-    ready(vm)
+    vm.jobs.wait_idle(60)
     win.export_json(str(tmp_path / "trace.json"))
     win.export_png(str(tmp_path / "view.png"))
     assert (tmp_path / "trace.json").stat().st_size > 0

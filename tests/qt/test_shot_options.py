@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from inspector.cli.main import main
-from inspector.core.engine.expect import attach
 from inspector.core.jsonio import dumps
 from inspector.qt.window import MainWindow
 from tests.core.engine.flow.fixtures import fixture_copy
@@ -37,23 +36,17 @@ BAR: dict[str, Any] = {}  # what the pipeline view's query bar said as the windo
 
 def shown(monkeypatch: pytest.MonkeyPatch, argv: list[str], out: Path) -> Any:
     """`inspector shot ARGV --out OUT` (exit 0): what the window held as it was saved, as
-    (the pipeline of stages' trace or None, the fixed pipeline's trace with its expected rows,
-    the fixed pipeline's query, the question the pipeline view asked or None)."""
+    (the run on screen, its answer, the question the window asked)."""
     seen: list[Any] = []
     real = MainWindow.export_png
     BAR.clear()
 
     def spy(self: MainWindow, path: str) -> None:
-        fs = self.flow.session
-        asked = None
-        if self.flow.active:
-            asked = {**fs.question().model_dump(mode="json", by_alias=True), "set": fs.sets,
-                     "expect": fs.expected}
-        trace, vm = self.vm.trace, self.vm
-        if vm.expectations and trace is not None:  # as File › Export trace writes it
-            trace = attach(trace, vm.expectations[vm.focus_lane])
-        seen.append((fs.trace if self.flow.active else None, trace, vm.query, asked))
-        BAR["vector"] = (self.flow.bar.vector.text(), self.flow.bar.vector.placeholderText())
+        vm = self.vm
+        seen.append((vm.trace, vm.answer, vm.question.plain().model_dump(mode="json",
+                                                                          by_alias=True)))
+        bar = self.question_bar
+        BAR["vector"] = (bar.vector.text(), bar.vector.placeholderText())
         real(self, path)
 
     monkeypatch.setattr(MainWindow, "export_png", spy)
@@ -105,12 +98,13 @@ def test_shot_runs_a_fixed_pipeline_file_as_query_runs_it(demo_path: str, tmp_pa
                     .replace('name = "docs-before-fix"', 'name = "docs-mine"', 1))
     ask = [demo_path, "--pipeline", str(mine), "--set", "fetch.overfetch=2.5", "--scope",
            "vault-agent", "--text", "how do I rotate the signing keys for service tokens"]
-    _, trace, *_ = shown(monkeypatch, ask, tmp_path / "fixed.png")
+    trace, *_ = shown(monkeypatch, ask, tmp_path / "fixed.png")
     doc = query_json(capsys, ask)
-    assert trace.params.overfetch == doc["params"]["overfetch"] == 2.5
+    assert trace.stage("fetch").params["overfetch"] == \
+        doc["params"]["stages"]["fetch"]["overfetch"] == 2.5
     for st, want in zip(trace.stages, doc["stages"], strict=True):
-        assert [str(i) for i in trace.ids(st.name)] == [c["id"] for c in want["candidates"]]
-    assert trace.ids("final")
+        assert st.ids == [c["id"] for c in want["candidates"]]
+    assert trace.final.ids
 
 
 def test_shot_of_a_hybrid_with_a_given_vector_is_what_query_returns(
@@ -118,19 +112,21 @@ def test_shot_of_a_hybrid_with_a_given_vector_is_what_query_returns(
     """The fixed pipeline's `shot --vector V --text T` (hybrid: the text drives full-text, the
     vector drives the vector leg) was refused ("not both"); every stage, its ids in order and
     scores are query's, and the vector leg is the given vector's, not the text's embedding."""
+    from inspector.core.engine.flow.answer import to_json
     from inspector.core.stores.opening import open_store
 
-    text = [demo_path, "--mode", "hybrid", "--text", "rotate the signing keys", "--limit",
-            "6", "--blend", "0.3"]
+    text = [demo_path, "--preset", "docs-before-fix", "--mode", "hybrid", "--text",
+            "rotate the signing keys", "--limit", "6", "--blend", "0.3"]
     text_only = query_json(capsys, text)
-    far = text_only["stages"][0]["candidates"][-1]["id"]  # the vector: another row's
+    fetched = next(st for st in text_only["stages"] if st["role"] == "fetch")
+    far = fetched["candidates"][-1]["id"]  # the vector: another row's
     vec = open_store(demo_path, None).vector_of(far)
     ask = [*text, "--vector", json.dumps(vec.tolist())]
-    _, trace, query, _ = shown(monkeypatch, ask, tmp_path / "hybrid.png")
-    assert (query.source, query.text) == ("vector", "rotate the signing keys")
+    trace, _, _ = shown(monkeypatch, ask, tmp_path / "hybrid.png")
+    assert (trace.query_source, trace.text) == ("vector", "rotate the signing keys")
     doc = query_json(capsys, ask)
     assert doc["stages"][-1]["candidates"] != text_only["stages"][-1]["candidates"]
-    got = json.loads(dumps(trace.to_json()))
+    got = json.loads(dumps(to_json(trace)))
     assert [s["name"] for s in got["stages"]] == [s["name"] for s in doc["stages"]]
     for mine, want in zip(got["stages"], doc["stages"], strict=True):
         assert [c["id"] for c in mine["candidates"]] == [c["id"] for c in want["candidates"]]
@@ -142,46 +138,39 @@ def test_the_window_opens_a_pipeline_file_and_says_what_is_wrong_with_a_bad_one(
         fx: Path, tmp_path: Path, qtbot, isolated) -> None:
     """File › Open pipeline file… (and the command palette, which lists every action): the
     file's stages run on the open store; a bad file is one sentence in the error bar and the
-    view stays as it was; the preset list names the file, and picking a shipped preset
+    question stays as it was; the preset list names the file, and picking a shipped preset
     leaves it."""
     win = MainWindow(restore=False, persist=False)
     qtbot.addWidget(win)
     win.show()
-    win.vm.open_store(str(fx / "store"), None, then="none")
+    win.vm.open_store(str(fx / "store"), None)
     win.vm.jobs.wait_idle(30)
     assert win.action("pipeline_file").text().replace("&", "") == "Open pipeline file…"
     bad = tmp_path / "bad.toml"
     bad.write_text("this is [not toml")
+    before = win.vm.question.plain()
     assert not win.open_pipeline_file(str(bad))
     assert win.error_bar.isVisible() and "bad.toml" in win.error_bar.label.text()
-    assert not win.flow.active
+    assert win.vm.question.plain() == before
     mine = tmp_path / "mine.toml"
     mine.write_text(MINE)
-    win.query_bar.text.setText("postgres")
-    win.flow.session.vector = json.loads((fx / "q_pg.json").read_text())  # no embedder here
+    win.vm.put(text="postgres", vector=json.loads((fx / "q_pg.json").read_text()))
     assert win.open_pipeline_file(str(mine))
     win.vm.jobs.wait_idle(30)
-    s = win.flow.session
-    assert win.flow.active and s.error is None and s.trace is not None
-    assert [st.name for st in s.trace.stages] == ["vector_leg", "floor", "final"]
+    vm = win.vm
+    assert vm.error is None and vm.trace is not None
+    assert [st.name for st in vm.trace.stages] == ["vector_leg", "floor", "final"]
     assert win.query_bar.preset.currentText() == "mine (file)"
     win.query_bar.preset_picked.emit("docs-before-fix")
     win.vm.jobs.wait_idle(30)
-    assert not win.flow.active and s.pipeline_file is None
-    fixed = tmp_path / "fixed.toml"
-    from inspector.core.engine.flow.shipped import shipped_dir
-
-    fixed.write_text(shipped_dir().joinpath("docs-pushdown.toml").read_text())
-    assert not win.open_pipeline_file(str(fixed))
-    assert "fixed-pipeline file" in win.error_bar.label.text()
+    assert vm.question.pipeline_file is None and vm.question.preset == "docs-before-fix"
 
 
 # ---- every option `inspector query` takes, and what shot does with it ----
 # options of query's output that a picture has nothing of: refused in one line, exit 2
 NOT_IN_A_PICTURE = {"json": ["--json"], "rows": ["--rows", "5"], "export": ["--export", "X"],
                     "format": ["--format", "csv"], "force": ["--force"],
-                    "index_facet": ["--index-facet", "off"],
-                    "scope_probe": ["--scope-probe", "on"]}
+                    "index_facet": ["--index-facet", "off"], "fixes": ["--fixes", "off"]}
 # how the store is opened: the window opens it with the OpenOptions query opens it with
 OPENING = ("table", "storage_option", "as_of", "docs_model", "column")
 _TEXT = "how do I rotate the signing keys for service tokens"
@@ -210,7 +199,7 @@ FLOW = {
     "mlp": ["--preset", "memory-lancedb-pro", "--text", "postgres", "--vector", "@PG",
             "--scope", "global", "--scope", "agent:main", "--now", "1767225600000",
             "--limit", "5", "--set", "hard_min_score.min=0.3", "--system-config", "@CFG",
-            "--expect", "a1"],
+            "--expect", "a1", "--widen", "vector_leg=30"],
     "mlp-example": ["--preset", "memory-lancedb-pro", "--text", "postgres", "--vector-of",
                     "a1", "--scope-list", '["global"]', "--now", "1767225600000",
                     "--limit", "4"],
@@ -279,7 +268,8 @@ def test_every_query_option_is_honoured_by_shot_or_refused_in_one_line(
     cfg_file.write_text("{}")
     map_file.write_text(json.dumps({"vault-agent": ["vault"]}))
     mine.write_text(MINE)
-    first = query_json(capsys, [demo_path, "--text", _TEXT])["stages"][0]["candidates"]
+    first = next(st for st in query_json(capsys, [demo_path, "--text", _TEXT])["stages"]
+                 if st["role"] == "fetch")["candidates"]
     vec = tmp_path / "vec.json"
     vec.write_text(json.dumps(open_store(demo_path, None).vector_of(first[-1]["id"]).tolist()))
     fill = {"@VEC": f"@{vec}", "@ID": first[2]["id"], "@MAP": str(map_file),
@@ -290,20 +280,20 @@ def test_every_query_option_is_honoured_by_shot_or_refused_in_one_line(
         ask = [demo_path if name in FIXED else str(fx / "store"),
                *[fill.get(x, x) for x in argv], *(opening if name in FIXED else opening[:2])]
         opened.clear()
-        flow_trace, trace, _, asked = shown(monkeypatch, ask, tmp_path / f"{name}.png")
+        trace, _, asked = shown(monkeypatch, ask, tmp_path / f"{name}.png")
         doc = query_json(capsys, ask)
         a = parser().parse_args(["query", *ask])
         assert opened[-1] == (a.table, open_options(a)), name
-        if name in FIXED:
-            got = json.loads(dumps(trace.to_json()))
-            for key in ("store", "roles", "query", "params", "expect"):
-                assert got[key] == doc[key], (name, key)
-        else:
-            got = to_json(flow_trace)
-            assert got["pipeline"] == doc["pipeline"], name
-            for key, value in doc["question"].items():
-                if key not in ("store", "table", "columns"):  # the opening's, above
-                    assert asked[key] == value, (name, key)
+        got = json.loads(dumps(to_json(trace)))
+        for key in ("pipeline", "query", "params"):
+            if "--now" not in ask:  # the clock is each run's own
+                for d in (got, doc):
+                    d["params"].pop("now", None)
+                    d["params"].pop("now_iso", None)
+            assert got[key] == doc[key], (name, key)
+        for key, value in doc["question"].items():
+            if key not in ("store", "table", "columns", "now"):  # the opening's, above
+                assert asked[key] == value, (name, key)
         for mine_st, want in zip(got["stages"], doc["stages"], strict=True):
             assert [c["id"] for c in mine_st["candidates"]] == \
                 [c["id"] for c in want["candidates"]], (name, want["name"])
@@ -315,21 +305,18 @@ def test_the_window_launched_on_a_pipeline_file_shows_it(fx: Path, tmp_path: Pat
                                                          capsys) -> None:
     """`inspector STORE --pipeline FILE`: the window opens the store, then the file in its
     pipeline view; a bad or fixed-pipeline file is one line before any window opens."""
-    from inspector.core.engine.flow.shipped import shipped_dir
     from inspector.qt import app as qt_app
 
     mine = tmp_path / "mine.toml"
     mine.write_text(MINE)
     win = qt_app.start_window(str(fx / "store"), None, None, str(mine))
     qtbot.addWidget(win)
-    qtbot.waitUntil(lambda: win.flow.active, timeout=30_000)
-    assert win.flow.session.pipeline_file == str(mine)
+    qtbot.waitUntil(lambda: win.vm.question.pipeline_file == str(mine), timeout=30_000)
     assert win.query_bar.preset.currentText() == "mine (file)"
     win.vm.jobs.cancel_all()
-    bad, fixed = tmp_path / "bad.toml", tmp_path / "fixed.toml"
+    bad = tmp_path / "bad.toml"
     bad.write_text("this is [not toml")
-    fixed.write_text(shipped_dir().joinpath("docs-pushdown.toml").read_text())
-    for path, said in ((bad, "bad.toml"), (fixed, "fixed-pipeline file")):
+    for path, said in ((bad, "bad.toml"),):
         capsys.readouterr()
         assert main([str(fx / "store"), "--pipeline", str(path)]) == 2
         err = capsys.readouterr().err

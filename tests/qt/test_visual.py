@@ -21,9 +21,14 @@ from tests.qt.qtkit import move
 
 
 def _scores_on_screen(win) -> tuple[float, float]:
-    trace = win.vm.trace
-    raw = trace.stage("raw").rows
-    return float(trace.base[raw].min()), float(trace.base[raw].max())
+    """The plotted stage's scores after it (the scatter's y axis), as the engine gave them."""
+    from inspector.qt.pipeline.plots import plotted_stage, stage_points
+
+    t = win.vm.trace
+    points = stage_points(t, plotted_stage(t, win.vm.driven, win.vm.question.expect))
+    ys = [y for _, y, _ in ((x, y, i) for xs, yv, ids in points.values()
+                            for x, y, i in zip(xs, yv, ids, strict=True))]
+    return float(min(ys)), float(max(ys))
 
 
 @pytest.mark.parametrize("theme", ["dark", "light", "system"])
@@ -46,8 +51,10 @@ def test_axis_scale_survives_a_restart_with_a_saved_theme(window, qtbot, ready) 
     qtbot.addWidget(again)
     again.show()
     again.vm.open_store(None)
-    ready(again.vm)
-    move(again, "blend", 0.5)
+    again.vm.jobs.wait_idle(60)
+    again.vm.load_suggested(1)
+    again.vm.jobs.wait_idle(60)
+    move(again, "blend.weight", 0.5)
     lo, hi = _scores_on_screen(again)
     axis = again.scatter.getPlotItem().getAxis("left")
     # the view box takes its new range on the next turns of the event loop (under load, a
@@ -67,26 +74,14 @@ def test_gallery_states_pass_the_visual_checks(qtbot, tmp_path: Path, size) -> N
     assert found == []
 
 
-def test_checks_catch_an_elided_scope_verdict(window) -> None:
-    view = window.stages.view("raw")
-    col = view.model.columns.index("scope")
-    view.table.setColumnWidth(col, 40)
-    assert any("scope verdict" in p for p in problems(window))
-
-
-def test_checks_catch_a_stage_title_cut_before_its_count(window) -> None:
-    view = window.stages.view("scoped")
-    view.title.setText("▸ " + "Scoped candidates " * 30 + "(15)")
-    assert any("stage scoped: the title" in p for p in problems(window))
-
-
-def test_a_narrow_stage_keeps_its_row_count_in_the_title(window) -> None:
-    view = window.stages.view("scoped")
-    n = len(window.vm.trace.stage("scoped").rows)
-    view.resize(170, view.height())  # narrower than "▸ Scoped candidates  (15)"
-    assert view.title.text() == f"▸ Scoped ({n})" and view.title.toolTip().endswith(f"({n})")
-    view.resize(600, view.height())
-    assert view.title.text() == f"▸ Scoped candidates  ({n})"
+def test_checks_catch_a_stage_header_cut_before_its_count(window) -> None:
+    sec = window.stages.visible_sections()[2]
+    sec.toggle.setFixedWidth(40)
+    try:
+        assert any(f"stage {sec.number}: the header" in p for p in problems(window))
+    finally:
+        sec.toggle.setMinimumWidth(0)
+        sec.toggle.setMaximumWidth(16_777_215)
 
 
 def test_checks_catch_a_plot_squeezed_below_its_minimum(window) -> None:
@@ -138,10 +133,8 @@ def test_tuning_panel_by_ctrl_t_on_a_laptop_window_docks_and_keeps_its_size(wind
     assert window.tuning_dock.isVisible() and not window.tuning_dock.isFloating()
     qtbot.wait(50)
     assert window.size() == before
-    views = window.stages.lanes[0].views.values()
-    # the open stages (those the lane has room to read: stage_row_problems) keep their tables
-    assert all(v.table.isVisible() for v in views if not v.folded) and not all(
-        v.folded for v in views)
+    # the open stages keep their tables, readable
+    assert any(sec.is_open for sec in window.stages.visible_sections())
     assert stage_row_problems(window) == []
 
 
@@ -213,8 +206,9 @@ def test_a_tour_jump_shows_the_story_it_names_not_the_last_query(qtbot, ready) -
     win.tour.start(5)  # the importance story (never queried yet), then blend 0.5
     ready(win.vm)
     trace = win.vm.trace
-    raw = {str(trace.pool.ids[int(i)]) for i in trace.stage("raw").rows}
-    assert trace.params.blend == 0.5 and set(win.vm.expected) <= raw
+    fetched = set(trace.stage("fetch").ids)
+    assert trace.stage("blend").params["weight"] == 0.5
+    assert set(win.vm.question.expect) <= fetched
 
 
 def test_checks_catch_a_floating_dock_off_the_screen(window, qtbot) -> None:
@@ -253,11 +247,12 @@ def test_a_floating_dock_over_a_stage_table_is_found(window, qtbot) -> None:
 
     from inspector.qt.harness.visual_checks import covered_stage_problems
 
-    dock, table = window.tuning_dock, window.stages.view("raw").table
+    sec = next(s for s in window.stages.visible_sections() if s.is_open)
+    dock, table = window.tuning_dock, sec.table
     dock.setFloating(True)
     dock.show()
     dock.setGeometry(QRect(table.mapToGlobal(QPoint(20, 20)), QSize(400, 300)))
-    qtbot.waitUntil(lambda: any(p.startswith("tuningDock covers stage_raw")
+    qtbot.waitUntil(lambda: any(p.startswith(f"tuningDock covers {table.objectName()}")
                                 for p in covered_stage_problems(window)), timeout=10_000)
     dock.hide()
     assert covered_stage_problems(window) == []
@@ -277,30 +272,17 @@ def test_the_tuning_dock_docks_below_the_stages_it_drives_at_1366x768(window, qt
     qtbot.waitUntil(lambda: dock.isVisible() and not plots.isVisible(), timeout=10_000)
     assert not dock.isFloating()
     box = QRect(dock.mapToGlobal(QPoint(0, 0)), dock.size())
-    for view in (v for v in window.stages.lanes[0].views.values() if not v.folded):
-        t = view.table
-        assert t.isVisible() and t.height() >= 120, (view.stage, t.height())
-        assert not box.intersects(QRect(t.mapToGlobal(QPoint(0, 0)), t.size())), view.stage
+    for sec in (s for s in window.stages.visible_sections() if s.is_open):
+        t = sec.table
+        seen = t.visibleRegion().boundingRect()  # the stage list scrolls: its shown part
+        if seen.isEmpty():
+            continue
+        assert seen.height() >= 60, (sec.number, seen.height())
+        assert not box.intersects(QRect(t.mapToGlobal(seen.topLeft()), seen.size())), \
+            sec.number
     assert window.height() <= 703 + window.menuBar().height() + window.statusBar().height()
     dock.hide()
     qtbot.waitUntil(plots.isVisible, timeout=10_000)
-
-
-def test_a_narrow_lane_folds_stages_and_opens_the_one_asked(window, qtbot) -> None:
-    lane = window.stages.lanes[0]
-    window.resize(1024, 680)
-    window.splitters["main"].setSizes([700, 300])
-    qtbot.waitUntil(lambda: lane.views["scoped"].folded, timeout=10_000)
-    folded = [s for s, v in lane.views.items() if v.folded]
-    assert folded == [s for s in ("scoped", "blended", "final") if s in folded]  # in order
-    assert len(folded) < 4 and stage_row_problems(window) == []  # the open ones readable
-    lane.views["scoped"].unfold.click()
-    qtbot.waitUntil(lambda: not lane.views["scoped"].folded, timeout=10_000)
-    assert lane.views["scoped"].table.isVisible()
-    assert sum(v.folded for v in lane.views.values()) == len(folded)  # another folded for it
-    window.resize(1900, 1000)
-    window.splitters["main"].setSizes([1500, 400])
-    qtbot.waitUntil(lambda: not any(v.folded for v in lane.views.values()), timeout=10_000)
 
 
 def test_the_lost_to_the_index_state_shows_a_row_the_index_loses_and_exact_search_finds(
@@ -313,13 +295,14 @@ def test_the_lost_to_the_index_state_shows_a_row_the_index_loses_and_exact_searc
     qtbot.addWidget(win)
     gallery.enter_state(win, "lost-to-index", tmp_path)
     vm, t = win.vm, win.vm.trace
-    assert vm.store.table_name == "memories_indexed" and t.pool.index.type == "IVF_PQ"
-    f = t.index_facet
-    lost = vm.expected[0]
-    # the exact pipeline (same scope, blend and min score) returns it: an in-scope row
-    assert lost in f.lost and lost in f.exact_final and lost not in t.ids("final")
-    assert t.diagnosis.code == "index_recall" and "lost to the index" in \
-        win.index_bar.summary.text()
+    assert vm.store.table_name == "memories_indexed" and vm.store.vector_index.type == "IVF_PQ"
+    f = vm.answer.facet
+    lost = vm.question.expect[0]
+    # the exact run (same stages) returns it: a row the index lost
+    assert lost in f.exact_final and lost in f.lost_final and lost not in t.final.ids
+    assert vm.answer.diagnosis.code == "lost_to_index"
+    assert "IVF_PQ" in win.index_bar.summary.text() and lost in win.index_bar.compare.text()
+    assert [b.text() for b in win.index_bar.buttons]  # the index fixes, each one run
     assert problems(win) == []
 
 
@@ -330,23 +313,22 @@ def test_rows_are_read_by_their_text_in_a_1024x700_window(qtbot, tmp_path) -> No
     at least, the full text in each cell's tooltip."""
     from PySide6.QtCore import Qt
 
-    from inspector.qt.pipeline.stage_view import TEXT_CHARS
+    from inspector.qt.harness.visual_checks import TEXT_CHARS
 
     win = gallery.make_window((1024, 681), "light")
     qtbot.addWidget(win)
     for state in ("scoped-miss", "importance", "deep-pool"):
         gallery.enter_state(win, state, tmp_path)
         assert stage_row_problems(win) == [], state
-        lane = win.stages.lanes[0]
-        opened = [v for v in lane.views.values() if not v.folded]
+        opened = [s for s in win.stages.visible_sections() if s.is_open]
         assert opened, state
-        for v in opened:
-            col = v.model.columns.index("text")
-            fm = v.table.fontMetrics()
-            assert v.table.columnWidth(col) >= TEXT_CHARS * fm.averageCharWidth(), v.stage
-            tip = v.model.data(v.model.index(0, col), Qt.ItemDataRole.ToolTipRole)
-            text = v.model.data(v.model.index(0, col), Qt.ItemDataRole.DisplayRole)
-            assert str(text).lstrip("★ ") in str(tip), v.stage
+        for sec in opened:
+            fm = sec.table.fontMetrics()
+            assert sec.table.columnWidth(2) >= TEXT_CHARS * fm.averageCharWidth(), state
+            if sec.model.rowCount():
+                tip = sec.model.data(sec.model.index(0, 2), Qt.ItemDataRole.ToolTipRole)
+                text = sec.model.data(sec.model.index(0, 2), Qt.ItemDataRole.DisplayRole)
+                assert str(text) in str(tip), state
 
 
 def test_the_tour_covers_every_story_and_frames_the_widget_each_step_talks_about(

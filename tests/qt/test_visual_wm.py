@@ -20,8 +20,9 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 from inspector.qt.harness.cut_checks import cut_label_problems, cut_plot_text_problems
 from inspector.qt.harness.painted import cut_painted_problems, painted_texts
 
-STATES = ("scoped-miss,importance,deep-pool,tuning-dock,receipt,tour-scoped-miss,tour-tie,"
-          "lost-to-index")
+STATES = ("scoped-miss,importance,deep-pool,tuning-dock,tour-scoped-miss,tour-tie,tour-again,"
+          "lost-to-index,llamaindex-ivf")
+LANGCHAIN = Path(__file__).resolve().parents[1] / "frameworks" / "data" / "langchain"
 
 
 @pytest.fixture
@@ -56,7 +57,7 @@ def wm_screen(request: pytest.FixtureRequest) -> Iterator[tuple[str, int, int]]:
 
 
 def _gallery_passes(display: str, out: Path, size: str, states: str, *extra: str) -> None:
-    """The gallery run maximised on this display finds no problem."""
+    """The gallery run maximised on this display finds no problem (light and dark)."""
     env = {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb"}
     done = subprocess.run([sys.executable, "-m", "inspector.qt.harness.gallery", str(out),
                            "--sizes", size, "--maximized", "--states", states, *extra],
@@ -66,18 +67,21 @@ def _gallery_passes(display: str, out: Path, size: str, states: str, *extra: str
 
 
 @pytest.mark.skipif(shutil.which("xprop") is None, reason="xprop is not installed")
-@pytest.mark.parametrize("wm_screen", [(1366, 768)], indirect=True, ids=["1366x768"])
+@pytest.mark.parametrize("wm_screen", [(1366, 768), (1920, 1080)], indirect=True,
+                         ids=["1366x768", "1920x1080"])
 def test_a_pipeline_of_stages_passes_the_checks_maximised_under_openbox(
         wm_screen: tuple[str, int, int], tmp_path: Path) -> None:
     """memory-lancedb-pro's pipeline (13 stages on its hybrid route) on the store the plugin
-    wrote, at a laptop's 1366x768 with a title bar: every stage's header whole and in view,
-    the stage that matters open with its rows, nothing cut (visual_checks.flow_problems)."""
+    wrote, asked in one scope that starves it, and LangChain's post-filter starvation with
+    the banner's fix clicked, at a laptop's 1366x768 and 1920x1080 with a title bar: every
+    stage's header whole and in view, the stage that matters open with its rows, nothing cut
+    (visual_checks.flow_problems)."""
     from tests.core.engine.flow.fixtures import fixture_copy
 
     display, w, h = wm_screen
     fixture = fixture_copy("memory-lancedb-pro", tmp_path)
-    _gallery_passes(display, tmp_path / "shots", f"{w}x{h}", "pipeline",
-                    "--pipeline-fixture", str(fixture))
+    _gallery_passes(display, tmp_path / "shots", f"{w}x{h}", "pipeline,langchain",
+                    "--pipeline-fixture", str(fixture), "--langchain", str(LANGCHAIN))
 
 
 @pytest.mark.skipif(shutil.which("xprop") is None, reason="xprop is not installed")
@@ -91,6 +95,9 @@ def test_gallery_passes_the_checks_maximised_under_openbox(wm_screen: tuple[str,
     shot = QImage(str(out / f"scoped-miss-dark-{w}x{h}.png"))
     # the client area: the full width, the height less openbox's title bar and frame
     assert shot.width() == w and h - 60 < shot.height() < h, (shot.width(), shot.height())
+    # the tuning dock opened by the user's path (its menu item, Ctrl+T) docked, not floating:
+    # a floating dock is saved as a picture of its own
+    assert not list(out.glob("tuning-dock-*-tuningDock.png"))
 
 
 def test_a_wrapped_label_short_of_its_lines_is_found(qtbot) -> None:

@@ -19,17 +19,20 @@ from typing import Any
 SIZES = ((1366, 768), (1920, 1080))
 THEMES = ("light", "dark")
 STATES = ("empty-store", "scoped-miss", "importance", "deep-pool", "tuning-dock", "map",
-          "receipt", "error", "tour-scoped-miss", "tour-importance", "tour-tie",
-          "lost-to-index")
+          "error", "tour-scoped-miss", "tour-importance", "tour-tie", "tour-again",
+          "lost-to-index", "llamaindex-ivf")
 INDEX_STORY = "Lost to the index"  # the demo store's story on its IVF_PQ table
 INDEX_TRIES = 6
 # a middle step of each story (the index story is not certain: LanceDB trains the index)
 TOUR_STEPS = {"tour-scoped-miss": 2, "tour-importance": 5, "tour-tie": 8}
-# the pipeline state's fixture (--pipeline-fixture): memory-lancedb-pro's store and question
+# the pipeline state's fixture (--pipeline-fixture): memory-lancedb-pro's store and question,
+# asked in one scope only, which starves it (one row of three)
 PIPELINE: dict[str, Path] = {}
 PIPELINE_TEXT, PIPELINE_SCOPES, PIPELINE_NOW = ("postgres connection pool size",
-                                                "global, agent:main, reflection:agent:main",
-                                                "1796113042582")
+                                                "reflection:agent:main", "1796113042582")
+# the langchain state (--langchain DIR: store/ and cases.json as tests/frameworks records
+# them): LangChain's post-filter starves a user's query; its banner's first fix applied
+LANGCHAIN_CASE, LANGCHAIN_WHERE = "q0_k4_u1", "metadata.user_id = 'u1'"
 
 
 def empty_store(folder: Path) -> str:
@@ -66,6 +69,32 @@ def index_store(folder: Path, tries: int = INDEX_TRIES) -> str:
                      "the lost-to-index state has no story to show")
 
 
+def llamaindex_store(folder: Path, n: int = 3000, dim: int = 32) -> str:
+    """A LlamaIndex-shaped table (id, doc_id, vector, text, metadata struct) of clustered rows
+    with an IVF_PQ index of 16 partitions, as llama-index-vector-stores-lancedb writes one."""
+    import lancedb
+    import numpy as np
+    import pyarrow as pa
+    from lancedb.index import IvfPq
+
+    if folder.exists():
+        return str(folder)
+    rng = np.random.default_rng(7)
+    centres = rng.normal(size=(16, dim))
+    vecs = (centres[rng.integers(16, size=n)] + 0.6 * rng.normal(size=(n, dim))).astype(
+        np.float32)
+    table = pa.table({"id": [f"n{i:05d}" for i in range(n)],
+                      "doc_id": [f"d{i // 3}" for i in range(n)],
+                      "vector": pa.FixedSizeListArray.from_arrays(pa.array(vecs.ravel()), dim),
+                      "text": [f"node {i} of document d{i // 3}" for i in range(n)],
+                      "metadata": pa.array([{"user_id": f"u{i % 4}", "year": 2020 + i % 6}
+                                            for i in range(n)])})
+    tbl = lancedb.connect(str(folder)).create_table("vectors", table)
+    tbl.create_index("vector", config=IvfPq(distance_type="l2", num_partitions=16,
+                                            num_sub_vectors=4))
+    return str(folder)
+
+
 def _idle(win: Any) -> None:
     win.vm.jobs.wait_idle(60.0)
     from PySide6.QtWidgets import QApplication
@@ -92,25 +121,34 @@ def _state_scoped(win: Any, work: Path) -> None:
     _demo(win, 0)
 
 
+def _slide(win: Any, key: str, value: float) -> None:
+    """A slider moved as a user moves it."""
+    slider = win.sliders.sliders[key]
+    slider.setValue(value)
+    win.sliders.flush()
+    _idle(win)
+    win.flush_plots()
+
+
 def _state_importance(win: Any, work: Path) -> None:
     _demo(win, 1)
-    win.vm.set_param("blend", 0.5)
+    _slide(win, "blend.weight", 0.5)
 
 
 def _state_deep(win: Any, work: Path) -> None:
-    """A deep pool: ranks of two and three digits, ties among them, end notes further down."""
+    """A deep pool: ranks of two and three digits, ties among them, further down."""
     _demo(win, 1)
-    win.vm.set_param("blend", 0.5)
-    win.vm.set_param("overfetch", 20.0)
-    _idle(win)
-    for view in win.stages.lanes[0].views.values():  # down to the ties and the end notes
-        view.table.scrollToBottom()
+    _slide(win, "blend.weight", 0.5)
+    _slide(win, "fetch.overfetch", 10.0)
+    for sec in win.stages.visible_sections():  # down to the ties and the drops
+        sec.table.scrollToBottom()
 
 
 def _state_tuning(win: Any, work: Path) -> None:
+    """The tuning dock opened as a user opens it: Ctrl+T (the Tuning menu's first item)."""
     _demo(win, 0)
-    win.tuning_dock.show_tab("sweep")
-    win.tuning_dock.sweep.run()
+    toggle = win.menu("tuning").actions()[0]
+    toggle.trigger()
 
 
 def _state_map(win: Any, work: Path) -> None:
@@ -118,40 +156,79 @@ def _state_map(win: Any, work: Path) -> None:
     win.tuning_dock.show_tab("map")
 
 
-def _state_receipt(win: Any, work: Path) -> None:
-    _demo(win, 1)
-    path = str(work / "receipt.json")
-    win.tuning_receipts.export(path)
-    _idle(win)
-    win.tuning_receipts.open(path)
-
-
 def _state_error(win: Any, work: Path) -> None:
     _demo(win, 0)
     win.vm.open_store(str(work / "no-such-store"))
 
 
+def _pick(win: Any, preset: str) -> None:
+    qb = win.query_bar
+    n = qb.preset.findData(preset)
+    qb.preset.setCurrentIndex(n)
+    qb.preset.activated.emit(n)
+    _idle(win)
+
+
+def _type(win: Any, edit: Any, text: str) -> None:
+    edit.setText(text)
+    edit.editingFinished.emit()
+    _idle(win)
+
+
 def _state_pipeline(win: Any, work: Path) -> None:
-    """memory-lancedb-pro's 14 stages on a store the plugin wrote, asked as a user does (the
-    preset picked, then its vector, scopes and clock typed into the pipeline's bar)."""
+    """memory-lancedb-pro's 13 stages on a store the plugin wrote, asked as a user does (the
+    preset picked, its vector, scope and clock typed into the question's bar), in one scope
+    that starves it."""
     src = PIPELINE.get("fixture")
     if src is None:
         raise SystemExit("gallery: the pipeline state needs --pipeline-fixture DIR (a folder "
                          "with store/ and q_pg.json)")
     win.vm.open_store(str(src / "store"), "memories")
     _idle(win)
-    qb = win.query_bar
-    qb.text.setText(PIPELINE_TEXT)
-    n = qb.preset.findData("memory-lancedb-pro")
-    qb.preset.setCurrentIndex(n)
-    qb.preset.activated.emit(n)
-    _idle(win)
-    bar = win.flow.bar
+    _pick(win, "memory-lancedb-pro")
+    qb, bar = win.query_bar, win.question_bar
     for edit, text in ((bar.vector, str(src / "q_pg.json")), (bar.scopes, PIPELINE_SCOPES),
                        (bar.now, PIPELINE_NOW)):
-        edit.setText(text)
-        edit.editingFinished.emit()
+        _type(win, edit, text)
+    qb.text.setText(PIPELINE_TEXT)
+    qb.text_submitted.emit(PIPELINE_TEXT)
+    _idle(win)
+
+
+def _state_langchain(win: Any, work: Path) -> None:
+    """LangChain's post-filter (a user's filter after LanceDB's top k) starves the query; the
+    banner's first fix, applied with a click, returns the page."""
+    import json
+
+    src = PIPELINE.get("langchain")
+    if src is None:
+        raise SystemExit("gallery: the langchain state needs --langchain DIR (store/ and "
+                         "cases.json)")
+    doc = json.loads((src / "cases.json").read_text())
+    case = next(c for c in doc["cases"] if c["name"] == LANGCHAIN_CASE)
+    vec = work / "langchain-q.json"
+    vec.parent.mkdir(parents=True, exist_ok=True)
+    vec.write_text(json.dumps(doc["vectors"][case["query"]]))
+    win.vm.open_store(str(src / "store"), "vectorstore")
+    _idle(win)
+    _pick(win, "langchain-lancedb")
+    win.vm.put(set={"where": LANGCHAIN_WHERE}, limit=case["k"])
+    _type(win, win.question_bar.vector, str(vec))
+    win.query_bar.text.setText(case["query"])
+    win.query_bar.text_submitted.emit(case["query"])
+    _idle(win)
+    if win.banner.buttons:
+        win.banner.buttons[0].click()
         _idle(win)
+
+
+def _state_llamaindex(win: Any, work: Path) -> None:
+    """A LlamaIndex-shaped IVF_PQ table: the index bar beside LlamaIndex's own search."""
+    win.vm.open_store(llamaindex_store(work / "llamaindex-store"), "vectors")
+    _idle(win)
+    _pick(win, "llamaindex-lancedb")
+    win.vm.use_as_query("n00042")
+    _idle(win)
 
 
 def _state_lost(win: Any, work: Path) -> None:
@@ -170,11 +247,24 @@ def _state_tour(win: Any, step: int) -> None:
     win.tour.start(step)
 
 
+def _state_tour_again(win: Any, work: Path) -> None:
+    """Help › Tour started a second time, from its menu, after a whole first tour, then
+    Next: the second step of the first story."""
+    tour = win.tour
+    win.action("tour").trigger()
+    tour.go(len(tour.steps) - 1)
+    tour.hide()
+    win.action("tour").trigger()
+    tour.next.click()
+
+
 ENTER: dict[str, Callable[[Any, Path], None]] = {
     "empty-store": _state_empty, "scoped-miss": _state_scoped, "importance": _state_importance,
     "deep-pool": _state_deep,
-    "tuning-dock": _state_tuning, "map": _state_map, "receipt": _state_receipt,
-    "error": _state_error, "pipeline": _state_pipeline, "lost-to-index": _state_lost,
+    "tuning-dock": _state_tuning, "map": _state_map,
+    "error": _state_error, "pipeline": _state_pipeline, "langchain": _state_langchain,
+    "llamaindex-ivf": _state_llamaindex, "lost-to-index": _state_lost,
+    "tour-again": _state_tour_again,
     **{name: (lambda win, _work, n=n: _state_tour(win, n)) for name, n in TOUR_STEPS.items()},
 }
 
@@ -183,7 +273,7 @@ def reset(win: Any) -> None:
     """Between states: docks and the tour closed, no error."""
     win.tuning_dock.hide()
     win.tour.hide()
-    win.flow.leave()
+    win.vm.driven = None
     win.vm.clear_error()
 
 
@@ -261,6 +351,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pipeline-fixture", type=Path, default=None,
                     help="for the pipeline state: a copy of the memory-lancedb-pro fixture "
                          "(store/ and q_pg.json); it is opened read-only")
+    ap.add_argument("--langchain", type=Path, default=None,
+                    help="for the langchain state: a folder with store/ and cases.json (as "
+                         "tests/frameworks/data/langchain has them)")
     ap.add_argument("--maximized", action="store_true",
                     help="maximise the window under the running window manager (one size: "
                          "the screen's) instead of resizing it to each size")
@@ -276,6 +369,8 @@ def main(argv: list[str] | None = None) -> int:
                       tempfile.mkdtemp(prefix="inspector-gallery-settings-"))
     if args.pipeline_fixture is not None:
         PIPELINE["fixture"] = args.pipeline_fixture
+    if args.langchain is not None:
+        PIPELINE["langchain"] = args.langchain
     states = tuple(s for s in args.states.split(",") if s)
     unknown = [s for s in states if s not in ENTER]
     if unknown:

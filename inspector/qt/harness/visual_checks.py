@@ -22,7 +22,8 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.qt.harness.cut_checks import cut_problems, plot_texts
-from inspector.qt.pipeline.stage_view import TEXT_CHARS
+
+TEXT_CHARS = 24  # an open stage's text column shows at least this many characters of a row
 
 NUMBER = re.compile(r"^[−-]?\d+(\.\d+)?(e[−+-]?\d+)?$")
 
@@ -167,12 +168,10 @@ def covered_stage_problems(win: Any) -> list[str]:
 
 def flow_problems(win: Any, rows: int = 3) -> list[str]:
     """A pipeline of stages read at a glance: every stage's header (number, name, count)
-    whole and inside the list's view, one stage open at least, and each open stage showing
-    `rows` rows (or all it has) without scrolling the list."""
-    flow = getattr(win, "flow", None)
-    if flow is None or not flow.active:
-        return []
-    panel, out = flow.panel, []
+    whole and inside the list's view (while no dock takes the room: then the list scrolls),
+    one stage open at least, and each open stage showing `rows` rows (or all it has)
+    without scrolling the list."""
+    panel, out = win.stages, []
     sections = panel.visible_sections()
     view = panel.scroll.viewport()
     for sec in sections:
@@ -188,7 +187,8 @@ def flow_problems(win: Any, rows: int = 3) -> list[str]:
                            f"({room} px)")
     if sections and not any(sec.is_open for sec in sections):
         out.append("no stage of the pipeline is open")
-    if panel.scroll.verticalScrollBar().maximum() > 0 and sections:
+    docked = any(d.isVisible() and not d.isFloating() for d in getattr(win, "dock_areas", {}))
+    if panel.scroll.verticalScrollBar().maximum() > 0 and sections and not docked:
         last = sections[-1]
         if last.mapTo(view, last.rect().topLeft()).y() > view.height():
             out.append(f"the pipeline's {len(sections)} stages do not fit: stage "
@@ -245,47 +245,30 @@ def _cell_need(table: QTableView, text: str, dot: bool) -> int:
 
 def stage_row_problems(win: Any) -> list[str]:
     """Stage tables whose rows cannot be read: a header label cut to a stub, a rank ("12=")
-    wider than its column, an end note that does not span the table or is cut, a text column
-    that shows fewer than TEXT_CHARS characters or is narrower than another column."""
+    wider than its column, a text column that shows fewer than TEXT_CHARS characters or is
+    narrower than another column."""
+    from inspector.qt.pipeline.stage_model import COLUMNS
+
     out = []
-    for lane in win.stages.lanes:
-        for view in lane.views.values():
-            t, model = view.table, view.model
-            if not t.isVisible():
-                continue
-            name = t.objectName()
-            h = t.horizontalHeader()
-            margin = h.style().pixelMetric(QStyle.PixelMetric.PM_HeaderMargin, None, h)
-            for n in range(model.columnCount()):
-                label = str(model.headerData(n, Qt.Orientation.Horizontal) or "")
-                need = h.fontMetrics().horizontalAdvance(label) + 2 * margin
-                if need > h.sectionSize(n):
-                    out.append(f"{name}: header {label!r} needs {need} px, has "
-                               f"{h.sectionSize(n)}")
-            cols = list(model.columns)
-            if "#" in cols:
-                col = cols.index("#")
-                ranks = {str(model.data(model.index(r, col)) or "")
-                         for r in range(min(model.live_count(), 200))} | {"12="}
-                widest = max(ranks, key=t.fontMetrics().horizontalAdvance)
-                need = _cell_need(t, widest, dot=True)
-                if need > t.columnWidth(col):
-                    out.append(f"{name}: rank {widest!r} needs {need} px, the column has "
-                               f"{t.columnWidth(col)}")
-            n = model.live_count()
-            if n < model.rowCount():
-                note = model.past_note()
-                span = t.columnSpan(n, 0)
-                width = t.visualRect(model.index(n, 0)).width() if span > 1 else \
-                    t.columnWidth(cols.index("text") if "text" in cols else 0)
-                need = _cell_need(t, note, dot=False)
-                if span != model.columnCount():
-                    out.append(f"{name}: the end note {note!r} does not span the table "
-                               f"({need} px in a cell of {width})")
-                elif need > width:
-                    out.append(f"{name}: the end note {note!r} needs {need} px, has {width}")
-            if "text" in cols:
-                out += _text_column_problems(name, t, cols)
+    for sec in win.stages.visible_sections():
+        t, model = sec.table, sec.model
+        if not t.isVisible():
+            continue
+        name = t.objectName()
+        h = t.horizontalHeader()
+        margin = h.style().pixelMetric(QStyle.PixelMetric.PM_HeaderMargin, None, h)
+        for n in range(model.columnCount()):
+            label = str(model.headerData(n, Qt.Orientation.Horizontal) or "")
+            need = h.fontMetrics().horizontalAdvance(label) + 2 * margin
+            if need > h.sectionSize(n):
+                out.append(f"{name}: header {label!r} needs {need} px, has {h.sectionSize(n)}")
+        ranks = {model.cell(r, "#") for r in range(min(model.rowCount(), 200))} | {"12="}
+        widest = max(ranks, key=t.fontMetrics().horizontalAdvance)
+        need = _cell_need(t, widest, dot=False)
+        if need > t.columnWidth(0):
+            out.append(f"{name}: rank {widest!r} needs {need} px, the column has "
+                       f"{t.columnWidth(0)}")
+        out += _text_column_problems(name, t, list(COLUMNS))
     return out
 
 
@@ -307,28 +290,30 @@ def _text_column_problems(name: str, t: QTableView, cols: list[str]) -> list[str
 
 
 def clipped_title_problems(win: Any) -> list[str]:
-    """Stage titles whose text (the row count at its end) is wider than the label."""
+    """Stage headers whose text (the row counts at its end) is wider than the button."""
     out = []
-    for lane in win.stages.lanes:
-        for stage, view in lane.views.items():
-            t = view.title
-            if t.isVisible() and t.fontMetrics().horizontalAdvance(t.text()) > t.width():
-                out.append(f"stage {stage}: the title {t.text()!r} is cut at {t.width()} px")
+    for sec in win.stages.visible_sections():
+        t = sec.toggle
+        if t.isVisible() and t.width() < t.sizeHint().width():
+            out.append(f"stage {sec.number}: the header {t.text()!r} is cut at {t.width()} px")
     return out
 
 
 def plot_axis_problems(win: Any) -> list[str]:
-    """The score-vs-importance y axis against the scores it plots."""
+    """The plotted stage's score axes against the scores it plots."""
     out: list[str] = []
     scatter = win.scatter
     if not scatter.isVisible() or win.vm.trace is None:
         return out
     ys = [y for g in scatter.groups.values() for y in (g.getData()[1] if g.getData()[1]
                                                        is not None else [])]
-    data = (min(ys), max(ys)) if ys else None
+    xs = [x for g in scatter.groups.values() for x in (g.getData()[0] if g.getData()[0]
+                                                       is not None else [])]
     plot = scatter.getPlotItem()
-    out += axis_problems("score axis", plot.getAxis("left"), data)
-    out += axis_problems("importance axis", plot.getAxis("bottom"), None)
+    out += axis_problems("score axis", plot.getAxis("left"), (min(ys), max(ys)) if ys
+                         else None)
+    out += axis_problems("before axis", plot.getAxis("bottom"), (min(xs), max(xs)) if xs
+                         else None)
     return out
 
 

@@ -1,9 +1,11 @@
-"""The selected row in full: its text, every column, and its score as a waterfall from
-distance to the threshold and limit decisions. Reads Trace.candidate(i); computes nothing."""
+"""The selected row in full: what became of it, its score through every stage as a
+waterfall (the inputs that fed it, each stage's score, the drop or the final rank), its path,
+text and stored columns. Reads the trace (FlowTrace); computes nothing."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from html import escape
 from typing import Any
 
 from PySide6.QtCore import QRectF, Qt
@@ -18,17 +20,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.engine.trace import Trace
+from inspector.core.engine.flow.answer import iso
+from inspector.core.engine.flow.expect import where_dropped
+from inspector.core.engine.flow.rows import DROP_LABELS, Scored
+from inspector.core.engine.flow.runner import FlowTrace
 from inspector.qt.theme import LIGHT, Tokens
 
-FATE_WORDS = {
-    "returned": ("returned", "Returned at rank {final}."),
-    "below_min_score": ("cut", "Cut: blended score {score} is below the min score {min}."),
-    "past_limit": ("past", "Cut: blended rank {after} is past the limit of {limit}."),
-    "out_of_scope": ("out", "Removed by the scope filter: {rule}."),
-    "not_fetched": ("out", "Not among the raw candidates at this depth ({depth}); a larger "
-                      "over-fetch may bring it in."),
-}
+INPUT_WORDS = {"distance": "distance", "vector": "vector score", "bm25": "BM25",
+               "fused": "fused (RRF)", "importance": "importance", "multiplier": "× multiplier",
+               "vec_rank": "vector rank", "fts_rank": "full-text rank"}
 
 
 @dataclass(frozen=True)
@@ -40,41 +40,90 @@ class Step:
     kind: str = "bar"  # bar | down | total | threshold | verdict
 
 
-def waterfall_steps(c: dict[str, Any], trace: Trace, fate: str) -> list[Step]:
-    """The candidate's score, step by step, from the engine's own numbers and verdicts."""
-    p = trace.params
+def row_path(trace: FlowTrace, rid: str) -> list[tuple[str, str]]:
+    """(stage, what happened to the row there) for every stage that saw it."""
+    out: list[tuple[str, str]] = []
+    for st in trace.stages:
+        if st.role == "query":
+            continue
+        rank = next((i for i, s in enumerate(st.rows, start=1) if s.id == rid), None)
+        if rank is not None:
+            out.append((st.name, f"#{rank} · {st.rows[rank - 1].score:.4f}"))
+            continue
+        drop = next((d for d in st.dropped if d.id == rid), None)
+        if drop is not None:
+            out.append((st.name, "✗ " + DROP_LABELS.get(drop.code, drop.code)))
+            if st.role != "fetch":
+                break
+    return out
+
+
+def nobreak(text: str) -> str:
+    """Operators such as != and <= kept whole where a label wraps (Qt breaks after "!")."""
+    for op in ("!=", "<=", ">=", "=="):
+        text = text.replace(op, op[0] + "\u2060" + op[1])
+    return text
+
+
+def _num(v: float) -> str:
+    return f"{v:.4g}" if abs(v) >= 1e-3 or v == 0 else f"{v:.3e}"
+
+
+def waterfall_steps(trace: FlowTrace, rid: str) -> list[Step]:
+    """The row's score through every stage, from the engine's own numbers: what fed the first
+    score (its inputs), then each stage's score (a change drawn as a step down or up), then the
+    stage that dropped it or its final rank."""
     steps: list[Step] = []
-    if c["base_score"] is None:
-        return [Step("not scored", "outside the raw candidates", kind="verdict")]
-    if p.mode == "vector":
-        steps.append(Step("distance (L2²)" if p.distance == "l2" else "distance (cosine)",
-                          f"{c['distance']:.4f}", kind="verdict"))
-        steps.append(Step("vector 1/(1+d)", f"{c['base_score']:.4f}", 0.0, c["base_score"]))
-    elif p.mode == "hybrid":
-        ranks = f"vec #{c['vec_rank'] or '–'} · fts #{c['fts_rank'] or '–'}"
-        steps.append(Step("leg ranks", ranks, kind="verdict"))
-        steps.append(Step(f"fused (RRF k {p.rrf_k})", f"{c['base_score']:.5f}", 0.0,
-                          c["base_score"]))
-    else:
-        steps.append(Step("full-text score", f"{c['base_score']:.4f}", 0.0, c["base_score"]))
-    imp = "default" if c["importance"] is None else f"{c['importance_used']:.2f}"
-    steps.append(Step(f"× imp {imp} · w {p.blend:.2f}", f"× {c['multiplier']:.3f}",
-                      c["base_score"], c["score"], kind="down"))
-    steps.append(Step("blended score", f"{c['score']:.4f}", 0.0, c["score"], kind="total"))
-    if c["in_scope"]:
-        ok = fate != "below_min_score"
-        steps.append(Step(f"min score {p.min_score:g}", "passes" if ok else "below: cut",
-                          p.min_score, p.min_score, kind="threshold"))
-        if c["final_rank"]:
-            verdict = f"rank {c['final_rank']} ≤ {p.limit}: returned"
-        elif ok:
-            verdict = f"rank {c['rank_after']} > {p.limit}: cut"
+    last: float | None = None
+    first: Scored | None = None
+    for st in trace.stages:
+        if st.role == "query":
+            continue
+        at = next((i for i, s in enumerate(st.rows, start=1) if s.id == rid), None)
+        if at is None:
+            drop = next((d for d in st.dropped if d.id == rid), None)
+            if drop is not None and (st.role != "fetch" or last is None):
+                detail = ", ".join(f"{k} {_num(v) if isinstance(v, float) else v}"
+                                   for k, v in drop.detail)
+                steps.append(Step(st.name, "✗ " + DROP_LABELS.get(drop.code, drop.code)
+                                  + (f" ({detail})" if detail else ""), kind="verdict"))
+                return steps
+            continue
+        s = st.rows[at - 1]
+        if first is None:
+            first = s
+            for k, v in s.inputs:
+                if k in ("distance", "vec_rank", "fts_rank", "bm25"):
+                    steps.append(Step(INPUT_WORDS.get(k, k), _num(v), kind="verdict"))
+        if last is None or s.score != last:
+            kind = "bar" if last is None else ("down" if s.score < last else "total")
+            steps.append(Step(f"{st.name} #{at}", f"{s.score:.4f}",
+                              0.0 if last is None else last, s.score, kind=kind))
+            mult = s.input("multiplier")
+            if mult is not None and last is not None:
+                steps[-1] = Step(f"{st.name} ×{mult:.3f} #{at}", f"{s.score:.4f}", last,
+                                 s.score, kind=kind)
         else:
-            verdict = "cut before the limit"
-        steps.append(Step(f"limit {p.limit}", verdict, kind="verdict"))
-    else:
-        steps.append(Step("scope", "out of scope: removed", kind="verdict"))
+            steps.append(Step(f"{st.name} #{at}", "kept", kind="verdict"))
+        last = s.score
+    if first is None:
+        fall = where_dropped(trace, rid)
+        return [Step("not fetched", str(fall.detail.get("why", fall.code)), kind="verdict")]
+    rank = trace.final.ids.index(rid) + 1 if rid in trace.final.ids else None
+    steps.append(Step("returned" if rank else "not returned",
+                      f"rank {rank} of limit {trace.limit}" if rank else "–", kind="verdict"))
     return steps
+
+
+def fate_line(trace: FlowTrace, rid: str) -> tuple[str, str]:
+    """(kind, sentence) of what became of the row: returned, or where it fell and why."""
+    fall = where_dropped(trace, rid)
+    if fall.code == "returned":
+        return "returned", f"Returned at rank {fall.detail['rank']} of limit {trace.limit}."
+    words = DROP_LABELS.get(fall.code, fall.code.replace("_", " "))
+    if fall.code == "not_fetched":
+        return "out", f"Not fetched: {fall.detail.get('why', '')}."
+    return "out", f"Dropped at {fall.stage}: {words}."
 
 
 class Waterfall(QWidget):
@@ -155,17 +204,24 @@ class Waterfall(QWidget):
 
 
 class DetailPane(QWidget):
-    """Everything about the selected row."""
+    """Everything about the selected row: what became of it, its path and score through every
+    stage (a waterfall), its text and stored columns. Reads the trace; computes nothing."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._shown_columns: list[tuple[str, str]] | None = None
         self.tokens = LIGHT
-        self.title = QLabel("Select a row to see it in full", objectName="sectionTitle")
+        self.shown: str | None = None
+        self.title = QLabel("Select a row to see its path through the stages.",
+                            objectName="sectionTitle")
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.title.setWordWrap(True)
         self.fate = QLabel("", objectName="fate")
         self.fate.setWordWrap(True)
+        self.path = QLabel("", objectName="detailPath")
+        self.path.setTextFormat(Qt.TextFormat.RichText)
+        self.path.setWordWrap(True)
+        self.path.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.text = QLabel("", objectName="detailText")
         self.text.setWordWrap(True)
         self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -182,53 +238,67 @@ class DetailPane(QWidget):
         self.columns.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # ids keep both ends
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
-        for w in (self.title, self.fate, self.text):
+        for w in (self.title, self.fate):
             lay.addWidget(w)
-        lay.addWidget(QLabel("Score waterfall", objectName="sectionTitle"))
+        lay.addWidget(QLabel("Score through the stages", objectName="sectionTitle"))
         lay.addWidget(self.waterfall)
+        lay.addWidget(self.path)
+        lay.addWidget(self.text)
         lay.addWidget(QLabel("Columns", objectName="sectionTitle"))
         lay.addWidget(self.columns, 1)
 
-    def show_row(self, trace: Trace | None, row_id: Any) -> None:
-        i = trace.row_of(row_id) if trace is not None and row_id is not None else None
-        if i is None:
-            self.title.setText("Select a row to see it in full" if row_id is None
-                               or trace is None
-                               else f"{row_id} is not in this lane's candidates")
-            for w in (self.fate, self.text):
+    def show_row(self, trace: FlowTrace | None, rid: Any, row: Any) -> None:
+        """The row `rid` of `trace` (`row`: its Scored, the stored values)."""
+        if trace is None or rid is None or row is None:
+            self.shown = None
+            self.title.setText("Select a row to see its path through the stages."
+                               if rid is None or trace is None
+                               else f"{rid} is in no stage of this answer")
+            for w in (self.fate, self.text, self.path):
                 w.setText("")
             self.waterfall.set_steps([])
             self.columns.setRowCount(0)
             self._shown_columns = None
             return
-        c = trace.candidate(i)
-        self.title.setText(f"Row {c['id']}")
-        fate = trace.outcome(i)
-        kind, sentence = FATE_WORDS[fate]
-        self.fate.setText(sentence.format(
-            final=c["final_rank"], score=f"{c['score']:.4f}" if c["score"] is not None else "–",
-            min=trace.params.min_score, after=c["rank_after"], limit=trace.params.limit,
-            rule=c["scope_rule"], depth=trace.depths.pool))
-        colour = {"returned": self.tokens.returned, "past": self.tokens.scoped}.get(
-            kind, self.tokens.cut)
+        rid = str(rid)
+        self.shown = rid
+        self.title.setText(f"Row {rid}")
+        kind, sentence = fate_line(trace, rid)
+        self.fate.setText(nobreak(sentence))
+        colour = self.tokens.returned if kind == "returned" else self.tokens.cut
         sheet = f"color: {colour}; font-weight: 600;"
         if sheet != self.fate.styleSheet():  # restyling is costly: only on change
             self.fate.setStyleSheet(sheet)
-        col = trace.pool.roles.get("text")
-        self.text.setText(str(c["columns"].get(col, "")) if col else "")
-        self.waterfall.set_steps(waterfall_steps(c, trace, fate))
-        self._fill_columns(c["columns"])
+        self.waterfall.set_steps(waterfall_steps(trace, rid))
+        r = row.row
+        inputs = " · ".join(f"{INPUT_WORDS.get(k, k)} {_num(v)}" for k, v in row.inputs)
+        path = "".join(f"<tr><td>{escape(stage)}&nbsp;&nbsp;</td><td>{escape(what)}</td></tr>"
+                       for stage, what in row_path(trace, rid))
+        html = (f"<table cellspacing=0 cellpadding=1>{path}</table>"
+                + (f"<p>{escape(inputs)}</p>" if inputs else ""))
+        html = nobreak(html)
+        if self.path.text() != html:
+            self.path.setText(html)
+        facts = [f"scope {r.scope}" if r.scope is not None else "",
+                 "" if r.importance_missing or r.importance != r.importance
+                 else f"importance {r.importance:g}",
+                 f"written {iso(r.timestamp)}" if r.timestamp else ""]
+        body = r.text + ("\n\n" + " · ".join(f for f in facts if f) if any(facts) else "")
+        body = nobreak(body)
+        if self.text.text() != body:
+            self.text.setText(body)
+        self._fill_columns(r.columns)
 
     def _fill_columns(self, cols: dict[str, Any]) -> None:
         shown = [(k, "null" if v is None else str(v)) for k, v in cols.items()]
         if shown == self._shown_columns:
             return  # a slider tick leaves the selected row's columns as they were
         self._shown_columns = shown
-        self.columns.setRowCount(len(cols))
-        for r, (k, v) in enumerate(cols.items()):
+        self.columns.setRowCount(len(shown))
+        for r, (k, v) in enumerate(shown):
             self.columns.setItem(r, 0, QTableWidgetItem(k))
-            item = QTableWidgetItem("null" if v is None else str(v))
-            item.setToolTip(str(v))
+            item = QTableWidgetItem(v)
+            item.setToolTip(v)
             self.columns.setItem(r, 1, item)
 
     def set_tokens(self, tk: Tokens) -> None:

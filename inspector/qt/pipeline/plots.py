@@ -1,6 +1,6 @@
-"""pyqtgraph views of one trace: base score against importance with the blend's iso-score
-lines (the rank shift is in rank_chart), the plots' shared style and their title-and-key box.
-Items are made once and updated with setData on every tick."""
+"""pyqtgraph views of one run: the plotted stage's scores before against after (the rank
+shift is in rank_chart), the plots' shared style and their title-and-key box. Items are made
+once and updated with setData on every tick."""
 
 from __future__ import annotations
 
@@ -13,12 +13,9 @@ from PySide6.QtCore import QMargins, QRectF, Qt, Signal
 from PySide6.QtGui import QFontMetricsF, QResizeEvent, QShowEvent, QTextOption
 from PySide6.QtWidgets import QGraphicsItem, QLabel, QVBoxLayout, QWidget
 
-from inspector.core.engine.blend import iso_base
-from inspector.core.engine.trace import OUTCOME_LABELS, Trace
-from inspector.qt.theme import LIGHT, Tokens, outcome_colour
+from inspector.core.engine.flow.runner import FlowTrace, StageRun
+from inspector.qt.theme import LIGHT, Tokens
 
-IMP_GRID = np.linspace(0.0, 1.0, 101)
-Y_NAME = {"vector": "vector score", "fts": "bm25 score", "hybrid": "fused score"}
 MIN_PLOT = (220, 120)  # below this tick labels crowd; Y_NAME fits its height (formulas: tips)
 
 
@@ -164,19 +161,82 @@ class PlotBox(QWidget):
         lab.setToolTip("" if n == len(items) else " · ".join(i[1] for i in items))
 
 
+GROUPS = {"returned": "returned", "kept": "kept here, not returned",
+          "dropped": "dropped here"}
+
+
+def plotted_stage(t: FlowTrace, driven: str | None,
+                  expected: list[str] | tuple[str, ...] = ()) -> StageRun:
+    """The stage the plots show: the one the last moved slider drives, else the stage that
+    matters (where an expected row fell, else the one that removed the most rows), else the
+    first stage that re-scores rows, else the first fetch."""
+    from inspector.core.engine.flow.summary import stage_that_matters
+
+    names = [s.name for s in t.stages]
+    if driven in names:
+        return t.stage(driven)
+    k = stage_that_matters(t, expected)
+    if k is not None and t.stages[k].role != "query":
+        return t.stages[k]
+    for test in (lambda s: s.role == "transform" and bool(s.rows_in),
+                 lambda s: s.role not in ("query", "fetch") and len(s.rows) < len(s.rows_in),
+                 lambda s: s.role == "fetch"):
+        found = next((s for s in t.stages if test(s)), None)
+        if found is not None:
+            return found
+    return t.stages[-1]
+
+
+def stage_points(t: FlowTrace, st: StageRun) -> dict[str, tuple[list[float], list[float],
+                                                                  list[str]]]:
+    """(x, y, ids) per group for the stage: score before against score after (a dropped row
+    on y = x), or, for a fetch, rank against score; grouped by what became of each row."""
+    final = set(t.final.ids)
+    out: dict[str, tuple[list[float], list[float], list[str]]] = {
+        k: ([], [], []) for k in GROUPS}
+
+    def put(group: str, x: float, y: float, rid: str) -> None:
+        xs, ys, ids = out[group]
+        xs.append(x)
+        ys.append(y)
+        ids.append(rid)
+
+    if st.role == "fetch":
+        for i, s in enumerate(st.rows, start=1):
+            put("returned" if s.id in final else "kept", float(i), s.score, s.id)
+        return out
+    after = {s.id: s.score for s in st.rows}
+    for s in st.rows_in:
+        if s.id in after:
+            put("returned" if s.id in final else "kept", s.score, after[s.id], s.id)
+        else:
+            put("dropped", s.score, s.score, s.id)
+    return out
+
+
+def thresholds(st: StageRun) -> list[float]:
+    """The stage's threshold parameters' values (a min score), as declared."""
+    from inspector.core.engine.flow.registry import kind_of
+
+    decls = {d.name: d for d in kind_of(st.kind).params}
+    return [float(v) for k, v in st.params.items() if k in decls
+            and decls[k].effect == "threshold" and isinstance(v, (int, float))
+            and not isinstance(v, bool) and np.isfinite(v)]
+
+
 class ScoreScatter(pg.PlotWidget):
-    """Each raw candidate at (importance used, base score); dotted lines are equal blended
-    score at the current blend weight, so turning w up visibly tilts them."""
+    """The plotted stage's rows: score before it (x) against score after it (y), so a
+    re-scoring moves points off the diagonal and a cut leaves them red on it; for a fetch,
+    each row's rank against its score. Coloured by what became of each row."""
 
     point_clicked = Signal(object)  # row id
-    TITLE = "Score vs importance"
+    TITLE = "Score before and after"
 
     @staticmethod
     def key(tk: Tokens) -> list[tuple[str, ...]]:
-        return [*((outcome_colour(tk, k), label) for k, label in OUTCOME_LABELS.items()
-                  if k != "not_fetched"), (tk.expected, "expected", "★"),
-                (tk.muted, "equal blended score", "┈┈"), (tk.returned, "last result", "╌╌"),
-                (tk.cut, "min score", "╌╌")]
+        return [(tk.returned, GROUPS["returned"]), (tk.scoped, GROUPS["kept"]),
+                (tk.cut, GROUPS["dropped"]), (tk.expected, "expected", "★"),
+                (tk.muted, "unchanged (y = x)", "┈┈"), (tk.cut, "threshold", "╌╌")]
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent, axisItems=plain_axes())
@@ -184,37 +244,32 @@ class ScoreScatter(pg.PlotWidget):
         self.setMinimumSize(*MIN_PLOT)
         self.tokens: Tokens = LIGHT
         plot = self.getPlotItem()
-        plot.setLabel("bottom", "importance used")
         plot.setMenuEnabled(False)
-        plot.setXRange(-0.03, 1.03, padding=0)
-        plot.enableAutoRange(x=False, y=True)
-        self.setToolTip("Each raw candidate by importance (x) and base score (y: 1/(1+distance) "
-                        "for vector search, reciprocal-rank fusion for hybrid). Dotted curves: "
-                        "equal blended score at the current blend weight (flat at w = 0, tilted "
-                        "as w grows).\nGreen dashed: the score of the last returned row; red "
-                        "dashed: the min score. Click a point to select its row.")
+        self.setToolTip("The rows of the stage a slider drives: each row's score before the "
+                        "stage (x) against its score after it (y). A re-scoring moves points "
+                        "off the dotted diagonal; rows the stage dropped sit on it, red. For a "
+                        "fetch: each row's rank (x) against its score. Click a point to select "
+                        "its row.")
         self.groups = {k: pg.ScatterPlotItem(size=8, name=lb, hoverable=True, tip=self._tip)
-                       for k, lb in OUTCOME_LABELS.items() if k != "not_fetched"}
-        self.iso = [pg.PlotCurveItem() for _ in range(4)]
-        # wide antialiased strokes are the raster engine's slowest path: keep these plain
-        self.cut_line = pg.PlotCurveItem(name="iso-score through last result", antialias=False)
-        self.min_line = pg.PlotCurveItem(name="min score", antialias=False)
+                       for k, lb in GROUPS.items()}
+        self.diagonal = pg.PlotCurveItem(antialias=False)
+        self.min_line = pg.InfiniteLine(angle=0, movable=False)
         self.expected = pg.ScatterPlotItem(size=16, symbol="star", name="expected")
         self.selected = pg.ScatterPlotItem(size=18, symbol="o")
-        for item in (*self.iso, self.cut_line, self.min_line):
-            plot.addItem(item, ignoreBounds=True)
-        # the star and the ring sit over a row's point and take its clicks: they select it too
+        plot.addItem(self.diagonal, ignoreBounds=True)
+        plot.addItem(self.min_line, ignoreBounds=True)
         for item in (*self.groups.values(), self.expected, self.selected):
             plot.addItem(item)
             item.sigClicked.connect(self._clicked)
-        self._shown: dict[str, tuple[int, bytes]] = {}
-        self.empty = empty_note(self, "Run a query to see scores against importance",
+        self.stage: str | None = None
+        self._shown: dict[str, Any] = {}
+        self.empty = empty_note(self, "Run a query to see each stage's scores",
                                 (-0.03, 1.03), (-0.03, 1.03))
         self.set_tokens(LIGHT)
 
     @staticmethod
     def _tip(x: float, y: float, data: Any) -> str:
-        return f"{data}\nimportance {x:.2f}, base {y:.4f}"
+        return f"{data}\n{x:.4g} → {y:.4f}"
 
     def _clicked(self, _item: Any, points: Any, *_: Any) -> None:
         if len(points):
@@ -223,12 +278,11 @@ class ScoreScatter(pg.PlotWidget):
     def set_tokens(self, tk: Tokens) -> None:
         self.tokens = tk
         _style(self, tk)
+        colours = {"returned": tk.returned, "kept": tk.scoped, "dropped": tk.cut}
         for k, g in self.groups.items():
-            g.setBrush(pg.mkBrush(outcome_colour(tk, k)))
-            g.setPen(pg.mkPen(None) if k != "below_min_score" else pg.mkPen(tk.cut))
-        for c in self.iso:
-            c.setPen(pg.mkPen(tk.muted, width=1, style=Qt.PenStyle.DotLine))
-        self.cut_line.setPen(pg.mkPen(tk.returned, width=1.5, style=Qt.PenStyle.DashLine))
+            g.setBrush(pg.mkBrush(colours[k]))
+            g.setPen(pg.mkPen(None))
+        self.diagonal.setPen(pg.mkPen(tk.muted, width=1, style=Qt.PenStyle.DotLine))
         self.min_line.setPen(pg.mkPen(tk.cut, width=1.5, style=Qt.PenStyle.DashLine))
         self.expected.setBrush(pg.mkBrush(tk.expected))
         self.expected.setPen(pg.mkPen(tk.text, width=0.5))
@@ -236,59 +290,50 @@ class ScoreScatter(pg.PlotWidget):
         self.selected.setPen(pg.mkPen(tk.accent, width=2.5))
         self.empty.setColor(tk.muted)
 
-    def set_trace(self, trace: Trace | None, selected: Any, expected: list[str]) -> None:
-        if trace is None:
+    def set_trace(self, trace: FlowTrace | None, stage: StageRun | None, selected: Any,
+                  expected: list[str]) -> None:
+        if trace is None or stage is None:
+            self.stage = None
             for item in (*self.groups.values(), self.expected, self.selected):
                 item.setData([], [])
             self._shown.clear()
-            for c in (*self.iso, self.cut_line, self.min_line):
-                c.setData([], [])
+            self.diagonal.setData([], [])
+            self.min_line.hide()
             self.empty.show()
             return
         if self.empty.isVisible():  # the first trace: axes follow the data again
             self.empty.hide()
-            self.getPlotItem().enableAutoRange(y=True)
-        x, y, ids = trace.importance_used, trace.base, trace.pool.ids
-        for k, rows in trace.outcome_groups().items():
-            key = (id(trace.pool), rows.tobytes())
-            if self._shown.get(k) != key:  # a blend tick moves few points between groups
+            self.getPlotItem().enableAutoRange()
+        self.stage = stage.name
+        points = stage_points(trace, stage)
+        for k, (x, y, ids) in points.items():
+            key = (tuple(x), tuple(y), tuple(ids))
+            if self._shown.get(k) != key:  # a tick moves few points between groups
                 self._shown[k] = key
-                self.groups[k].setData(x[rows], y[rows], data=ids[rows])
-        self._lines(trace)
-        self._marks(trace, selected, expected)
-        self.getPlotItem().setLabel("left", Y_NAME[trace.params.mode])
-
-    def _lines(self, trace: Trace) -> None:
-        p = trace.params
-        raw = trace.stage("raw").rows
-        scores = trace.score[raw]
-        if len(scores):
-            lo, hi = float(np.nanmin(scores)), float(np.nanmax(scores))
-            for c, level in zip(self.iso, np.linspace(lo, hi, len(self.iso) + 2)[1:-1],
-                                strict=True):
-                c.setData(IMP_GRID, iso_base(level, p.blend, IMP_GRID))
-        final = trace.stage("final").rows
-        if len(final):
-            last = float(trace.score[final[-1]])
-            self.cut_line.setData(IMP_GRID, iso_base(last, p.blend, IMP_GRID))
+                self.groups[k].setData(x, y, data=ids)
+        fetch = stage.role == "fetch"
+        plot = self.getPlotItem()
+        plot.setLabel("bottom", f"rank in {stage.name}" if fetch else
+                      f"score before {stage.name}")
+        plot.setLabel("left", f"score in {stage.name}" if fetch else
+                      f"score after {stage.name}")
+        xs = [v for x, _, _ in points.values() for v in x]
+        if xs and not fetch:
+            lo, hi = min(xs), max(xs)
+            self.diagonal.setData([lo, hi], [lo, hi])
         else:
-            self.cut_line.setData([], [])
-        if p.min_score > 0:
-            self.min_line.setData(IMP_GRID, iso_base(p.min_score, p.blend, IMP_GRID))
-        else:
-            self.min_line.setData([], [])
-
-    def _marks(self, trace: Trace, selected: Any, expected: list[str]) -> None:
-        x, y = trace.importance_used, trace.base
-        in_raw = trace.raw_rank > 0
-        keys = np.array([str(v) for v in trace.pool.ids], dtype=object) if expected else None
-        if expected:
-            rows = np.flatnonzero(np.isin(keys, expected) & in_raw)
-            self.expected.setData(x[rows], y[rows], data=trace.pool.ids[rows])
-        else:
-            self.expected.setData([], [])
-        i = trace.row_of(selected) if selected is not None else None
-        if i is not None and in_raw[i]:
-            self.selected.setData([x[i]], [y[i]], data=trace.pool.ids[[i]])
+            self.diagonal.setData([], [])
+        cuts = thresholds(stage)
+        self.min_line.setVisible(bool(cuts))
+        if cuts:
+            self.min_line.setPos(cuts[0])
+        where = {rid: (x[i], y[i]) for x, y, ids in points.values()
+                 for i, rid in enumerate(ids)}
+        stars = [where[r] for r in expected if r in where]
+        self.expected.setData([p[0] for p in stars], [p[1] for p in stars],
+                              data=[r for r in expected if r in where])
+        if selected is not None and str(selected) in where:
+            x, y = where[str(selected)]
+            self.selected.setData([x], [y], data=[str(selected)])
         else:
             self.selected.setData([], [])

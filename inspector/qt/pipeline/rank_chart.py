@@ -1,4 +1,4 @@
-"""The rank-shift chart: scoped rows' rank before blending joined to their rank after, with
+"""The rank-shift chart: the plotted stage's rows, rank before it joined to rank after it, with
 the text of the top rows beside them; and its arithmetic on ranks and pixels (how many ranks
 it shows, which rows get a label when rows are closer than a line of text: the rows that
 matter most first, then every other row a line of room from those kept), re-run on every
@@ -14,7 +14,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFontMetricsF
 
-from inspector.core.engine.trace import Trace
+from inspector.core.engine.flow.runner import FlowTrace, StageRun
 from inspector.qt.pipeline.plots import MIN_PLOT, _style, plain_axes
 from inspector.qt.theme import LIGHT, Tokens
 
@@ -91,11 +91,19 @@ def shown_ranks(n: int, limit: int) -> int:
     return n if n <= 20 else min(n, max(2 * limit, 12))
 
 
+def ranks(t: FlowTrace, st: StageRun) -> tuple[list[str], list[str]]:
+    """(ids in their order before, ids in their order after) the stage; a fetch's rows are
+    joined to the final list (where the rows it fetched end up)."""
+    if st.role == "fetch":
+        return st.ids, t.final.ids
+    return [s.id for s in st.rows_in], st.ids
+
+
 class BumpChart(pg.PlotWidget):
-    """Scoped rows' rank before blending (left) joined to their rank after (right)."""
+    """The plotted stage's rows: rank before (left) joined to rank after (right)."""
 
     point_clicked = Signal(object)
-    TITLE = "Rank shift from blending"
+    TITLE = "Rank before and after"
 
     @staticmethod
     def key(tk: Tokens) -> list[tuple[str, ...]]:
@@ -109,8 +117,9 @@ class BumpChart(pg.PlotWidget):
         self.setMinimumSize(*MIN_PLOT)
         plot = self.getPlotItem()
         plot.setMenuEnabled(False)
-        self.setToolTip("Each in-scope candidate's rank by base score (left) joined to its rank "
-                        "after importance blending (right). Green lines end in the results; "
+        self.setToolTip("Each row's rank before the plotted stage (left) joined to its rank "
+                        "after it (right; for a fetch, its rank in the final list). Green lines "
+                        "end in the results; a row the stage dropped ends at the bottom edge; "
                         "the dashed line is the limit. Click a dot to select its row.")
         plot.invertY(True)
         plot.setLabel("left", "rank")
@@ -127,7 +136,8 @@ class BumpChart(pg.PlotWidget):
         self.limit_line.setSpan(0, (LABEL_X - X_RANGE[0]) / (X_RANGE[1] - X_RANGE[0]))
         self.empty = pg.TextItem("", anchor=(0.5, 0.5))  # labels: the top ranks and the selected
         self.labels = [pg.TextItem("", anchor=(0, 0.5)) for _ in range(N_LABELS + 1)]
-        self._last: tuple[Trace, Any, int] | None = None  # what the text was fitted to
+        self._last: tuple[Any, Any, int] | None = None  # what the text was fitted to
+        self._words = ("before", "after")
         self.labelled: list[int] = []  # the ranks the labels show, in order
         for item in (self.others, self.kept, self.chosen, self.dots, self.limit_line,
                      self.empty, *self.labels):
@@ -139,7 +149,7 @@ class BumpChart(pg.PlotWidget):
         plot.getViewBox().sigResized.connect(self._fit_ticks)
         self.set_tokens(LIGHT)
         self._fit_ticks()
-        self.set_trace(None, None)
+        self.set_trace(None, None, None)
 
     def set_tokens(self, tk: Tokens) -> None:
         self.tokens = tk
@@ -153,9 +163,11 @@ class BumpChart(pg.PlotWidget):
         self.empty.setColor(tk.muted)
         self._fit_text()
 
-    def set_trace(self, trace: Trace | None, selected: Any) -> None:
-        rows = trace.stage("scoped").rows if trace is not None else np.zeros(0, np.int64)
-        if trace is None or not len(rows):
+    def set_trace(self, trace: FlowTrace | None, stage: StageRun | None,
+                  selected: Any) -> None:
+        before_ids, after_ids = ranks(trace, stage) if trace is not None and stage is not None \
+            else ([], [])
+        if trace is None or not before_ids:
             self._last = None
             for c in (self.others, self.kept, self.chosen):
                 c.setData([], [])
@@ -164,24 +176,33 @@ class BumpChart(pg.PlotWidget):
                 lab.setText("")
             self.limit_line.hide()  # no ranks: no limit to draw among them
             self.getPlotItem().getAxis("left").setTicks(None)  # not an earlier trace's ticks
-            self.empty.setText("No in-scope candidates to rank" if trace is not None else
-                               "Run a query to see ranks before and after blending")
+            self.empty.setText("No rows came into this stage" if trace is not None else
+                               "Run a query to see ranks before and after a stage")
             self.empty.setPos(sum(X_RANGE) / 2, 5.5)
             self.getPlotItem().setRange(xRange=X_RANGE, yRange=(0.5, 10.5), padding=0)
             return
+        fetch = stage.role == "fetch"
+        self._words = (f"in {stage.name}", "final") if fetch else \
+            (f"before {stage.name}", f"after {stage.name}")
+        self._ticks = None
+        self._fit_ticks()
         self.empty.setText("")
         self.limit_line.show()
-        limit = trace.params.limit
-        shown = shown_ranks(len(rows), limit)
-        # only lines that touch the visible ranks: a thousand hidden segments cost ~10 ms
-        rows = rows[np.minimum(trace.rank_before[rows], trace.rank_after[rows]) <= shown]
-        before, after = trace.rank_before[rows], trace.rank_after[rows]
-        returned = trace.final_rank[rows] > 0
-        edge = shown + 0.45  # a line to a rank below the view ends at its bottom edge
+        limit = trace.limit
+        after_rank = {rid: i for i, rid in enumerate(after_ids, start=1)}
+        final = set(trace.final.ids)
+        n = len(before_ids)
+        shown = shown_ranks(max(n, len(after_ids)), limit)
+        edge = shown + 0.45  # a line to a rank below the view (or dropped) ends at its edge
+        before = np.arange(1, n + 1, dtype=float)
+        after = np.array([after_rank.get(r, edge) for r in before_ids], dtype=float)
+        keep = np.minimum(before, after) <= shown
+        ids = np.array(before_ids, dtype=object)[keep]
+        before, after = before[keep], after[keep]
+        returned = np.array([r in final for r in ids], dtype=bool)
         self._pairs(self.kept, before[returned], after[returned], edge)
         self._pairs(self.others, before[~returned], after[~returned], edge)
-        ids = trace.pool.ids[rows]
-        left, right = before <= shown, after <= shown
+        left, right = before <= shown, after < edge
         tk = self.tokens
         kept, other = pg.mkBrush(tk.returned), pg.mkBrush(tk.out)
         self.dots.setData(np.concatenate([np.zeros(left.sum()), np.ones(right.sum())]),
@@ -189,15 +210,17 @@ class BumpChart(pg.PlotWidget):
                           data=np.concatenate([ids[left], ids[right]]),
                           brush=[kept if r else other for r in
                                  np.concatenate([returned[left], returned[right]])])
-        i = trace.row_of(selected) if selected is not None else None
-        if i is not None and trace.rank_after[i]:
-            self.chosen.setData([0, 1], [min(trace.rank_before[i], edge),
-                                         min(trace.rank_after[i], edge)])
+        sel = str(selected) if selected is not None else None
+        if sel is not None and sel in before_ids:
+            self.chosen.setData([0, 1], [min(before_ids.index(sel) + 1, edge),
+                                         min(after_rank.get(sel, edge), edge)])
         else:
             self.chosen.setData([], [])
         self.limit_line.setPos(limit + 0.5)
         self.getPlotItem().setRange(xRange=X_RANGE, yRange=(0.5, shown + 0.5), padding=0)
-        self._last = (trace, selected, shown)
+        texts = {s.id: s.row.text for st in trace.stages for s in (*st.rows_in, *st.rows)}
+        self._last = ((after_ids, texts, after_rank.get(sel) if sel else None), selected,
+                      shown)
         self._fit_text()
 
     @staticmethod
@@ -227,35 +250,33 @@ class BumpChart(pg.PlotWidget):
         that would reach past the axis, without a word)."""
         vb, axis = self.getPlotItem().getViewBox(), self.getPlotItem().getAxis("bottom")
         room = 2 * vb.width() * (0 - X_RANGE[0]) / (X_RANGE[1] - X_RANGE[0])
-        long = QFontMetricsF(axis.font()).horizontalAdvance("before blending") + 8 <= room
-        words = ("before blending", "after blending") if long else ("before", "after")
+        long = max(QFontMetricsF(axis.font()).horizontalAdvance(w) for w in self._words) \
+            + 8 <= room
+        words = self._words if long else ("before", "after")
         if self._ticks != words:
             self._ticks = words
             axis.setTicks([[(0, words[0]), (1, words[1])]])
 
-    def _label(self, trace: Trace, selected: Any, shown: int, pitch: float) -> None:
-        """The text of the top blended rows (and the selected one) beside their final
+    def _label(self, trace: Any, selected: Any, shown: int, pitch: float) -> None:
+        """The text of the top rows after the stage (and the selected one) beside their
         position, elided to the room right of the chart; only rows a line of text apart."""
-        col = trace.pool.roles.get("text")
-        blended = trace.stage("blended").rows
+        after_ids, texts, mine = trace
         vb = self.getPlotItem().getViewBox()
         fm = QFontMetricsF(self.labels[0].textItem.font())
         room = vb.width() * (X_RANGE[1] - LABEL_X) / (X_RANGE[1] - X_RANGE[0]) - 6
-        i = trace.row_of(selected) if selected is not None else None
-        mine = int(trace.rank_after[i]) if i is not None else 0  # 0: out of scope
         need = fm.height() + 1
-        places = labelled_ranks(min(N_LABELS, shown, len(blended)), pitch, need,
-                                mine if 0 < mine <= shown else None,
-                                vb.height()) if col and room > 30 else {}
-        ranks = list(places)
+        places = labelled_ranks(min(N_LABELS, shown, len(after_ids)), pitch, need,
+                                mine if mine is not None and 0 < mine <= shown else None,
+                                vb.height()) if room > 30 else {}
+        ranks_shown = list(places)
         tk = self.tokens
-        self.labelled = ranks
+        self.labelled = ranks_shown
         for n, lab in enumerate(self.labels):
-            if n >= len(ranks):
+            if n >= len(ranks_shown):
                 lab.setText("")
                 continue
-            r = ranks[n]
-            text = " ".join(str(trace.pool.columns[col][int(blended[r - 1])]).split())
+            r = ranks_shown[n]
+            text = " ".join(str(texts.get(after_ids[r - 1], "")).split())
             lab.setText(fm.elidedText(text, Qt.TextElideMode.ElideRight, room),
                         tk.accent if r == mine else tk.text)
             lab.setPos(LABEL_X, 0.5 + places[r] / pitch if pitch > 0 else r)

@@ -1,6 +1,6 @@
 """Keyboard and snapping for the live sliders (superqt's labelled sliders ignore keys):
-arrows move one step, Page Up/Down a big step, Home/End go to the ends, and a mouse drag
-lands on round values."""
+arrows move one declared step, Page Up/Down ten, Home/End go to the ends, and a mouse drag
+lands on the step's grid."""
 
 from __future__ import annotations
 
@@ -18,9 +18,12 @@ class Steps:
     page: float  # Page Up / Page Down
 
 
-STEPS = {"overfetch": Steps(0.5, 2.0), "blend": Steps(0.05, 0.25),
-         "min_score": Steps(0.05, 0.1)}
-HYBRID_MIN_SCORE_STEPS = Steps(0.0005, 0.005)  # fused RRF scores are at most 2/61
+def steps_for(decl: object, lo: float, hi: float) -> Steps:
+    """A parameter's steps: its declared step (ParamDecl.step), else 1 for a whole number,
+    else a hundredth of the slider's range; a page is ten steps."""
+    step = getattr(decl, "step", None) or \
+        (1.0 if getattr(decl, "type", "") == "int" else (hi - lo) / 100)
+    return Steps(float(step), 10 * float(step))
 
 
 def snap(value: float, step: float, lo: float) -> float:

@@ -1,121 +1,216 @@
-"""The live sliders: over-fetch, blend weight and min score. Each tick re-ranks from the
-cached pool; none of them starts a LanceDB query."""
+"""Sliders for a pipeline's live numeric parameters, generated from the stage kinds'
+declarations (answered from the cached fetches, never a new search). The user chooses which
+are shown; over-fetches, thresholds, weights and half-lives by default."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
+import math
+from typing import Any
+
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QAction, QResizeEvent
+from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QMenu, QToolButton, QWidget
 from superqt import QLabeledDoubleSlider
+from superqt.utils import qthrottled, signals_blocked
 
-from inspector.core.engine.live import MAX_OVERFETCH
-from inspector.core.engine.params import Params, depths
-from inspector.qt.pipeline.slider_keys import (
-    HYBRID_MIN_SCORE_STEPS,
-    STEPS,
-    SliderKeys,
-    dragging,
-    snap,
-)
+from inspector.qt.pipeline.slider_keys import SliderKeys, dragging, snap, steps_for
 
-# (key, label, lowest, highest, step, decimals, tooltip)
-SPECS = (
-    ("overfetch", "Over-fetch", 1.0, MAX_OVERFETCH, 0.1, 1,
-     "Over-fetch factor F: the raw pool is ceil(limit × F) candidates (never above the cap).\n"
-     "A deeper pool gives in-scope rows and re-ranking more room. Re-ranks instantly from the "
-     "cached pool."),
-    ("blend", "Blend weight", 0.0, 1.0, 0.01, 2,
-     "Importance blend weight w: score = base × ((1 − w) + w × importance).\n"
-     "0 ignores importance (today's memory plugin); 0.5 is the proposal; 0.3 is the other "
-     "plugin."),
-    ("min_score", "Min score", 0.0, 1.0, 0.01, 2,
-     "Results whose blended score is below this are dropped before the limit is applied."),
-)
-HYBRID_MIN_SCORE = (0.0, 0.04, 0.0005, 4)  # fused RRF scores are small: at most 2/(k+1)
+DEFAULT_NAMES = ("min", "threshold", "half_life_days", "weight", "vector_weight",
+                 "bm25_weight", "recency_weight", "base")
+PER_ROW = 4  # sliders on one row at most; fewer where the row has not the room
+TICK_MS = 16  # a dragged slider asks at most once per frame (the latest value wins)
 
 
-class SliderPanel(QWidget):
-    """Three labelled sliders plus a line saying what depth the over-fetch gives."""
+def numeric(params: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    return [(k, d) for k, d in params if d.type in ("float", "int")]
 
-    value_changed = Signal(str, float)  # parameter key, value
+
+def default_keys(params: list[tuple[str, Any]]) -> list[str]:
+    """Thresholds, weights, half-lives; and the over-fetch of a search that fetches a pool
+    once for every depth (the classic presets' fetch stage: its slider is the story of the
+    scoped miss)."""
+    return [k for k, d in numeric(params) if d.name in DEFAULT_NAMES
+            or d.name == "overfetch" and k.partition(".")[0] == "fetch"]
+
+
+def slider_range(decl: Any, value: float) -> tuple[float, float]:
+    """A range a hand can use: the declared one, narrowed around the value when it is vast
+    (a min score declared over ±1e9 slides over [0, 1])."""
+    span = max(1.0, abs(value) * 4)
+    lo = decl.lo if decl.lo is not None and decl.lo >= -span else min(0.0, value)
+    hi = decl.hi if decl.hi is not None and decl.hi <= max(span, 10) else max(span, value)
+    if decl.lo is not None:
+        lo = max(lo, decl.lo)
+    if getattr(decl, "effect", "") == "depth" and decl.type == "float":
+        hi = max(hi, min(10.0, decl.hi if decl.hi is not None else 10.0))  # F up to 10
+    return float(lo), float(hi)
+
+
+def decimals_for(lo: float, hi: float, kind: str) -> int:
+    if kind == "int":
+        return 0
+    span = hi - lo
+    return 2 if span >= 10 else 3 if span >= 1 else 4
+
+
+class FlowSliders(QWidget):
+    """A grid of labelled sliders, one per chosen live parameter, and the chooser. As many
+    sliders share a row as its width has room for (PER_ROW at most): the grid never makes
+    the window wider than a small screen."""
+
+    value_changed = Signal(str, float)  # STAGE.PARAM, value
+    chosen_changed = Signal(list)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.setObjectName("flowSliders")
         self.sliders: dict[str, QLabeledDoubleSlider] = {}
-        self.keys: dict[str, SliderKeys] = {}
-        grid = QGridLayout(self)
-        grid.setContentsMargins(0, 0, 0, 0)
-        grid.setHorizontalSpacing(8)
-        grid.setVerticalSpacing(0)
-        for col, (key, label, lo, hi, step, dec, tip) in enumerate(SPECS):
-            name = QLabel(label, objectName="sectionTitle")
-            name.setToolTip(tip)
+        self.params: list[tuple[str, Any]] = []
+        self.chosen: list[str] = []
+        self.chooser = QToolButton(self, text="Sliders…", objectName="flowSliderChooser")
+        self.chooser.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.chooser.setToolTip("Choose which live parameters have a slider")
+        self.chooser.setMenu(QMenu(self.chooser))
+        self.chooser.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self._grid = QGridLayout()
+        self._grid.setContentsMargins(0, 0, 0, 0)
+        self._grid.setHorizontalSpacing(8)
+        self._grid.setVerticalSpacing(0)
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.chooser, 0, Qt.AlignmentFlag.AlignTop)
+        lay.addLayout(self._grid, 1)
+        self._labels: list[QLabel] = []
+        self.per_row = PER_ROW
+        self._throttled: dict[str, Any] = {}
+
+    def set_params(self, params: list[tuple[str, Any]], chosen: list[str] | None,
+                   current: Any) -> None:
+        """The live parameters of a pipeline; `current(key)` gives each one's value now."""
+        self.params = numeric(params)
+        keys = [k for k, _ in self.params]
+        self.chosen = [k for k in (chosen if chosen is not None else default_keys(params))
+                       if k in keys]
+        menu = self.chooser.menu()
+        menu.clear()
+        for key, decl in self.params:
+            act = QAction(key, menu, checkable=True, checked=key in self.chosen)
+            act.setToolTip(decl.doc)
+            act.toggled.connect(lambda on, k=key: self._choose(k, on, current))
+            menu.addAction(act)
+        menu.setToolTipsVisible(True)
+        self._build(current)
+
+    def _choose(self, key: str, on: bool, current: Any) -> None:
+        if on and key not in self.chosen:
+            order = [k for k, _ in self.params]
+            self.chosen = sorted([*self.chosen, key], key=order.index)
+        elif not on and key in self.chosen:
+            self.chosen.remove(key)
+        self._build(current)
+        self.chosen_changed.emit(list(self.chosen))
+
+    def _build(self, current: Any) -> None:
+        for w in [*self.sliders.values(), *self._labels]:
+            self._grid.removeWidget(w)
+            w.hide()
+            w.setParent(None)  # out of the focus chain now, not when deleteLater runs
+            w.deleteLater()
+        for t in self._throttled.values():
+            t.cancel()
+        self.sliders, self._labels, self._throttled = {}, [], {}
+        decls = dict(self.params)
+        for key in self.chosen:
+            decl = decls[key]
+            value = float(current(key) if current(key) is not None else decl.default)
+            lo, hi = slider_range(decl, value)
+            name = QLabel(key, self, objectName="sectionTitle")
+            name.setToolTip(f"{key}: {decl.doc}\nRe-ranks from the fetched rows; no new "
+                            f"search.")
             s = QLabeledDoubleSlider(Qt.Orientation.Horizontal, self)
-            s.setObjectName(f"slider_{key}")
-            s.setRange(lo, hi)
-            s.setSingleStep(step)
+            s.setObjectName(f"flow_slider_{key}")
+            dec = decimals_for(lo, hi, decl.type)
             s.setDecimals(dec)
-            s.setToolTip(tip)
-            s.valueChanged.connect(lambda v, k=key: self._moved(k, v))
+            s.setRange(lo, hi)
+            steps = steps_for(decl, lo, hi)
+            s.setSingleStep(steps.single)
+            SliderKeys(s, steps)  # the arrows move one declared step, Page Up ten
+            s.setValue(value)
+            s.setToolTip(name.toolTip())
+            throttled = qthrottled(lambda v, k=key: self._emit(k, v), timeout=TICK_MS,
+                                   leading=True)
+            s.valueChanged.connect(throttled)
             self.sliders[key] = s
-            self.keys[key] = SliderKeys(s, STEPS[key])
-            grid.addWidget(name, 0, 2 * col)
-            grid.addWidget(s, 0, 2 * col + 1)
-            grid.setColumnStretch(2 * col + 1, 1)
-        self.depth = QLabel("", objectName="stageNote")
-        self.depth.setToolTip("Raw pool depth the over-fetch gives, and the cap it is held to.")
-        grid.addWidget(self.depth, 1, 1)
-        self._mode = ""
-        self._pending: dict[str, float] = {}
-        self._timer = QTimer(self, singleShot=True, interval=0)
-        self._timer.timeout.connect(self._flush)
+            self._throttled[key] = throttled
+            self._labels.append(name)
+        self._place(self._fitting(self.width()), force=True)
 
-    def decimals(self, key: str) -> int:
-        return self.sliders[key].decimals()
+    def _cell(self) -> int:
+        """The width one slider needs: its name and the slider with its value box."""
+        sp = self._grid.horizontalSpacing()
+        return max((lab.sizeHint().width() + s.minimumSizeHint().width() + 2 * sp
+                    for lab, s in zip(self._labels, self.sliders.values(), strict=True)),
+                   default=0)
 
-    def _moved(self, key: str, value: float) -> None:
-        """Coalesce: a drag delivers moves faster than a 1,000-row repaint (~35 ms, see
-        tests/qt/measure_tick.py), so only the latest value per turn of the event loop counts."""
+    def _fitting(self, width: int) -> int:
+        """How many sliders a row of this width holds (one at least)."""
+        room = width - self.chooser.sizeHint().width() - self.layout().spacing()
+        return max(1, min(PER_ROW, room // max(1, self._cell())))
+
+    def _place(self, per_row: int, force: bool = False) -> None:
+        if per_row == self.per_row and not force:
+            return
+        self.per_row = per_row
+        for w in [*self._labels, *self.sliders.values()]:
+            self._grid.removeWidget(w)
+        for col in range(2 * PER_ROW):
+            self._grid.setColumnStretch(col, 0)
+        for n, (name, s) in enumerate(zip(self._labels, self.sliders.values(), strict=True)):
+            row, col = divmod(n, per_row)
+            self._grid.addWidget(name, row, 2 * col)
+            self._grid.addWidget(s, row, 2 * col + 1)
+            self._grid.setColumnStretch(2 * col + 1, 1)
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        """One slider a row: the width the grid needs at its narrowest."""
+        hint = super().minimumSizeHint()
+        if not self.sliders:
+            return hint
+        least = self.chooser.sizeHint().width() + self.layout().spacing() + self._cell()
+        return QSize(min(hint.width(), least), hint.height())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self._place(self._fitting(event.size().width()))
+
+    def show_values(self, current: Any) -> None:
+        """Each slider at the question's value (a fix applied, another question); a slider
+        already there is left alone, so a moved slider never gets its value echoed back."""
+        for key, s in self.sliders.items():
+            v = current(key)
+            if v is not None and not math.isclose(float(v), s.value(), abs_tol=1e-12):
+                with signals_blocked(s):
+                    if float(v) > s.maximum():  # a fix beyond the range: the range grows
+                        s.setMaximum(float(v))
+                    elif float(v) < s.minimum():
+                        s.setMinimum(float(v))
+                    s.setValue(float(v))
+
+    def _emit(self, key: str, value: float) -> None:
+        decl = dict(self.params).get(key)
+        if decl is None or key not in self.sliders:
+            return
         s = self.sliders[key]
-        if dragging(s):  # a drag lands on round values: 2.5, not 2.7; 0.5, not 0.51
-            snapped = snap(float(value), self.keys[key].steps.single, s.minimum())
-            if snapped != value:
-                s.blockSignals(True)
-                s.setValue(snapped)
-                s.blockSignals(False)
-                value = snapped
-        self._pending[key] = round(float(value), self.decimals(key))
-        if not self._timer.isActive():
-            self._timer.start()
-
-    def _flush(self) -> None:
-        pending, self._pending = self._pending, {}
-        for key, value in pending.items():
-            self.value_changed.emit(key, value)
+        v = float(value)
+        if dragging(s):  # a drag lands on the step's grid (0.05 of a weight, 0.1 of F)
+            v = snap(v, steps_for(decl, s.minimum(), s.maximum()).single, s.minimum())
+        v = round(v, s.decimals())
+        self.value_changed.emit(key, float(int(v)) if decl.type == "int" else v)
 
     def flush(self) -> None:
-        """Apply a pending move now (tests and scripts that need the result at once)."""
-        self._timer.stop()
-        self._flush()
+        """Ask for every slider's last value now (a test, or a slider released)."""
+        for t in self._throttled.values():
+            t.flush()
 
-    def show_params(self, p: Params) -> None:
-        """Reflect parameters without echoing them back as user moves."""
-        if p.mode != self._mode:
-            self._mode = p.mode
-            lo, hi, step, dec = HYBRID_MIN_SCORE if p.mode == "hybrid" else (0.0, 1.0, 0.01, 2)
-            s = self.sliders["min_score"]
-            s.blockSignals(True)
-            s.setDecimals(dec)
-            s.setRange(lo, hi)
-            s.setSingleStep(step)
-            s.blockSignals(False)
-            self.keys["min_score"].steps = (HYBRID_MIN_SCORE_STEPS if p.mode == "hybrid"
-                                            else STEPS["min_score"])
-        for key in ("overfetch", "blend", "min_score"):
-            s = self.sliders[key]
-            s.blockSignals(True)
-            s.setValue(float(getattr(p, key)))
-            s.blockSignals(False)
-        d = depths(p)
-        cap = f", held at the cap of {p.cap}" if p.cap and d.pool == p.cap else \
-            (f" (cap {p.cap})" if p.cap else " (no cap)")
-        self.depth.setText(f"raw pool depth {d.pool}{cap}")
+    def focus_chain(self) -> list[QWidget]:
+        return [self.chooser, *self.sliders.values()]

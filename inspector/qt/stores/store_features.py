@@ -128,9 +128,9 @@ class StoreFeatures(QObject):
         self._pending = dlg
         self.open(uri, table, options)
 
-    def open(self, uri: str, table: str | None, options: OpenOptions) -> None:
-        vm = self.vm
-        vm.open_store(uri, table, then="run" if vm.has_query() else None, options=options)
+    def open(self, uri: str, table: str | None, options: OpenOptions,
+             then: str | None = None) -> None:
+        self.vm.open_store(uri, table, then=then, options=options)
 
     def open_recent(self, uri: str) -> None:
         table, options = recalled(uri)
@@ -179,11 +179,10 @@ class StoreFeatures(QObject):
         if (st.embedder or {}).get("name") != self._recorded or st.dim != self._dim:
             # the window's first store keeps the embedder the window was started with
             # (`inspector shot --embedder`); another store starts from its own
-            kept = self.vm.embedder if not self._had_store else None
+            kept = self.vm.question.embedder if not self._had_store else None
             self._recorded, self._dim = (st.embedder or {}).get("name"), st.dim
             self.embedder.fill(st.dim, self._recorded)
             self.embedder.show_name(kept)
-            self.vm.embedder = kept
         self._had_store = True
         self.vm.jobs.start("shape", shape_job, st, on_done=self._shaped)
 
@@ -217,11 +216,9 @@ class StoreFeatures(QObject):
     def _shaped(self, shape: ShapeInfo) -> None:
         notes = "".join(f" · {escape(n)}" for n in shape.notes)  # wrapped only where cut
         tk = self.win.tokens
-        from inspector.core.engine.presets import PRESETS
-        from inspector.qt.flow.session import flow_presets
+        from inspector.core.engine.flow.shipped import shipped_names
 
-        staged = shape.preset is not None and shape.preset not in PRESETS
-        if staged and shape.preset not in flow_presets():  # not a pipeline the window runs
+        if shape.preset is not None and shape.preset not in shipped_names():
             self.shape_notice.show_notice(
                 f"This looks like the <b>{escape(shape.title)}</b>'s table: preset "
                 f"<b>{shape.preset}</b> reproduces its ranking in <code>inspector query "
@@ -244,10 +241,8 @@ class StoreFeatures(QObject):
             self.shape_notice.hide()
 
     def _current_preset(self) -> str | None:
-        flow = getattr(self.win, "flow", None)
-        if flow is not None and flow.active and flow.session.spec is not None:
-            return flow.session.spec.name
-        return self.vm.preset
+        spec = self.vm.spec()
+        return spec.name if spec is not None else self.vm.question.preset
 
     def use_preset(self, preset: str) -> None:
         """Choose the preset as the query bar would (a pipeline of stages enters its view)."""
@@ -309,10 +304,8 @@ class StoreFeatures(QObject):
     # ---- embedder ----
     def _embedder_picked(self, name: str | None) -> None:
         vm = self.vm
-        vm.embedder = name
         missing = self.embedder.missing_key(name)
-        if missing and vm.vector_of is None and vm.params.mode != "fts":
+        if missing and vm.question.vector_of is None and vm.question.vector is None:
             self.win.error_bar.show_error(missing)
             self.win.status_label.setText(missing)
-            return
-        vm.run()
+        vm.put(embedder=name)

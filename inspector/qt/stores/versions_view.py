@@ -26,6 +26,22 @@ from PySide6.QtWidgets import (
 
 from inspector.qt.stores.store_jobs import compare_job, push_out_job, versions_job
 
+
+def question_compare_job(store: Any, q: Any, a: int, b: int) -> Any:
+    """The question's run on two versions (the version diff takes the classic pipeline's
+    Params and Query, read here from the question until it takes the question itself)."""
+    from inspector.qt.tuning.bridge import legacy_job
+
+    params, query, _ = legacy_job(store, q)
+    return compare_job(store, query, params, a, b)
+
+
+def question_push_out_job(store: Any, q: Any, rid: Any, span: Any) -> Any:
+    from inspector.qt.tuning.bridge import legacy_job
+
+    params, query, _ = legacy_job(store, q)
+    return push_out_job(store, query, params, rid, span)
+
 OUT, IN, MOVED = "#c0392b", "#1a9e55", "#2f6fdb"
 ROLE = Qt.ItemDataRole.UserRole
 
@@ -217,7 +233,7 @@ class VersionsPanel(QWidget):
     # ---- comparison ----
     def compare(self) -> None:
         vm = self.vm
-        if vm.store is None or vm.query is None or not vm.traces:
+        if vm.store is None or vm.trace is None:
             self._say("Run a query first: the comparison runs the current query on both "
                       "versions.")
             return
@@ -226,8 +242,8 @@ class VersionsPanel(QWidget):
             self._say("List the versions first (Refresh).")
             return
         self._say(f"Running the query on v{a} and v{b}…")
-        self._start("compare", compare_job, vm.store, vm.query, vm.lane_params(vm.focus_lane),
-                    int(a), int(b), on_done=self._compared)
+        self._start("compare", question_compare_job, vm.store, vm.question.plain(), int(a),
+                    int(b), on_done=self._compared)
 
     def _compared(self, diff: Any) -> None:
         self._say("")
@@ -280,7 +296,7 @@ class VersionsPanel(QWidget):
 
     def find_push_out(self) -> None:
         vm, rid = self.vm, self.target_row()
-        if vm.store is None or vm.query is None or rid is None:
+        if vm.store is None or vm.trace is None or rid is None:
             self._say("Select a row and run a query first.")
             return
         span = None
@@ -288,8 +304,8 @@ class VersionsPanel(QWidget):
             lo, hi = sorted((self.diff.version_a, self.diff.version_b))
             span = [v.version for v in self.versions if lo <= v.version <= hi]
         self._say(f"Walking {len(span) if span else len(self.versions)} versions for {rid}…")
-        self._start("push", push_out_job, vm.store, vm.query, vm.lane_params(vm.focus_lane),
-                    rid, span, on_done=self._pushed)
+        self._start("push", question_push_out_job, vm.store, vm.question.plain(), rid, span,
+                    on_done=self._pushed)
 
     def _pushed(self, push: Any) -> None:
         self._say("")

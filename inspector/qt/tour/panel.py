@@ -128,7 +128,9 @@ class TourPanel(QFrame):
         return self.steps
 
     def start(self, step: int = 0) -> None:
-        """Show the bar and apply the tour up to `step` (0-based)."""
+        """Show the bar and apply the tour up to `step` (0-based); a tour started again
+        starts over."""
+        self.step = -1
         self.show()
         self.go(step)
 

@@ -123,8 +123,10 @@ class AuditPanel(QWidget):
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.bar.setRange(0, 0)  # busy until the first progress report
-        self.summary.setText(f"Auditing ({kind}) under {vm.preset}, limit {vm.params.limit}…")
-        vm.jobs.start("audit", audit_job, vm.store, vm.preset, vm.params.limit, kind,
+        spec = vm.spec()
+        limit = vm.to_question().limit or (spec.limit.default if spec is not None else 10)
+        self.summary.setText(f"Auditing ({kind}) under {vm.preset}, limit {limit}…")
+        vm.jobs.start("audit", audit_job, vm.store, vm.preset, limit, kind,
                       self.sample.value() or None, self.progress, on_done=self.show_result,
                       on_error=self._failed)
 
@@ -184,6 +186,6 @@ class AuditPanel(QWidget):
         vm = self.vm
         rid = r["id"]
         vm.select(rid)
-        vm.set_params({"scope": None if r["scope"] is None else str(r["scope"])})
-        vm.set_query(res.get("texts", {}).get(rid) or "", vector_of=rid)
-        vm.set_expected([rid])
+        vm.put(scopes=None if r["scope"] is None else [str(r["scope"])],
+               text=res.get("texts", {}).get(rid) or None, vector=None, vector_of=rid,
+               expect=[rid])

@@ -116,8 +116,12 @@ class CompareView(QWidget):
             vm.fail("Compare runs both sides against the store; open a store first "
                      "(a receipt holds one pool only).")
             return
-        if vm.query is None:
+        if not vm.has_query():
             vm.fail("Run a query first: Compare uses the window's query.")
+            return
+        if not vm.ready():  # the window's question as the pool-level compare takes it
+            self.summary.setText("Reading the window's question…")
+            vm.when_ready(self.run)
             return
         try:
             (la, a), (lb, b) = self.side(0), self.side(1)
@@ -132,7 +136,7 @@ class CompareView(QWidget):
 
     @property
     def running(self) -> bool:
-        return self.vm.jobs.busy("compare")
+        return self.vm.jobs.busy("compare") or bool(self.vm._waiting)
 
     def _failed(self, message: str) -> None:
         self.run_button.setEnabled(True)

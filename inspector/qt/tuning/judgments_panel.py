@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 from inspector.core.analysis.judgments import Judgments, load_judgments, save_judgments
 from inspector.core.analysis.metrics import all_metrics
 from inspector.core.errors import InspectorError
-from inspector.qt.viewmodel import Inspector
+from inspector.qt.viewmodel import Inspector, scored
 
 GRADES = (1, 2, 3)
 
@@ -86,14 +86,13 @@ class JudgmentsPanel(QWidget):
         self.load_button.clicked.connect(self._choose_load)
         self.save_button.clicked.connect(self._choose_save)
         vm.trace_changed.connect(self.refresh)
-        vm.query_changed.connect(self.refresh)
         self.refresh()
 
     # ---- the current query's key ----
     def key(self) -> tuple[str, str | None]:
-        vm = self.vm
-        text = vm.text.strip() or (f"example:{vm.vector_of}" if vm.vector_of else "")
-        return text, vm.params.scope
+        q = self.vm.question
+        text = (q.text or "").strip() or (f"example:{q.vector_of}" if q.vector_of else "")
+        return text, q.scopes[0] if q.scopes else None
 
     def grades(self) -> dict[str, float]:
         text, scope = self.key()
@@ -202,7 +201,7 @@ class JudgmentsPanel(QWidget):
         t, grades = self.vm.trace, self.grades()
         if t is None or not grades:
             return {}
-        return all_metrics(t.ids("final"), t.params.limit, grades, None)
+        return all_metrics(t.final.ids, t.limit, grades, None)
 
     def refresh(self) -> None:
         text, scope = self.key()
@@ -220,20 +219,16 @@ class JudgmentsPanel(QWidget):
         else:
             self.metrics.setText("No judgments for this query yet: right-click a row in any "
                                  "stage (or Tuning > Judge) to mark it.")
-        ranks = {str(x): r for r, x in enumerate(t.ids("final"), 1)} if t is not None else {}
-        text_col = t.pool.roles.get("text") if t is not None else None
+        ranks = {x: r for r, x in enumerate(t.final.ids, 1)} if t is not None else {}
         self.table.setRowCount(len(grades))
         for r, (rid, g) in enumerate(sorted(grades.items(), key=lambda x: (-x[1], x[0]))):
-            i = t.row_of(rid) if t is not None else None
-            if i is None and t is not None and t.pool.ids.dtype.kind in "iu" and rid.isdigit():
-                i = t.row_of(int(rid))
-            body = str(t.pool.columns[text_col][i]) if text_col and i is not None else ""
+            row = scored(t, rid)
+            body = row.row.text if row is not None else ""
             cells = (f"{g:g}", str(ranks.get(rid, "not returned")), rid, " ".join(body.split()))
             for c, value in enumerate(cells):
                 self.table.setItem(r, c, QTableWidgetItem(value))
 
     def _picked(self, row: int, *_: Any) -> None:
         item = self.table.item(row, 2) if row >= 0 else None
-        if item is not None and self.vm.trace is not None \
-                and self.vm.trace.row_of(item.text()) is not None:
+        if item is not None and scored(self.vm.trace, item.text()) is not None:
             self.vm.select(item.text())

@@ -30,6 +30,13 @@ def enter_offline(vm: Inspector, loaded: Loaded) -> None:
     vm.show_pool(loaded.pool, loaded.params)
 
 
+def question_receipt_job(store: Any, asked: Any, *rest: Any) -> list[str]:
+    """The receipt of the question on screen (its fixed-engine query read in this worker)."""
+    from inspector.qt.tuning.bridge import legacy_job
+
+    return receipt_job(store, legacy_job(store, asked)[1], asked, *rest)
+
+
 class Receipts(QObject):
     """Export and reopen receipts for one window; `offline_changed` tells the panels."""
 
@@ -38,7 +45,7 @@ class Receipts(QObject):
 
     def __init__(self, window: Any, tuning: Any) -> None:
         super().__init__(window)
-        self.window, self.vm = window, window.vm
+        self.window, self.vm = window, window.tuning_bridge
         self.tuning = tuning  # the dock's panels: judgments (grades), compare (side B)
         self.loaded: Loaded | None = None
         self.path: str | None = None
@@ -51,7 +58,7 @@ class Receipts(QObject):
     # ---- export ----
     def export(self, path: str) -> None:
         vm = self.vm
-        if vm.store is None or vm.query is None:
+        if vm.store is None or self.window.vm.trace is None:
             vm.fail("A receipt is built from the store: run a query on an open store first.")
             return
         against = None
@@ -66,7 +73,7 @@ class Receipts(QObject):
             vm.fail(str(exc))
             return
         self.window.status_label.setText("Building the receipt…")
-        vm.jobs.start("receipt", receipt_job, vm.store, vm.query, asked, path, grades,
+        vm.jobs.start("receipt", question_receipt_job, vm.store, asked, path, grades,
                       against, vm.preset or "the window's settings", on_done=self._written,
                       on_error=vm.fail)
 

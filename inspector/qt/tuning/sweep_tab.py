@@ -213,9 +213,9 @@ class SweepPanel(QWidget):
         req = replace(req, grid=req.grid.resolved(req.base))
         if self.source.currentData() == "set" and self.query_set is not None:
             return replace(req, query_set=self.query_set)
-        if vm.query is None:
+        if not vm.has_query():
             raise InspectorError("Run a query first: the sweep needs the window's query.")
-        return replace(req, query=vm.query, name=vm.text or vm.query.source,
+        return replace(req, query=vm.query, name=vm.text or "current query",
                        grades=self.grades())
 
     def run(self) -> None:
@@ -382,7 +382,8 @@ class SweepPanel(QWidget):
 
     def _mark_current(self) -> None:
         p = self.vm.params
-        self.heatmap.mark_current(p.overfetch, p.blend)
+        if p is not None:
+            self.heatmap.mark_current(p.overfetch, p.blend)
 
     def apply_cell(self, i: int, j: int) -> None:
         """Move the window's sliders to a cell's parameters; the stages re-rank at once."""
@@ -392,9 +393,9 @@ class SweepPanel(QWidget):
         f, w = grid.overfetch[i], grid.blend[j]
         ms = grid.min_score[max(0, self.slice.currentIndex())]  # type: ignore[index]
         vm = self.vm
-        if self.result.base.cap != vm.params.cap:
-            vm.set_param("cap", self.result.base.cap)
-        for key, value in (("overfetch", f), ("blend", w), ("min_score", ms)):
-            if getattr(vm.params, key) != value:
+        base = self.result.base
+        for key, value in (("cap", base.cap), ("overfetch", f), ("blend", w),
+                           ("min_score", ms)):
+            if vm.params is None or getattr(vm.params, key) != value:
                 vm.set_param(key, value)
         self.cell_applied.emit(f, w, ms)

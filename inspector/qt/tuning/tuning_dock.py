@@ -97,7 +97,9 @@ class TuningDock(QDockWidget):
         return panel
 
     def _build(self, name: str) -> QWidget:
-        vm = self.window_.vm
+        # the judgments follow the one engine's answer; the other panels' analyses still
+        # take the pool-level parameters (the bridge derives them)
+        vm = self.window_.vm if name == "judgments" else self.window_.tuning_bridge
         panel: Any = PANELS[name](vm, self)
         self._built[name] = panel
         if name == "sweep":
@@ -196,20 +198,16 @@ class StageMarks:
         self._marks: dict[str, str] = {}
         window.vm.trace_changed.connect(self.update)
         panel.judgments_changed.connect(self.update)
-        window.vm.query_changed.connect(self.update)
+        window.stages.menu_opening.connect(self.panel.add_menu_actions)
 
     def update(self) -> None:
         marks = self.panel.marks()
         changed = marks != self._marks
         self._marks = marks
-        for lane in self.window.stages.lanes:
-            for view in lane.views.values():
-                if id(view) not in self._hooked:
-                    self._hooked.add(id(view))
-                    view.menu_opening.connect(self.panel.add_menu_actions)
-                if changed or view.model.marks != marks:
-                    view.model.marks = marks
-                    view.model.layoutChanged.emit()
+        for sec in self.window.stages.sections:
+            if changed or sec.model.marks != marks:
+                sec.model.marks = marks
+                sec.model.layoutChanged.emit()
 
 
 def _menus(window: Any, dock: TuningDock, receipts: Receipts) -> None:
@@ -256,6 +254,9 @@ def _menus(window: Any, dock: TuningDock, receipts: Receipts) -> None:
 def install_tuning(window: Any) -> TuningDock:
     """Add the tuning dock, its menus and receipts to a MainWindow (called once, at the end
     of its constructor)."""
+    from inspector.qt.tuning.bridge import TuningBridge
+
+    window.tuning_bridge = TuningBridge(window.vm, window)
     dock = TuningDock(window)
     dock.setObjectName("tuningDock")  # saveState/restoreState find docks by name
     window.add_dock(dock, Qt.DockWidgetArea.BottomDockWidgetArea)
@@ -263,6 +264,7 @@ def install_tuning(window: Any) -> TuningDock:
     receipts = Receipts(window, dock)
     window.tuning_dock, window.tuning_receipts = dock, receipts
     window.tuning_marks = StageMarks(window, dock.judgments)
+    dock.visibilityChanged.connect(lambda on: on and window.tuning_bridge.activate())
     receipts.offline_changed.connect(dock.set_offline)
     receipts.offline_changed.connect(lambda on: on and dock.show_tab("sweep"))
     dock.judgments.judgments_loaded.connect(

@@ -57,6 +57,11 @@ def sweep_job(store: Store, req: SweepRequest, cancelled: Callable[[], bool]
         cases = cases_from_judgments(store, req.query_set, base.mode, req.question.embedder)
     elif req.query is not None:
         cases = [Case(name=req.name, query=req.query, grades=req.grades)]
+    elif req.question.text or req.question.vector is not None or req.question.vector_of:
+        from inspector.core.engine.inputs import question_query
+
+        query = question_query(store, req.question, base.mode)
+        cases = [Case(name=req.name, query=query, grades=req.grades)]
     else:
         raise InspectorError("Run a query first: the sweep needs a query or a query set.")
     t0 = time.perf_counter()

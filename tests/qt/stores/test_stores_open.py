@@ -13,10 +13,8 @@ import pyarrow as pa
 import pytest
 from PySide6.QtCore import Qt
 
-from inspector.core.engine.inputs import build_params, build_query
-from inspector.core.engine.pipeline import run
-from inspector.core.stores.opening import open_store
 from inspector.core.stores.options import OpenOptions
+from tests.qt.qtkit import engine_json
 from tests.storekit import vectors_column
 
 LEFT = Qt.MouseButton.LeftButton
@@ -81,16 +79,15 @@ def test_sqlite_docs_store_opens_through_the_dialog_and_runs_a_docs_preset(windo
     qtbot.waitUntil(feats.shape_notice.isVisible, timeout=10_000)
     assert "Docs engine (SQLite)" in feats.shape_notice.label.text()
 
-    vm.restore("docs-pushdown", {"limit": 8, "scope": "vault-agent"}, False)
+    assert vm.question.preset == "docs-before-fix"  # the store's own: its shape's preset
+    vm.put(preset="docs-pushdown", limit=8, scopes=["vault-agent"])
     vm.set_query("rotate signing keys")
-    ready(vm)
+    vm.jobs.wait_idle(60)
     assert vm.error is None
-    store = open_store(str(db))
-    params = build_params(preset="docs-pushdown", limit=8, scope="vault-agent")
-    want = run(store, build_query(store, params.mode, text="rotate signing keys"), params)
-    for stage in ("raw", "scoped", "blended", "final"):
-        assert vm.trace.ids(stage) == want.ids(stage), stage
-    assert vm.trace.ids("final") and db.read_bytes() == before
+    want = engine_json(window)
+    assert [st.ids for st in vm.trace.stages] == \
+        [[c["id"] for c in st["candidates"]] for st in want["stages"]]
+    assert vm.trace.final.ids and db.read_bytes() == before
 
 
 def test_an_open_error_is_one_sentence_and_the_dialog_stays_open(window, qtbot, ready, tmp_path):
@@ -137,22 +134,18 @@ def test_default_openclaw_location_is_offered_and_its_preset_suggested(window, q
     dlg.request_open()
     qtbot.waitUntil(lambda: not dlg.isVisible(), timeout=20_000)
     ready(vm)
+    # the store starts from its own preset: the notice proposes nothing more
+    assert vm.question.preset == "openclaw"
+    assert vm.spec().title.startswith("OpenClaw memory-lancedb: memory_recall")
+    assert window.query_bar.preset.currentData() == "openclaw"
     qtbot.waitUntil(feats.shape_notice.isVisible, timeout=10_000)
-    assert "preset <b>openclaw</b>" in feats.shape_notice.label.text()
-    qtbot.mouseClick(feats.shape_notice.button(0), LEFT)
-    assert window.flow.active and window.flow.session.preset == "openclaw"
-    assert window.flow.session.spec.title.startswith("OpenClaw memory-lancedb: memory_recall")
-    assert not feats.shape_notice.isVisible()
+    assert "OpenClaw" in feats.shape_notice.label.text()
+    assert "preset <b>openclaw</b>" not in feats.shape_notice.label.text()
     qb = window.query_bar
     qb.preset.setCurrentIndex(qb.preset.findData("openclaw-search-defaults"))
     qb.preset.activated.emit(qb.preset.currentIndex())
     ready(vm)
-    assert not window.flow.active and vm.params.scope_strategy == "agent_scope"
-    scope = window.query_bar.scope
-    offered = [scope.itemText(i) for i in range(scope.count())]
-    assert offered == ["helper", "main", "helper/proj", "main/proj"]
-    assert scope.lineEdit().placeholderText() == "AGENT or AGENT/SCOPE"
-    assert "agentId = AGENT and scope = SCOPE" in scope.toolTip()
+    assert vm.question.preset == "openclaw-search-defaults" and vm.question.set == {}
 
 
 def test_hosted_embedder_without_a_key_says_so_and_query_by_example_still_works(
@@ -161,20 +154,22 @@ def test_hosted_embedder_without_a_key_says_so_and_query_by_example_still_works(
         monkeypatch.delenv(var, raising=False)
     vm, picker = window.vm, window.store_features.embedder
     assert picker.itemText(0).startswith("store's own") and picker.findText("hash-v1") >= 0
-    before = vm.trace.ids("raw")
+    before = vm.trace.stage("fetch").ids
     picker.setEditText("openai:text-embedding-3-small")
     picker.lineEdit().editingFinished.emit()
-    assert vm.embedder == "openai:text-embedding-3-small"
+    vm.jobs.wait_idle(60)
+    assert vm.question.embedder == "openai:text-embedding-3-small"
     msg = window.error_bar.label.text()
-    assert "OPENAI_API_KEY" in msg and "Use as query" in msg and msg.count(".") == 1
-    assert vm.trace.ids("raw") == before, "nothing was re-run without a key"
+    assert "OPENAI_API_KEY" in msg  # said, with the routes that need no embedder
+    assert "Query by a row's id…" in [b.text() for b in window.error_bar.routes]
     vm.use_as_query(before[3])
-    ready(vm)
-    assert vm.error is None and vm.query.source == f"example:{before[3]}" and vm.trace.ids("raw")
+    vm.jobs.wait_idle(60)
+    assert vm.error is None and vm.trace.query_source == f"example:{before[3]}"
+    assert vm.trace.stage("fetch").ids
     picker.setCurrentIndex(0)
     picker.activated.emit(0)
-    ready(vm)
-    assert vm.embedder is None and vm.error is None
+    vm.jobs.wait_idle(60)
+    assert vm.question.embedder is None and vm.error is None
 
 
 @pytest.mark.parametrize("key,kept", [("aws_endpoint", True), ("region", True),
@@ -226,11 +221,9 @@ def test_a_store_reproduced_by_a_pipeline_of_stages_offers_it_and_enters_its_vie
     button = feats.shape_notice.button(0)
     assert button.text() == "Use crewai-memory"
     qtbot.mouseClick(button, LEFT)
-    assert window.flow.active and window.flow.session.preset == "crewai-memory"
+    assert window.vm.question.preset == "crewai-memory"
+    assert window.query_bar.preset.currentData() == "crewai-memory"
     assert not feats.shape_notice.isVisible()
-    window.query_bar.preset.setCurrentIndex(window.query_bar.preset.findData("docs-before-fix"))
-    window.query_bar.preset.activated.emit(window.query_bar.preset.currentIndex())
-    assert not window.flow.active
 
 
 def test_choosing_the_proposed_preset_yourself_retires_the_notice(window):

@@ -13,12 +13,10 @@ import pyarrow as pa
 import pytest
 from PySide6.QtCore import Qt
 
-from inspector.core.engine.inputs import build_params, build_query
-from inspector.core.engine.pipeline import run
-from inspector.core.stores.opening import open_store
 from inspector.core.stores.options import OpenOptions
 from inspector.qt import settings as cfg
 from inspector.qt.settings import recalled
+from tests.qt.qtkit import engine_json
 from tests.storekit import moto_s3, vectors_column
 
 moto_server = pytest.importorskip("moto.server")
@@ -80,16 +78,14 @@ def test_s3_store_opens_through_the_dialog_and_secrets_never_reach_the_settings(
     assert not dlg.error.isVisible(), dlg.error.text()
     ready(vm)
     assert (vm.store.uri, vm.store.table_name, vm.store.rows) == (URI, "memories", 40)
-    vm.restore(None, {"mode": "vector", "limit": 6, "scope": "main",
-                      "scope_strategy": "column"}, False)
+    vm.put(preset="docs-before-fix", limit=6, scopes=["main"],
+           set={"scope_rule.strategy": "column", "fetch.mode": "vector"})
     vm.set_query(QVEC)
-    ready(vm)
+    vm.jobs.wait_idle(60)
     assert vm.error is None and vm.trace is not None
-    store = open_store(URI, storage_options={"aws_endpoint": s3})  # credentials from env
-    params = build_params(mode="vector", limit=6, scope="main", scope_strategy="column")
-    want = run(store, build_query(store, "vector", vector=np.full(8, 0.3, np.float32)), params)
-    for stage in ("raw", "scoped", "final"):
-        assert vm.trace.ids(stage) == want.ids(stage), stage
+    want = engine_json(window)
+    assert [st.ids for st in vm.trace.stages] == \
+        [[c["id"] for c in st["candidates"]] for st in want["stages"]]
     assert feats.pinned_label.text() == "v1 pinned"
 
     window.save_settings()
@@ -105,14 +101,16 @@ def test_s3_store_opens_through_the_dialog_and_secrets_never_reach_the_settings(
     # Open Recent: the remembered (non-secret) options plus the environment's credentials
     vm.open_store(None)
     ready(vm)
-    vm.restore(None, {"mode": "vector", "limit": 6}, False)
-    vm.text = QVEC
+    vm.set_query(QVEC)  # a vector of the demo's dimension: the other store drops it, says so
+    vm.jobs.wait_idle(60)
     window.recent_menu.aboutToShow.emit()
     act = next(a for a in window.recent_menu.actions() if a.text() == URI)
     act.trigger()
     qtbot.waitUntil(lambda: vm.store is not None and vm.store.uri == URI, timeout=30_000)
     ready(vm)
-    assert vm.error is None and vm.store.rows == 40 and vm.trace.ids("final")
+    vm.set_query(QVEC)
+    vm.jobs.wait_idle(60)
+    assert vm.error is None and vm.store.rows == 40 and vm.trace.final.ids
 
 
 def test_unreachable_endpoint_is_one_sentence_in_the_dialog(window, qtbot, aws_env):

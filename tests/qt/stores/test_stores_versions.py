@@ -47,15 +47,17 @@ def win(qtbot):
 
 def _open(win, ready, path: Path, version: int | None = None) -> None:
     vm = win.vm
-    vm.restore(None, dict(GIVEN), False)
-    vm.text = QUERY
     win.store_features.open(str(path), None, OpenOptions.make(version=version))
-    ready(vm)
+    vm.jobs.wait_idle(60)
+    if vm.question.vector is None:
+        vm.put(limit=5)
+        vm.set_query(QUERY)  # typed as a user types it: a JSON array is the vector itself
+        vm.jobs.wait_idle(60)
     assert vm.error is None and vm.trace is not None
 
 
 def _final(vm) -> list[str]:
-    return [str(x) for x in vm.trace.ids("final")]
+    return list(vm.trace.final.ids)
 
 
 def test_versions_panel_lists_versions_and_compares_two_of_them(win, qtbot, ready, versioned):
@@ -131,8 +133,8 @@ def test_a_second_writer_is_noticed_and_reload_moves_to_the_new_version(win, qtb
     assert "stay on v1" in feats.newer_notice.label.text()
 
     # until Reload, answers stay on the pinned version, even when the query runs again
-    vm.run()
-    ready(vm)
+    vm.run_again()
+    vm.jobs.wait_idle(60)
     assert vm.store.version == 1 and _final(vm) == before
 
     qtbot.mouseClick(feats.newer_notice.button(0), LEFT)
@@ -193,7 +195,7 @@ def _inspector(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess[s
 
 def test_shot_takes_the_store_options(versioned, tmp_path):
     out = tmp_path / "v1.png"
-    query = ["--text", QUERY, "--mode", "vector", "--limit", "5"]
+    query = ["--vector", QUERY, "--limit", "5"]
     done = _inspector(["shot", str(versioned), "--out", str(out), "--as-of", "1", *query],
                       tmp_path)
     assert done.returncode == 0, done.stderr
@@ -228,8 +230,8 @@ def test_a_version_cleaned_up_under_the_window_offers_the_latest(win, ready, ver
         warnings.simplefilter("ignore")
         lancedb.connect(str(versioned)).open_table("memories").optimize(
             cleanup_older_than=datetime.timedelta(0), delete_unverified=True)
-    vm.run()
-    ready(vm)
+    vm.run_again()
+    vm.jobs.wait_idle(60)
     assert "removed by a cleanup" in (vm.error or "") and vm.trace is None
     notice = feats.newer_notice
     assert notice.isVisible() and "v1</b> was cleaned up" in notice.label.text()

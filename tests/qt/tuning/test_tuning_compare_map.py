@@ -22,7 +22,8 @@ def test_compare_view_numbers_equal_core_compare(window, qtbot) -> None:
     view = run_compare(window, qtbot)  # defaults: docs-before-fix against docs-pushdown
     a = build_params(preset="docs-before-fix", limit=10, scope="vault-agent")
     b = build_params(preset="docs-pushdown", limit=10, scope="vault-agent")
-    core = compare(vm.store, vm.query, a, b, ("docs-before-fix", "docs-pushdown"))
+    core = compare(vm.store, window.tuning_bridge.query, a, b,
+                   ("docs-before-fix", "docs-pushdown"))
     got = view.result
     assert got.params == (a, b)
     assert (got.jaccard, got.rbo, got.kendall_tau) == (core.jaccard, core.rbo,
@@ -51,7 +52,7 @@ def test_compare_with_changes_and_shared_rows_reports_shifts(window, qtbot) -> N
     a = build_params(preset="docs-pushdown", limit=10, scope="vault-agent")
     b = build_params(preset="docs-pushdown", limit=10, scope="vault-agent", blend=1,
                      overfetch=3)
-    core = compare(vm.store, vm.query, a, b, view.result.labels)
+    core = compare(vm.store, window.tuning_bridge.query, a, b, view.result.labels)
     assert view.result.kendall_tau == core.kendall_tau and core.kendall_tau is not None
     assert [r.shift for r in view.result.rows] == [r.shift for r in core.rows]
     shifts = [view.table.item(r, 2).text() for r in range(view.table.rowCount())]
@@ -65,7 +66,7 @@ def test_compare_with_changes_and_shared_rows_reports_shifts(window, qtbot) -> N
 
 
 def test_pool_map_shows_the_windows_cut_and_results(window, qtbot) -> None:
-    vm = window.vm
+    vm = window.tuning_bridge  # the fixed engine's view of the window's question
     window.tuning_dock.show_tab("map")
     view = window.tuning_dock.map
     qtbot.waitUntil(lambda: view.map is not None, timeout=30_000)
@@ -86,7 +87,7 @@ def test_pool_map_shows_the_windows_cut_and_results(window, qtbot) -> None:
     assert not [i for i in view.plot.getPlotItem().items if type(i).__name__ ==
                 "QGraphicsEllipseItem"]
     # a slider tick moves the cut; the map follows (read again in the worker)
-    window.sliders.sliders["overfetch"].setValue(3.0)
+    window.sliders.sliders["fetch.overfetch"].setValue(3.0)
     window.sliders.flush()
     qtbot.waitUntil(lambda: view.map is not m, timeout=30_000)
     assert view.map.cut_depth == 30

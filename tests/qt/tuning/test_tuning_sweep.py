@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt
 from inspector.core.analysis.judgments import Judgments
 from inspector.core.analysis.sweep import Case, run_sweep
 from inspector.core.engine.diagnosis import safe_words
-from tests.qt.qtkit import assert_matches_engine
+from tests.qt.qtkit import assert_shows, engine_json
 
 
 def sweep(window, qtbot, timeout: int = 60_000):
@@ -27,7 +27,10 @@ def test_heatmap_cells_equal_the_core_sweep(window, qtbot) -> None:
     vm = window.vm
     panel = sweep(window, qtbot)
     res = panel.result
-    core = run_sweep(vm.store, [Case(name=vm.text, query=vm.query)], vm.params, panel.grid())
+    bridge = window.tuning_bridge
+    window.vm.jobs.wait_idle(60)
+    core = run_sweep(vm.store, [Case(name="q", query=bridge.query)], bridge.params,
+                     panel.grid())
     want = core.queries[0].values["scoped_recall"][:, :, 0]
     panel.metric.setCurrentIndex(panel.metric.findData("scoped_recall"))
     np.testing.assert_array_equal(panel.heatmap.values, want)
@@ -54,19 +57,19 @@ def test_clicking_a_cell_moves_the_sliders_and_the_stages_equal_pipeline_run(win
     i, j = grid.overfetch.index(3.0), grid.blend.index(0.5)
     hm = panel.heatmap
     qtbot.mouseClick(hm.viewport(), Qt.MouseButton.LeftButton, pos=hm.cell_center(i, j))
-    qtbot.waitUntil(lambda: vm.params.overfetch == 3.0 and vm.params.blend == 0.5,
-                    timeout=10_000)
-    assert window.sliders.sliders["overfetch"].value() == 3.0
-    assert window.sliders.sliders["blend"].value() == 0.5
-    assert_matches_engine(window)
+    vm.jobs.wait_idle(60)
+    assert vm.current("fetch.overfetch") == 3.0 and vm.current("blend.weight") == 0.5
+    assert window.sliders.sliders["fetch.overfetch"].value() == 3.0
+    assert window.sliders.sliders["blend.weight"].value() == 0.5
+    assert_shows(window, engine_json(window))
     x, y = hm.current.getData()
     assert (x[0], y[0]) == (i + 0.5, j + 0.5)  # the cross follows the sliders
 
 
 def test_safe_overfetch_curve_and_marker_equal_the_core(window, qtbot, ready) -> None:
     vm = window.vm
-    vm.set_param("mode", "vector")  # exact legs: the safe over-fetch exists
-    ready(vm)
+    vm.set_param("fetch.mode", "vector")  # exact legs: the safe over-fetch exists
+    vm.jobs.wait_idle(60)
     panel = sweep(window, qtbot)
     q = panel.result.queries[0]
     assert q.safe.overfetch is not None
@@ -92,10 +95,10 @@ def test_cancel_stops_a_long_sweep_and_the_window_stays_responsive(window, qtbot
     qtbot.waitUntil(lambda: panel.progress.value() >= 2, timeout=30_000)
     # the GUI thread is free: a slider tick re-ranks at once while the sweep runs
     before = vm.trace
-    window.sliders.sliders["overfetch"].setValue(4.0)
+    window.sliders.sliders["fetch.overfetch"].setValue(4.0)
     window.sliders.flush()
-    assert vm.trace is not before and vm.trace.params.overfetch == 4.0
-    assert_matches_engine(window)
+    qtbot.waitUntil(lambda: vm.trace is not before and vm.trace is not None, timeout=30_000)
+    assert vm.trace.stage("fetch").params["overfetch"] == 4.0
     qtbot.mouseClick(panel.cancel_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not panel.running, timeout=30_000)
     res = panel.result
@@ -125,16 +128,19 @@ def test_the_sweep_asks_the_window_question_and_its_base_comes_from_it(window, q
     from inspector.core.engine.inputs import question_params
 
     vm = window.vm
-    vm.set_params({"overfetch": 2.0, "blend": 0.3})
+    vm.put(set={"fetch.overfetch": 2.0, "blend.weight": 0.3})
+    vm.jobs.wait_idle(60)
     panel = window.tuning_dock
     panel.show_tab("sweep")
+    vm.jobs.wait_idle(60)
     req = panel.sweep.request()
-    assert req.question == vm.to_question() and req.base == vm.params
+    base = question_params(vm.question.plain())
+    assert req.question == vm.question.plain() and req.base == base
+    assert (base.overfetch, base.blend) == (2.0, 0.3)
     panel.sweep.no_cap.setChecked(True)
     req = panel.sweep.request()
-    assert req.question.params == {**vm.to_question().params, "cap": 0}
-    assert req.base == question_params(req.question) == vm.params.with_(cap=0)
+    assert req.base == base.with_(cap=0)
     assert req.grid == panel.sweep.grid().resolved(req.base)
     panel.sweep.no_cap.setChecked(False)
     result = sweep(window, qtbot)
-    assert result.result.base == vm.params
+    assert result.result.base == base

@@ -8,10 +8,11 @@ from PySide6.QtWidgets import QMenu
 
 from inspector.core.analysis.judgments import load_judgments
 from inspector.core.analysis.metrics import all_metrics
+from tests.qt.qtkit import section
 
 
 def final_ids(win) -> list:
-    return win.vm.trace.ids("final")
+    return win.vm.trace.final.ids
 
 
 def menu_action(panel, row_id, label: str):
@@ -23,15 +24,16 @@ def menu_action(panel, row_id, label: str):
 def test_marks_from_the_menu_and_keys_show_in_tables_and_metrics_equal_core(window,
                                                                               ready) -> None:
     vm = window.vm
-    vm.set_param("filter", "pushdown")  # ten in-scope results to judge
-    ready(vm)
+    vm.set_param("scope_rule.pushdown", True)  # ten in-scope results to judge
+    vm.jobs.wait_idle(60)
     panel = window.tuning_dock.judgments
     ids = final_ids(window)
     assert len(ids) == 10
     # right-click > "Mark relevant, grade 2" on the third result, as the stage menu offers it
-    view = window.stages.view("final")
+    view = section(window, "final")
     menus = []
-    view.menu_opening.connect(lambda m, rid: menus.append([a.text() for a in m.actions()]))
+    window.stages.menu_opening.connect(
+        lambda m, rid: menus.append([a.text() for a in m.actions()]))
     menu = QMenu()
     view.menu_opening.emit(menu, ids[2])
     assert any(t.startswith("Mark relevant, grade 2") for t in menus[0])
@@ -46,23 +48,23 @@ def test_marks_from_the_menu_and_keys_show_in_tables_and_metrics_equal_core(wind
     grades = {str(ids[2]): 2.0, str(ids[7]): 3.0, str(ids[0]): 0.0}
     assert panel.grades() == grades
     model = view.model
-    texts = {str(model.row_id(r)): model.data(model.index(r, model.columns.index("text")),
-                                              Qt.ItemDataRole.DisplayRole)
-             for r in range(model.live_count())}
+    texts = {str(model.row_id(r)): model.data(model.index(r, 2), Qt.ItemDataRole.DisplayRole)
+             for r in range(len(model.kept))}
     assert texts[str(ids[2])].startswith("✓2 ")
     assert texts[str(ids[7])].startswith("✓3 ")
     assert texts[str(ids[0])].startswith("⊘ ")
-    raw = window.stages.view("raw").model
-    assert raw.marks == model.marks  # every stage shows them
-    want = all_metrics(ids, vm.params.limit, grades, None)
+    fetched = section(window, "fetch").model
+    assert fetched.marks == model.marks  # every stage shows them
+    want = all_metrics(ids, vm.trace.limit, grades, None)
     assert panel.metric_values() == want
     for key, value in want.items():
         assert f"{key} {value:.3f}" in panel.metrics.text()
     # a slider tick changes the results; the metrics follow
-    window.sliders.sliders["overfetch"].setValue(1.0)
+    window.sliders.sliders["fetch.overfetch"].setValue(2.0)
     window.sliders.flush()
-    vm.set_param("blend", 1.0)
-    assert panel.metric_values() == all_metrics(final_ids(window), vm.params.limit, grades,
+    vm.set_param("blend.weight", 1.0)
+    vm.jobs.wait_idle(60)
+    assert panel.metric_values() == all_metrics(final_ids(window), vm.trace.limit, grades,
                                                 None)
     _m, clear = menu_action(panel, ids[2], "Clear judgment")
     clear.trigger()
@@ -73,15 +75,15 @@ def test_marks_from_the_menu_and_keys_show_in_tables_and_metrics_equal_core(wind
 def test_judgments_save_and_load_as_json_and_csv(window, tmp_path) -> None:
     vm = window.vm
     panel = window.tuning_dock.judgments
-    raw = window.vm.trace.ids("raw")
+    raw = window.vm.trace.stage("fetch").ids
     panel.mark(raw[0], 2)
     panel.mark(raw[1], 1)
     for name in ("j.json", "j.csv"):
         path = tmp_path / name
         assert panel.save(str(path))
         loaded = load_judgments(path)
-        assert loaded.grades_for(vm.text, vm.params.scope) == {str(raw[0]): 2.0,
-                                                               str(raw[1]): 1.0}
+        assert loaded.grades_for(vm.question.text, vm.question.scopes[0]) == {
+            str(raw[0]): 2.0, str(raw[1]): 1.0}
     panel.mark(raw[0], None)
     assert panel.load(str(tmp_path / "j.csv"))
     assert panel.grades() == {str(raw[0]): 2.0, str(raw[1]): 1.0}
@@ -96,8 +98,8 @@ def test_judgments_save_and_load_as_json_and_csv(window, tmp_path) -> None:
 
 def test_sweep_with_judgments_uses_ndcg_as_objective(window, qtbot, ready) -> None:
     vm = window.vm
-    vm.set_param("filter", "pushdown")
-    ready(vm)
+    vm.set_param("scope_rule.pushdown", True)
+    vm.jobs.wait_idle(60)
     panel = window.tuning_dock.judgments
     ids = final_ids(window)
     panel.mark(ids[4], 3)
@@ -115,9 +117,9 @@ def test_loaded_judgments_naming_no_row_are_said(window, tmp_path) -> None:
     import json
 
     f = tmp_path / "ghost.json"
-    real = str(window.vm.trace.pool.ids[0])
+    real = window.vm.trace.stage("fetch").ids[0]
     f.write_text(json.dumps({"format": "inspector-judgments", "version": 1, "queries": [
-        {"query": window.vm.text, "judgments": {"ghost-1": 2, real: 1}}]}))
+        {"query": window.vm.question.text, "judgments": {"ghost-1": 2, real: 1}}]}))
     panel = window.tuning_dock.judgments
     assert panel.load(str(f))
     window.vm.jobs.wait_idle()

