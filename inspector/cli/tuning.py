@@ -71,6 +71,14 @@ def _axes(a: argparse.Namespace, spec: Any, store: Any = None) -> list[Any]:
     if a.k is not None and not 1 <= a.k <= 10_000:
         raise InspectorError(f"--k must be between 1 and 10000, not {a.k}.")
     given = {k: getattr(a, k) for k in grid.GRID_OPTIONS if getattr(a, k, None)}
+    for arg, text in given.items():  # a bad value is said with the option the user typed
+        try:
+            grid.parse_grid(spec, grid.option_items(spec, {arg: text}))
+        except InspectorError as exc:
+            flag = "--" + arg.replace("_", "-")
+            said = str(exc)
+            raise InspectorError(said if said.startswith(flag) else
+                                 f"{flag} {text}: {said[0].lower()}{said[1:]}") from None
     items = [*a.grid, *grid.option_items(spec, given)]
     if items and a.grid_index:
         raise InspectorError("--grid-index takes the index knobs' own grid; give it or grid "

@@ -67,7 +67,7 @@ def test_sweep_prints_a_grid_and_json(tmp_path: Path, demo_path: Path,
                                                                   "blend.weight": 0.0}
     assert json.loads((tmp_path / "s.json").read_text()) == data
     assert main(["sweep", str(demo_path), "--grid-blend", "0:2:0.5", "--text", "x y"]) == 2
-    assert "blend.weight must lie in [0, 1]" in capsys.readouterr().err
+    assert "blend.weight must be a finite number in [0, 1]" in capsys.readouterr().err
 
 
 def test_report_writes_json_and_html(tmp_path: Path, demo_path: Path,

@@ -35,7 +35,8 @@ CORPUS = [
 
 
 def _system(preset: str) -> str:
-    for prefix, system in (("crewai", "crewai"), ("langchain", "langchain"),
+    for prefix, system in (("crewai", "crewai"), ("langchain", "langchain"), ("agno", "agno"),
+                           ("cognee", "cognee"), ("mem0", "mem0"),
                            ("llamaindex", "llamaindex"), ("openclaw-mem", "docs"),
                            ("openclaw-search", "demo"), ("openclaw", "openclaw"),
                            ("memory-lancedb-pro", "mlp"), ("generative", "ga")):
@@ -51,11 +52,15 @@ def stores(tmp_path_factory: pytest.TempPathFactory, demo_path: Path) -> dict[st
 
     base = tmp_path_factory.mktemp("injection")
     out: dict[str, list[str]] = {}
-    for system in ("crewai", "langchain", "llamaindex", "openclaw"):
+    for system in ("crewai", "langchain", "llamaindex", "openclaw", "agno", "cognee", "mem0"):
         shutil.copytree(DATA / system / "store", base / system)
         doc = json.loads((DATA / system / "cases.json").read_text())
-        (base / f"{system}.json").write_text(json.dumps(next(iter(doc["vectors"].values()))))
+        text, vec = next(iter(doc["vectors"].items()))
+        (base / f"{system}.json").write_text(json.dumps(vec))
         out[system] = [str(base / system), "--vector", f"@{base / system}.json"]
+        if doc.get("table"):
+            out[system] += ["--table", doc["table"]]
+        out[f"{system}:text"] = ["--text", text]
     shutil.copytree(DATA / "generative_agents" / "store", base / "stream")
     ga = import_memory_stream(base / "stream", base / "ga")
     doc = json.loads((DATA / "generative_agents" / "cases.json").read_text())
@@ -97,8 +102,30 @@ def _scope_paths(preset: str) -> list[str]:
                    if "scope_path" in kind_of(st.kind).by_name})
 
 
+def _drops_scope(preset: str) -> bool:
+    """The system drops the caller's scope and filter (LangChain's by-vector call, which Mem0
+    calls): the answer says so instead of applying it."""
+    return any(st.kind == "filter_dropped" for r in load_shipped(preset).routes
+               for st in r.stages)
+
+
+def _keeps_unscoped_rows(preset: str) -> bool:
+    """Agno's user_id filter keeps the rows of no user: `(user_id = 'u' OR user_id IS NULL)`."""
+    return any(st.params.get("scope_rule") == "agno_user" for r in load_shipped(preset).routes
+               for st in r.stages)
+
+
+def _needs_text(preset: str) -> bool:
+    return any(kind_of(st.kind).resolve(st.params, st.name).get("query_type") in
+               ("fts", "hybrid") or st.kind in ("lancedb_fts", "sqlite_fts5")
+               for r in load_shipped(preset).routes for st in r.stages)
+
+
 def _base(stores: dict[str, list[str]], preset: str) -> list[str]:
-    args = [*stores[_system(preset)], "--preset", preset]
+    system = _system(preset)
+    args = [*stores[system], "--preset", preset]
+    if _needs_text(preset) and f"{system}:text" in stores:
+        args += stores[f"{system}:text"]
     if preset in ("engine-memory", "other-plugin"):  # the demo's agent column is agentId
         args += ["--scope-column", "agentId"]
     return args + [a for p in _scope_paths(preset) if preset.startswith(("langchain",
@@ -114,16 +141,29 @@ def test_no_scope_value_reaches_past_the_stated_scope(stores: dict[str, list[str
     if preset.startswith("generative-agents"):  # a persona's stream has no scope at all
         assert code == 2 and "applies no scope" in err
         return
-    assert code == 0 and _rows(answer) == [] and answer["question"]["scopes"] == [NOBODY]
+    if _drops_scope(preset):  # the system never applies it, and the answer says so
+        _, unscoped, _ = _ask(*base)
+        assert code == 0 and _rows(answer) == _rows(unscoped) and _rows(answer)
+        assert any(NOBODY in w for w in answer["warnings"]), answer["warnings"]
+        return
+    # Agno keeps the rows of no user in every user's search; no other row may come back
+    allowed = {None} if _keeps_unscoped_rows(preset) else set()
+    assert code == 0 and answer["question"]["scopes"] == [NOBODY]
+    assert {r["scope"] for r in _rows(answer)} <= allowed, _rows(answer)[:3]
     for value in CORPUS:
         code, answer, _ = _ask(*base, "--scope", value)
-        assert code == 2 or _rows(answer) == [], (preset, value, _rows(answer)[:3])
+        assert code == 2 or {r["scope"] for r in _rows(answer)} <= allowed | {value}, \
+            (preset, value, _rows(answer)[:3])
 
 
 @pytest.mark.parametrize("preset", [n for n in shipped_names()
                                     if "where" in load_shipped(n).settings])
 def test_a_where_can_only_narrow_the_scope(stores: dict[str, list[str]], preset: str) -> None:
     base = _base(stores, preset)
+    if _drops_scope(preset):  # neither the scope nor the filter reaches LanceDB: said so
+        code, answer, _ = _ask(*base, "--scope", "u1", "--where", "TRUE OR 1=1")
+        assert code == 0 and any("u1" in w for w in answer["warnings"]), answer["warnings"]
+        return
     for prefilter in ("true", "false"):
         ask = [*base, "--set", f"fetch.prefilter={prefilter}"]
         for value in CORPUS:
@@ -138,12 +178,16 @@ def test_a_where_can_only_narrow_the_scope(stores: dict[str, list[str]], preset:
 
 @pytest.mark.parametrize("preset", [n for n in shipped_names() if _scope_paths(n)])
 def test_a_scope_column_is_a_name_never_sql(stores: dict[str, list[str]], preset: str) -> None:
-    base = [*stores[_system(preset)], "--preset", preset]
+    base = _base(stores, preset)
+    if _drops_scope(preset):  # the system never applies a scope: nothing to widen
+        return
+    allowed = {None} if _keeps_unscoped_rows(preset) else set()
     for value in CORPUS:
         for given in [("--set", f"{p}={value}") for p in _scope_paths(preset)] + \
                 [("--column", f"scope={value}")]:
             code, answer, _ = _ask(*base, *given, "--scope", NOBODY)
-            assert code == 2 or _rows(answer) == [], (preset, given, _rows(answer)[:3])
+            assert code == 2 or {r["scope"] for r in _rows(answer)} <= allowed, \
+                (preset, given, _rows(answer)[:3])
 
 
 @pytest.mark.parametrize("preset", [n for n in shipped_names()

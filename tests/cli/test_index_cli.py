@@ -58,7 +58,8 @@ def test_query_json_carries_the_index_the_knobs_and_the_facet(capsys, path):
 
 def test_query_knobs_are_validated(capsys, path):
     assert main(["query", str(path), "--vector-of", "r00042", "--nprobes", "-1"]) == 2
-    assert "fetch.nprobes must lie in [0, 1e+06]" in capsys.readouterr().err
+    assert "fetch.nprobes must be a whole number in [0, 1,000,000], not -1" in \
+        capsys.readouterr().err
 
 
 def test_the_index_facet_runs_when_asked_and_says_when_it_did_not(capsys, path, monkeypatch):
@@ -110,5 +111,6 @@ def test_sweep_over_nprobes_gives_recall_against_the_exact_search(capsys, path):
     assert main(["sweep", str(path), "--vector-of", "r00042", "--grid-nprobes",
                  "5,5000000"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "fetch.nprobes must lie in [0, 1e+06]" in err
+    assert err.count("\n") == 1 and "--grid-nprobes 5,5000000" in err
+    assert "fetch.nprobes must be a whole number in [0, 1,000,000]" in err
     assert snapshot(path) == before

@@ -112,11 +112,13 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return out
 
 
-PAST = {"--nprobes": [0, -1, 1_000_001, 2**31, 2**63], "--min-nprobes": [0, -3, 1_000_001],
-        "--max-nprobes": [-1, 1_000_001, 2**40], "--refine-factor": [0, -1, 10**9, 2**62],
-        "--ef": [0, -1, 10_000_001, 10**12]}
-WITHIN = {"--nprobes": [1, 2, 4, 64], "--min-nprobes": [1, 2], "--max-nprobes": [0, 4, 64],
-          "--refine-factor": [1, 2, 10], "--ef": [1, 16, 500]}
+# 0 is each knob's "not set" (LanceDB's default), -1 max_nprobes' default: both within
+PAST = {"--nprobes": [-1, 1_000_001, 2**31, 2**63], "--min-nprobes": [-3, 1_000_001],
+        "--max-nprobes": [-2, 1_000_001, 2**40], "--refine-factor": [-1, 10**9, 2**62],
+        "--ef": [-1, 10_000_001, 10**12]}
+WITHIN = {"--nprobes": [0, 1, 2, 4, 64], "--min-nprobes": [0, 1, 2],
+          "--max-nprobes": [-1, 0, 4, 64], "--refine-factor": [0, 1, 2, 10],
+          "--ef": [0, 1, 16, 500]}
 
 
 @_fuzz(30)

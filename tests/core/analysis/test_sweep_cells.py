@@ -92,7 +92,7 @@ def test_the_classic_grid_options_name_the_stage_that_holds_them() -> None:
         G.option_items(langchain, {"grid_overfetch": "1,2"})
     with pytest.raises(InspectorError, match="STAGE.PARAM=SPEC"):
         G.parse_grid(spec, ["fetch.nosuch=1,2"])
-    with pytest.raises(InspectorError, match="must lie in"):
+    with pytest.raises(InspectorError, match="must be a finite number in"):
         G.parse_grid(spec, ["blend.weight=0:2:0.5"])
 
 
@@ -197,7 +197,7 @@ def test_grid_axes_parse_and_reject_bad_values() -> None:
     with pytest.raises(InspectorError, match="grid must be"):
         G.parse_axis("1:x", "x")
     spec = resolve(Question(store="-", preset="lancedb"))[0]
-    with pytest.raises(InspectorError, match="must lie in"):
+    with pytest.raises(InspectorError, match="must be a finite number in"):
         G.parse_grid(spec, ["fetch.overfetch=0.5"])
     with pytest.raises(InspectorError, match="at most 2,000"):
         G.check_size(G.parse_grid(spec, ["fetch.overfetch=1:100:1", "blend.weight=0:1:0.01"]))

@@ -12,7 +12,7 @@ from typing import Any
 
 from inspector.core.engine.flow.diagnosis import (
     MAX_RUNS,
-    PROBE_DEPTH,
+    WHAT_IF_DEPTH,
     _current,
     candidates,
     group,
@@ -103,8 +103,8 @@ def explain(t: FlowTrace, rid: str, runs: Runs, max_runs: int = MAX_RUNS) -> dic
     wide = widenable(t, t.stages[-1].name) + [t.stages[-1].name] \
         if kind_of(t.stages[-1].kind).widens else widenable(t, t.stages[-1].name)
     if wide:  # what-if: every fetch and cut deeper (the last one too: a longer list)
-        rows = int(t.store.get("rows") or PROBE_DEPTH)
-        ladder = list(range(t.limit, max(t.limit, min(rows, PROBE_DEPTH)) + 1))
+        rows = int(t.store.get("rows") or WHAT_IF_DEPTH)
+        ladder = list(range(t.limit, max(t.limit, min(rows, WHAT_IF_DEPTH)) + 1))
         got = first_reaching(ladder, lambda d: Change(widen=tuple((w, d) for w in wide)),
                              runs, goal, lambda x: None, budget)
         if got is not None:

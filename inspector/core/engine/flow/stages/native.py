@@ -33,6 +33,7 @@ from inspector.core.engine.flow.stages.lance_where import (
     value_at,
 )
 from inspector.core.errors import InspectorError
+from inspector.core.stores.safety.filters import checked_filter, column_ref, narrowed
 
 QUERY_TYPES = ("vector", "fts", "hybrid")
 # what the system hands its caller: a distance map (lance_where.score_of), the raw LanceDB
@@ -93,10 +94,10 @@ def scope_where(p: dict[str, Any], scopes: tuple[str, ...] | None) -> str | None
     """--scope as the SQL the system writes (None: no scope)."""
     if not scopes or p["scope_rule"] == "none":
         return None
-    path = p["scope_path"]
-    if not path:
+    if not p["scope_path"]:
         raise InspectorError("This pipeline's rows have no scope column: name it with --set "
                              "fetch.scope_path=COLUMN.")
+    path = column_ref(p["scope_path"])  # a name, never SQL of its own
     rule = p["scope_rule"]
     if rule == "equal":
         return " OR ".join(f"{path} = {sql_text(s)}" for s in scopes)
@@ -109,10 +110,10 @@ def scope_where(p: dict[str, Any], scopes: tuple[str, ...] | None) -> str | None
 
 
 def where_of(ctx: Context, p: dict[str, Any]) -> str | None:
-    parts = [w for w in (ctx.settings.get("where") or "", scope_where(p, ctx.scopes)) if w]
-    if len(parts) > 1:
-        return " AND ".join(f"({w})" for w in parts)
-    return parts[0] if parts else None
+    """The caller's `where` (checked: one expression that can only narrow) and the scope,
+    each parenthesised, so neither can widen the other."""
+    where = checked_filter(ctx.settings.get("where"), "The filter (setting where)")
+    return narrowed(where, scope_where(p, ctx.scopes))
 
 
 def need_columns(ctx: Context, p: dict[str, Any], fts: bool, vector: bool) -> None:
