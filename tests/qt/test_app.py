@@ -79,7 +79,7 @@ def test_shot_with_a_store_and_query_options(tmp_path, demo_path) -> None:
 @pytest.mark.parametrize("args, words", [
     (["--size", "12x12"], "--size"),
     (["--size", "wide"], "--size"),
-    (["--blend", "3"], "blend.weight must lie in [0, 1]"),
+    (["--blend", "3"], "blend.weight must be a finite number in [0, 1]"),
     (["/no/such/store", "--text", "x"], "No store at"),
 ])
 def test_shot_bad_input_is_one_line_and_non_zero(tmp_path, args, words) -> None:

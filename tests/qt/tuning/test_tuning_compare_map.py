@@ -72,6 +72,13 @@ def test_compare_view_numbers_equal_the_cli_report(window, qtbot, tmp_path) -> N
         in text
     if want["a"]["starved"]:
         assert f"{want['a']['starved']} of its truth's top rows not returned" in text
+    # the result is about the question asked: another question says so, the same one not
+    assert view.stale_note.isHidden()
+    own = vm.current("blend.weight")
+    vm.set_param("blend.weight", 0.9 if own != 0.9 else 0.1)
+    assert not view.stale_note.isHidden()
+    vm.set_param("blend.weight", own)
+    assert view.stale_note.isHidden()
 
 
 def test_compare_with_changes_and_shared_rows_reports_shifts(window, qtbot,
