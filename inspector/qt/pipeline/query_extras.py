@@ -1,8 +1,7 @@
-"""Query-bar helpers for real stores: scope suggestions for every scope rule (including the
-OpenClaw rules column_global and agent_scope), and the embedder picker.
+"""Query-bar helpers for real stores: the embedder picker.
 
-The picker never embeds anything itself: it only sets the view-model's embedder name, which
-the query worker passes to inputs.build_query like `inspector query --embedder`.
+The picker never embeds anything itself: it only sets the question's embedder name, which the
+engine reads like `inspector query --embedder`.
 """
 
 from __future__ import annotations
@@ -13,44 +12,8 @@ from typing import Any
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QWidget
 
-from inspector.core.engine.params import Params
 from inspector.core.stores.embed import is_hosted
 from inspector.core.stores.openai_embed import KEY_VARS, KNOWN_MODELS
-from inspector.core.stores.roles import Roles
-
-MAX_PAIRS = 400  # AGENT/SCOPE suggestions offered at most (agents x scopes can be large)
-
-
-def scope_suggestions(p: Params, roles: Roles | None,
-                      values: dict[str, list[str]]) -> tuple[list[str], str, str]:
-    """(values to offer, placeholder, which columns the scope is compared with)."""
-    if p.scope_strategy == "map":
-        return [k for k, _ in p.scope_map], "a scope map key", "scope map"
-    if roles is None or p.scope_strategy == "none":
-        return [], "no scope", ""
-    if p.scope_strategy in ("column", "column_global"):
-        col = p.scope_column or roles.scope or roles.agent
-        rule = f"{col} = SCOPE" + (" (or '' / NULL: global)"
-                                   if p.scope_strategy == "column_global" else "")
-        return values.get(col or "", []), f"{col or 'column'} value", rule if col else ""
-    if p.scope_strategy == "agent_scope":
-        return _agent_scope(p, roles, values)
-    return values.get(roles.repo or "", []), "no scope", \
-        f"{roles.repo} / {roles.path}" if roles.repo or roles.path else ""
-
-
-def _agent_scope(p: Params, roles: Roles,
-                 values: dict[str, list[str]]) -> tuple[list[str], str, str]:
-    agent, sub = roles.agent, p.scope_column or roles.scope
-    agents = values.get(agent or "", [])
-    scopes = [s for s in values.get(sub or "", []) if s]
-    if agent and sub:
-        pairs = [f"{a}/{s}" for a in agents for s in scopes][:MAX_PAIRS]
-        return [*agents, *pairs], "AGENT or AGENT/SCOPE", \
-            f"{agent} = AGENT and {sub} = SCOPE (or '' / NULL: global)"
-    if agent:
-        return agents, "AGENT", f"{agent} = AGENT"
-    return scopes, "SCOPE", f"{sub} = SCOPE (or '' / NULL: global)"
 
 
 def api_key_set(environ: Any = None) -> bool:

@@ -7,8 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from inspector.core.engine.params import Params
-from inspector.core.engine.pool import Query
+from inspector.core.engine.flow.question import Question
 from inspector.core.stores.store import Store
 
 
@@ -55,14 +54,16 @@ def versions_job(store: Store) -> list[Any]:
     return list_versions(store)
 
 
-def compare_job(store: Store, query: Query, params: Params, a: int, b: int) -> Any:
+def compare_job(store: Store, q: Question, a: int, b: int, stage: str | None = None) -> Any:
+    """The question on versions a and b (`inspector diff-versions --from A --to B`)."""
     from inspector.core.analysis.version_diff import compare_versions
 
-    return compare_versions(store, query, params, a, b)
+    return compare_versions(store, q, a, b, stage)
 
 
-def push_out_job(store: Store, query: Query, params: Params, row_id: Any,
-                 versions: list[int] | None) -> Any:
+def push_out_job(store: Store, q: Question, row_id: Any, versions: list[int] | None,
+                 stage: str | None = None) -> Any:
+    """The first write after which row_id left the stage's rows (`--who-pushed-out ID`)."""
     from inspector.core.analysis.version_diff import find_push_out
 
-    return find_push_out(store, query, params, row_id, versions)
+    return find_push_out(store, q, row_id, versions, stage)

@@ -26,21 +26,10 @@ from PySide6.QtWidgets import (
 
 from inspector.qt.stores.store_jobs import compare_job, push_out_job, versions_job
 
-
-def question_compare_job(store: Any, q: Any, a: int, b: int) -> Any:
-    """The question's run on two versions (the version diff takes the classic pipeline's
-    Params and Query, read here from the question until it takes the question itself)."""
-    from inspector.qt.tuning.bridge import legacy_job
-
-    params, query, _ = legacy_job(store, q)
-    return compare_job(store, query, params, a, b)
-
-
-def question_push_out_job(store: Any, q: Any, rid: Any, span: Any) -> Any:
-    from inspector.qt.tuning.bridge import legacy_job
-
-    params, query, _ = legacy_job(store, q)
-    return push_out_job(store, query, params, rid, span)
+# the question on two versions and the write that pushed a row out, as `inspector
+# diff-versions --from A --to B [--who-pushed-out ID]` asks them (core.analysis.version_diff)
+question_compare_job = compare_job
+question_push_out_job = push_out_job
 
 OUT, IN, MOVED = "#c0392b", "#1a9e55", "#2f6fdb"
 ROLE = Qt.ItemDataRole.UserRole
@@ -249,17 +238,15 @@ class VersionsPanel(QWidget):
         self._say("")
         self.diff = d = diff
         self.push_label.setText("")
-        text_col = d.a.pool.roles.get("text")
-        ra = {_plain(x): r for r, x in enumerate(d.a.ids(d.stage), 1)}
-        rb = {_plain(x): r for r, x in enumerate(d.b.ids(d.stage), 1)}
+        ra = {_plain(x): r for r, x in enumerate(d.a.stage(d.stage).ids, 1)}
+        rb = {_plain(x): r for r, x in enumerate(d.b.stage(d.stage).ids, 1)}
+        texts = {s.id: s.row.text for t in (d.b, d.a) for s in t.stage(d.stage).rows}
         self.diff_view.clear()
         first_out = None
         for rid in [*ra, *[x for x in rb if x not in ra]]:
             a, b = ra.get(rid), rb.get(rid)
             change, colour = _change(a, b)
-            trace = d.a if a is not None else d.b
-            i = trace.row_of(rid)
-            text = str(trace.pool.columns[text_col][i]) if text_col and i is not None else ""
+            text = str(texts.get(rid) or "")
             item = QTreeWidgetItem([str(rid), f"#{a}" if a else "—", f"#{b}" if b else "—",
                                     change, text.replace("\n", " ")[:200]])
             item.setData(0, ROLE, rid)

@@ -1,6 +1,7 @@
-"""The Audit tab: the store-wide audits of `inspector audit` (core.analysis.audit) under the
-window's preset and limit, in the background with progress and cancel; a memory from the
-audit opens in the stage view (queried by its own vector and text, in its own scope)."""
+"""The Audit tab: the store-wide audits of `inspector audit` (core.analysis.audit, one prober
+for every pipeline) under the window's pipeline (its preset or file, --set and limit), in the
+background with progress and cancel; a memory from the audit opens in the stage view (queried
+by its own vector and text, in its own scope)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from inspector.core.errors import InspectorError
 from inspector.qt.viewmodel import Inspector
 
 KINDS = ("recall", "scopes")
@@ -34,13 +36,22 @@ class Progress(QObject):
     advanced = Signal(int, int)
 
 
-def audit_job(store: Any, preset: str, limit: int, kind: str, sample: int | None,
-              progress: Progress, cancelled: Any) -> dict[str, Any]:
+def audit_question(asked: Any, limit: int) -> Any:
+    """The question an audit probes with: the window's pipeline (preset or file, system
+    configuration, --set, column roles) and limit, as `inspector audit KIND STORE --preset P
+    [--set ...] --limit L` builds it; the memories are the queries."""
+    from inspector.core.engine.flow.question import make_question
+
+    return make_question(store=asked.store, table=asked.table, preset=asked.preset,
+                         pipeline_file=asked.pipeline_file, system_config=asked.system_config,
+                         set=dict(asked.set), limit=limit, columns=dict(asked.columns))
+
+
+def audit_job(store: Any, q: Any, kind: str, sample: int | None, progress: Progress,
+              cancelled: Any) -> dict[str, Any]:
     """The audit, as `inspector audit KIND STORE --preset P --limit L --json` runs it."""
     from inspector.core.analysis import audit
-    from inspector.core.engine.flow.question import Question
 
-    q = Question(store=str(store.uri), preset=preset, limit=limit)
     now = time.time() * 1000
     if kind == "scopes":
         return audit.scope_audit(store, q, now, per_scope=sample or 10)
@@ -116,19 +127,26 @@ class AuditPanel(QWidget):
 
     def run(self) -> None:
         vm = self.vm
-        if vm.store is None or vm.preset is None:
-            vm.fail("Open a store and pick a preset first: the audit runs the window's preset.")
+        if vm.store is None or vm.spec() is None:
+            vm.fail("Open a store and pick a pipeline first: the audit runs the window's "
+                    "pipeline.")
             return
         kind = self.kind.currentText()
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.bar.setRange(0, 0)  # busy until the first progress report
         spec = vm.spec()
-        limit = vm.to_question().limit or (spec.limit.default if spec is not None else 10)
-        self.summary.setText(f"Auditing ({kind}) under {vm.preset}, limit {limit}…")
-        vm.jobs.start("audit", audit_job, vm.store, vm.preset, limit, kind,
-                      self.sample.value() or None, self.progress, on_done=self.show_result,
-                      on_error=self._failed)
+        asked = vm.question.plain()
+        limit = asked.limit or (spec.limit.default if spec is not None else 10)
+        try:
+            q = audit_question(asked, limit)
+        except (InspectorError, ValueError) as exc:
+            self._failed(str(exc))
+            return
+        self.summary.setText(f"Auditing ({kind}) under {spec.name if spec else ''}, limit "
+                             f"{limit}…")
+        vm.jobs.start("audit", audit_job, vm.store, q, kind, self.sample.value() or None,
+                      self.progress, on_done=self.show_result, on_error=self._failed)
 
     def cancel(self) -> None:
         """Stop early: a recall audit keeps the memories probed so far."""

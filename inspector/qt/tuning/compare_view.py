@@ -1,8 +1,10 @@
-"""The Compare tab: two parameter sets (or presets) on the window's query, side by side.
+"""The Compare tab: two questions on the window's query (the window's pipeline or another
+preset, each with KEY=VALUE changes, as `inspector report --against-preset P --against K=V`
+asks them), side by side.
 
 Both lists are aligned row by row with their rank shift; rows only one side returned are
-tinted; Jaccard, RBO, Kendall's tau, scoped recall and the in-scope rows a post-filter
-starved all come from `core.compare` (run in a worker, since it queries the store)."""
+tinted; Jaccard, RBO, Kendall's tau, each side's scoped recall and the truth rows it did not
+return all come from `core.analysis.compare` (run in a worker, since it queries the store)."""
 
 from __future__ import annotations
 
@@ -24,15 +26,16 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.core.analysis.compare import Comparison
-from inspector.core.engine.params import Params
-from inspector.core.engine.presets import PRESETS
+from inspector.core.engine.flow.question import Question
+from inspector.core.engine.flow.shipped import shipped_names
+from inspector.core.engine.flow.spec import load_shipped
 from inspector.core.errors import InspectorError
 from inspector.qt.theme import LIGHT, Tokens
 from inspector.qt.tuning.stale import StaleNote
-from inspector.qt.tuning.tuning_jobs import compare_job, side_params
-from inspector.qt.viewmodel import Inspector
+from inspector.qt.tuning.tuning_jobs import compare_job, has_query, side_question
+from inspector.qt.viewmodel import Inspector, holds
 
-CURRENT = ""  # the side combo's "the window's parameters" entry
+CURRENT = ""  # the side combo's "the window's question" entry
 COLUMNS = ("rank A", "rank B", "shift", "only in", "scope", "id", "text")
 
 
@@ -50,19 +53,22 @@ class CompareView(QWidget):
         self.vm = vm
         self.tokens: Tokens = LIGHT
         self.result: Comparison | None = None
+        self.questions: tuple[Question, Question] | None = None  # the sides of the result
         self.sides: list[tuple[QComboBox, QLineEdit]] = []
         form = QGridLayout()
         for n, (name, preset) in enumerate((("A", "docs-before-fix"),
                                             ("B", "docs-pushdown"))):
             combo = QComboBox(self, objectName=f"compareSide{name}")
-            combo.addItem("the window's parameters", CURRENT)
-            for key, p in PRESETS.items():
-                combo.addItem(f"{key}: {p.title}", key)
+            combo.addItem("the window's question", CURRENT)
+            for key in shipped_names():
+                combo.addItem(f"{key}: {load_shipped(key).title}", key)
             combo.setCurrentIndex(max(0, combo.findData(preset)))
             edit = QLineEdit(self, objectName=f"compareChanges{name}")
-            edit.setPlaceholderText("changes, e.g. overfetch=3, filter=pushdown")
+            edit.setPlaceholderText("changes, e.g. overfetch=3, fetch.cap=40")
             edit.setToolTip("KEY=VALUE changes on top of this side (as `inspector report "
-                            "--against`); a preset keeps the window's limit and scope.")
+                            "--against`: a STAGE.PARAM, a query option on the stage that holds "
+                            "it, limit or scope); a preset keeps the window's query, scopes, "
+                            "limit and clock.")
             form.addWidget(QLabel(f"Side {name}"), n, 0)
             form.addWidget(combo, n, 1)
             form.addWidget(edit, n, 2)
@@ -70,9 +76,10 @@ class CompareView(QWidget):
         self.run_button = QPushButton("Compare", self, objectName="compareRun")
         form.addWidget(self.run_button, 0, 3, 2, 1)
         form.setColumnStretch(2, 1)
-        self.summary = QLabel("Compare two parameter sets on the window's query: both result "
-                              "lists aligned, rank shifts, agreement, and the in-scope rows a "
-                              "post-filter starves.", objectName="compareSummary")
+        self.summary = QLabel("Compare two pipelines or parameter sets on the window's query: "
+                              "both result lists aligned, rank shifts, agreement, and the rows "
+                              "of its truth each side did not return.",
+                              objectName="compareSummary")
         self.summary.setWordWrap(True)
         self.stale_note = StaleNote(vm, self)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -101,42 +108,38 @@ class CompareView(QWidget):
         if self.result is not None:
             self.show_result(self.result)
 
-    def side(self, n: int) -> tuple[str, Params]:
-        """Label and parameters of side n (0 = A)."""
+    def side(self, n: int) -> tuple[str, Question]:
+        """Label and question of side n (0 = A)."""
         combo, edit = self.sides[n]
         preset = combo.currentData() or None
         label = preset or "window"
         if edit.text().strip():
             label += f" ({edit.text().strip()})"
-        return label, side_params(self.vm.params, preset, edit.text())
+        return label, side_question(self.vm.question.plain(), preset, edit.text())
 
     def run(self) -> None:
         vm = self.vm
         if vm.store is None:
-            vm.fail("Compare runs both sides against the store; open a store first "
-                     "(a receipt holds one pool only).")
+            vm.fail("Compare runs both sides against the store; open a store first.")
             return
-        if not vm.has_query():
+        if not has_query(vm.question):
             vm.fail("Run a query first: Compare uses the window's query.")
-            return
-        if not vm.ready():  # the window's question as the pool-level compare takes it
-            self.summary.setText("Reading the window's question…")
-            vm.when_ready(self.run)
             return
         try:
             (la, a), (lb, b) = self.side(0), self.side(1)
-        except InspectorError as exc:
+        except (InspectorError, ValueError) as exc:
             vm.fail(str(exc))
             return
         self.run_button.setEnabled(False)
         self.summary.setText("Comparing…")
         self.stale_note.asked()
-        vm.jobs.start("compare", compare_job, vm.store, vm.query, a, b, (la, lb),
+        self.questions = (a, b)
+        vm.jobs.start("compare", compare_job, vm.store, a, b, (la, lb),
                       on_done=self._answered, on_error=self._failed)
 
     @property
     def running(self) -> bool:
-        return self.vm.jobs.busy("compare") or bool(self.vm._waiting)
+        return self.vm.jobs.busy("compare")
 
     def _failed(self, message: str) -> None:
         self.run_button.setEnabled(True)
@@ -163,7 +166,7 @@ class CompareView(QWidget):
                      "·" if shift == 0 else ("–" if shift is None else
                                              (f"▲{shift}" if shift > 0 else f"▼{-shift}")),
                      {"both": "", "a": "A", "b": "B"}[row.side],
-                     "–" if row.in_scope is None else ("in" if row.in_scope else "out"),
+                     "–" if row.scope is None else str(row.scope),
                      str(row.id), " ".join((row.text or "").split()))
             for col, text in enumerate(cells):
                 item = QTableWidgetItem(text)
@@ -189,15 +192,15 @@ class CompareView(QWidget):
                  f"{tau}."]
         for n, side in enumerate(("A", "B")):
             starved = c.starved[n]
-            words = (f"{starved} in-scope rows starved by the post-filter"
-                     if starved is not None else "pushdown: no post-filter starvation")
-            lines.append(f"{side}: scoped recall {_num(c.recall[n])}, {words} "
-                         f"(raw {c.counters[n]['rawCandidates']}, scoped "
-                         f"{c.counters[n]['scopedCandidates']}).")
+            words = ("no truth to measure against" if starved is None else
+                     f"{starved} of its truth's top rows not returned")
+            stages = ", ".join(f"{k} {v}" for k, v in c.counters[n].items() if k != "returned")
+            lines.append(f"{side} ({c.pipelines[n]}): scoped recall {_num(c.recall[n])}, "
+                         f"{words} (rows per stage: {stages}).")
         return "\n".join(lines)
 
     def _picked(self, row: int, *_: Any) -> None:
         if self.result is not None and 0 <= row < len(self.result.rows):
             rid = self.result.rows[row].id
-            if self.vm.trace is not None and self.vm.trace.row_of(rid) is not None:
+            if self.vm.trace is not None and holds(self.vm.trace, str(rid)):
                 self.vm.select(rid)

@@ -1,5 +1,6 @@
-"""Sweep plots: a metric heatmap over over-fetch x blend weight, the recall-vs-over-fetch
-curve with the minimum safe over-fetch marked, and that factor's spread over a query set.
+"""Sweep plots: a metric heatmap over the sweep's first two axes (STAGE.PARAM, any declared
+parameter of the pipeline), the recall curve along its depth axis with the safe depth marked,
+and that value's spread over a query set.
 
 Every item is created once and updated in place (setImage / setData); the values drawn are
 the core sweep's own arrays, never recomputed here."""
@@ -18,6 +19,23 @@ from inspector.qt.pipeline.plots import MIN_PLOT, _style, empty_note, plain_axes
 from inspector.qt.theme import LIGHT, Tokens
 
 MAX_LABELS = 240  # cell value labels above this many cells would be unreadable
+
+
+def show_value(v: Any) -> str:
+    """A grid value as a tick, a label or a combo entry shows it."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return f"{v:g}" if isinstance(v, (int, float)) else str(v)
+
+
+def _position(v: Any, values: Sequence[Any]) -> float | None:
+    """Where a value sits along an axis (by index; between cells when off the grid)."""
+    if v in values and not (isinstance(v, bool) != isinstance(values[0], bool)):
+        return float(list(values).index(v))
+    nums = [x for x in values if isinstance(x, (int, float)) and not isinstance(x, bool)]
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and len(nums) == len(values):
+        return float(np.interp(float(v), [float(x) for x in values], np.arange(len(values))))
+    return None
 
 
 def _ignore(ev: Any) -> None:
@@ -40,10 +58,11 @@ class CellImage(pg.ImageItem):
 
 
 class Heatmap(pg.PlotWidget):
-    """values[i, j] at over-fetch i (x) and blend j (y); the best region outlined, the
-    window's current parameters marked with a cross. Click a cell to apply it."""
+    """values[i, j] at the first axis's value i (x) and the second's j (y); the best region
+    outlined, the window's current parameters marked with a cross. Click a cell to set it on
+    the question."""
 
-    cell_clicked = Signal(int, int)  # over-fetch index, blend index
+    cell_clicked = Signal(int, int)  # first axis index, second axis index
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent, axisItems=plain_axes())
@@ -51,13 +70,12 @@ class Heatmap(pg.PlotWidget):
         self.setObjectName("sweepHeatmap")
         self.tokens = LIGHT
         self.values = np.zeros((0, 0))
-        self.axes: tuple[tuple[float, ...], tuple[float, ...]] = ((), ())
+        self.axes: tuple[tuple[Any, ...], tuple[Any, ...]] = ((), ())
+        self.titles = ("", "")
         plot = self.getPlotItem()
         plot.setMenuEnabled(False)
         plot.hideButtons()
         plot.setMouseEnabled(x=False, y=False)
-        plot.setLabel("bottom", "over-fetch factor F")
-        plot.setLabel("left", "blend weight w")
         self.cmap = pg.colormap.get("viridis")
         self.image = CellImage(self.cell_clicked.emit)
         self.image.setColorMap(self.cmap)
@@ -68,16 +86,15 @@ class Heatmap(pg.PlotWidget):
         plot.layout.setContentsMargins(2, 8, 2, 2)  # room for the colour bar's top label
         self.best = pg.ScatterPlotItem(symbol="s", brush=None, pxMode=False, size=0.92)
         self.current = pg.ScatterPlotItem(symbol="+", size=18)
-        self.cap_line = pg.InfiniteLine(angle=90, movable=False)
-        for item in (self.best, self.current, self.cap_line):
+        for item in (self.best, self.current):
             item.mouseClickEvent = _ignore  # clicks pass through the overlays to the cells
             plot.addItem(item)
         self.labels: list[pg.TextItem] = []
         self.empty = empty_note(self, "Run a sweep to fill this grid", (1, 10), (0, 1))
-        self.setToolTip("Each cell is the sweep's metric at that over-fetch and blend weight "
-                        "(the colour bar gives the scale; blank = undefined).\nOutlined: the "
-                        "best region. Cross: the window's current parameters.\nClick a cell to "
-                        "move the sliders there; the stages re-rank at once.")
+        self.setToolTip("Each cell is the sweep's metric at those parameter values (the colour "
+                        "bar gives the scale; blank = undefined).\nOutlined: the best region. "
+                        "Cross: the window's current parameters.\nClick a cell to set its "
+                        "parameters on the question; the stages answer at once.")
         self.set_tokens(self.tokens)
 
     def set_tokens(self, tk: Tokens) -> None:
@@ -85,17 +102,18 @@ class Heatmap(pg.PlotWidget):
         _style(self, tk)
         self.empty.setColor(tk.muted)
         self.best.setPen(pg.mkPen(tk.accent, width=1.5))
-        self.cap_line.setPen(pg.mkPen(tk.cut, width=2, style=Qt.PenStyle.DashLine))
         self.current.setPen(pg.mkPen("#ffffff", width=2))
         self.current.setBrush(pg.mkBrush("#ffffff"))
 
-    def set_values(self, values: np.ndarray, overfetch: Sequence[float],
-                   blend: Sequence[float], best: Sequence[tuple[int, int]],
+    def set_values(self, values: np.ndarray, xs: Sequence[Any], ys: Sequence[Any],
+                   best: Sequence[tuple[int, int]], x_title: str = "", y_title: str = "",
                    levels: tuple[float, float] = (0.0, 1.0)) -> None:
-        """Show a (len(overfetch), len(blend)) array; NaN cells stay blank."""
+        """Show a (len(xs), len(ys)) array; NaN cells stay blank."""
         self.values = np.asarray(values, np.float64)
         self.empty.hide()
-        self.axes = (tuple(overfetch), tuple(blend))
+        self.axes = (tuple(xs), tuple(ys))
+        self.titles = (x_title, y_title)
+        self.getPlotItem().setLabel("bottom", x_title)
         nf, nw = self.values.shape
         self.image.setImage(self.values, autoLevels=False)  # NaN cells are drawn transparent
         self.image.setRect(0, 0, nf, nw)
@@ -115,20 +133,20 @@ class Heatmap(pg.PlotWidget):
 
     def _ticks(self) -> None:
         """Tick labels a line of text apart at the plot's current height (a compact dock has
-        less than a line per blend row), and the blend axis's title as long as fits."""
-        (overfetch, blend), plot = self.axes, self.getPlotItem()
+        less than a line per row), and the second axis's title as long as fits."""
+        (xs, ys), plot = self.axes, self.getPlotItem()
         left = plot.getAxis("left")
         room = max(plot.getViewBox().height(), 1.0)
         line = QFontMetricsF(left.font()).height()
-        step_f = max(1, int(np.ceil(len(overfetch) / 14)))
-        plot.getAxis("bottom").setTicks([[(i + 0.5, f"{f:g}") for i, f in enumerate(overfetch)
+        step_f = max(1, int(np.ceil(len(xs) / 14)))
+        plot.getAxis("bottom").setTicks([[(i + 0.5, show_value(f)) for i, f in enumerate(xs)
                                           if i % step_f == 0], []])
-        step_w = max(1, int(np.ceil(len(blend) / 12)), int(np.ceil(line * len(blend) / room)))
-        left.setTicks([[(j + 0.5, f"{w:g}") for j, w in enumerate(blend)
+        step_w = max(1, int(np.ceil(len(ys) / 12)), int(np.ceil(line * len(ys) / room)))
+        left.setTicks([[(j + 0.5, show_value(w)) for j, w in enumerate(ys)
                         if j % step_w == 0], []])
-        title = "blend weight w"
+        title = self.titles[1]
         if QFontMetricsF(left.label.font()).horizontalAdvance(title) + 8 > room:
-            title = "blend w"
+            title = title.rpartition(".")[2]
         if left.labelText != title:
             plot.setLabel("left", title)
 
@@ -152,27 +170,16 @@ class Heatmap(pg.PlotWidget):
                 item.setColor("#111111" if not np.isnan(v) and v > 0.6 else "#f4f4f4")
                 item.setPos(i + 0.5, j + 0.5)
 
-    def mark_current(self, overfetch: float, blend: float) -> None:
-        """A cross at the window's parameters (between cells when they are off the grid)."""
-        fs, ws = self.axes
-        if not fs or not ws:
+    def mark_current(self, x_value: Any, y_value: Any) -> None:
+        """A cross at the window's parameters (between cells when they are off the grid;
+        none when a value has no place on its axis)."""
+        xs, ys = self.axes
+        x = _position(x_value, xs) if xs else None
+        y = _position(y_value, ys) if ys else None
+        if x is None or y is None:
             self.current.setData([], [])
             return
-        x = float(np.interp(overfetch, fs, np.arange(len(fs)))) + 0.5
-        y = float(np.interp(blend, ws, np.arange(len(ws)))) + 0.5
-        self.current.setData([x], [y])
-
-    def mark_cap(self, cap: int, limit: int) -> str:
-        """A dashed line at the first over-fetch the cap holds: cells right of it all fetch
-        the same `cap` rows, which is why they look alike."""
-        fs = self.axes[0]
-        held = [i for i, f in enumerate(fs) if cap and np.ceil(limit * f - 1e-9) >= cap]
-        self.cap_line.setVisible(bool(held))
-        if not held:
-            return ""
-        self.cap_line.setValue(held[0])
-        return (f"Dashed red line: the cap of {cap} holds every F ≥ {fs[held[0]]:g} at {cap} "
-                "rows, so those columns are alike (tick 'ignore cap' to see past it).")
+        self.current.setData([x + 0.5], [y + 0.5])
 
     def cell_center(self, i: int, j: int) -> QPointF:
         """Widget coordinates of a cell's centre (for tests and keyboard users)."""
@@ -181,8 +188,8 @@ class Heatmap(pg.PlotWidget):
 
 
 class SafeCurve(pg.PlotWidget):
-    """Scoped recall against over-fetch for one query (the core's cap-free curve), with the
-    minimum safe over-fetch and the configured cap drawn as vertical lines."""
+    """Scoped recall along the sweep's depth axis for one query (the core's curve), with the
+    safe depth drawn as a vertical line."""
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent, axisItems=plain_axes())
@@ -191,25 +198,21 @@ class SafeCurve(pg.PlotWidget):
         plot = self.getPlotItem()
         plot.setMenuEnabled(False)
         plot.hideButtons()
-        plot.setLabel("bottom", "over-fetch factor F (no cap)")
+        plot.setLabel("bottom", "depth")
         plot.setLabel("left", "scoped recall")
         plot.setYRange(-0.03, 1.05, padding=0)
         self.curve = pg.PlotDataItem(symbol="o", symbolSize=6)
         self.safe = pg.InfiniteLine(angle=90, movable=False,
-                                    label="safe F = {value:g}",
+                                    label="safe {value:g}",
                                     labelOpts={"position": 0.12, "anchors": [(0, 1), (0, 1)]})
-        self.cap = pg.InfiniteLine(angle=90, movable=False, label="cap",
-                                   labelOpts={"position": 0.9})
-        for item in (self.curve, self.safe, self.cap):
+        for item in (self.curve, self.safe):
             plot.addItem(item)
-        self.safe.hide()  # no sweep yet: no safe factor to claim
-        self.cap.hide()
-        self.empty = empty_note(self, "Run a sweep to see recall by over-fetch", (1, 10),
+        self.safe.hide()  # no sweep yet: no safe value to claim
+        self.empty = empty_note(self, "Run a sweep to see recall by depth", (1, 10),
                                 (-0.03, 1.05))
-        self.setToolTip("Scoped recall of this query at each over-fetch, with no cap, at the "
-                        "base blend weight and min score.\nThe solid line is the smallest "
-                        "factor reaching full recall (the minimum safe over-fetch); the dashed "
-                        "line is the cap the parameters hold the pool to.")
+        self.setToolTip("Scoped recall of this query at each value of the sweep's depth "
+                        "parameter, every other parameter as asked.\nThe solid line is the "
+                        "smallest value reaching full recall (the safe depth).")
         self.set_tokens(LIGHT)
 
     def set_tokens(self, tk: Tokens) -> None:
@@ -219,31 +222,28 @@ class SafeCurve(pg.PlotWidget):
         self.curve.setSymbolPen(pg.mkPen(tk.scoped))
         self.safe.setPen(pg.mkPen(tk.returned, width=2))
         self.safe.label.setColor(tk.returned)
-        self.cap.setPen(pg.mkPen(tk.cut, width=1.5, style=Qt.PenStyle.DashLine))
-        self.cap.label.setColor(tk.cut)
         self.empty.setColor(tk.muted)
 
-    def set_curve(self, curve: Sequence[tuple[float, float | None]], safe: float | None,
-                  cap_factor: float | None) -> None:
-        xs = np.array([f for f, _ in curve], np.float64)
-        ys = np.array([np.nan if r is None else r for _, r in curve], np.float64)
+    def set_curve(self, curve: Sequence[tuple[Any, float | None]], safe: float | None,
+                  key: str = "depth") -> None:
+        pts = [(float(v), r) for v, r in curve
+               if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        xs = np.array([f for f, _ in pts], np.float64)
+        ys = np.array([np.nan if r is None else r for _, r in pts], np.float64)
         self.curve.setData(xs, ys, connect="finite")
+        self.getPlotItem().setLabel("bottom", key)
         self.empty.setVisible(not len(xs))
         self.safe.setVisible(safe is not None)
         if safe is not None:
             self.safe.setValue(safe)
-        self.cap.setVisible(cap_factor is not None)
-        if cap_factor is not None:
-            self.cap.setValue(cap_factor)
-            self.cap.label.setFormat(f"cap (F {cap_factor:g})")
-        lo = min([*xs.tolist(), *(v for v in (safe, cap_factor) if v is not None)], default=1)
-        hi = max([*xs.tolist(), *(v for v in (safe, cap_factor) if v is not None)], default=2)
+        lo = min([*xs.tolist(), *(v for v in (safe,) if v is not None)], default=1)
+        hi = max([*xs.tolist(), *(v for v in (safe,) if v is not None)], default=2)
         self.getPlotItem().setXRange(lo - 0.3, hi + 0.3, padding=0)
 
 
 class SafeShare(pg.PlotWidget):
-    """Over a query set: the share of queries at full scoped recall for each grid over-fetch
-    (summarize_safe's share_full_at) and each query's own safe factor as a tick."""
+    """Over a query set: the share of queries at full scoped recall for each value of the
+    depth axis (summarize_safe's share_full_at) and each query's own safe value as a tick."""
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent, axisItems=plain_axes())
@@ -252,7 +252,7 @@ class SafeShare(pg.PlotWidget):
         plot = self.getPlotItem()
         plot.setMenuEnabled(False)
         plot.hideButtons()
-        plot.setLabel("bottom", "over-fetch factor F (no cap)")
+        plot.setLabel("bottom", "depth")
         plot.setLabel("left", "share at full recall")
         plot.setYRange(-0.03, 1.05, padding=0)
         self.share = pg.PlotDataItem(stepMode=None, symbol="s", symbolSize=5)
@@ -260,9 +260,8 @@ class SafeShare(pg.PlotWidget):
         plot.addItem(self.share)
         plot.addItem(self.ticks)
         self.empty = empty_note(self, "Sweep a query set to see this", (1, 10), (-0.03, 1.05))
-        self.setToolTip("Share of the set's queries whose scoped recall is 1 at each over-fetch "
-                        "(no cap); ticks along the bottom are each query's minimum safe "
-                        "over-fetch.")
+        self.setToolTip("Share of the set's queries whose scoped recall is 1 at each value of "
+                        "the depth axis; ticks along the bottom are each query's safe value.")
         self.set_tokens(LIGHT)
 
     def set_tokens(self, tk: Tokens) -> None:
@@ -273,8 +272,9 @@ class SafeShare(pg.PlotWidget):
         self.ticks.setPen(pg.mkPen(tk.accent, width=2))
 
     def set_summary(self, summary: dict[str, Any], factors: Sequence[float]) -> None:
-        pts = [(s["overfetch"], s["share"]) for s in summary.get("share_full_at", [])
-               if s["share"] is not None]
+        pts = [(float(s["value"]), s["share"]) for s in summary.get("share_full_at", [])
+               if s["share"] is not None and isinstance(s["value"], (int, float))
+               and not isinstance(s["value"], bool)]
         self.share.setData([x for x, _ in pts], [y for _, y in pts])
         self.empty.setVisible(not pts)
         self.ticks.setData(list(factors), [0.0] * len(factors))

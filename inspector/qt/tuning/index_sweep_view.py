@@ -1,10 +1,15 @@
-"""The Index tab: scoped recall against nprobes x over-fetch on a vector-indexed table, measured
-against the exact search (core.analysis.index_sweep, as `inspector sweep --grid-nprobes`)."""
+"""The Index tab: on a table with an ANN index, the window's question swept over the index
+knobs its vector legs pass to LanceDB (IVF: nprobes x refine_factor; HNSW: ef x
+refine_factor), each cell's recall measured against the same cell searched exactly
+(core.analysis.index_sweep, as `inspector sweep --grid-index`)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from PySide6.QtWidgets import (
+    QComboBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -15,41 +20,57 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.analysis.index_sweep import NprobesSweep, nprobes_sweep, parse_nprobes
-from inspector.core.analysis.sweep import Case, Grid, parse_axis
+from inspector.core.analysis.sweep import SweepResult
 from inspector.core.errors import InspectorError
+from inspector.qt.tuning.heatmap import show_value
+from inspector.qt.tuning.tuning_jobs import axes_for, grid_text, has_query, index_sweep_job
 from inspector.qt.viewmodel import Inspector
 
+METRICS = {"index_recall": "index recall@k (against the exact search)",
+           "scoped_recall": "scoped recall@k (against the truth)"}
 
-def index_sweep_job(store: object, case: Case, params: object, grid: Grid,
-                    nprobes: tuple[int, ...]) -> NprobesSweep:
-    return nprobes_sweep(store, [case], params, grid, nprobes)  # type: ignore[arg-type]
+
+def index_axes_of(vm: Any, text: str) -> list[Any]:
+    """The grid field's axes, else every index knob the table's index reads."""
+    from inspector.core.analysis.index_sweep import index_axes
+    from inspector.core.engine.flow.question import resolve
+
+    q = vm.question.plain()
+    if text.strip():
+        return axes_for(q, text)
+    spec, _, _ = resolve(q)
+    return index_axes(spec, getattr(vm.store, "vector_index", None))
 
 
 class IndexSweepView(QWidget):
-    """nprobes and over-fetch values in, a recall table out (rows nprobes, columns F)."""
+    """Index knob values in, a recall table out (rows: the first knob, columns: the second)."""
 
     def __init__(self, vm: Inspector, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.vm = vm
-        self.result: NprobesSweep | None = None
-        self.nprobes = QLineEdit("5,10,20,40,80", self, objectName="indexGridNprobes")
-        self.nprobes.setToolTip("nprobes values: a,b,c (whole numbers)")
-        self.overfetch = QLineEdit("1,2,4", self, objectName="indexGridOverfetch")
-        self.overfetch.setToolTip("Over-fetch values: a,b,c or start:stop:step")
-        self.run_button = QPushButton("Sweep nprobes", self, objectName="indexSweepRun")
+        self.result: SweepResult | None = None
+        self.grid_edit = QLineEdit("", self, objectName="indexGrid")
+        self.grid_edit.setPlaceholderText("the index knobs the table's index reads")
+        self.grid_edit.setToolTip("STAGE.PARAM=SPEC items separated by ';' (as `inspector "
+                                  "sweep --grid`); empty: the index knobs of the pipeline's "
+                                  "vector legs on their default ladder.")
+        self.metric = QComboBox(self, objectName="indexMetric")
+        for key, name in METRICS.items():
+            self.metric.addItem(name, key)
+        self.metric.currentIndexChanged.connect(lambda _i: self._fill())
+        self.run_button = QPushButton("Sweep index knobs", self, objectName="indexSweepRun")
         self.run_button.clicked.connect(self.run)
-        self.summary = QLabel("On a table with a vector index: scoped recall of the window's "
-                              "query against nprobes x over-fetch, measured against the exact "
-                              "search.", objectName="indexSweepSummary")
+        self.summary = QLabel("On a table with a vector index: recall of the window's query "
+                              "against the index knobs its vector legs pass, measured against "
+                              "the exact search.", objectName="indexSweepSummary")
         self.summary.setWordWrap(True)
         self.table = QTableWidget(self, objectName="indexSweepTable")
         self.table.setTabKeyNavigation(False)  # Tab leaves it; arrows move inside
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         row = QHBoxLayout()
-        for label, w in (("nprobes", self.nprobes), ("over-fetch", self.overfetch)):
-            row.addWidget(QLabel(label))
-            row.addWidget(w, 1)
+        row.addWidget(QLabel("grid"))
+        row.addWidget(self.grid_edit, 1)
+        row.addWidget(self.metric)
         row.addWidget(self.run_button)
         lay = QVBoxLayout(self)
         lay.addLayout(row)
@@ -58,40 +79,62 @@ class IndexSweepView(QWidget):
 
     def run(self) -> None:
         vm = self.vm
-        if vm.store is None or vm.query is None:
+        if vm.store is None or not has_query(vm.question):
             vm.fail("Run a query on an open store first: the index sweep uses the window's "
-                    "query.")
-            return
-        if getattr(vm.store, "vector_index", None) is None:
-            vm.fail("This table has no vector index: nprobes changes nothing on a flat search.")
+                    "question.")
             return
         try:
-            nprobes = parse_nprobes(self.nprobes.text())
-            grid = Grid(parse_axis(self.overfetch.text(), "over-fetch"), (vm.params.blend,))
-        except InspectorError as exc:
+            axes = index_axes_of(vm, self.grid_edit.text())
+        except (InspectorError, ValueError) as exc:
             vm.fail(str(exc))
             return
-        case = Case(name=vm.text or vm.query.source, query=vm.query)
+        self.grid_edit.setPlaceholderText(grid_text(axes))
+        q = vm.question.plain()
         self.run_button.setEnabled(False)
-        self.summary.setText("Sweeping nprobes…")
-        vm.jobs.start("index_sweep", index_sweep_job, vm.store, case, vm.params, grid, nprobes,
-                      on_done=self.show_result, on_error=self._failed)
+        self.summary.setText("Sweeping the index knobs…")
+        vm.jobs.start("index_sweep", index_sweep_job, vm.store, q, axes,
+                      q.text or q.vector_of or "query", on_done=self.show_result,
+                      on_error=self._failed)
 
     def _failed(self, message: str) -> None:
         self.run_button.setEnabled(True)
         self.summary.setText(message)
         self.vm.fail(message)
 
-    def show_result(self, r: NprobesSweep) -> None:
+    def values(self) -> np.ndarray:
+        """The metric shown, shaped (first axis, second axis)."""
+        assert self.result is not None
+        axes = self.result.axes
+        key = self.metric.currentData() or "index_recall"
+        n = len(self.result.cells)
+        flat = self.result.aggregate.get(key, np.full(n, np.nan))
+        shape = [len(a.values) for a in axes] + [1]
+        return np.asarray(flat, np.float64).reshape(shape[0], -1)
+
+    def show_result(self, r: SweepResult) -> None:
         self.run_button.setEnabled(True)
         self.result = r
-        self.table.setRowCount(len(r.nprobes))
-        self.table.setColumnCount(len(r.overfetch))
-        self.table.setVerticalHeaderLabels([f"nprobes {n}" for n in r.nprobes])
-        self.table.setHorizontalHeaderLabels([f"F {f:g}" for f in r.overfetch])
-        for i in range(len(r.nprobes)):
-            for j in range(len(r.overfetch)):
-                v = r.recall[i, j]
+        self._fill()
+
+    def _fill(self) -> None:
+        r = self.result
+        if r is None:
+            return
+        axes = r.axes
+        values = self.values()
+        cols = [", ".join(f"{a.key} {show_value(c[a.key])}" for a in axes[1:])
+                for c in r.cells[: values.shape[1]]] if len(axes) > 1 else ["recall"]
+        self.table.setRowCount(values.shape[0])
+        self.table.setColumnCount(values.shape[1])
+        self.table.setVerticalHeaderLabels([f"{axes[0].key} {show_value(v)}"
+                                            for v in axes[0].values])
+        self.table.setHorizontalHeaderLabels(cols)
+        for i in range(values.shape[0]):
+            for j in range(values.shape[1]):
+                v = values[i, j]
                 self.table.setItem(i, j, QTableWidgetItem("–" if np.isnan(v) else f"{v:.3f}"))
-        self.summary.setText(f"Scoped recall@{r.k} against the exact search, {r.queries} "
-                             "query; rows: nprobes, columns: over-fetch.")
+        k = r.queries[0].k if r.queries else None
+        self.summary.setText(f"{METRICS.get(self.metric.currentData(), '')} (k = {k}) of the "
+                             f"window's question; rows: {axes[0].key}"
+                             + (f", columns: {', '.join(a.key for a in axes[1:])}."
+                                if len(axes) > 1 else "."))

@@ -1,8 +1,10 @@
-"""The Map tab: the candidate pool and the query in 2-D (core.poolmap's PCA), in-scope against
-out-of-scope, filled inside the top-N cut and hollow beyond it. The cut is by rank in the
-full vector space, so it is drawn as what it is, a mark on each point, never as a 2-D circle.
+"""The Map tab: the rows the window's question fetches and its query in 2-D (core.poolmap's
+PCA over the question's probe, the truth's deep run, as `inspector report` maps it): rows a
+filter of the probe passes against the ones it drops, filled inside the run's cut (its fetch)
+and hollow beyond it. The cut is by rank in the full vector space, so it is drawn as what it
+is, a mark on each point, never as a 2-D circle.
 
-Vectors are read from the store in a worker, after the trace settles (a slider drag makes one
+Vectors are read from the store in a worker, after the answer settles (a slider drag makes one
 request, not fifty), and only while the tab is visible; stale answers are dropped."""
 
 from __future__ import annotations
@@ -24,8 +26,9 @@ from PySide6.QtWidgets import (
 from inspector.core.analysis.poolmap import PoolMap
 from inspector.qt.pipeline.plots import MIN_PLOT, _style, plain_axes
 from inspector.qt.theme import LIGHT, Tokens
+from inspector.qt.tuning.stale import asked_key
 from inspector.qt.tuning.tuning_jobs import map_job
-from inspector.qt.viewmodel import Inspector
+from inspector.qt.viewmodel import Inspector, holds
 
 GROUPS = ("beyond_out", "beyond_in", "cut_out", "cut_in", "returned")
 
@@ -148,12 +151,13 @@ class PoolMapView(QWidget):
     def set_tokens(self, tk: Tokens) -> None:
         self.tokens = tk
         self.plot.set_tokens(tk)
-        items = [(tk.returned, "●", "returned"), (tk.scoped, "●", "in scope, inside the cut"),
-                 (tk.out, "●", "out of scope, inside the cut"),
-                 (tk.scoped, "○", "fetched deeper, beyond the top-N cut (by rank, not by "
+        items = [(tk.returned, "●", "returned"),
+                 (tk.scoped, "●", "passes the filters, inside the cut"),
+                 (tk.out, "●", "dropped by a filter, inside the cut"),
+                 (tk.scoped, "○", "fetched deeper, beyond the cut (by rank, not by "
                                   "distance on this map)"),
                  (tk.accent, "★", "the query")]
-        self.header.setText("<b>Candidate pool and query (PCA)</b><br>" + "<br>".join(
+        self.header.setText("<b>Fetched rows and query (PCA)</b><br>" + "<br>".join(
             f"<span style='color:{c}'>{g}</span>&nbsp;{t}" for c, g, t in items))
 
     def showEvent(self, event: Any) -> None:
@@ -166,27 +170,31 @@ class PoolMapView(QWidget):
         if self.offline is not None:
             return
         if t is None or vm.store is None:
-            self.note.setText("Run a query to map its candidate pool.")
+            self.note.setText("Run a query to map the rows it fetches.")
             self.plot.set_map(None, {})
             return
-        if t.pool.query.vector is None:
+        if t.vector is None:
             self.note.setText("A full-text query has no vector, so there is nothing to map.")
             self.plot.set_map(None, {})
             return
-        want = (id(t.pool), t.params)
+        want = asked_key(vm)
         if not self.isVisible() or want == self._wanted:
             return
         self._wanted = want
         self.note.setText("Reading vectors…")
-        vm.jobs.start("poolmap", map_job, vm.store, t, on_done=self.show_map,
-                      on_error=self._failed)
+        vm.jobs.start("poolmap", map_job, vm.store, vm.question.plain(),
+                      on_done=self.show_map, on_error=self._failed)
 
     def _texts(self) -> dict[Any, str]:
         t = self.vm.trace
-        col = t.pool.roles.get("text") if t is not None else None
-        if t is None or not col:
+        if t is None:
             return {}
-        return {t.pool.ids[i]: str(t.pool.columns[col][i]) for i in range(t.pool.size)}
+        out: dict[Any, str] = {}
+        for st in t.stages:
+            for s in (*st.rows, *st.rows_in):
+                if s.id not in out and s.row.text:
+                    out[s.id] = str(s.row.text)
+        return out
 
     def _failed(self, message: str) -> None:
         self._wanted = None
@@ -199,11 +207,11 @@ class PoolMapView(QWidget):
         inside = int((m.raw_rank > 0).sum())
         starved = int(((m.raw_rank == 0) & m.in_scope).sum())
         self.note.setText(note or (
-            f"{len(m.ids)} pool rows mapped: {inside} inside the top-{m.cut_depth} cut, "
-            f"{int(m.final.sum())} returned.\n"
-            + (f"{starved} in-scope rows lie beyond the cut: raise the over-fetch (or push "
-               "the scope down) to reach them." if starved else
-               "No in-scope row of the mapped pool lies beyond the cut.")
+            f"{len(m.ids)} fetched rows mapped: {inside} inside the cut ({m.stage}, "
+            f"{m.cut_depth} rows), {int(m.final.sum())} returned.\n"
+            + (f"{starved} rows the filters pass lie beyond the cut: fetch deeper (or filter "
+               "inside the search) to reach them." if starved else
+               "No row the filters pass lies beyond the cut.")
             + f"\nAxes hold {m.explained[0] + m.explained[1]:.0%} of the variance; "
             "click a point to select its row."))
         self.map_ready.emit(m)
@@ -225,10 +233,11 @@ class PoolMapView(QWidget):
                     in_scope=np.asarray(data["in_scope"], bool),
                     raw_rank=np.asarray(data["raw_rank"], np.int64),
                     final=np.asarray(data["final"], bool), cut_depth=int(data["cut_depth"]),
-                    cut_radius=data["cut_radius"], explained=tuple(data["explained"]))
+                    cut_radius=data["cut_radius"], explained=tuple(data["explained"]),
+                    stage=data.get("stage", ""))
         self.show_map(m, "The map stored in the receipt, for its parameters at export (maps "
                          "read vectors from the store, so the sliders do not move it).")
 
     def _clicked(self, row_id: Any) -> None:
-        if self.vm.trace is not None and self.vm.trace.row_of(row_id) is not None:
+        if self.vm.trace is not None and holds(self.vm.trace, str(row_id)):
             self.vm.select(row_id)

@@ -1,17 +1,17 @@
-"""The Sweep tab: over-fetch x blend (x min score) grids for the current query or a loaded
-query set, run in a worker with progress and Cancel; a heatmap whose cells apply their
-parameters to the main sliders, the best region, and the minimum safe over-fetch."""
+"""The Sweep tab: a grid of the pipeline's declared stage parameters (STAGE.PARAM axes, by
+default a depth-like by a weight-like one, from the stages' declarations, as `inspector
+sweep`) for the current query or a loaded query set, run in a worker with progress and
+Cancel; a heatmap whose cells set their parameters on the window's question, the best
+region, and the safe depth."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QCheckBox,
     QComboBox,
     QGridLayout,
     QHBoxLayout,
@@ -29,21 +29,21 @@ from PySide6.QtWidgets import (
 )
 from superqt import QElidingLabel
 
+from inspector.core.analysis.grid import Axis, companions
 from inspector.core.analysis.judgments import Judgments
-from inspector.core.analysis.safe import summarize_safe
-from inspector.core.analysis.sweep import Grid, QuerySweep, SweepResult, best_region, parse_axis
-from inspector.core.engine.diagnosis import safe_words
-from inspector.core.engine.live import MAX_OVERFETCH
+from inspector.core.analysis.safe import change_words, safe_words, summarize_safe
+from inspector.core.analysis.sweep import QuerySweep, SweepResult, best_of
 from inspector.core.errors import InspectorError
 from inspector.qt.theme import Tokens
-from inspector.qt.tuning.heatmap import Heatmap, SafeCurve, SafeShare
+from inspector.qt.tuning.heatmap import Heatmap, SafeCurve, SafeShare, show_value
 from inspector.qt.tuning.stale import StaleNote
-from inspector.qt.tuning.tuning_jobs import SweepRequest, sweep_job
+from inspector.qt.tuning.tuning_jobs import SweepRequest, axes_for, grid_text, sweep_job
 from inspector.qt.viewmodel import Inspector
 
 METRIC_NAMES = {"objective": "objective (nDCG if judged, else scoped recall)",
                 "scoped_recall": "scoped recall@k", "recall": "recall@k",
-                "precision": "precision@k", "mrr": "MRR", "ndcg": "nDCG@k"}
+                "precision": "precision@k", "mrr": "MRR", "ndcg": "nDCG@k",
+                "index_recall": "index recall@k (against the exact search)"}
 ALL = -1  # the query combo's "mean over the set" entry
 
 
@@ -51,11 +51,17 @@ def _fmt(v: float | None) -> str:
     return "–" if v is None or (isinstance(v, float) and np.isnan(v)) else f"{v:.3g}"
 
 
+def grid_shape(axes: tuple[Axis, ...]) -> tuple[int, int, int]:
+    """(first axis, second axis, slices) of a grid of one to three axes."""
+    n = [len(a.values) for a in axes] + [1, 1]
+    return n[0], n[1], n[2]
+
+
 class SweepPanel(QWidget):
-    """Controls, progress, heatmap, safe over-fetch curve and per-query table."""
+    """Controls, progress, heatmap, safe depth curve and per-query table."""
 
     sweep_finished = Signal(object)  # SweepResult
-    cell_applied = Signal(float, float, float)  # over-fetch, blend, min score
+    cell_applied = Signal(object)  # {STAGE.PARAM: value} set on the question
 
     def __init__(self, vm: Inspector, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -65,7 +71,10 @@ class SweepPanel(QWidget):
         self.query_set_name = ""
         self.grades: Callable[[], tuple[tuple[str, float], ...]] = tuple  # the query's marks
         self._build()
-        vm.params_changed.connect(lambda _p: self._mark_current())
+        vm.trace_changed.connect(self._mark_current)
+        vm.question.events.preset.connect(lambda _v: self._placeholder())
+        vm.question.events.pipeline_file.connect(lambda _v: self._placeholder())
+        self._placeholder()
 
     # ---- construction ----
     def _build(self) -> None:
@@ -74,18 +83,11 @@ class SweepPanel(QWidget):
         self.source.setToolTip("Sweep the window's query, or every query of a loaded query set "
                                "(a judgments file: Judgments tab > Load, or here).")
         self.load_set = QPushButton("Load query set…", self)
-        self.overfetch = QLineEdit("1:10:1", self, objectName="gridOverfetch")
-        self.blend = QLineEdit("0:1:0.1", self, objectName="gridBlend")
-        self.min_score = QLineEdit("", self, objectName="gridMinScore")
-        self.min_score.setPlaceholderText("the window's")
-        for w, tip in ((self.overfetch, "Over-fetch values: a,b,c or start:stop:step "
-                        f"(inclusive, at most {MAX_OVERFETCH:g} so every cell fits the "
-                        "sliders)"), (self.blend, "Blend weights: a,b,c or start:stop:step"),
-                       (self.min_score, "Min scores to sweep too (empty: the window's)")):
-            w.setToolTip(tip)
-        self.no_cap = QCheckBox("ignore cap", self, objectName="sweepNoCap")
-        self.no_cap.setToolTip("Sweep with cap 0, to see what over-fetch beyond the configured "
-                               "cap would give; applying a cell then sets the cap to 0 too.")
+        self.grid_edit = QLineEdit("", self, objectName="sweepGrid")
+        self.grid_edit.setToolTip(
+            "The grid: up to three STAGE.PARAM=SPEC items (SPEC 'a,b,c' or 'start:stop:step', "
+            "true,false for a flag), separated by ';', as `inspector sweep --grid`.\nEmpty: "
+            "the pipeline's own default, a depth-like by a weight-like parameter.")
         self.run_button = QPushButton("Run sweep", self, objectName="sweepRun")
         self.cancel_button = QPushButton("Cancel", self, objectName="sweepCancel")
         self.cancel_button.setEnabled(False)
@@ -96,24 +98,25 @@ class SweepPanel(QWidget):
         self.metric = QComboBox(self, objectName="sweepMetric")
         self.query_pick = QComboBox(self, objectName="sweepQuery")
         self.slice = QComboBox(self, objectName="sweepSlice")
-        self.slice.setToolTip("The min score this heatmap shows (when several were swept).")
+        self.slice.setToolTip("The value of the third axis this heatmap shows.")
         self.metric.setMinimumContentsLength(22)
         self.query_pick.setMinimumContentsLength(36)
         for combo in (self.metric, self.query_pick):
-            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.summary = QLabel("Run a sweep to see how recall changes with over-fetch and blend "
-                              "weight for this query.", self, objectName="sweepSummary")
+            combo.setSizeAdjustPolicy(
+                QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.summary = QLabel("Run a sweep to see how recall changes with the pipeline's "
+                              "parameters for this query.", self, objectName="sweepSummary")
         self.summary.setWordWrap(True)
         self.stale_note = StaleNote(self.vm, self)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.heatmap = Heatmap(self)
         self.curve = SafeCurve(self)
         self.share = SafeShare(self)
-        self.curve_title = QElidingLabel("Minimum safe over-fetch", objectName="sectionTitle")
+        self.curve_title = QElidingLabel("Safe depth", objectName="sectionTitle")
         self.share_title = QElidingLabel("Across the query set", objectName="sectionTitle")
         self.table = QTableWidget(0, 5, self, objectName="sweepQueries")
         self.table.setTabKeyNavigation(False)  # Tab leaves it; arrows move inside
-        self.table.setHorizontalHeaderLabels(["query", "scope", "best", "pick F, w", "safe F"])
+        self.table.setHorizontalHeaderLabels(["query", "scope", "best", "pick", "safe"])
         self.table.verticalHeader().hide()
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
@@ -131,12 +134,11 @@ class SweepPanel(QWidget):
     def _layout(self) -> None:
         top = QHBoxLayout()
         top.setSpacing(6)
-        for w in (QLabel("Sweep"), self.source, self.load_set, QLabel("over-fetch"),
-                  self.overfetch, QLabel("blend"), self.blend, QLabel("min score"),
-                  self.min_score, self.no_cap, self.run_button, self.cancel_button,
-                  self.progress):
+        for w in (QLabel("Sweep"), self.source, self.load_set, QLabel("grid")):
             top.addWidget(w)
-        top.addStretch(1)
+        top.addWidget(self.grid_edit, 1)
+        for w in (self.run_button, self.cancel_button, self.progress):
+            top.addWidget(w)
         show = QHBoxLayout()
         for w in (QLabel("Show"), self.metric, QLabel("for"), self.query_pick, self.slice):
             show.addWidget(w)
@@ -171,6 +173,14 @@ class SweepPanel(QWidget):
             plot.set_tokens(tk)
         self.stale_note.set_tokens(tk)
 
+    def _placeholder(self) -> None:
+        """The empty grid field shows the pipeline's default axes."""
+        try:
+            text = grid_text(axes_for(self.vm.question.plain(), ""))
+        except (InspectorError, ValueError):
+            text = "STAGE.PARAM=a,b,c; STAGE.PARAM=start:stop:step"
+        self.grid_edit.setPlaceholderText(text)
+
     # ---- query set ----
     def set_query_set(self, judgments: Judgments | None, name: str = "") -> None:
         self.query_set, self.query_set_name = judgments, name
@@ -194,38 +204,30 @@ class SweepPanel(QWidget):
                 self.vm.fail(str(exc))
 
     # ---- running ----
-    def grid(self) -> Grid:
-        f = parse_axis(self.overfetch.text().strip() or "1", "over-fetch")
-        if max(f) > MAX_OVERFETCH:
-            raise InspectorError(f"The over-fetch grid goes up to {MAX_OVERFETCH:g}, the "
-                                 "sliders' top, so that every cell can be applied.")
-        w = parse_axis(self.blend.text().strip() or "0", "blend")
-        ms = self.min_score.text().strip()
-        return Grid(f, w, parse_axis(ms, "min score") if ms else None)
+    def axes(self) -> list[Axis]:
+        """The grid field's axes (the pipeline's default when empty), checked against the
+        pipeline's declarations as `inspector sweep --grid` checks them."""
+        return axes_for(self.vm.question.plain(), self.grid_edit.text())
 
     def request(self) -> SweepRequest:
-        """The window's question (cap 0 when the cap is ignored) and the grid around it."""
+        """The window's question and the grid around it."""
         vm = self.vm
-        asked = vm.to_question()
-        if self.no_cap.isChecked():
-            asked = asked.model_copy(update={"params": {**asked.params, "cap": 0}})
-        req = SweepRequest(question=asked, grid=self.grid())
-        req = replace(req, grid=req.grid.resolved(req.base))
+        asked = vm.question.plain()
+        req = SweepRequest(question=asked, axes=tuple(self.axes()))
         if self.source.currentData() == "set" and self.query_set is not None:
-            return replace(req, query_set=self.query_set)
-        if not vm.has_query():
+            return SweepRequest(asked, req.axes, query_set=self.query_set)
+        if not (asked.text or "").strip() and asked.vector is None and not asked.vector_of:
             raise InspectorError("Run a query first: the sweep needs the window's query.")
-        return replace(req, query=vm.query, name=vm.text or "current query",
-                       grades=self.grades())
+        return SweepRequest(asked, req.axes, name=asked.text or asked.vector_of or "query",
+                            grades=tuple(self.grades()))
 
     def run(self) -> None:
         if self.vm.store is None:
-            self.vm.fail("Sweeps fetch from the store; open a store (receipts re-rank their "
-                          "bundled pool only).")
+            self.vm.fail("Sweeps run the pipeline on the store; open a store first.")
             return
         try:
             req = self.request()
-        except InspectorError as exc:
+        except (InspectorError, ValueError) as exc:
             self.vm.fail(str(exc))
             return
         total = len(req.query_set.queries) if req.query_set is not None else 1
@@ -285,8 +287,10 @@ class SweepPanel(QWidget):
             self.query_pick.addItem(q.case.name[:60], n)
         if len(result.queries) == 1:
             self.query_pick.setCurrentIndex(1)
-        for m in result.grid.min_score or ():
-            self.slice.addItem(f"min score {m:g}", m)
+        if len(result.axes) == 3:
+            ax = result.axes[2]
+            for v in ax.values:
+                self.slice.addItem(f"{ax.key} {show_value(v)}", v)
         self.slice.setVisible(self.slice.count() > 1)
         for combo in (self.metric, self.query_pick, self.slice):
             combo.blockSignals(False)
@@ -296,106 +300,133 @@ class SweepPanel(QWidget):
     def _fill_table(self, result: SweepResult) -> None:
         self.table.setRowCount(len(result.queries))
         for r, q in enumerate(result.queries):
-            pick = q.best.pick
-            cells = (q.case.name, q.case.scope or q.params.scope or "", _fmt(q.best.value),
-                     "–" if pick is None else f"{pick[0]:g}, {pick[1]:g}",
-                     _fmt(q.safe.overfetch) if q.safe.truth else "no truth")
+            best = best_of(q.values[q.objective], result.axes, q.objective)
+            pick = "–" if best.pick is None else ", ".join(
+                f"{k} {show_value(v)}" for k, v in best.pick.items())
+            safe = q.safe
+            cells = (q.case.name, q.case.scope or "", _fmt(best.value), pick,
+                     "no truth" if not safe.truth else
+                     ("never" if safe.value is None else change_words(safe.sets, safe.key)))
             for c, text in enumerate(cells):
                 self.table.setItem(r, c, QTableWidgetItem(text))
         self.table.setVisible(len(result.queries) > 1)
 
     def selected(self) -> tuple[str, QuerySweep | None, int]:
-        """(metric key, the query shown or None for the mean, min-score slice index)."""
+        """(metric key, the query shown or None for the mean, third-axis slice index)."""
         metric = self.metric.currentData() or "objective"
         n = self.query_pick.currentData()
         q = None if n in (None, ALL) or self.result is None else self.result.queries[n]
         return metric, q, max(0, self.slice.currentIndex())
 
     def values(self) -> np.ndarray:
-        """The 3-D array (over-fetch, blend, min score) the heatmap draws a slice of."""
+        """The metric per cell, shaped (first axis, second axis, third axis) (a missing
+        axis is one long): what the heatmap draws a slice of."""
         assert self.result is not None
         metric, q, _ = self.selected()
+        n = len(self.result.cells)
         if q is None:
-            return self.result.aggregate[metric]
-        key = q.objective if metric == "objective" else metric
-        return q.values.get(key, np.full(self.result.grid.shape, np.nan))
+            flat = self.result.aggregate.get(metric, np.full(n, np.nan))
+        else:
+            key = q.objective if metric == "objective" else metric
+            flat = q.values.get(key, np.full(n, np.nan))
+        return np.asarray(flat, np.float64).reshape(grid_shape(self.result.axes))
+
+    def best_cells(self, values: np.ndarray) -> list[tuple[int, int, int]]:
+        """Every cell at the best value (the best region), as (i, j, slice)."""
+        if values.size == 0 or np.all(np.isnan(values)):
+            return []
+        top = float(np.nanmax(values))
+        at = np.nan_to_num(values, nan=-np.inf) >= top - 1e-9
+        return [tuple(int(x) for x in ix) for ix in np.argwhere(at)]  # type: ignore[misc]
 
     def _show(self) -> None:
         res = self.result
         if res is None or self.metric.count() == 0:
             return
         metric, q, m = self.selected()
-        grid, values = res.grid, self.values()
-        best = best_region(values, grid, metric, q.params if q else res.base)
-        ms = grid.min_score[m]  # type: ignore[index]
-        cells = [(grid.overfetch.index(f), grid.blend.index(w)) for f, w, x in best.cells
-                 if x == ms]
-        self.heatmap.set_values(values[:, :, m], grid.overfetch, grid.blend, cells)
-        base = q.params if q else res.base
-        cap_note = self.heatmap.mark_cap(base.cap, base.limit)
+        values = self.values()
+        axes = res.axes
+        best = [(i, j) for i, j, s in self.best_cells(values) if s == m]
+        ys = axes[1].values if len(axes) > 1 else ("",)
+        self.heatmap.set_values(values[:, :, m], axes[0].values, ys, best,
+                                axes[0].key, axes[1].key if len(axes) > 1 else "")
         self._mark_current()
-        shown = q or res.queries[0] if res.queries else None
+        shown = q or (res.queries[0] if res.queries else None)
         if shown is not None:
-            p = shown.params
-            self.curve.set_curve(shown.safe.curve, shown.safe.overfetch,
-                                 p.cap / p.limit if p.cap else None)
-            self.curve_title.setText(f"Minimum safe over-fetch: {shown.case.name}")
+            s = shown.safe
+            self.curve.set_curve(s.curve, s.value if _numeric(s.value) else None,
+                                 s.key or "depth")
+            self.curve_title.setText(f"Safe depth: {shown.case.name}")
             self.curve_title.setToolTip(self.curve_title.text())
-        safe = summarize_safe([(x.case.scope or x.params.scope, x.safe) for x in res.queries],
-                              grid.overfetch)
+        safe = summarize_safe([(x.case.scope, x.safe) for x in res.queries])
         for w in (self.share, self.share_title):
             w.setVisible(len(res.queries) > 1)
-        self.share.set_summary(safe, [x.safe.overfetch for x in res.queries
-                                      if x.safe.overfetch is not None])
-        self.summary.setText(" ".join(x for x in (self._describe(res, metric, q, best, shown,
-                                                                 safe), cap_note) if x))
+        self.share.set_summary(safe, [float(x.safe.value) for x in res.queries
+                                      if _numeric(x.safe.value)])
+        self.summary.setText(self._describe(res, metric, q, values, shown, safe))
 
-    def _describe(self, res: SweepResult, metric: str, q: QuerySweep | None, best: Any,
-                  shown: QuerySweep | None, safe: dict[str, Any]) -> str:
+    def _describe(self, res: SweepResult, metric: str, q: QuerySweep | None,
+                  values: np.ndarray, shown: QuerySweep | None, safe: dict[str, Any]) -> str:
         who = q.case.name if q else f"the mean over {len(res.queries)} queries"
         parts = []
         if res.cancelled:
             parts.append(f"Cancelled: {len(res.queries)} queries swept.")
+        best = best_of(values.reshape(-1), res.axes, metric)
         if best.value is None:
             parts.append(f"{METRIC_NAMES.get(metric, metric)} is undefined for {who}.")
         else:
-            j = best.to_json()
-            f0, f1 = j["overfetch"]
-            w0, w1 = j["blend"]
+            pick = ", ".join(f"{k} {show_value(v)}" for k, v in (best.pick or {}).items())
             parts.append(f"Best {METRIC_NAMES.get(metric, metric)} for {who}: "
-                         f"{best.value:.3g} in {len(best.cells)} cells (F {f0:g}–{f1:g}, "
-                         f"w {w0:g}–{w1:g}); cheapest: F {best.pick[0]:g}, w "
-                         f"{best.pick[1]:g}. Click a cell to apply it.")
+                         f"{best.value:.3g} in {best.cells} cells; cheapest: {pick}. Click a "
+                         f"cell to set it on the question.")
         if shown is not None:
-            s = shown.safe
-            if s.overfetch is not None and s.depth is not None:
-                cap = "within the cap" if s.within_cap else s.reason
-                parts.append(f"Minimum {safe_words(s.depth, shown.params.limit)}, {cap}.")
-            else:
-                parts.append(f"No safe over-fetch: {s.reason}.")
-        st = safe.get("overfetch")
-        if len(res.queries) > 1 and st:
+            parts.append(f"Safe depth: {safe_words(shown.safe.to_json())}.")
+        vals = safe.get("values")
+        if len(res.queries) > 1 and vals:
             parts.append(f"Across the set: {safe['reached']} of {safe['with_truth']} queries "
-                         f"reach full recall; safe F median {st['median']:g}, p90 "
-                         f"{st['p90']:g}, max {st['max']:g}.")
+                         f"are served by some value; median {vals['median']:g}, p90 "
+                         f"{vals['p90']:g}, max {vals['max']:g}.")
         return " ".join(parts)
 
     def _mark_current(self) -> None:
-        p = self.vm.params
-        if p is not None:
-            self.heatmap.mark_current(p.overfetch, p.blend)
+        res = self.result
+        if res is None:
+            return
+        axes = res.axes
+        x = self.vm.current(axes[0].key)
+        y = self.vm.current(axes[1].key) if len(axes) > 1 else ""
+        self.heatmap.mark_current(x, y)
+
+    def cell(self, i: int, j: int) -> dict[str, Any]:
+        """The parameters of a heatmap cell (the shown slice's value of a third axis), and
+        what setting them also sets (`grid.companions`), as the sweep ran the cell."""
+        assert self.result is not None
+        axes = self.result.axes
+        at = {axes[0].key: axes[0].values[i]}
+        if len(axes) > 1:
+            at[axes[1].key] = axes[1].values[j]
+        if len(axes) > 2:
+            at[axes[2].key] = axes[2].values[max(0, self.slice.currentIndex())]
+        spec = self.vm.spec()
+        also = companions(spec, list(axes)) if spec is not None else {}
+        return {**at, **also}
 
     def apply_cell(self, i: int, j: int) -> None:
-        """Move the window's sliders to a cell's parameters; the stages re-rank at once."""
+        """Set a cell's parameters on the window's question (`set` STAGE.PARAM entries, a
+        value equal to the pipeline's own leaving the set); the stages answer at once."""
         if self.result is None:
             return
-        grid = self.result.grid
-        f, w = grid.overfetch[i], grid.blend[j]
-        ms = grid.min_score[max(0, self.slice.currentIndex())]  # type: ignore[index]
         vm = self.vm
-        base = self.result.base
-        for key, value in (("cap", base.cap), ("overfetch", f), ("blend", w),
-                           ("min_score", ms)):
-            if vm.params is None or getattr(vm.params, key) != value:
-                vm.set_param(key, value)
-        self.cell_applied.emit(f, w, ms)
+        cell = self.cell(i, j)
+        sets = dict(vm.question.set)
+        for key, value in cell.items():
+            if value == vm.own(key):
+                sets.pop(key, None)
+            else:
+                sets[key] = value
+        if vm.put(set=sets):
+            self.cell_applied.emit(cell)
+
+
+def _numeric(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)

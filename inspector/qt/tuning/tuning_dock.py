@@ -1,6 +1,7 @@
 """Tuning and evidence in the window: one dock (Sweep, Judgments, Compare, Map, Index, Audit
-tabs), the Tuning menu, File > Export/Open receipt, judgment marks in the stage tables, and
-receipt (offline) mode. `install_tuning(window)` is the window's only hook into all of it."""
+tabs), the Tuning menu, File > Export/Open receipt and judgment marks in the stage tables.
+Every panel reads the view-model's question (`vm.question`) and the open store, and runs the
+core's analyses in worker jobs. `install_tuning(window)` is the window's only hook into it."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
     QFrame,
-    QLabel,
     QScrollArea,
     QTabWidget,
     QVBoxLayout,
@@ -21,10 +21,11 @@ from PySide6.QtWidgets import (
 from inspector.qt import fit, theme
 from inspector.qt.tuning.audit_tab import AuditPanel
 from inspector.qt.tuning.compare_view import CompareView
+from inspector.qt.tuning.heatmap import show_value
 from inspector.qt.tuning.index_sweep_view import IndexSweepView
 from inspector.qt.tuning.judgments_panel import JudgmentsPanel
 from inspector.qt.tuning.poolmap_view import PoolMapView
-from inspector.qt.tuning.receipts import OFFLINE_NOTE, Receipts
+from inspector.qt.tuning.receipts import Receipts
 from inspector.qt.tuning.sweep_tab import SweepPanel
 
 TABS = ("sweep", "judgments", "compare", "map", "index", "audit")
@@ -61,11 +62,7 @@ class TuningDock(QDockWidget):
         self.window_ = window
         self._built: dict[str, QWidget] = {}
         self._tokens: theme.Tokens | None = None
-        self._offline = False
         self.query_set: tuple[Any, str] = (None, "")
-        self.offline_note = QLabel(OFFLINE_NOTE, objectName="offlineNote")
-        self.offline_note.setWordWrap(True)
-        self.offline_note.hide()
         self.tabs = QTabWidget(self, objectName="tuningTabs")
         for name in TABS:
             self.tabs.addTab(_Tab(lambda n=name: self.panel(n)), TITLES[name])
@@ -74,7 +71,6 @@ class TuningDock(QDockWidget):
         lay = QVBoxLayout(body)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(2)
-        lay.addWidget(self.offline_note)
         lay.addWidget(self.tabs, 1)
         # docked in what the stages leave (fit.py), the dock scrolls where a tab needs more:
         # its content never grows the window
@@ -97,22 +93,18 @@ class TuningDock(QDockWidget):
         return panel
 
     def _build(self, name: str) -> QWidget:
-        # the judgments follow the one engine's answer; the other panels' analyses still
-        # take the pool-level parameters (the bridge derives them)
-        vm = self.window_.vm if name == "judgments" else self.window_.tuning_bridge
-        panel: Any = PANELS[name](vm, self)
+        panel: Any = PANELS[name](self.window_.vm, self)
         self._built[name] = panel
         if name == "sweep":
             panel.grades = self.judgments.grade_pairs
             if self.query_set[0] is not None:
                 panel.set_query_set(*self.query_set)
             panel.cell_applied.connect(
-                lambda f, w, m: self.window_.status_label.setText(
-                    f"Applied the sweep cell F {f:g}, w {w:g}, min score {m:g}."))
+                lambda cell: self.window_.status_label.setText(
+                    "Applied the sweep cell " + ", ".join(
+                        f"{k}={show_value(v)}" for k, v in cell.items()) + "."))
         if self._tokens is not None and hasattr(panel, "set_tokens"):
             panel.set_tokens(self._tokens)
-        if self._offline:
-            self._offline_panel(name, panel)
         return panel
 
     @property
@@ -168,25 +160,6 @@ class TuningDock(QDockWidget):
         for panel in self._built.values():
             if hasattr(panel, "set_tokens"):
                 panel.set_tokens(tk)
-        self.offline_note.setStyleSheet(f"background:{tk.warn_bg}; padding:4px 8px;")
-
-    def set_offline(self, on: bool) -> None:
-        self._offline = on
-        self.offline_note.setVisible(on)
-        for name, panel in self._built.items():
-            self._offline_panel(name, panel)
-
-    def _offline_panel(self, name: str, panel: Any) -> None:
-        on = self._offline
-        why = {"sweep": "Sweeps fetch from the store",
-               "compare": "Comparisons query the store",
-               "audit": "Audits probe the store"}.get(name)
-        if why is not None:
-            panel.run_button.setEnabled(not on)
-            panel.run_button.setToolTip(f"{why}; open a store to use this." if on else "")
-        elif name == "map":
-            panel.show_offline((self.window_.tuning_receipts.loaded.data.get("map") or {})
-                               if on else None)
 
 
 class StageMarks:
@@ -223,10 +196,10 @@ def _menus(window: Any, dock: TuningDock, receipts: Receipts) -> None:
 
     for act_id, act in (("export_receipt", action(
             "Export &receipt…", receipts.choose_export, (),
-            "Write the receipt bundle (JSON + self-contained HTML) for this query")),
+            "Write the receipt (JSON + self-contained HTML) of this question")),
                         ("open_receipt", action(
             "Open rece&ipt…", receipts.choose_open, (),
-            "Reopen a receipt offline: its stages, re-ranked from its pool"))):
+            "Ask a receipt's question again on the open store, as of its recorded version"))):
         window.add_action("file", act, act_id, before="file_end")
     menu = window.add_menu("tuning", "&Tuning", before="help")
     toggle = dock.toggleViewAction()
@@ -235,7 +208,7 @@ def _menus(window: Any, dock: TuningDock, receipts: Receipts) -> None:
     window.addAction(toggle)
     menu.addAction(toggle)
     menu.addAction(action("Run &sweep", lambda: (dock.show_tab("sweep"), dock.sweep.run()),
-                          ("Ctrl+Shift+W",), "Sweep over-fetch x blend for this query"))
+                          ("Ctrl+Shift+W",), "Sweep the pipeline's parameters for this query"))
     menu.addAction(action("&Compare side by side", lambda: dock.show_tab("compare")))
     menu.addAction(action("Pool &map", lambda: dock.show_tab("map")))
     menu.addAction(action("&Audit the store", lambda: dock.show_tab("audit"), (),
@@ -254,9 +227,6 @@ def _menus(window: Any, dock: TuningDock, receipts: Receipts) -> None:
 def install_tuning(window: Any) -> TuningDock:
     """Add the tuning dock, its menus and receipts to a MainWindow (called once, at the end
     of its constructor)."""
-    from inspector.qt.tuning.bridge import TuningBridge
-
-    window.tuning_bridge = TuningBridge(window.vm, window)
     dock = TuningDock(window)
     dock.setObjectName("tuningDock")  # saveState/restoreState find docks by name
     window.add_dock(dock, Qt.DockWidgetArea.BottomDockWidgetArea)
@@ -264,9 +234,6 @@ def install_tuning(window: Any) -> TuningDock:
     receipts = Receipts(window, dock)
     window.tuning_dock, window.tuning_receipts = dock, receipts
     window.tuning_marks = StageMarks(window, dock.judgments)
-    dock.visibilityChanged.connect(lambda on: on and window.tuning_bridge.activate())
-    receipts.offline_changed.connect(dock.set_offline)
-    receipts.offline_changed.connect(lambda on: on and dock.show_tab("sweep"))
     dock.judgments.judgments_loaded.connect(
         lambda name: dock.set_query_set(dock.judgments.judgments, name))
     _menus(window, dock, receipts)

@@ -4,27 +4,26 @@ is noticed, reloaded on request, and never shown before that."""
 
 from __future__ import annotations
 
+import contextlib
+import io
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import lancedb
-import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-from inspector.core.analysis.version_diff import find_push_out
-from inspector.core.engine.inputs import build_params, build_query
-from inspector.core.engine.pipeline import run
-from inspector.core.stores.opening import open_store
 from inspector.core.stores.options import OpenOptions
+from tests.qt.qtkit import argv_of
 from tests.storekit import rows_at_distance as _rows
 from tests.storekit import versioned_store
 
 DIM = 4
 QUERY = "[1, 0, 0, 0]"
-GIVEN = {"mode": "vector", "limit": 5}
 LEFT = Qt.MouseButton.LeftButton
 
 
@@ -60,6 +59,15 @@ def _final(vm) -> list[str]:
     return list(vm.trace.final.ids)
 
 
+def cli(*argv: str) -> dict[str, Any]:
+    from inspector.cli.main import main
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert main(list(argv)) == 0
+    return json.loads(buf.getvalue())
+
+
 def test_versions_panel_lists_versions_and_compares_two_of_them(win, qtbot, ready, versioned):
     feats, vm = win.store_features, win.vm
     _open(win, ready, versioned, version=1)
@@ -93,11 +101,13 @@ def test_versions_panel_lists_versions_and_compares_two_of_them(win, qtbot, read
     assert str(panel.target_row()) == "m3"
     qtbot.mouseClick(panel.push_button, LEFT)
     qtbot.waitUntil(lambda: panel.push is not None, timeout=10_000)
-    store = open_store(str(versioned), version=1)
-    q = build_query(store, "vector", vector=np.array([1, 0, 0, 0], np.float32))
-    want = find_push_out(store, q, build_params(**GIVEN), "m3", [1, 2])
-    assert (panel.push.last_with, panel.push.first_without) == (want.last_with,
-                                                                want.first_without) == (1, 2)
+    # what `inspector diff-versions` says for the window's question
+    want = cli("diff-versions", *argv_of(vm.question.plain()), "--from", "1", "--to", "2",
+               "--who-pushed-out", "m3", "--json")
+    assert (d.only_a, d.only_b) == (tuple(want["only_a"]), tuple(want["only_b"]))
+    assert [m.to_json() for m in d.moved] == want["moved"]
+    assert panel.push.to_json() == want["push_out"]
+    assert (panel.push.last_with, panel.push.first_without) == (1, 2)
     assert "gone at <b>v2</b>" in panel.push_label.text() and "n0, n1" in panel.push_label.text()
 
     # open as of v2 from the list: the window answers from it and says so
@@ -141,10 +151,8 @@ def test_a_second_writer_is_noticed_and_reload_moves_to_the_new_version(win, qtb
     qtbot.waitUntil(lambda: vm.store.version == 2 and not vm.busy, timeout=10_000)
     ready(vm)
     assert _final(vm) == ["w0", "m0", "m1", "m2", "m3"] != before
-    want = run(open_store(str(path)), build_query(open_store(str(path)), "vector",
-                                                  vector=np.array([1, 0, 0, 0], np.float32)),
-               build_params(**GIVEN))
-    assert _final(vm) == [str(x) for x in want.ids("final")]
+    want = cli("query", *argv_of(vm.question.plain()), "--json")
+    assert _final(vm) == [c["id"] for c in want["stages"][-1]["candidates"]]
     assert not feats.newer_notice.isVisible() and feats.pinned_label.text() == "v2 pinned"
 
 
