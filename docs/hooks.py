@@ -163,19 +163,18 @@ def pipelines() -> str:
     specs = {n: flow_spec.load_shipped(n) for n in names}
     out = [f"{len(names)} pipeline files ship inside the package "
            "(`resources/pipelines/NAME.toml`); each is a preset (`--preset NAME`).", "",
-           "| pipeline | engine | system | source version |", "|---|---|---|---|"]
+           "| pipeline | system | source version |", "|---|---|---|"]
     for n, s in specs.items():
         text = shipped_dir().joinpath(f"{n}.toml").read_text(encoding="utf-8")
         source = re.search(r"read from (.+?)[;.](?:\s|$)", _leading_comment(text))
         version = s.version or (f"read from {source.group(1)}" if source else "—")
-        out.append(f"| [`{n}`](#{n}) | {s.engine} | {_cell(s.system) or '—'} | "
+        out.append(f"| [`{n}`](#{n}) | {_cell(s.system) or '—'} | "
                    f"{_cell(version)} |")
     out.append("")
     for n, s in specs.items():
         text = shipped_dir().joinpath(f"{n}.toml").read_text(encoding="utf-8")
         out += [f"## {n}", "", f"**{_cell(s.title)}**", ""]
-        facts = [("engine", "fixed (the live engine)" if s.engine == "fixed" else
-                  "a pipeline of stages"), ("system", s.system), ("source version", s.version),
+        facts = [("system", s.system), ("source version", s.version),
                  ("read from", _leading_comment(text)), ("path", s.path),
                  ("depth", s.depth_rule), ("ties", s.ties), ("index knobs", s.index_knobs),
                  ("limit", f"default {s.limit.default}, clamped to "
