@@ -310,6 +310,23 @@ def make_window(size: tuple[int, int], theme: str, maximized: bool = False) -> A
     return win
 
 
+def _settled(win: Any, maximized: bool, seconds: float = 5.0) -> None:
+    """Let the window manager apply the last resize (on a loaded machine it answers late): a
+    maximised window back inside the screen, or `seconds` passed (then the checks say so)."""
+    import time
+
+    from PySide6.QtCore import QThread
+    from PySide6.QtWidgets import QApplication
+
+    if not maximized or QApplication.platformName() == "offscreen":
+        return
+    screen = win.screen().availableGeometry().adjusted(-1, -1, 1, 1)
+    end = time.monotonic() + seconds
+    while not screen.contains(win.frameGeometry()) and time.monotonic() < end:
+        QApplication.processEvents()
+        QThread.msleep(20)
+
+
 def render(out: Path, sizes: tuple[tuple[int, int], ...] = SIZES,
            states: tuple[str, ...] = STATES, themes: tuple[str, ...] = THEMES,
            maximized: bool = False) -> list[str]:
@@ -324,6 +341,7 @@ def render(out: Path, sizes: tuple[tuple[int, int], ...] = SIZES,
                 win = make_window(size, theme, maximized)
                 for state in states:
                     enter_state(win, state, Path(tmp) / f"{size[0]}-{theme}")
+                    _settled(win, maximized)
                     name = f"{state}-{theme}-{size[0]}x{size[1]}"
                     win.grab().save(str(out / f"{name}.png"), "PNG")
                     for dock in win.dock_areas:  # a floating dock is a window of its own
