@@ -23,6 +23,7 @@ from inspector.core.engine.index_rule import apply_knobs, prefix_exact
 from inspector.core.engine.params import ANN_KNOBS, Params
 from inspector.core.errors import InspectorError
 from inspector.core.stores.ann.indexes import IndexInfo
+from inspector.core.stores.bounds import TIE_FETCH_MAX
 from inspector.core.stores.fts import fts_table
 from inspector.core.stores.roles import (
     check_nested,
@@ -154,9 +155,6 @@ def _canonical(tbl: pa.Table, value_col: str, ascending: bool) -> pa.Table:
     rowid = tbl.column("_rowid").to_numpy(zero_copy_only=False)
     order = np.lexsort((rowid, vals if ascending else -vals))
     return tbl.take(pa.array(order)) if len(order) else tbl
-
-
-TIE_FETCH_MAX = 20_000  # deepest refetch spent on completing a tie at the cut
 
 
 def _vector_leg_at(fetch: Any, k: int, prefix: bool) -> tuple[pa.Table, bool, float]:

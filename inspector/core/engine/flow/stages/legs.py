@@ -18,10 +18,10 @@ from inspector.core.engine.flow.rows import Context, Drop, Outcome, Row, Scored,
 from inspector.core.engine.flow.stages.lance_where import INDEX_KNOBS, knobs
 from inspector.core.engine.flow.stages.meta import active_at
 from inspector.core.errors import InspectorError
+from inspector.core.stores.bounds import TIE_FETCH_MAX
 
 COLUMNS = ("id", "text", "vector", "category", "scope", "importance", "timestamp", "metadata")
 LEGACY_SECONDS = 1e12  # timestamps below this are seconds (memory-lancedb-pro's store)
-TIE_FETCH_MAX = 20_000
 
 _DEPTH = (
     P("pool_size", "int", 20, "candidatePoolSize: the retriever asks for max(this, 2 * limit)",
