@@ -15,10 +15,9 @@ import pytest
 from PySide6.QtCore import Qt
 
 from inspector.core.analysis.version_diff import find_push_out
-from inspector.core.engine.inputs import build_params, build_query
-from inspector.core.engine.pipeline import run
 from inspector.core.stores.opening import open_store
 from inspector.core.stores.options import OpenOptions
+from tests.askkit import final_ids, question
 from tests.storekit import rows_at_distance as _rows
 from tests.storekit import versioned_store
 
@@ -94,8 +93,8 @@ def test_versions_panel_lists_versions_and_compares_two_of_them(win, qtbot, read
     qtbot.mouseClick(panel.push_button, LEFT)
     qtbot.waitUntil(lambda: panel.push is not None, timeout=10_000)
     store = open_store(str(versioned), version=1)
-    q = build_query(store, "vector", vector=np.array([1, 0, 0, 0], np.float32))
-    want = find_push_out(store, q, build_params(**GIVEN), "m3", [1, 2])
+    q = question(store, vector=np.array([1, 0, 0, 0], np.float32), **GIVEN)
+    want = find_push_out(store, q, "m3", [1, 2])
     assert (panel.push.last_with, panel.push.first_without) == (want.last_with,
                                                                 want.first_without) == (1, 2)
     assert "gone at <b>v2</b>" in panel.push_label.text() and "n0, n1" in panel.push_label.text()
@@ -141,10 +140,8 @@ def test_a_second_writer_is_noticed_and_reload_moves_to_the_new_version(win, qtb
     qtbot.waitUntil(lambda: vm.store.version == 2 and not vm.busy, timeout=10_000)
     ready(vm)
     assert _final(vm) == ["w0", "m0", "m1", "m2", "m3"] != before
-    want = run(open_store(str(path)), build_query(open_store(str(path)), "vector",
-                                                  vector=np.array([1, 0, 0, 0], np.float32)),
-               build_params(**GIVEN))
-    assert _final(vm) == [str(x) for x in want.ids("final")]
+    want = final_ids(open_store(str(path)), vector=np.array([1, 0, 0, 0], np.float32), **GIVEN)
+    assert _final(vm) == want
     assert not feats.newer_notice.isVisible() and feats.pinned_label.text() == "v2 pinned"
 
 
