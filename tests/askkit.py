@@ -15,7 +15,8 @@ def question(store: Any, *, preset: str | None = "lancedb", pipeline_file: str |
              scope: str | None = None, scopes: list[str] | None = None,
              limit: int | None = 10, expect: tuple[str, ...] | list[str] = (),
              exact: bool = False, table: str | None = None, embedder: str | None = None,
-             sets: dict[str, Any] | None = None, **options: Any) -> Any:
+             sets: dict[str, Any] | None = None, widen: dict[str, int] | None = None,
+             **options: Any) -> Any:
     """The question these arguments ask (options: classic options by name)."""
     from inspector.core.engine.flow.question import make_question
     from inspector.core.engine.flow.spec import held_options, load_file, load_shipped
@@ -34,7 +35,8 @@ def question(store: Any, *, preset: str | None = "lancedb", pipeline_file: str |
                          vector_of=vector_of, embedder=embedder,
                          preset=None if pipeline_file else preset,
                          pipeline_file=pipeline_file, scopes=scopes, limit=limit,
-                         expect=list(expect), exact=exact, set={**given, **(sets or {})})
+                         expect=list(expect), exact=exact, set={**given, **(sets or {})},
+                         widen=widen or {})
 
 
 def opened(store: Any, table: str | None = None) -> Any:
