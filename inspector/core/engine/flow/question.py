@@ -210,7 +210,11 @@ def query_vector(store: Any, q: Question) -> tuple[np.ndarray | None, str, str |
         emb = embedder_for_store(store.embedder, q.embedder, store.dim)
     except InspectorError as exc:
         return None, "text", str(exc)
-    return np.asarray(emb.embed([q.text])[0], np.float64), f"text:{emb.name}", None
+    vec = np.asarray(emb.embed([q.text])[0], np.float64)
+    if not np.any(vec):  # a vector leg would search by nothing: each says why instead
+        return None, "text", (f"The embedder '{emb.name}' found no words it knows in the "
+                              f"query text, so it has nothing to search by.")
+    return vec, f"text:{emb.name}", None
 
 
 def runs_for(q: Question, store: Any, cache: PoolCache | None = None
