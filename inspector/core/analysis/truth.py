@@ -17,12 +17,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from inspector.core.engine.flow.diagnosis import PROBE_DEPTH
 from inspector.core.engine.flow.facet import indexed_legs
 from inspector.core.engine.flow.registry import kind_of
 from inspector.core.engine.flow.runner import FlowTrace
 from inspector.core.engine.flow.runs import NO_CHANGE, Change, Runs, freeze
 from inspector.core.engine.flow.spec import PipelineSpec
+from inspector.core.engine.pools import PROBE_DEPTH
 from inspector.core.errors import InspectorError
 
 

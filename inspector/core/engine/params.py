@@ -187,12 +187,6 @@ def pool_depth(limit: int, overfetch: float, cap: int) -> int:
     return min(depth, cap) if cap else depth
 
 
-def overfetch_for(depth: int, limit: int) -> float:
-    """The smallest over-fetch of one decimal (a slider's step) whose pool reaches `depth`:
-    the one number the diagnosis, the sweep and safe over-fetch give for a depth."""
-    return math.ceil(depth / limit * 10 - 1e-9) / 10
-
-
 def depths(p: Params) -> Depths:
     """Depths as the real engines compute them. Without over-fetch (F = 1) a leg with a
     configured k fetches exactly that (the docs engine before its fix); with over-fetch every

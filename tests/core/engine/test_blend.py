@@ -112,12 +112,3 @@ def test_each_row_has_one_outcome_that_matches_the_drops(make_store):
     assert out == {"r1": "returned", "r2": "returned", "r0": "past_limit",
                    "r4": "below_min_score"}
     assert t.stage("fetch").ids == ["r0", "r1", "r2", "r4"]  # r3 was never fetched
-
-
-def test_iso_score_lines_blend_back_to_their_level():
-    from inspector.core.engine.blend import iso_base, multiplier
-
-    used = np.linspace(0, 1, 11)
-    for w in (0.0, 0.3, 0.5, 1.0):
-        base = iso_base(0.4, w, used[1:])
-        assert np.allclose(base * multiplier(used[1:], w), 0.4)

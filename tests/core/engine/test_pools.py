@@ -23,7 +23,7 @@ from tests.storekit import CountingTable, snapshot, write_tuning_store
 
 PACKAGE = Path(__file__).resolve().parents[3] / "inspector"
 SOURCE_MODULE = "inspector/core/engine/pools/__init__.py"  # the pool source
-DEPTH_CONSTANTS = {"MAX_OVERFETCH", "EXHAUSTIVE_MAX", "HYBRID_SCAN_MAX", "PROBE_DEPTH"}
+DEPTH_CONSTANTS = {"MAX_OVERFETCH", "EXHAUSTIVE_MAX", "PROBE_DEPTH"}
 
 
 def _modules() -> list[tuple[str, ast.Module]]:
@@ -168,9 +168,8 @@ def test_the_depth_policy_names_each_purpose(counted) -> None:
     store, _ = counted
     p = Params(limit=10, cap=0)
     assert pools.depth_for("params", store, p) == (10, 0)
-    assert pools.depth_for("live", store, p) == (200, 0)  # the slider's top: 10 x 20
+    assert pools.depth_for("live", store, p) == (200, 0)  # MAX_OVERFETCH: 10 x 20
     assert pools.depth_for("exhaustive", store, p) == (300, 300)  # the whole table
-    assert pools.depth_for("probe", store, p, legs=(400,)) == (400, 400)
     assert pools.depth_for("sweep", store, p, max_overfetch=4, depth=25) == (40, 40)
     with pytest.raises(ValueError):
         pools.depth_for("guess", store, p)

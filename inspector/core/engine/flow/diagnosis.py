@@ -21,8 +21,8 @@ from inspector.core.engine.flow.search import (
     first_reaching,
     smallest,
 )
+from inspector.core.engine.pools import PROBE_DEPTH
 
-PROBE_DEPTH = 10_000  # how deep a what-if searches for the rows a filter would pass
 MAX_RUNS = 160  # pipeline runs one diagnosis may make (memoised runs are free)
 MAX_FIXES = 6
 FIX_EFFECTS = ("depth", "prefilter", "threshold", "gate", "index")

@@ -82,11 +82,6 @@ def classic_stages(spec: PipelineSpec) -> dict[str, Any] | None:
     return {st.kind: st for st in stages}
 
 
-def is_fixed(spec: PipelineSpec) -> bool:
-    """True for a pipeline of the classic shape (the pool-level analyses run it directly)."""
-    return classic_stages(spec) is not None
-
-
 def compile_fixed(spec: PipelineSpec) -> Callable[[int, bool], dict[str, Any]]:
     """build(limit, scoped) -> the Params fields a classic-shaped pipeline sets."""
     from inspector.core.engine.flow.registry import kind_of
