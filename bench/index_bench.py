@@ -113,10 +113,10 @@ def _cases(kind: str) -> list[tuple[str, dict[str, Any], str | None, bool]]:
 
 
 def run_bench(rows: int, repeat: int) -> dict[str, Any]:
-    from inspector.core.engine.ann import facet as index_facet
-    from inspector.core.engine.params import Params
-    from inspector.core.engine.pipeline import run
-    from inspector.core.engine.pool import Query
+    from stores import question_for
+
+    from inspector.core.engine.flow.question import run_question
+    from inspector.core.engine.flow.runner import PoolCache
     from inspector.core.engine.pools import SOURCE
     from inspector.core.stores.opening import open_store
 
@@ -128,21 +128,23 @@ def run_bench(rows: int, repeat: int) -> dict[str, Any]:
     for kind, path in paths.items():
         store = open_store(str(path))
         for name, given, where, prefilter in _cases(kind):
-            p = Params(limit=LIMIT, overfetch=DEPTH / LIMIT, cap=0, **given)
-            hybrid = p.mode == "hybrid"
+            hybrid = given.get("mode") == "hybrid"
 
-            def engine(i: int, p: Params = p, store: Any = store) -> Any:
+            def asked(i: int, facet: str, given: dict = given, store: Any = store) -> Any:
                 SOURCE.clear()  # searched as a user's query is, not answered from the cache
-                return run(store, Query(text=text, vector=vecs[i % len(vecs)]), p)
+                q = question_for(store, text=text, vector=vecs[i % len(vecs)], limit=LIMIT,
+                                 overfetch=DEPTH / LIMIT, cap=0, **given)
+                return run_question(q, store, PoolCache(), facet)
+
+            def engine(i: int, asked: Callable[[int, str], Any] = asked) -> Any:
+                return asked(i, "off")
 
             fns = {"engine": engine,
                    "bare": _bare(store, vecs, where, prefilter, text if hybrid else None)}
             if kind == "ivf_pq" and name == "vector":
-                fns["engine+facet"] = lambda i, store=store: index_facet.attach(
-                    store, Query(vector=vecs[i % len(vecs)]), engine(i), "on")
+                fns["engine+facet"] = lambda i, asked=asked: asked(i, "on").answer(False)
                 # what `inspector query` runs by default (--index-facet auto)
-                fns["query default"] = lambda i, store=store: index_facet.attach(
-                    store, Query(vector=vecs[i % len(vecs)]), engine(i), "auto")
+                fns["query default"] = lambda i, asked=asked: asked(i, "auto").answer(False)
                 fns["bare exact"] = lambda i, store=store: store.table.search(
                     vecs[i % len(vecs)]).bypass_vector_index().limit(DEPTH).to_arrow()
             med = interleaved(fns, repeat if kind == "flat" else 3 * repeat)  # ANN is cheap

@@ -32,29 +32,30 @@ os.environ.setdefault("INSPECTOR_CACHE_DIR", str(HERE / ".data" / "cache"))
 
 from registry import FIGURES, interleaved, register, row  # noqa: E402
 from registry import ms as _ms  # noqa: E402
-from stores import bench_store  # noqa: E402
+from stores import bench_store, question_for  # noqa: E402
 
 
 def bench_rerank(quick: bool) -> list[dict[str, Any]]:
-    """1. Engine re-rank of a cached pool (derive only: no LanceDB)."""
-    from inspector.core.engine.params import Params
-    from inspector.core.engine.pipeline import derive
-    from inspector.core.engine.pool import Query
-    from inspector.core.engine.pools import fetch_for
+    """1. Engine re-rank of a cached pool: the stages after the fetch, which the fetch-stage
+    cache answers (no LanceDB search)."""
+    from inspector.core.engine.flow.question import run_question
+    from inspector.core.engine.flow.runner import PoolCache
     from inspector.core.stores.opening import open_store
 
     store = open_store(str(bench_store(20_000, 64, fts=False)))
-    q = Query(vector=np.random.default_rng(1).normal(size=64).astype(np.float32))
+    vec = np.random.default_rng(1).normal(size=64).astype(np.float32)
     rows = []
     for size in (50, 1_000, 10_000):
-        base = Params(limit=10, overfetch=size / 10, cap=0, scope="repo-03")
-        pool = fetch_for(store, q, base)
-        params = [base.with_(blend=(i % 11) / 10, min_score=(i % 5) / 20) for i in range(200)]
+        cache = PoolCache()
+        qs = [question_for(store, "lancedb", vector=vec, scope="repo-03",
+                           overfetch=size / 10, cap=0, blend=(i % 11) / 10,
+                           min_score=(i % 5) / 20) for i in range(200)]
+        run_question(qs[0], store, cache, "off")  # the fetch, cached
         samples = []
         for i in range(50 if quick else 400):
-            p = params[i % len(params)]
+            q = qs[i % len(qs)]
             t = time.perf_counter()
-            derive(pool, p)
+            run_question(q, store, cache, "off")
             samples.append(time.perf_counter() - t)
         m = _ms(samples)
         rows.append(row("rerank", f"pool {size:,}: {m['median_ms']:.3f} ms median "
@@ -68,12 +69,9 @@ def _overhead_pair(store: Any, mode: str, text: str, depth: int,
                    vecs: list[np.ndarray]) -> tuple[Callable[[int], Any], Callable[[int], Any]]:
     from lancedb.rerankers import RRFReranker
 
-    from inspector.core.engine.params import Params
-    from inspector.core.engine.pipeline import run
-    from inspector.core.engine.pool import Query
+    from inspector.core.engine.flow.question import run_question
+    from inspector.core.engine.flow.runner import PoolCache
     from inspector.core.engine.pools import SOURCE
-
-    p = Params(mode=mode, limit=10, overfetch=depth / 10, cap=0)
 
     def bare(i: int) -> Any:
         v = vecs[i % len(vecs)]
@@ -84,7 +82,9 @@ def _overhead_pair(store: Any, mode: str, text: str, depth: int,
 
     def engine(i: int) -> Any:
         SOURCE.clear()  # a query as the user runs it: searched, not answered from the cache
-        return run(store, Query(text=text, vector=vecs[i % len(vecs)]), p)
+        q = question_for(store, text=text, vector=vecs[i % len(vecs)], mode=mode,
+                         overfetch=depth / 10, cap=0)
+        return run_question(q, store, PoolCache(), "off")
 
     return engine, bare
 
@@ -127,9 +127,7 @@ def bench_overhead(quick: bool) -> list[dict[str, Any]]:
 _MEMORY_CHILD = r"""
 import json, sys, numpy as np
 import lancedb
-from inspector.core.engine.params import Params
-from inspector.core.engine.pipeline import run
-from inspector.core.engine.pool import Query
+from inspector.core.engine.flow.question import answer, make_question
 from inspector.core.stores.opening import open_store
 def status(key):
     with open("/proc/self/status") as f:
@@ -140,8 +138,10 @@ base = status("VmRSS")  # the interpreter with numpy, lancedb and the engine imp
 v = np.random.default_rng(0).normal(size=384).astype(np.float32)
 if sys.argv[2] == "engine":
     store = open_store(sys.argv[1])
-    t = run(store, Query(vector=v), Params(limit=10, overfetch=5, scope="repo-03"))
-    extra = {"returned": t.counters["returned"], "diagnosis": t.diagnosis.code}
+    q = make_question(store=sys.argv[1], preset="lancedb", vector=[float(x) for x in v],
+                      limit=10, scopes=["repo-03"], set={"fetch.overfetch": 5})
+    a = answer(q, store)
+    extra = {"returned": len(a.trace.final.rows), "diagnosis": a.diagnosis.code}
 else:  # the bare LanceDB search the engine wraps, same depth
     tbl = lancedb.connect(sys.argv[1]).open_table("memories")
     extra = {"returned": tbl.search(v).limit(50).to_arrow().num_rows}
@@ -324,7 +324,8 @@ def bench_startup(quick: bool) -> list[dict[str, Any]]:
     return rows
 
 
-register("rerank", bench_rerank, item="1", what="engine re-rank (`derive`) of a cached pool")
+register("rerank", bench_rerank, item="1", what="engine re-rank of a cached pool (the stages "
+         "after the fetch)")
 register("tick", bench_tick, item="1", what="slider tick to repainted window")
 register("overhead", bench_overhead, item="2",
          what="full pipeline vs bare LanceDB search, depth 50 (384 dims)")

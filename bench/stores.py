@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import lancedb
 import numpy as np
@@ -54,3 +55,18 @@ def bench_store(rows: int, dim: int, fts: bool = True) -> Path:
         tbl.create_index("text", config=FTS())
     (path / "READY").write_text("ok\n")
     return path
+
+
+def question_for(store: Any, preset: str = "lancedb", text: str | None = None,
+                 vector: Any = None, limit: int = 10, scope: str | None = None,
+                 **options: Any) -> Any:
+    """The one engine's question of a classic preset with options by their command-line
+    names (--overfetch 2.5 is fetch.overfetch=2.5), as `inspector query` asks it."""
+    from inspector.core.engine.flow.question import make_question
+    from inspector.core.engine.flow.spec import held_options, load_shipped
+
+    held = held_options(load_shipped(preset), options)
+    return make_question(store=str(store.uri), preset=preset, text=text,
+                         vector=None if vector is None else [float(x) for x in vector],
+                         limit=limit, scopes=None if scope is None else [scope],
+                         set={k: v for one in held.values() for k, v in one.items()})

@@ -208,9 +208,9 @@ def widen_from_args(a: argparse.Namespace) -> dict[str, int]:
 
 
 def question_from_args(a: argparse.Namespace, need_query: bool = True) -> Any:
+    from inspector.core.engine.flow.inputs import parse_vector
     from inspector.core.engine.flow.question import make_question, parse_now
     from inspector.core.engine.flow.spec import parse_assignment
-    from inspector.core.engine.inputs import parse_vector
     from inspector.core.stores.remote import parse_option_pairs
     from inspector.core.stores.safety.redact import redact_uri
 

@@ -174,55 +174,14 @@ def check_out(a: argparse.Namespace, *paths: Any) -> None:
         check_target(p, [a.store], force=True)
 
 
-def _change(spec: Any, item: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """One --against KEY=VALUE: (--set assignments, question fields). A STAGE.PARAM or a
-    pipeline setting is set as given; a query option (overfetch, filter, blend, ...) on
-    the stage that holds it, as `inspector query` sets it; limit and scope are the
-    question's."""
-    from inspector.core.engine.flow.spec import held_options, parse_assignment
-
-    key, value = parse_assignment(item)
-    if "." in key or key in spec.settings:
-        return {key: value}, {}
-    if key == "limit":
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise InspectorError(f"--against limit={value}: the limit is a whole number >= 1.")
-        return {}, {"limit": value}
-    if key == "scope":
-        return {}, {"scopes": None if value in ("", None) else [str(value)]}
-    option = key.replace("-", "_")
-    if option == "scope_map":  # checked as a --scope-map file is
-        from inspector.core.engine.scope import parse_scope_map
-
-        value = {k: list(v) for k, v in parse_scope_map(value, "--against scope_map").items()}
-    held = held_options(spec, {option: value}).get(option)
-    if not held:
-        raise InspectorError(f"--against {item}: pipeline {spec.name} has no stage that takes "
-                             f"{key}; give STAGE.PARAM=VALUE (see `inspector pipeline show "
-                             f"{spec.name}`).")
-    return held, {}
-
-
 def _against(a: argparse.Namespace, q: Any) -> Any:
     """The question the other side asks: another preset (the same query, scopes, limit and
     clock), and/or the changes of --against on top."""
-    from inspector.core.engine.flow.question import resolve
+    from inspector.core.analysis.compare import other_side
 
     if a.against_preset is None and not a.against:
         return None
-    other = q
-    if a.against_preset is not None:
-        other = q.model_copy(update={"preset": a.against_preset, "pipeline_file": None,
-                                     "set": {}, "system_config": None, "widen": {},
-                                     "exact": False})
-    spec, _, _ = resolve(other)
-    sets: dict[str, Any] = {}
-    fields: dict[str, Any] = {}
-    for item in a.against:
-        more, also = _change(spec, item)
-        sets.update(more)
-        fields.update(also)
-    return other.model_copy(update={"set": {**other.set, **sets}, **fields})
+    return other_side(q, a.against_preset, a.against)
 
 
 def _cmd_report(a: argparse.Namespace) -> int:

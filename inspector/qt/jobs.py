@@ -22,7 +22,6 @@ from typing import Any
 from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal
 from superqt.utils import create_worker
 
-from inspector.core.engine.live import Superseded
 from inspector.core.errors import InspectorError
 
 Done = Callable[[Any], None]
@@ -129,9 +128,8 @@ class Jobs(QObject):
             if current():
                 slot.running = False
                 self._update()
-                if not isinstance(exc, Superseded):
-                    (on_error or (lambda _m: None))(_message(exc))
-                    self.failed.emit(exc)
+                (on_error or (lambda _m: None))(_message(exc))
+                self.failed.emit(exc)
 
         worker.returned.connect(returned)
         worker.errored.connect(errored)

@@ -46,8 +46,8 @@ DARK = Tokens(dark=True, background="#1e2127", surface="#262a31", text="#e3e6ea"
 
 
 def outcome_colour(t: Tokens, outcome: str) -> str:
-    """The one colour of each row outcome (returned, past the limit, below the min score, out
-    of scope, not fetched) in tables and plots."""
+    """The one colour of each row outcome (returned, past the limit, below the min score,
+    out of scope, not fetched) in tables and plots."""
     return {"returned": t.returned, "past_limit": t.scoped, "below_min_score": t.cut,
             "out_of_scope": t.out, "not_fetched": t.out}[outcome]
 

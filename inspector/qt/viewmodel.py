@@ -398,7 +398,7 @@ class Inspector(QObject):
         """Text typed and run (with `more` fields typed beside it): a JSON array is the
         vector itself; a new text drops the row queried by example; the same text searches
         again."""
-        from inspector.core.engine.inputs import parse_vector
+        from inspector.core.engine.flow.inputs import parse_vector
 
         t = text.strip()
         if t.startswith("["):

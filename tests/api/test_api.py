@@ -119,7 +119,7 @@ def test_the_query_runs_the_pipeline_and_builds_nothing_else_until_asked(
     search, no JSON on the query path (the former API built and re-parsed the JSON answer on
     every call); the diagnosis, its fixes and the JSON come when first read."""
     from inspector.core.engine.flow import answer as flow_answer
-    from inspector.core.engine.flow import diagnosis as flow_diagnosis
+    from inspector.core.engine.flow.insight import diagnosis as flow_diagnosis
 
     def refused(*a: Any, **k: Any) -> Any:
         raise AssertionError("built on the query path")

@@ -65,7 +65,7 @@ def test_query_knobs_are_validated(capsys, path):
 def test_the_index_facet_runs_when_asked_and_says_when_it_did_not(capsys, path, monkeypatch):
     """A large indexed table is answered at LanceDB's own cost: `auto` skips the exact
     comparison past AUTO_MAX_ROWS and says so; `on` runs it anyway; `off` never."""
-    from inspector.core.engine.flow import facet
+    from inspector.core.engine.flow.insight import facet
 
     monkeypatch.setattr(facet, "AUTO_MAX_ROWS", 10)
     doc = _json(capsys, "query", str(path), "--vector-of", "r00042", "--json")

@@ -23,6 +23,7 @@ from inspector.core.analysis.truth import truth_ids
 from inspector.core.engine.flow.question import Question, answer, runs_for
 from inspector.core.engine.flow.rows import Scored
 from inspector.core.engine.flow.runner import FlowTrace, PoolCache
+from inspector.core.errors import InspectorError
 
 
 def jaccard(a: Sequence[Any], b: Sequence[Any]) -> float:
@@ -190,3 +191,54 @@ def compare(store: Any, a: Question, b: Question, labels: tuple[str, str] = ("A"
         truths.append(truth_ids(runs) or [])
     return (compare_traces(answers[0].trace, answers[1].trace, truths[0], truths[1], labels,
                            rbo_p), answers[0], answers[1])
+
+
+def change_of(spec: Any, item: str, what: str = "--against") -> tuple[dict[str, Any],
+                                                                     dict[str, Any]]:
+    """One KEY=VALUE change of a side: (--set assignments, question fields). A STAGE.PARAM or
+    a pipeline setting is set as given; a query option (overfetch, filter, blend, ...) on the
+    stage that holds it, as `inspector query` sets it; limit and scope are the question's.
+    `what` names where the change was typed, for the sentence that refuses it."""
+    from inspector.core.engine.flow.spec import held_options, parse_assignment
+
+    key, value = parse_assignment(item)
+    if "." in key or key in spec.settings:
+        return {key: value}, {}
+    if key == "limit":
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise InspectorError(f"{what} limit={value}: the limit is a whole number >= 1.")
+        return {}, {"limit": value}
+    if key == "scope":
+        return {}, {"scopes": None if value in ("", None) else [str(value)]}
+    option = key.replace("-", "_")
+    if option == "scope_map":  # checked as a --scope-map file is
+        from inspector.core.engine.scope import parse_scope_map
+
+        value = {k: list(v) for k, v in parse_scope_map(value, f"{what} scope_map").items()}
+    held = held_options(spec, {option: value}).get(option)
+    if not held:
+        raise InspectorError(f"{what} {item}: pipeline {spec.name} has no stage that takes "
+                             f"{key}; give STAGE.PARAM=VALUE (see `inspector pipeline show "
+                             f"{spec.name}`).")
+    return held, {}
+
+
+def other_side(q: Question, preset: str | None, items: Sequence[str],
+               what: str = "--against") -> Question:
+    """The question the other side of a comparison asks (`inspector report --against-preset
+    P --against K=V`, the window's Compare tab): another preset on the same query, scopes,
+    limit and clock, and/or the changes on top."""
+    from inspector.core.engine.flow.question import resolve
+
+    other = q
+    if preset is not None:
+        other = q.model_copy(update={"preset": preset, "pipeline_file": None, "set": {},
+                                     "system_config": None, "widen": {}, "exact": False})
+    spec, _, _ = resolve(other)
+    sets: dict[str, Any] = {}
+    fields: dict[str, Any] = {}
+    for item in items:
+        more, also = change_of(spec, item, what)
+        sets.update(more)
+        fields.update(also)
+    return other.model_copy(update={"set": {**other.set, **sets}, **fields})

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from inspector.core.engine.flow.diagnosis import main_line
+from inspector.core.engine.flow.insight.diagnosis import main_line
 from inspector.core.engine.flow.runner import FlowTrace
 from inspector.core.errors import InspectorError
 from inspector.core.stores.store import Store

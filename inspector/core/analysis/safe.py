@@ -26,11 +26,11 @@ import numpy as np
 from inspector.core.analysis.grid import declared
 from inspector.core.analysis.metrics import scoped_recall
 from inspector.core.analysis.truth import Forgetful, deep_stages, probe_depth
-from inspector.core.engine.flow.diagnosis import candidates, group
+from inspector.core.engine.flow.insight.diagnosis import candidates, group
+from inspector.core.engine.flow.insight.search import Budget, Ladder, first_reaching, smallest
 from inspector.core.engine.flow.registry import ParamDecl
 from inspector.core.engine.flow.runner import FlowTrace
 from inspector.core.engine.flow.runs import Change, Runs
-from inspector.core.engine.flow.search import Budget, Ladder, first_reaching, smallest
 
 MAX_RUNS = 80  # pipeline runs each of a safe depth's searches may make (memoised ones free)
 

@@ -2,7 +2,7 @@
 
 The truth is the same pipeline with every stage that a what-if can deepen (its fetches and
 the cuts before its last stage, `diagnosis.widenable`) searched as deep as the diagnosis
-probes (WHAT_IF_DEPTH rows, or the whole table): a filter placed after a cut then sees the whole
+probes (PROBE_DEPTH rows, or the whole table): a filter placed after a cut then sees the whole
 ranking, as if it ran inside the search (the diagnosis's "filter inside the search"). Where a
 vector leg searches an ANN index, the truth is the exact search (the index bypassed). The
 truth's scores, weights, thresholds and limit are the run's own: a change of a weight
@@ -17,12 +17,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from inspector.core.engine.flow.diagnosis import WHAT_IF_DEPTH
-from inspector.core.engine.flow.facet import indexed_legs
+from inspector.core.engine.flow.insight.facet import indexed_legs
 from inspector.core.engine.flow.registry import kind_of
 from inspector.core.engine.flow.runner import FlowTrace
 from inspector.core.engine.flow.runs import NO_CHANGE, Change, Runs, freeze
 from inspector.core.engine.flow.spec import PipelineSpec
+from inspector.core.engine.pools import PROBE_DEPTH
 from inspector.core.errors import InspectorError
 
 
@@ -40,8 +40,8 @@ def deep_stages(spec: PipelineSpec) -> list[str]:
 
 
 def probe_depth(rows: int | None) -> int:
-    """How deep the truth searches: WHAT_IF_DEPTH rows, or the whole table when smaller."""
-    return max(1, min(int(rows or WHAT_IF_DEPTH), WHAT_IF_DEPTH))
+    """How deep the truth searches: PROBE_DEPTH rows, or the whole table when smaller."""
+    return max(1, min(int(rows or PROBE_DEPTH), PROBE_DEPTH))
 
 
 def truth_change(runs: Runs, sets: dict[str, Any] | None = None) -> Change:

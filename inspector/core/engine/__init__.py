@@ -1,4 +1,4 @@
-"""The retrieval pipeline: parameters and presets, scope rules, fetching a pool (`pool`),
-deriving every stage from it (`pipeline`), the blend formula, the trace and its outcome
-vocabulary, the diagnosis, expected-row analysis, user input (`inputs`), and `live`, the one
-session object that re-ranks live for the window and anything else."""
+"""The one engine (`flow`: pipelines of stages, the question and its answer) and what its
+classic stages stand on: fetching a pool (`pool`) through the one pool source (`pools`), the
+pool's parameters (`params`, the fetch request), scope rules (`scope`), tie rules (`ties`),
+the blend formula (`blend`) and the index rule (`index_rule`)."""

@@ -53,15 +53,6 @@ def blend_scores(base: np.ndarray, importance: np.ndarray, missing: np.ndarray, 
     return used, mult, base * mult
 
 
-def iso_base(level: float, w: float, used: np.ndarray) -> np.ndarray:
-    """The base score that blends to `level` at each importance: the iso-score line the
-    window draws (NaN where the multiplier is 0, i.e. w = 1 at importance 0)."""
-    mult = multiplier(np.asarray(used, np.float64), w)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = level / mult
-    return np.where(np.isfinite(out), out, np.nan)
-
-
 # --- the recall audit's outrank shortcut -------------------------------------------------
 _ROUNDING = 1e-9  # far above the float64 rounding of the score (a few ulps)
 

@@ -56,19 +56,6 @@ def effective_knobs(index: IndexInfo | None, p: Params, k: int) -> dict[str, Any
             "refine_factor": p.refine_factor, "ef": ef}
 
 
-def index_json(index: IndexInfo | None, p: Params, k: int) -> dict[str, Any] | None:
-    """`params.index`: null on a flat table, else the index and the knobs in force."""
-    if index is None:
-        return None
-    used = used_index(index, p)
-    why = None if used else ("--exact: the index is bypassed" if p.exact else
-                             "full-text only" if p.mode == "fts" else
-                             f"distance {p.distance} differs from the index's {index.metric}, "
-                             "so LanceDB scans flat")
-    return {**index.to_json(), "used": used is not None, "not_used_because": why,
-            **effective_knobs(index, p, k), "prefix_exact": prefix_exact(index, p)}
-
-
 def apply_knobs(search: Any, p: Params) -> Any:
     """A LanceDB vector query builder with p's index knobs; untouched when none is given."""
     return with_knobs(search, exact=p.exact, nprobes=p.nprobes, min_nprobes=p.min_nprobes,

@@ -9,6 +9,7 @@ from typing import Any
 from inspector.core.engine.scope import STRATEGIES, ScopeSpec, make_scope
 from inspector.core.errors import InspectorError
 from inspector.core.stores.ann.indexes import DEFAULT_NPROBES
+from inspector.core.stores.safety.bounds import MAX_CANDIDATES, MAX_SEARCH_ROWS
 
 MODES = ("vector", "fts", "hybrid")
 DISTANCES = ("l2", "cosine")
@@ -19,7 +20,6 @@ ANN_KNOBS = ("nprobes", "min_nprobes", "max_nprobes", "refine_factor", "ef")
 
 # Bounds LanceDB 0.40 honours (measured on indexed tables, tests/core/engine/test_knob_bounds):
 # past them it aborts the process natively or refuses the search with a type-conversion error.
-MAX_CANDIDATES = 1_000_000  # limit, cap, a leg's k: the deepest candidate list ever fetched
 MAX_NPROBES = 1_000_000  # partitions probed: more than any IVF index has (u32 in LanceDB)
 # LanceDB reserves memory up front for depth x refine factor candidates (16 bytes each) and
 # for ef entries (8 bytes each), whatever the table's size: refine 1e9 at depth 10 asks for
@@ -179,21 +179,12 @@ class Depths:
         return asdict(self)
 
 
-MAX_DEPTH = 2**31 - 1  # the most rows a search can be asked for: every row of any table
-
-
 def pool_depth(limit: int, overfetch: float, cap: int) -> int:
     """ceil(limit * F), capped (cap 0 = none). The epsilon absorbs float noise in F = D/limit.
-    A product past MAX_DEPTH (F = 1e308 is a finite number) asks for every row."""
+    A product past MAX_SEARCH_ROWS (F = 1e308 is a finite number) asks for every row."""
     want = limit * overfetch
-    depth = max(1, math.ceil(want - 1e-9)) if want < MAX_DEPTH else MAX_DEPTH
+    depth = max(1, math.ceil(want - 1e-9)) if want < MAX_SEARCH_ROWS else MAX_SEARCH_ROWS
     return min(depth, cap) if cap else depth
-
-
-def overfetch_for(depth: int, limit: int) -> float:
-    """The smallest over-fetch of one decimal (a slider's step) whose pool reaches `depth`:
-    the one number the diagnosis, the sweep and safe over-fetch give for a depth."""
-    return math.ceil(depth / limit * 10 - 1e-9) / 10
 
 
 def depths(p: Params) -> Depths:

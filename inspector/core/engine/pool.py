@@ -31,6 +31,7 @@ from inspector.core.stores.roles import (
     split_nested,
     with_nested,
 )
+from inspector.core.stores.safety.bounds import TIE_FETCH_MAX
 from inspector.core.stores.store import Store
 
 
@@ -154,9 +155,6 @@ def _canonical(tbl: pa.Table, value_col: str, ascending: bool) -> pa.Table:
     rowid = tbl.column("_rowid").to_numpy(zero_copy_only=False)
     order = np.lexsort((rowid, vals if ascending else -vals))
     return tbl.take(pa.array(order)) if len(order) else tbl
-
-
-TIE_FETCH_MAX = 20_000  # deepest refetch spent on completing a tie at the cut
 
 
 def _vector_leg_at(fetch: Any, k: int, prefix: bool) -> tuple[pa.Table, bool, float]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from inspector.core.engine.flow import js
+from inspector.core.engine import js
 from inspector.core.errors import InspectorError
 from inspector.core.stores.roles import Roles, nested_kind, split_nested, sql_ref, sql_value
 
@@ -25,7 +25,7 @@ COLUMN_STRATEGIES = ("column", "column_global", "agent_scope")  # exact compares
 # ---- the docs engine's scope rules, as its plugin runs them (openclaw-mem docsColdLane.js:
 # normalizeScopeToken, shortScopeKey, the scope map's resolution, matchesScope,
 # computeScopePushdownRepos): the one copy, which the classic docs presets and the
-# openclaw-mem pipelines both read. Strings follow JavaScript (flow.js): trim, /\s/.
+# openclaw-mem pipelines both read. Strings follow JavaScript (engine/js.py): trim, /\s/.
 
 _SCOPE_PREFIX = re.compile(r"^\[?(iso|scope):", re.IGNORECASE | re.ASCII)
 _LEADING_SLASHES = re.compile(r"^/+")

@@ -98,7 +98,7 @@ def _fix() -> dict[str, Any]:
 
 
 def _diagnosis() -> dict[str, Any]:
-    from inspector.core.engine.flow.diagnosis import TITLES
+    from inspector.core.engine.flow.insight.diagnosis import TITLES
 
     return _obj({"code": {"enum": list(TITLES)}, "title": _STR, "message": _STR,
                  "stage": {"description": "the stage that starved", **_STR_OR_NULL},

@@ -33,7 +33,7 @@ from typing import Any
 
 from inspector.core.analysis.judgments import Judgments, load_judgments
 from inspector.core.analysis.metrics import metric, parse_metric
-from inspector.core.engine.flow.diagnosis import TITLES
+from inspector.core.engine.flow.insight.diagnosis import TITLES
 from inspector.core.engine.flow.rows import DROP_LABELS
 from inspector.core.errors import InspectorError
 from inspector.core.evidence.audit_checks import parse_audit_check, run_audit_check
@@ -330,7 +330,7 @@ def counters(trace: Any) -> dict[str, int]:
 
 def _explain(trace: Any, rid: str, runs: Any) -> str:
     """Where an expected row fell, and the smallest change that returns it (each run)."""
-    from inspector.core.engine.flow.expect import explain
+    from inspector.core.engine.flow.insight.expect import explain
 
     e = explain(trace, rid, runs)
     head = f"not returned: dropped at {e['dropped_at']} ({e['reason']})"

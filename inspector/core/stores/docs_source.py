@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from inspector.core.errors import InspectorError
+from inspector.core.stores.safety.bounds import MAX_DIM
 from inspector.core.stores.safety.sqlite_ro import IMMUTABLE, connect_readonly, file_stamp
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
-MAX_DIM = 65_536  # the largest vector dimension read (as a query vector: engine.inputs)
 CHUNKS = "docs_chunks"
 EMBEDDINGS = "docs_embeddings"
 SOURCE_ROWID = "source_rowid"

@@ -1,6 +1,6 @@
 """The engine's diagnosis as a banner with its fixes as buttons, each stage's count as
 counters, and the error bar. Every word and number here is the answer's: the banner shows the
-diagnosis the core returns (flow/diagnosis.py) and only the fixes it ran."""
+diagnosis the core returns (flow/insight/diagnosis.py) and only the fixes it ran."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.core.engine.flow.answer import Answer
-from inspector.core.engine.flow.diagnosis import TITLES, Diagnosis, Fix, diagnose, main_line
-from inspector.core.engine.flow.expect import where_dropped
+from inspector.core.engine.flow.insight.diagnosis import TITLES, Diagnosis, Fix, diagnose, main_line
+from inspector.core.engine.flow.insight.expect import where_dropped
 from inspector.core.engine.flow.rows import DROP_LABELS, Tie
 from inspector.core.engine.flow.runner import FlowTrace
 from inspector.qt.theme import LIGHT, Tokens

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.core.engine.flow.answer import iso
-from inspector.core.engine.flow.expect import where_dropped
+from inspector.core.engine.flow.insight.expect import where_dropped
 from inspector.core.engine.flow.rows import DROP_LABELS, Scored
 from inspector.core.engine.flow.runner import FlowTrace
 from inspector.qt.theme import LIGHT, Tokens

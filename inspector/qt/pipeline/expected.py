@@ -1,5 +1,5 @@
 """Expected rows: ids the user expects to see returned, where each one fell and the smallest
-change that returns it (flow/expect.py `explain`, run in a worker with the diagnosis), each
+change that returns it (flow/insight/expect.py `explain`, run in a worker with the diagnosis), each
 change a link that sets it on the question."""
 
 from __future__ import annotations

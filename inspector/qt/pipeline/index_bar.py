@@ -1,6 +1,6 @@
 """The index bar: where a vector leg of the run searches an ANN index, what the index costs this
-question (flow/facet.py: per leg the rows it lost and its recall, the exact final list beside
-the one returned), the legs' own index knobs as spin boxes, and the diagnosis's index fixes
+question (flow/insight/facet.py: per leg the rows it lost and its recall, the exact final list
+beside the one returned), the legs' own index knobs as spin boxes, and the diagnosis's index fixes
 (each one run) as buttons. Hidden on flat tables."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 from superqt.utils import signals_blocked
 
 from inspector.core.engine.flow.answer import Answer
-from inspector.core.engine.flow.facet import indexed_legs
+from inspector.core.engine.flow.insight.facet import indexed_legs
 from inspector.core.engine.flow.registry import kind_of
 from inspector.core.engine.flow.runner import FlowTrace
 from inspector.core.engine.flow.runs import Change

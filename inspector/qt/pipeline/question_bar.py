@@ -13,10 +13,11 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QLineEdit, QToolButton, QWidget
 
 from inspector.core.engine.flow.answer import iso
+from inspector.core.engine.flow.inputs import parse_vector
 from inspector.core.engine.flow.question import parse_now
-from inspector.core.engine.inputs import MAX_VECTOR_BYTES, parse_vector
 from inspector.core.errors import InspectorError
 from inspector.core.jsonio import read_text
+from inspector.core.stores.safety.bounds import MAX_VECTOR_BYTES
 
 EMBED_HINT = "embed the text; or a JSON array, or a .json file"
 

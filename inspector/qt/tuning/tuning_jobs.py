@@ -128,21 +128,10 @@ def side_question(q: Question, preset: str | None, changes: str) -> Question:
     asks it: the window's question, or another preset on the same query, scopes, limit and
     clock; KEY=VALUE changes on top (a STAGE.PARAM, a query option on the stage that holds
     it, limit or scope)."""
-    from inspector.cli.tuning import _change
+    from inspector.core.analysis.compare import other_side
     from inspector.core.engine.flow.question import resolve
 
-    other = q
-    if preset:
-        other = q.model_copy(update={"preset": preset, "pipeline_file": None, "set": {},
-                                     "system_config": None, "widen": {}, "exact": False})
-    spec, _, _ = resolve(other)
-    sets: dict[str, Any] = {}
-    fields: dict[str, Any] = {}
-    for item in parse_changes(changes):
-        more, also = _change(spec, item)
-        sets.update(more)
-        fields.update(also)
-    out = other.model_copy(update={"set": {**other.set, **sets}, **fields})
+    out = other_side(q, preset or None, parse_changes(changes))
     resolve(out)  # a bad assignment is said now, not in the worker
     return out
 

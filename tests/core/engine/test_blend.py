@@ -8,10 +8,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from inspector.core.engine.params import Params
-from inspector.core.engine.pipeline import run
-from inspector.core.engine.pool import Query
 from inspector.core.stores.opening import open_store
+from tests.askkit import ask
 
 
 def _line_store(make_store, importance, distances_sq):
@@ -23,29 +21,34 @@ def _line_store(make_store, importance, distances_sq):
                        "importance": pa.array(importance, pa.float64())})
 
 
-ORIGIN = Query(vector=np.zeros(2, np.float32), source="vector")
+ORIGIN = np.zeros(2, np.float32)
 
 
-def _scores(trace):
-    return {trace.pool.ids[i]: trace.score[i] for i in trace.stage("final").rows}
+def run(store, **given):
+    return ask(store, vector=ORIGIN, **given).trace
+
+
+def _blend(trace) -> dict[str, dict[str, float]]:
+    """Per row of the blend stage: its inputs and its blended score."""
+    return {s.id: {**dict(s.inputs), "score": s.score} for s in trace.stage("blend").rows}
 
 
 def test_l2_distance_is_squared_as_lancedb_defines_it(make_store):
     path = make_store({"id": ["a"], "text": ["t"], "vector": np.array([[3.0, 4.0]], np.float32)})
-    t = run(open_store(str(path)), ORIGIN, Params(limit=1))
-    c = t.candidate(int(t.stage("final").rows[0]))
+    t = run(open_store(str(path)), limit=1)
+    c = dict(t.final.rows[0].inputs)
     assert c["distance"] == 25.0
-    assert c["vector_score"] == 1 / 26
+    assert c["vector"] == 1 / 26
 
 
 @pytest.mark.parametrize("importance,multiplier", [
     (0.0, 0.5), (0.7, 0.85), (1.0, 1.0), (None, 0.85), (1.5, 1.0), (-0.3, 0.5)])
 def test_blend_multiplier_cases_from_the_proposal(make_store, importance, multiplier):
     path = _line_store(make_store, [importance], [1.0])
-    t = run(open_store(str(path)), ORIGIN, Params(limit=1, blend=0.5))
-    i = int(t.stage("final").rows[0])
-    assert t.multiplier[i] == pytest.approx(multiplier, abs=1e-15)
-    assert t.score[i] == pytest.approx(0.5 * multiplier, abs=1e-15)  # vector score 1/(1+1)
+    t = run(open_store(str(path)), limit=1, blend=0.5)
+    (row,) = t.final.rows
+    assert dict(row.inputs)["multiplier"] == pytest.approx(multiplier, abs=1e-15)
+    assert row.score == pytest.approx(0.5 * multiplier, abs=1e-15)  # vector score 1/(1+1)
 
 
 def test_blend_formula_is_exact_for_any_weight(make_store):
@@ -53,66 +56,59 @@ def test_blend_formula_is_exact_for_any_weight(make_store):
     path = _line_store(make_store, imps, [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7])
     store = open_store(str(path))
     for w in (0.0, 0.3, 0.5, 1.0):
-        t = run(store, ORIGIN, Params(limit=10, blend=w))
-        for i in t.stage("final").rows:
-            d = float(t.pool.vec_dist[i])
-            imp = t.pool.importance[i]
+        t = run(store, limit=10, blend=w)
+        for s in t.final.rows:
+            d = float(dict(s.inputs)["distance"])
+            imp = s.row.importance
             imp = 0.7 if math.isnan(imp) else min(1.0, max(0.0, imp))
-            assert t.score[i] == (1 / (1 + d)) * ((1 - w) + w * imp)
+            assert s.score == (1 / (1 + d)) * ((1 - w) + w * imp)
 
 
 def test_high_importance_row_outranks_a_closer_low_importance_row(make_store):
     path = _line_store(make_store, [0.1, 1.0], [0.50, 0.55])  # r0 closer, r1 important
     store = open_store(str(path))
-    before = run(store, ORIGIN, Params(limit=2, blend=0.0))
-    after = run(store, ORIGIN, Params(limit=2, blend=0.5))
-    assert before.ids("final") == ["r0", "r1"]
-    assert after.ids("final") == ["r1", "r0"]
-    assert after.rank_before[after.row_of("r1")] == 2
-    assert after.rank_after[after.row_of("r1")] == 1
+    before = run(store, limit=2, blend=0.0)
+    after = run(store, limit=2, blend=0.5)
+    assert before.final.ids == ["r0", "r1"]
+    assert after.final.ids == ["r1", "r0"]
+    blend = after.stage("blend")
+    assert [s.id for s in blend.rows_in].index("r1") + 1 == 2  # rank before the blend
+    assert blend.ids.index("r1") + 1 == 1  # and after
 
 
 def test_min_score_applies_to_the_blended_score(make_store):
     # vector score 1/(1+0.5) = 0.667 for both; blended 0.667*0.5 = 0.333 and 0.667*1.0
     path = _line_store(make_store, [0.0, 1.0], [0.5, 0.5])
-    t = run(open_store(str(path)), ORIGIN, Params(limit=5, blend=0.5, min_score=0.5))
-    assert t.ids("final") == ["r1"]
-    assert t.counters["belowMinScore"] == 1
-    unblended = run(open_store(str(path)), ORIGIN, Params(limit=5, blend=0.0, min_score=0.5))
-    assert len(unblended.ids("final")) == 2
+    t = run(open_store(str(path)), limit=5, blend=0.5, min_score=0.5)
+    assert t.final.ids == ["r1"]
+    assert [d.id for d in t.stage("min_score").dropped] == ["r0"]
+    unblended = run(open_store(str(path)), limit=5, blend=0.0, min_score=0.5)
+    assert len(unblended.final.ids) == 2
 
 
 def test_limit_is_applied_after_the_resort_and_results_are_descending(make_store):
     rng = np.random.default_rng(3)
     n = 40
     path = _line_store(make_store, list(rng.uniform(0, 1, n)), list(rng.uniform(0.1, 2.0, n)))
-    t = run(open_store(str(path)), ORIGIN, Params(limit=5, overfetch=3, blend=0.5))
-    final = t.stage("final").rows
-    assert len(final) == 5
-    scores = t.score[final]
+    t = run(open_store(str(path)), limit=5, overfetch=3, blend=0.5)
+    scores = [s.score for s in t.final.rows]
+    assert len(scores) == 5
     assert np.all(np.diff(scores) <= 0)
     # the final five are the five best blended scores of the whole 15-row pool
-    pool_scores = np.sort(t.score[t.stage("raw").rows])[::-1]
-    assert list(scores) == list(pool_scores[:5])
-    assert t.counters == {"rawCandidates": 15, "scopedCandidates": 15, "filteredByScope": 0,
-                          "belowMinScore": 0, "returned": 5}
+    pool_scores = sorted((v["score"] for v in _blend(t).values()), reverse=True)
+    assert scores == pool_scores[:5]
+    assert {st.name: len(st.rows) for st in t.stages if st.role != "query"} == {
+        "fetch": 15, "scope": 15, "blend": 15, "min_score": 15, "final": 5}
 
 
-def test_each_row_has_one_outcome_that_matches_the_counters(make_store):
+def test_each_row_has_one_outcome_that_matches_the_drops(make_store):
     path = _line_store(make_store, [0.0, 1.0, 0.5, 0.9, float("nan")],
                        [0.1, 0.2, 0.3, 3.0, 0.4])
     store = open_store(str(path))
-    t = run(store, ORIGIN, Params(limit=2, overfetch=2, blend=0.5, min_score=0.3))
-    out = dict(zip(t.pool.ids, t.outcomes(), strict=True))
+    t = run(store, limit=2, overfetch=2, blend=0.5, min_score=0.3)
+    out = {i: "returned" for i in t.final.ids}
+    for st in t.stages:
+        out.update({d.id: d.code for d in st.dropped})
     assert out == {"r1": "returned", "r2": "returned", "r0": "past_limit",
                    "r4": "below_min_score"}
-    assert list(t.outcomes()).count("below_min_score") == t.counters["belowMinScore"]
-
-
-def test_iso_score_lines_blend_back_to_their_level():
-    from inspector.core.engine.blend import iso_base, multiplier
-
-    used = np.linspace(0, 1, 11)
-    for w in (0.0, 0.3, 0.5, 1.0):
-        base = iso_base(0.4, w, used[1:])
-        assert np.allclose(base * multiplier(used[1:], w), 0.4)
+    assert t.stage("fetch").ids == ["r0", "r1", "r2", "r4"]  # r3 was never fetched

@@ -18,6 +18,7 @@ from inspector.core.engine import params as P
 from inspector.core.engine.params import Params
 from inspector.core.engine.pools import EXHAUSTIVE_MAX
 from inspector.core.errors import InspectorError
+from inspector.core.stores.safety.bounds import MAX_CANDIDATES
 from tests import indexkit
 
 ADDRESS_SPACE = 4 << 30
@@ -53,8 +54,8 @@ def test_a_knob_past_its_bound_is_one_line_not_a_native_abort(tables, kind, knob
 
 @pytest.mark.parametrize(("kind", "args"), [
     ("IVF_PQ", ["--refine-factor", str(P.MAX_REFINED // P.ANALYSIS_DEPTH)]),
-    ("IVF_PQ", ["--limit", str(P.MAX_CANDIDATES),
-                "--refine-factor", str(P.MAX_REFINED // P.MAX_CANDIDATES)]),
+    ("IVF_PQ", ["--limit", str(MAX_CANDIDATES),
+                "--refine-factor", str(P.MAX_REFINED // MAX_CANDIDATES)]),
     ("IVF_PQ", ["--nprobes", str(P.MAX_NPROBES)]),
     ("IVF_PQ", ["--min-nprobes", str(P.MAX_NPROBES), "--max-nprobes", "0"]),
     ("IVF_HNSW_SQ", ["--ef", str(P.MAX_EF)]),
@@ -66,8 +67,8 @@ def test_lancedb_honours_every_knob_at_its_bound(tables, kind, args):
 
 
 @pytest.mark.parametrize(("field", "bound"), [
-    ("limit", P.MAX_CANDIDATES), ("cap", P.MAX_CANDIDATES), ("fts_k", P.MAX_CANDIDATES),
-    ("vec_k", P.MAX_CANDIDATES), ("nprobes", P.MAX_NPROBES), ("max_nprobes", P.MAX_NPROBES),
+    ("limit", MAX_CANDIDATES), ("cap", MAX_CANDIDATES), ("fts_k", MAX_CANDIDATES),
+    ("vec_k", MAX_CANDIDATES), ("nprobes", P.MAX_NPROBES), ("max_nprobes", P.MAX_NPROBES),
     ("ef", P.MAX_EF), ("refine_factor", P.MAX_REFINED // P.ANALYSIS_DEPTH)])
 def test_every_bound_is_checked_when_params_are_made(field, bound):
     extra = {"ef": bound} if field in ("limit", "vec_k") else {}

@@ -1,21 +1,22 @@
-"""On indexed tables the live session never answers with a derived trace that a fresh run
-would not give: where the index's deep prefix is not exact (HNSW, refine factor) it re-queries
-per depth and knob, and caches what it fetched."""
+"""On indexed tables an answer from the cache is never one a fresh run would not give: where
+the index's deep prefix is not exact (HNSW, refine factor) a shallower depth searches again,
+and what was fetched is cached. Every answer is checked against a fresh run (nothing cached
+anywhere), what `inspector query` runs."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from inspector.core.engine import pools
-from inspector.core.engine.ann.facet import attach
-from inspector.core.engine.live import LiveSession
-from inspector.core.engine.params import Params
-from inspector.core.engine.pipeline import run
-from inspector.core.engine.pool import Query
+from inspector.core.engine.flow.answer import to_json
+from inspector.core.engine.flow.runner import PoolCache
 from inspector.core.stores.opening import open_store
 from tests import indexkit
+from tests.askkit import ask
 
 
 @pytest.fixture(scope="module")
@@ -23,6 +24,18 @@ def stores(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     base = tmp_path_factory.mktemp("live-index")
     return {kind: open_store(str(indexkit.build(base / kind.lower(), kind)))
             for kind in ("IVF_PQ", "IVF_HNSW_SQ")}
+
+
+def _doc(store: Any, cache: Any, **given: Any) -> dict[str, Any]:
+    got = to_json(ask(store, cache=cache, facet="on", **given))
+    got.pop("runs")
+    got["params"].pop("now"), got["params"].pop("now_iso")  # the clock the run read
+    return got
+
+
+def _fresh(store: Any, **given: Any) -> dict[str, Any]:
+    pools.SOURCE.clear()  # a fresh run searches: no pool fetched before is reused
+    return _doc(store, PoolCache(), **given)
 
 
 STEP = st.one_of(
@@ -38,35 +51,35 @@ STEP = st.one_of(
 @settings(max_examples=8, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(steps=st.lists(STEP, min_size=1, max_size=6), q=st.integers(0, 7))
-def test_every_live_answer_equals_a_fresh_run(stores, kind, steps, q) -> None:
+def test_every_cached_answer_equals_a_fresh_run(stores, kind, steps, q) -> None:
     store = stores[kind]
-    query = Query(vector=indexkit.queries(8)[q], source="vector")
-    p = Params(limit=10, scope="main", scope_strategy="column", scope_column="agentId")
-    session = LiveSession.fetch(store, query, p)
+    given_ = {"vector": indexkit.queries(8)[q], "limit": 10, "scope": "main",
+              "scope_strategy": "column", "scope_column": "agentId"}
+    cache = PoolCache()
+    _doc(store, cache, **given_)
     for key, value in steps:
-        p = p.with_(**{key: value})
-        session = session.refetched(p)
-        (trace,) = session.traces(p)
-        pools.SOURCE.clear()  # a fresh run searches: no pool the session asked for is reused
-        want = attach(store, query, run(store, query, p))  # what `inspector query` prints
-        assert trace.ids("raw") == want.ids("raw"), (kind, key, value)
-        assert trace.to_json() == want.to_json()
+        if value is None:
+            given_.pop(key, None)
+        else:
+            given_[key] = value
+        got = _doc(store, cache, **given_)
+        want = _fresh(store, **given_)
+        assert got["stages"][1]["candidates"] == want["stages"][1]["candidates"], (kind, key)
+        assert got == want
 
 
 def test_hnsw_depths_are_requeried_and_cached(stores) -> None:
     store = stores["IVF_HNSW_SQ"]
-    query = Query(vector=indexkit.queries(1)[0], source="vector")
-    deep = Params(limit=10, overfetch=2.0)
-    session = LiveSession.fetch(store, query, deep)
-    shallow = deep.with_(overfetch=1.0)
-    assert "index answers depth 10 differently from the cached depth 20" in \
-        (session.why_not(shallow) or "")
-    second = session.refetched(shallow)
-    assert second is not session and second.answers(shallow)
+    given_ = {"vector": indexkit.queries(1)[0], "limit": 10}
+    want = _fresh(store, **given_, overfetch=1.0)
+    cache = PoolCache()
+    deep = _doc(store, cache, **given_, overfetch=2.0)
+    shallow = _doc(store, cache, **given_, overfetch=1.0)  # the index answers 10 differently
+    assert shallow == want
     fetched = pools.SOURCE.fetches
-    back = second.refetched(deep)  # back at depth 20: the pool source's cached fetch
+    back = _doc(store, cache, **given_, overfetch=2.0)  # back at depth 20: the cached fetch
     assert pools.SOURCE.fetches == fetched  # no search
-    assert [t.to_json() for t in back.traces(deep)] == [t.to_json() for t in session.traces(deep)]
+    assert back == deep
 
 
 # A pushed-down rare scope (~60 rows in a few clusters) asked 200 deep: LanceDB returns fewer
@@ -83,27 +96,18 @@ EXHAUSTED = [("IVF_PQ", {"refine_factor": 4}), ("IVF_PQ", {"min_nprobes": 1, "ma
 def test_an_exhausted_index_search_answers_other_depths_as_a_fresh_query(stores, kind,
                                                                         knobs) -> None:
     """Issue 21: `cannot_answer` let an exhausted approximate search answer every depth from
-    its pool. Shallower it is not exact (see EXHAUSTED), so such a cell runs its own query;
+    its pool. Shallower it is not exact (see EXHAUSTED), so such a depth runs its own query;
     deeper it is (every partition the search may probe was probed, every candidate refined),
-    so the cached pool answers it. Each cell is checked against a fresh run, what
-    `inspector query` runs."""
-    from inspector.core.engine.live import CellPools
-    from inspector.core.engine.pipeline import derive
-    from inspector.core.engine.pools import fetch_for
-
+    so the cached pool answers it. Each depth is checked against a fresh run."""
     store = stores[kind]
     scoped = dict(scope=indexkit.RARE, scope_strategy="column", scope_column="agentId",
                   filter="pushdown", cap=0, **knobs)
-    deep = Params(limit=200, **scoped)
     exhausted = 0
     for vec in indexkit.queries(12):
-        query = Query(vector=vec, source="vector")
-        pool = fetch_for(store, query, deep)
-        exhausted += pool.vec_leg.exhausted
-        cells = CellPools(store, query, pool)
+        cache = PoolCache()
+        deep = _doc(store, cache, vector=vec, limit=200, **scoped)
+        exhausted += len(deep["stages"][1]["candidates"]) < 200
         for limit in (1, 3, 5, 10, 30, 300):
-            p = Params(limit=limit, **scoped)
-            got, own = cells.pool_for(p)
-            assert own == (limit < 200), limit  # shallower: its own query; deeper: the pool
-            assert derive(got, p).to_json() == run(store, query, p).to_json(), (limit, knobs)
+            got = _doc(store, cache, vector=vec, limit=limit, **scoped)
+            assert got == _fresh(store, vector=vec, limit=limit, **scoped), (limit, knobs)
     assert exhausted == 12  # the story: every pool came back shorter than asked

@@ -7,9 +7,8 @@ import numpy as np
 import pytest
 
 from inspector.core.engine.params import Depths, Params, depths, pool_depth
-from inspector.core.engine.pipeline import run
-from inspector.core.engine.pool import Query
 from inspector.core.stores.opening import open_store
+from tests.askkit import ask
 
 
 @pytest.mark.parametrize(("limit", "overfetch", "want"), [
@@ -77,9 +76,8 @@ def line_store(make_store):
     (3, 2.5, 50, 8), (7, 1.1, 50, 8), (7, 29 / 7, 0, 29), (3, 2.5, 7, 7), (10, 1.01, 50, 11),
 ])
 def test_a_real_run_fetches_the_rounded_up_depth(line_store, limit, overfetch, cap, want):
-    q = Query(vector=np.array([1, 0, 0, 0], np.float32), source="vector")
-    t = run(line_store, q, Params(limit=limit, overfetch=overfetch, cap=cap))
-    assert t.depths.pool == want
-    assert t.counters["rawCandidates"] == want
-    assert t.ids("raw") == [f"r{i:02d}" for i in range(want)]
-    assert len(t.ids("final")) == limit
+    t = ask(line_store, vector=np.array([1, 0, 0, 0], np.float32), limit=limit,
+            overfetch=overfetch, cap=cap).trace
+    assert t.stage("fetch").facts["depth"] == want
+    assert t.stage("fetch").ids == [f"r{i:02d}" for i in range(want)]
+    assert len(t.final.ids) == limit

@@ -8,12 +8,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from inspector.core.engine.params import Params
-from inspector.core.engine.pipeline import run
-from inspector.core.engine.pool import Query
 from inspector.core.engine.scope import evaluate, make_scope, pushdown
 from inspector.core.stores.opening import open_store
 from inspector.core.stores.roles import Roles
+from tests.askkit import ask
 
 ROWS = [  # id, repo, path
     ("v1", "vault", "vault/x.md"),  # repo == vault
@@ -28,7 +26,7 @@ IDS = [r[0] for r in ROWS]
 POST = ["v1", "v2"]  # what the post-filter keeps
 PUSHED = ["v1"]  # what repo IN ('vault') keeps
 SCOPES = ["vault", "Vault", "iso:vault", "vault/sub/dir", "scope:vault:main"]
-QUERY = Query(vector=np.array([1, 0, 0, 0], np.float32), source="vector")
+QUERY = np.array([1, 0, 0, 0], np.float32)
 
 
 @pytest.fixture
@@ -53,23 +51,23 @@ def test_repo_prefix_post_filter_does_not_match_a_repo_that_merely_starts_with_t
 
 @pytest.mark.parametrize("scope", SCOPES)
 def test_a_post_filtered_run_keeps_only_the_repo_and_its_paths(store, scope):
-    t = run(store, QUERY, Params(limit=len(ROWS), scope=scope))
-    assert t.ids("raw") == IDS
-    assert t.ids("scoped") == POST
-    assert t.ids("final") == POST
+    t = ask(store, vector=QUERY, limit=len(ROWS), scope=scope).trace
+    assert t.stage("fetch").ids == IDS
+    assert t.stage("scope").ids == POST
+    assert t.final.ids == POST
     # the pushed-down verdict beside it: the exact repo only, never by prefix
-    assert [t.pool.ids[i] for i in t.stage("raw").rows if t.pool.pushdown_match[i]] == PUSHED
+    assert ask(store, vector=QUERY, limit=len(ROWS), scope=scope,
+               filter="pushdown").trace.final.ids == PUSHED
 
 
 @pytest.mark.parametrize("scope", ["vault", "iso:vault", "vault/sub/dir"])
 def test_pushdown_fetches_only_rows_of_the_exact_repo_from_lancedb(store, scope):
-    p = Params(limit=len(ROWS), scope=scope, filter="pushdown")
-    push = pushdown(p.scope_spec(), store.roles)
+    push = pushdown(make_scope(scope), store.roles)
     assert push.sql == "repo IN ('vault')"
     # the predicate itself, on LanceDB: rows of repo vault only, not vault-agent or vaults
     got = store.table.search().where(push.expr).select(["id"]).to_arrow()["id"].to_pylist()
     assert sorted(got) == PUSHED
-    t = run(store, QUERY, p)
-    assert t.ids("raw") == PUSHED  # before the cut: LanceDB returned nothing else
-    assert t.counters["filteredByScope"] == 0
-    assert t.ids("final") == PUSHED
+    t = ask(store, vector=QUERY, limit=len(ROWS), scope=scope, filter="pushdown").trace
+    assert t.stage("fetch").ids == PUSHED  # before the cut: LanceDB returned nothing else
+    assert t.stage("scope").dropped == ()
+    assert t.final.ids == PUSHED

@@ -1,6 +1,7 @@
-"""The blended re-sort's tie rule (ties.resort): rows with equal blended score go by id
-ascending under tie rule `id`, and keep their scoped order (a stable sort) under `lancedb`.
-The stores put the two orders apart: the closer row of each tie has the larger id."""
+"""The blended re-sort's tie rule (flow/stages/classic.py resort): rows with equal blended
+score go by id ascending under tie rule `id`, and keep their scoped order (a stable sort)
+under `lancedb`. The stores put the two orders apart: the closer row of each tie has the
+larger id."""
 
 from __future__ import annotations
 
@@ -8,11 +9,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from inspector.core.engine.params import Params
-from inspector.core.engine.pipeline import run
-from inspector.core.engine.pool import Query
+from tests.askkit import ask
 
-QUERY = Query(vector=np.array([1, 0, 0, 0], np.float32), source="vector")
+QUERY = np.array([1, 0, 0, 0], np.float32)
 
 
 def _store(make_store, ids, dist, imp):
@@ -32,41 +31,44 @@ def crossed(request, make_store):
     although a's id is smaller. Numeric ids order as numbers (9 before 10)."""
     names = ["c", "b", "a", "d"] if request.param == "strings" else [1, 10, 9, 20]
     store = _store(make_store, names, [0.01, 0.25, 1.0, 4.0], [1.0, 0.5, 0.8, 1.0])
-    return store, dict(zip("cbad", names, strict=True))
+    return store, dict(zip("cbad", map(str, names), strict=True))  # ids as text
 
 
 def test_the_two_tied_rows_really_tie_and_scope_keeps_distance_order(crossed):
     store, n = crossed
-    t = run(store, QUERY, Params(limit=4, blend=1.0))
-    assert t.ids("scoped") == [n["c"], n["b"], n["a"], n["d"]]
-    b, a = t.row_of(n["b"]), t.row_of(n["a"])
-    assert t.base[b] != t.base[a] and t.score[b] == t.score[a] == 0.4
+    t = ask(store, vector=QUERY, limit=4, blend=1.0).trace
+    assert t.stage("scope").ids == [n["c"], n["b"], n["a"], n["d"]]
+    base = {x.id: x.score for x in t.stage("blend").rows_in}
+    score = {x.id: x.score for x in t.stage("blend").rows}
+    b, a = n["b"], n["a"]
+    assert base[b] != base[a] and score[b] == score[a] == 0.4
 
 
 def test_id_tie_rule_orders_equal_blended_scores_by_id_ascending(crossed):
     store, n = crossed
-    t = run(store, QUERY, Params(limit=4, blend=1.0, tie_rule="id"))
-    assert t.ids("blended") == [n["c"], n["a"], n["b"], n["d"]]
-    assert t.ids("final") == [n["c"], n["a"], n["b"], n["d"]]
-    cut = run(store, QUERY, Params(limit=2, overfetch=2.0, blend=1.0, tie_rule="id"))
-    assert cut.ids("final") == [n["c"], n["a"]]  # the tie at the limit goes to the smaller id
+    t = ask(store, vector=QUERY, limit=4, blend=1.0, tie_rule="id").trace
+    assert t.stage("blend").ids == [n["c"], n["a"], n["b"], n["d"]]
+    assert t.final.ids == [n["c"], n["a"], n["b"], n["d"]]
+    cut = ask(store, vector=QUERY, limit=2, overfetch=2.0, blend=1.0, tie_rule="id").trace
+    assert cut.final.ids == [n["c"], n["a"]]  # the tie at the limit goes to the smaller id
 
 
 def test_lancedb_tie_rule_keeps_the_scoped_order_among_equal_blended_scores(crossed):
     store, n = crossed
-    t = run(store, QUERY, Params(limit=4, blend=1.0, tie_rule="lancedb"))
-    assert t.ids("blended") == [n["c"], n["b"], n["a"], n["d"]]
-    assert t.ids("final") == [n["c"], n["b"], n["a"], n["d"]]
-    cut = run(store, QUERY, Params(limit=2, overfetch=2.0, blend=1.0, tie_rule="lancedb"))
-    assert cut.ids("final") == [n["c"], n["b"]]  # the closer row keeps its place
+    t = ask(store, vector=QUERY, limit=4, blend=1.0, tie_rule="lancedb").trace
+    assert t.stage("blend").ids == [n["c"], n["b"], n["a"], n["d"]]
+    assert t.final.ids == [n["c"], n["b"], n["a"], n["d"]]
+    cut = ask(store, vector=QUERY, limit=2, overfetch=2.0, blend=1.0, tie_rule="lancedb").trace
+    assert cut.final.ids == [n["c"], n["b"]]  # the closer row keeps its place
 
 
 def test_the_blended_tie_group_names_each_rules_order(crossed):
     store, n = crossed
     for rule, order in (("id", [n["a"], n["b"]]), ("lancedb", [n["b"], n["a"]])):
-        t = run(store, QUERY, Params(limit=2, overfetch=2.0, blend=1.0, tie_rule=rule))
-        (group,) = [g for g in t.ties() if g.stage == "blended"]
-        assert list(group.ids) == order and group.score == 0.4 and group.cut == "limit"
+        t = ask(store, vector=QUERY, limit=2, overfetch=2.0, blend=1.0, tie_rule=rule).trace
+        (group,) = [g for g in t.ties if g.stage == "blend"]
+        assert list(group.ids) == order and group.value == 0.4 and group.at_cut \
+            and group.cut == 2
 
 
 def test_a_large_tie_group_keeps_the_scoped_order_or_goes_by_id(make_store):
@@ -78,8 +80,8 @@ def test_a_large_tie_group_keeps_the_scoped_order_or_goes_by_id(make_store):
                    [1.0 if i % 3 == 0 else 0.0 for i in range(n)])
     scored = [ids[i] for i in range(0, n, 3)]  # untied, already in descending score
     zeros = [ids[i] for i in range(n) if i % 3]
-    lance = run(store, QUERY, Params(limit=n, cap=0, blend=1.0, tie_rule="lancedb"))
-    assert lance.ids("scoped") == ids
-    assert lance.ids("blended") == scored + zeros
-    by_id = run(store, QUERY, Params(limit=n, cap=0, blend=1.0, tie_rule="id"))
-    assert by_id.ids("blended") == scored + sorted(zeros)
+    lance = ask(store, vector=QUERY, limit=n, cap=0, blend=1.0, tie_rule="lancedb").trace
+    assert lance.stage("scope").ids == ids
+    assert lance.stage("blend").ids == scored + zeros
+    by_id = ask(store, vector=QUERY, limit=n, cap=0, blend=1.0, tie_rule="id").trace
+    assert by_id.stage("blend").ids == scored + sorted(zeros)

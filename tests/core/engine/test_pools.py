@@ -12,17 +12,18 @@ import numpy as np
 import pytest
 
 from inspector.core.engine import pools
-from inspector.core.engine.live import LiveSession
+from inspector.core.engine.flow.answer import to_json
+from inspector.core.engine.flow.runner import PoolCache
 from inspector.core.engine.params import Params
-from inspector.core.engine.pipeline import run
 from inspector.core.engine.pool import Query, fetch_pool
 from inspector.core.engine.pools import Lru, PoolSource
 from inspector.core.stores.opening import open_store
+from tests.askkit import ask
 from tests.storekit import CountingTable, snapshot, write_tuning_store
 
 PACKAGE = Path(__file__).resolve().parents[3] / "inspector"
 SOURCE_MODULE = "inspector/core/engine/pools/__init__.py"  # the pool source
-DEPTH_CONSTANTS = {"MAX_OVERFETCH", "EXHAUSTIVE_MAX", "HYBRID_SCAN_MAX", "PROBE_DEPTH"}
+DEPTH_CONSTANTS = {"MAX_OVERFETCH", "EXHAUSTIVE_MAX", "PROBE_DEPTH"}
 
 
 def _modules() -> list[tuple[str, ast.Module]]:
@@ -91,16 +92,24 @@ def _query(store) -> Query:
     return Query(text="rotate keys tokens", vector=vec, source="vector")
 
 
+def _answer(store, **given) -> dict:
+    """A question asked afresh (its own fetch-stage cache): only the pool source may hold
+    what an earlier question fetched."""
+    query = _query(store)
+    got = to_json(ask(store, text=query.text, vector=query.vector, cache=PoolCache(), **given))
+    got.pop("runs"), got["params"].pop("now"), got["params"].pop("now_iso")
+    return got
+
+
 def test_a_repeated_run_searches_once_and_equals_a_fresh_one(counted) -> None:
     store, table = counted
-    query = _query(store)
-    p = Params(limit=10, scope="repo0", scope_strategy="column", scope_column="repo")
-    first = run(store, query, p)
+    given = {"limit": 10, "scope": "repo0", "scope_strategy": "column", "scope_column": "repo"}
+    first = _answer(store, **given)
     searched = table.searches
-    assert run(store, query, p.with_(blend=0.4)).to_json() != first.to_json()
+    assert _answer(store, **given, blend=0.4) != first
     assert table.searches == searched
     pools.SOURCE.clear()
-    assert run(store, query, p).to_json() == first.to_json()
+    assert _answer(store, **given) == first
     assert table.searches > searched
 
 
@@ -159,9 +168,8 @@ def test_the_depth_policy_names_each_purpose(counted) -> None:
     store, _ = counted
     p = Params(limit=10, cap=0)
     assert pools.depth_for("params", store, p) == (10, 0)
-    assert pools.depth_for("live", store, p) == (200, 0)  # the slider's top: 10 x 20
+    assert pools.depth_for("live", store, p) == (200, 0)  # MAX_OVERFETCH: 10 x 20
     assert pools.depth_for("exhaustive", store, p) == (300, 300)  # the whole table
-    assert pools.depth_for("probe", store, p, legs=(400,)) == (400, 400)
     assert pools.depth_for("sweep", store, p, max_overfetch=4, depth=25) == (40, 40)
     with pytest.raises(ValueError):
         pools.depth_for("guess", store, p)
@@ -175,21 +183,3 @@ def test_the_source_returns_what_fetch_pool_returns(counted) -> None:
     want = fetch_pool(store, query, p, vec_k=30, fts_k=30)
     assert list(got.ids) == list(want.ids)
     assert got.vec_leg.depth == want.vec_leg.depth and got.fts_leg.depth == want.fts_leg.depth
-
-
-def test_a_query_run_again_fresh_searches_the_store_and_replaces_the_cached_pool(counted
-                                                                                ) -> None:
-    """The window's query job fetches fresh (a version removed under the open store is said,
-    tests/qt/stores/test_stores_versions.py); a slider's refetch takes the cached pool."""
-    store, table = counted
-    query = _query(store)
-    p = Params(limit=10)
-    first = LiveSession.fetch(store, query, p)
-    searched = table.searches
-    LiveSession.fetch(store, query, p)
-    assert table.searches == searched
-    again = LiveSession.fetch(store, query, p, fresh=True)
-    assert table.searches > searched
-    assert pools.fetch_for(store, query, p, max_overfetch=pools.MAX_OVERFETCH) \
-        is again.lanes[0].pool is not first.lanes[0].pool
-    assert again.traces(p)[0].to_json() == first.traces(p)[0].to_json()

@@ -7,11 +7,9 @@ import pyarrow as pa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from inspector.core.engine.params import Params
-from inspector.core.engine.pipeline import run
-from inspector.core.engine.pool import Query
 from inspector.core.engine.scope import normalize_scope, scope_key
 from inspector.core.stores.opening import open_store
+from tests.askkit import ask
 
 NAMES = st.text(st.characters(codec="utf-8", exclude_characters="\x00/:"), min_size=0,
                 max_size=8)
@@ -31,7 +29,7 @@ def test_pushdown_equals_brute_force_over_the_predicate(make_store, repos, seed,
     store = open_store(str(path))
     scope = repos[pick % len(repos)]
     q = rng.normal(size=4).astype(np.float32)
-    t = run(store, Query(vector=q), Params(limit=limit, scope=scope, filter="pushdown"))
+    t = ask(store, vector=q, limit=limit, scope=scope, filter="pushdown").trace
     key = scope_key(normalize_scope(scope))
     if normalize_scope(scope) in ("", "global"):
         keep = np.ones(n, bool)  # no scope: nothing is pushed down
@@ -40,6 +38,7 @@ def test_pushdown_equals_brute_force_over_the_predicate(make_store, repos, seed,
     d = ((vec.astype(np.float64) - q) ** 2).sum(axis=1)
     order = [i for i in np.argsort(d, kind="stable") if keep[i]]
     want = [f"r{i:02d}" for i in order[:limit]]
-    assert t.ids("raw") == want
-    assert np.allclose([t.pool.vec_dist[i] for i in t.stage("raw").rows], d[order[:limit]],
+    fetched = t.stage("fetch")
+    assert fetched.ids == want
+    assert np.allclose([dict(s.inputs)["distance"] for s in fetched.rows], d[order[:limit]],
                        rtol=1e-5)

@@ -7,9 +7,6 @@ import pyarrow as pa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from inspector.core.engine.params import Params
-from inspector.core.engine.pipeline import run
-from inspector.core.engine.pool import Query
 from inspector.core.engine.scope import (
     evaluate,
     make_scope,
@@ -20,6 +17,7 @@ from inspector.core.engine.scope import (
 )
 from inspector.core.stores.opening import open_store
 from inspector.core.stores.roles import Roles
+from tests.askkit import ask
 
 ROLES = Roles(id="id", text="text", vector="vector", repo="repo", path="path", scope="scope")
 ROWS = {
@@ -135,16 +133,14 @@ def test_pushdown_and_post_filter_disagree_on_mixed_case_and_the_trace_shows_it(
                        "repo": ["MyRepo", "myrepo", "other", "MyRepo"],
                        "path": ["MyRepo/x", "myrepo/y", "other/z", "MyRepo/w"]})
     store = open_store(str(path))
-    q = Query(vector=np.zeros(n, np.float32), source="vector")
-    post = run(store, q, Params(limit=4, scope="MyRepo"))
-    assert sorted(post.ids("scoped")) == ["a", "b", "d"]  # post-filter lower-cases
-    # rows the post-filter keeps but the exact pushdown predicate would not
-    mismatch = [post.pool.ids[i] for i in post.stage("scoped").rows
-                if not post.pool.pushdown_match[i]]
-    assert sorted(mismatch) == ["a", "d"]
-    push = run(store, q, Params(limit=4, scope="MyRepo", filter="pushdown"))
-    assert push.pool.pushdown_sql == "repo IN ('myrepo')"
-    assert push.ids("final") == ["b"]
+    q = np.zeros(n, np.float32)
+    post = ask(store, vector=q, limit=4, scope="MyRepo").trace
+    assert sorted(post.stage("scope").ids) == ["a", "b", "d"]  # post-filter lower-cases
+    push = ask(store, vector=q, limit=4, scope="MyRepo", filter="pushdown").trace
+    assert push.stage("fetch").facts["pushdown_sql"] == "repo IN ('myrepo')"
+    assert push.final.ids == ["b"]
+    # rows the post-filter keeps but the exact pushdown predicate does not
+    assert sorted(set(post.stage("scope").ids) - set(push.final.ids)) == ["a", "d"]
 
 
 VALUES = st.text(st.characters(codec="utf-8", exclude_characters="\x00"), max_size=12)
@@ -161,11 +157,9 @@ def test_no_scope_string_changes_the_pushed_down_predicate(make_store, scope, ot
                        "vector": rng.normal(size=(n, 3)).astype(np.float32),
                        "scope": pa.array([values[i % len(values)] for i in range(n)])})
     store = open_store(str(path))
-    q = Query(vector=np.zeros(3, np.float32), source="vector")
-    p = Params(limit=n, cap=0, scope=scope, scope_strategy="column", scope_column="scope",
-               filter="pushdown")
-    t = run(store, q, p)
+    t = ask(store, vector=np.zeros(3, np.float32), limit=n, cap=0, scope=scope,
+            scope_strategy="column", scope_column="scope", filter="pushdown").trace
     want = sorted(f"r{i}" for i in range(n) if values[i % len(values)] == scope)
-    assert sorted(t.ids("raw")) == want
-    push = pushdown(p.scope_spec(), store.roles)
+    assert sorted(t.stage("fetch").ids) == want
+    push = pushdown(make_scope(scope, "column", None, "scope"), store.roles)
     assert (push.column, push.values) == ("scope", (scope,))

@@ -18,11 +18,9 @@ import pytest
 from lancedb.index import FTS
 from lancedb.rerankers import RRFReranker
 
-from inspector.core.engine.params import Params
-from inspector.core.engine.pipeline import derive, run
-from inspector.core.engine.pool import Query
-from inspector.core.engine.pools import fetch_for
+from inspector.core.engine.flow.runner import PoolCache
 from inspector.core.stores.opening import open_store
+from tests.askkit import ask
 from tests.storekit import vectors_column
 
 LIMITS = (1, 3, 7, 10, 16, 25, 40, 60)
@@ -60,10 +58,26 @@ def _native(tbl, vec: np.ndarray, text: str, k: int) -> tuple[list[str], list[fl
     return got["id"].to_pylist(), got["_relevance_score"].to_pylist()
 
 
-def _fts_agrees(tbl, text: str, k: int, pool) -> bool:
-    """LanceDB's full-text leg at depth k lists the inspector's leg, in the same order."""
-    theirs = tbl.search(text, query_type="fts").limit(k).to_arrow()["id"].to_pylist()
-    return theirs == [pool.ids[i] for i in pool.fts_leg.rows[:k]]
+def _fts_ranks(t) -> dict[str, int]:
+    """The inspector's full-text leg, as far as the run shows it: each fetched row's rank in
+    that leg (rows the fused cut left out are not shown)."""
+    return {s.id: int(dict(s.inputs)["fts_rank"]) for s in t.stage("fetch").rows
+            if "fts_rank" in dict(s.inputs)}
+
+
+def _fts_agrees(tbl, text: str, k: int, t, where: str | None = None) -> bool:
+    """LanceDB's full-text leg at depth k gives every row the inspector's leg ranked (within
+    k) the same rank."""
+    s = tbl.search(text, query_type="fts")
+    if where:
+        s = s.where(where, prefilter=True)
+    theirs = s.limit(k).to_arrow()["id"].to_pylist()
+    return all(r <= len(theirs) and theirs[r - 1] == i
+               for i, r in _fts_ranks(t).items() if r <= k)
+
+
+def _fused(t) -> list[float]:
+    return [float(dict(s.inputs)["fused"]) for s in t.final.rows]
 
 
 def _compare(path: Path, words: list[str], query_vec, seed: int) -> tuple[int, int]:
@@ -74,19 +88,19 @@ def _compare(path: Path, words: list[str], query_vec, seed: int) -> tuple[int, i
     compared = total = 0
     for _ in range(QUERIES):
         text = " ".join(rng.choice(words) for _ in range(rng.randint(3, 6)))
-        q = Query(text=text, vector=query_vec(rng), source="text")
-        deep = fetch_for(store, q, Params(mode="hybrid", limit=max(LIMITS), cap=0))
+        q = {"text": text, "vector": query_vec(rng), "mode": "hybrid", "cap": 0}
+        cache = PoolCache()
+        deep = ask(store, **q, limit=max(LIMITS), cache=cache).trace
         for k in LIMITS:
             total += 1
             if not _fts_agrees(store.table, text, k, deep):
                 continue
             compared += 1
-            want_ids, want_scores = _native(store.table, q.vector, text, k)
-            p = Params(mode="hybrid", limit=k, cap=0)
-            for t in (run(store, q, p), derive(deep, p)):
-                assert t.ids("final") == want_ids, (text, k)
-                got = [float(t.fused[i]) for i in t.stage("final").rows]
-                assert got == want_scores  # float32 _relevance_score, bit for bit
+            want_ids, want_scores = _native(store.table, q["vector"], text, k)
+            for c in (PoolCache(), cache):  # fresh, and from the deeper cached fetch
+                t = ask(store, **q, limit=k, cache=c).trace
+                assert t.final.ids == want_ids, (text, k)
+                assert _fused(t) == want_scores  # float32 _relevance_score, bit for bit
     print(f"compared {compared} of {total} (query, limit) pairs")
     return compared, total
 
@@ -124,11 +138,10 @@ def test_the_id_rule_differs_from_lancedb_where_fused_scores_tie(tmp_path, rule)
     for _ in range(12):
         text = " ".join(r.choice(words) for _ in range(3))
         vec = np.asarray([r.randint(0, 1) for _ in range(6)], np.float32)
-        t = run(store, Query(text=text, vector=vec), Params(mode="hybrid", limit=10,
-                                                           tie_rule=rule))
-        if not _fts_agrees(store.table, text, 10, t.pool):
+        t = ask(store, text=text, vector=vec, mode="hybrid", limit=10, tie_rule=rule).trace
+        if not _fts_agrees(store.table, text, 10, t):
             continue
-        differs += t.ids("final") != _native(store.table, vec, text, 10)[0]
+        differs += t.final.ids != _native(store.table, vec, text, 10)[0]
     assert (differs > 0) == (rule == "id")
 
 
@@ -144,20 +157,16 @@ def test_pushdown_hybrid_equals_lancedb_native_hybrid_with_a_prefilter(tmp_path)
         text = " ".join(r.choice(words) for _ in range(4))
         vec = np.asarray([r.gauss(0, 1) for _ in range(8)], np.float32)
         for k in (5, 10, 30):
-            p = Params(mode="hybrid", limit=k, cap=0, scope="r1", scope_strategy="column",
-                       scope_column="repo", filter="pushdown")
-            t = run(store, Query(text=text, vector=vec), p)
-            theirs = (tbl.search(text, query_type="fts").where("repo = 'r1'", prefilter=True)
-                      .limit(k).to_arrow()["id"].to_pylist())
-            if theirs != [t.pool.ids[i] for i in t.pool.fts_leg.rows[:k]]:
+            t = ask(store, text=text, vector=vec, mode="hybrid", limit=k, cap=0, scope="r1",
+                    scope_strategy="column", scope_column="repo", filter="pushdown").trace
+            if not _fts_agrees(tbl, text, k, t, "repo = 'r1'"):
                 continue
             compared += 1
             got = (tbl.search(query_type="hybrid").vector(vec).text(text)
                    .where("repo = 'r1'", prefilter=True).rerank(RRFReranker()).limit(k)
                    .to_arrow())
-            assert t.ids("final") == got["id"].to_pylist()
-            assert [float(t.fused[i]) for i in t.stage("final").rows] == \
-                got["_relevance_score"].to_pylist()
+            assert t.final.ids == got["id"].to_pylist()
+            assert _fused(t) == got["_relevance_score"].to_pylist()
     assert compared >= 18
 
 
@@ -175,15 +184,14 @@ def test_the_query_command_prints_lancedbs_native_hybrid_order(tmp_path, capsys)
     for _ in range(6):
         text = " ".join(r.choice(words) for _ in range(4))
         vec = [round(r.gauss(0, 1), 3) for _ in range(8)]
-        pool = fetch_for(store, Query(text=text, vector=np.asarray(vec, np.float32)),
-                         Params(mode="hybrid"))
-        if not _fts_agrees(tbl, text, 10, pool):
+        t = ask(store, text=text, vector=np.asarray(vec, np.float32), mode="hybrid").trace
+        if not _fts_agrees(tbl, text, 10, t):
             continue  # LanceDB ordered equal BM25 scores its own way
         assert main(["query", str(path), "--mode", "hybrid", "--text", text,
                      "--vector", json.dumps(vec), "--json"]) == 0
         doc = json.loads(capsys.readouterr().out)
         checked += 1
         want, _ = _native(tbl, np.asarray(vec, np.float32), text, 10)
-        assert [c["id"] for c in doc["stages"][3]["candidates"]] == want
-        assert doc["params"]["tie_rule"] == "lancedb"
+        assert [c["id"] for c in doc["stages"][-1]["candidates"]] == want
+        assert doc["params"]["settings"]["tie_rule"] == "lancedb"
     assert checked >= 3

@@ -15,12 +15,10 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from inspector.core.engine.params import Params
-from inspector.core.engine.pipeline import run
-from inspector.core.engine.pool import Query
 from inspector.core.stores.fts import fts_table
 from inspector.core.stores.opening import open_store
 from inspector.core.stores.safety import cache
+from tests.askkit import final_ids
 from tests.storekit import build_docs_db, snapshot, vectors_column
 
 
@@ -31,8 +29,7 @@ def _table(ids: list[str], word: str) -> pa.Table:
 
 
 def _fts_ids(store) -> list[str]:
-    t = run(store, Query(text="note"), Params(mode="fts", limit=20))
-    return sorted(t.ids("final"))
+    return sorted(final_ids(store, text="note", mode="fts", limit=20))
 
 
 def test_two_stores_opened_by_the_same_relative_path_never_share_a_copy(tmp_path, monkeypatch):
@@ -59,9 +56,9 @@ def test_a_recreated_table_at_the_same_path_gets_a_fresh_copy(tmp_path):
     store = open_store(str(path))
     assert store.version == 1
     assert _fts_ids(store) == ["new0", "new1", "new2"]
-    hybrid = run(store, Query(text="note", vector=np.eye(4, dtype=np.float32)[0]),
-                 Params(mode="hybrid", limit=10))
-    assert all(str(i).startswith("new") for i in hybrid.ids("final"))
+    hybrid = final_ids(store, text="note", vector=np.eye(4, dtype=np.float32)[0],
+                       mode="hybrid", limit=10)
+    assert all(str(i).startswith("new") for i in hybrid)
 
 
 def test_a_copy_that_does_not_match_its_source_is_rebuilt(tmp_path):

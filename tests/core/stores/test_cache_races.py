@@ -21,13 +21,11 @@ from typing import Any
 
 import pytest
 
-from inspector.core.engine.params import Params
-from inspector.core.engine.pipeline import run
-from inspector.core.engine.pool import Query
 from inspector.core.errors import InspectorError
 from inspector.core.stores.fts import fts_table
 from inspector.core.stores.opening import open_store
 from inspector.core.stores.safety import cache
+from tests.askkit import final_ids
 from tests.storekit import build_docs_db, write_random_store
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -64,13 +62,11 @@ _CLI = textwrap.dedent("""
 # stdin, searches again and prints both answers.
 _HOLDER = textwrap.dedent("""
     import json, sys
-    from inspector.core.engine.params import Params
-    from inspector.core.engine.pipeline import run
-    from inspector.core.engine.pool import Query
     from inspector.core.stores.fts import fts_table
     from inspector.core.stores.opening import open_store
+    from tests.askkit import final_ids
     store = open_store(sys.argv[1])
-    first = run(store, Query(text="note keys"), Params(mode="fts", limit=5)).ids("final")
+    first = final_ids(store, text="note keys", mode="fts", limit=5)
     if getattr(store, "source", None) is None:
         where = fts_table(store)[1]
     else:
@@ -79,7 +75,7 @@ _HOLDER = textwrap.dedent("""
         where = str(cache.entry("sqlite", copy_identity(store.source, store.model)))
     print(json.dumps({"where": where}), flush=True)
     sys.stdin.readline()
-    again = run(store, Query(text="note keys"), Params(mode="fts", limit=5)).ids("final")
+    again = final_ids(store, text="note keys", mode="fts", limit=5)
     print(json.dumps({"first": [str(x) for x in first], "again": [str(x) for x in again]}),
           flush=True)
 """)
@@ -186,8 +182,7 @@ def test_cold_cache_queries_in_several_threads_build_one_copy_and_all_succeed(
     def work(i: int) -> None:
         try:
             s = open_store(str(store))
-            answers[i] = run(s, Query(text="note keys rotate"),
-                             Params(mode="fts", limit=8)).ids("final")
+            answers[i] = final_ids(s, text="note keys rotate", mode="fts", limit=8)
         except BaseException as exc:  # noqa: BLE001 - reported below
             answers[i] = exc
 
@@ -232,12 +227,12 @@ def test_a_copy_open_in_another_process_survives_a_prune(tmp_path: Path, kind: s
 
 def test_a_copy_open_in_this_process_survives_a_prune(random_store: Callable[..., Path]) -> None:
     store = open_store(str(random_store(n=200)))
-    want = run(store, Query(text="note keys"), Params(mode="fts", limit=5)).ids("final")
+    want = final_ids(store, text="note keys", mode="fts", limit=5)
     where = Path(fts_table(store)[1])
     cache.prune(limit=0)
     assert cache.read_ready(where) is not None
     fresh = open_store(str(store.uri))
-    assert run(fresh, Query(text="note keys"), Params(mode="fts", limit=5)).ids("final") == want
+    assert final_ids(fresh, text="note keys", mode="fts", limit=5) == want
 
 
 # ---- 3. failed builds leave nothing; prune removes what a dead builder left -----------------
@@ -256,7 +251,7 @@ def test_a_failed_full_text_build_leaves_nothing(random_store: Callable[..., Pat
         fts_table(store)
     assert _leftovers() == [] and list((cache.cache_root() / "fts").iterdir()) == []
     monkeypatch.undo()
-    assert run(store, Query(text="note"), Params(mode="fts", limit=3)).ids("final")
+    assert final_ids(store, text="note", mode="fts", limit=3)
 
 
 def test_a_failed_docs_build_leaves_nothing(tmp_path: Path,

@@ -8,19 +8,17 @@ import warnings
 from decimal import Decimal
 
 import lancedb
-import numpy as np
 import pyarrow as pa
 import pytest
 
-from inspector.core.engine.params import Params
-from inspector.core.engine.pipeline import run
-from inspector.core.engine.pool import Query
+from inspector.core.engine.flow.answer import to_json
 from inspector.core.errors import InspectorError
 from inspector.core.stores.opening import open_store
 from inspector.core.stores.store import VersionGoneError
+from tests.askkit import ask, final_ids
 from tests.storekit import versioned_store
 
-ORIGIN = Query(vector=np.array([1, 0, 0, 0], np.float32), source="vector")
+ORIGIN = [1.0, 0.0, 0.0, 0.0]
 
 
 def _make(path, vector: pa.Array, **extra: pa.Array):
@@ -35,13 +33,13 @@ def _make(path, vector: pa.Array, **extra: pa.Array):
 def test_float16_32_64_vectors_rank_the_same(tmp_path, dtype):
     rows = [[1, 0, 0, 0], [0.5, 0.5, 0, 0], [0, 1, 0, 0]]
     store = _make(tmp_path / "s", pa.array(rows, pa.list_(dtype, 4)))
-    assert run(store, ORIGIN, Params(limit=3)).ids("final") == ["r0", "r1", "r2"]
+    assert final_ids(store, vector=ORIGIN, limit=3) == ["r0", "r1", "r2"]
 
 
 def test_null_vectors_get_no_vector_hit(tmp_path):
     store = _make(tmp_path / "s", pa.array([[1, 0, 0, 0], None, [0, 1, 0, 0]],
                                            pa.list_(pa.float32(), 4)))
-    assert run(store, ORIGIN, Params(limit=3)).ids("final") == ["r0", "r2"]
+    assert final_ids(store, vector=ORIGIN, limit=3) == ["r0", "r2"]
     with pytest.raises(InspectorError, match="NULL"):
         store.vector_of("r1")
 
@@ -62,10 +60,11 @@ def test_a_variable_length_vector_column_is_refused_by_name(tmp_path):
 def test_integer_and_decimal_importance_are_numbers(tmp_path, values, want):
     store = _make(tmp_path / "s", pa.array([[1, 0, 0, 0], [0.9, 0.1, 0, 0]],
                                            pa.list_(pa.float32(), 4)), importance=values)
-    t = run(store, ORIGIN, Params(limit=2, blend=0.5, min_score=0))
-    assert [float(t.multiplier[t.row_of(r)]) for r in ("r0", "r1")] == want
-    assert not t.warnings
-    json_doc = t.to_json()
+    a = ask(store, vector=ORIGIN, limit=2, blend=0.5, min_score=0)
+    mult = {s.id: dict(s.inputs)["multiplier"] for s in a.trace.stage("blend").rows}
+    assert [float(mult[r]) for r in ("r0", "r1")] == want
+    assert not a.trace.warnings
+    json_doc = to_json(a)
     assert {c["id"] for c in json_doc["stages"][-1]["candidates"]} == {"r0", "r1"}
 
 
@@ -73,7 +72,7 @@ def test_an_importance_column_of_text_is_ignored_with_a_warning(tmp_path):
     store = _make(tmp_path / "s", pa.array([[1, 0, 0, 0]], pa.list_(pa.float32(), 4)),
                   importance=pa.array(["0.9"]))
     assert store.roles.importance is None
-    t = run(store, ORIGIN, Params(limit=1, blend=0.5))
+    t = ask(store, vector=ORIGIN, limit=1, blend=0.5).trace
     assert any("column 'importance' (string)" in w and "ignored" in w for w in t.warnings)
 
 
@@ -86,9 +85,9 @@ def test_a_pinned_version_removed_by_cleanup_is_one_clear_sentence(tmp_path):
             cleanup_older_than=datetime.timedelta(0), delete_unverified=True)
     for mode in ("vector", "fts"):
         with pytest.raises(VersionGoneError) as got:
-            run(store, Query(text="memory", vector=ORIGIN.vector), Params(mode=mode, limit=3))
+            ask(store, text="memory", vector=ORIGIN, mode=mode, limit=3)
         assert got.value.version == 1 and got.value.latest == store.latest_version()
         assert "removed by a cleanup" in str(got.value) and "lance error" not in str(got.value)
     with pytest.raises(VersionGoneError):
         store.vector_of("m1")
-    assert run(store.reopen(), ORIGIN, Params(limit=2)).ids("final")
+    assert final_ids(store.reopen(), vector=ORIGIN, limit=2)

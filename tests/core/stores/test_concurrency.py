@@ -12,11 +12,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from inspector.core.engine.params import Params
-from inspector.core.engine.pipeline import run
-from inspector.core.engine.pool import Query
 from inspector.core.errors import InspectorError
 from inspector.core.stores.opening import open_store
+from tests.askkit import ask, final_ids
 
 _WRITER = textwrap.dedent("""
     import sys, time, lancedb, numpy as np, pyarrow as pa
@@ -47,11 +45,11 @@ def _write(jobs: list[tuple[Path, str]], rounds: int = 3) -> None:
                    timeout=120)
 
 
-ORIGIN = Query(vector=np.zeros(8, np.float32), text="note keys", source="vector")
+ORIGIN = {"vector": np.zeros(8, np.float32), "text": "note keys"}
 
 
 ACTIONS = ("add", "delete", "overwrite", "mixed")
-PINNED = Params(limit=10, blend=0.5, scope="repo1")
+PINNED = {"limit": 10, "blend": 0.5, "scope": "repo1"}
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +62,7 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Any, An
     for action in ACTIONS:
         path = write_random_store(tmp_path_factory.mktemp(action) / "store", n=200)
         store = open_store(str(path))
-        opened[action] = (path, store, run(store, ORIGIN, PINNED))
+        opened[action] = (path, store, ask(store, **ORIGIN, **PINNED).trace)
     _write([(path, action) for action, (path, _s, _b) in opened.items()])
     return {action: (store, before) for action, (_p, store, before) in opened.items()}
 
@@ -73,32 +71,31 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Any, An
 def test_answers_stay_on_the_pinned_version_until_a_refresh(written, action):
     store, before = written[action]
     p = PINNED
-    after = run(store, ORIGIN, p)
-    assert after.ids("final") == before.ids("final")
-    assert [float(x) for x in after.score[after.stage("final").rows]] == \
-        [float(x) for x in before.score[before.stage("final").rows]]
+    after = ask(store, **ORIGIN, **p).trace
+    assert after.final.ids == before.final.ids
+    assert [s.score for s in after.final.rows] == [s.score for s in before.final.rows]
     assert store.has_newer()
     fresh = store.reopen()
     assert fresh.version > store.version
-    moved = run(fresh, ORIGIN, p)
+    moved = ask(fresh, **ORIGIN, **p).trace
     if action in ("add", "mixed"):
-        assert all(i.startswith("new") for i in moved.ids("final"))
+        assert all(i.startswith("new") for i in moved.final.ids)
         assert fresh.rows > store.rows
     if action == "overwrite":
-        assert all(moved.multiplier[i] == 0.5 for i in moved.stage("final").rows)
+        assert all(dict(s.inputs)["multiplier"] == 0.5 for s in moved.final.rows)
 
 
 def test_queries_keep_working_while_a_writer_runs(random_store):
     path = random_store(n=300)
     store = open_store(str(path))
-    p = Params(mode="hybrid", limit=10, overfetch=3, scope="repo2")
-    want = run(store, ORIGIN, p).ids("final")
+    p = {"mode": "hybrid", "limit": 10, "overfetch": 3, "scope": "repo2"}
+    want = final_ids(store, **ORIGIN, **p)
     writer = subprocess.Popen([sys.executable, "-c", _WRITER, "40", str(path), "mixed"])
     try:
         deadline = time.monotonic() + 60
         runs = 0
         while writer.poll() is None and time.monotonic() < deadline:
-            assert run(store, ORIGIN, p).ids("final") == want
+            assert final_ids(store, **ORIGIN, **p) == want
             runs += 1
         assert runs >= 1
     finally:
@@ -114,7 +111,7 @@ def test_a_store_deleted_while_open_gives_a_clear_error(random_store):
     store = open_store(str(path))
     shutil.rmtree(path)
     with pytest.raises(InspectorError, match="LanceDB could not search table 'memories'"):
-        run(store, Query(vector=np.ones(8, np.float32), text="x"), Params(limit=5))
+        ask(store, vector=np.ones(8, np.float32), text="x", limit=5)
     with pytest.raises(InspectorError, match="does not exist"):
         store.reopen()
     assert not path.exists()

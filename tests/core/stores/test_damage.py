@@ -10,11 +10,9 @@ import numpy as np
 import pytest
 
 from inspector.cli.main import main
-from inspector.core.engine.params import Params
-from inspector.core.engine.pipeline import run
-from inspector.core.engine.pool import Query
 from inspector.core.stores.opening import open_store
 from inspector.core.stores.store import StoreDamagedError, VersionGoneError
+from tests.askkit import ask
 from tests.storekit import versioned_store
 
 ORIGIN_VECTOR = np.array([1, 0, 0, 0], np.float32)
@@ -33,7 +31,7 @@ def test_a_deleted_data_file_is_damage_named_by_its_file(tmp_path, mode):
     path, missing = _damaged(tmp_path)
     store = open_store(str(path))
     with pytest.raises(StoreDamagedError) as got:
-        run(store, Query(text="memory", vector=ORIGIN_VECTOR), Params(mode=mode, limit=3))
+        ask(store, text="memory", vector=ORIGIN_VECTOR, mode=mode, limit=3)
     assert not isinstance(got.value, VersionGoneError)
     text = str(got.value)
     assert f"is damaged: version {store.version} refers to a data file that is missing " \

@@ -2,16 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import Any
-
-import numpy as np
 import pytest
 
-from inspector.core.engine.inputs import build_params, build_query
-from inspector.core.engine.pipeline import derive, run
-from inspector.core.engine.pool import Pool
-from inspector.core.engine.pools import fetch_for
+from inspector.core.engine.flow.runner import PoolCache
 from inspector.core.errors import InspectorError
 from inspector.core.stores.demo import (
     BLEND_QUERY,
@@ -21,6 +14,7 @@ from inspector.core.stores.demo import (
     ensure_demo_store,
 )
 from inspector.core.stores.opening import open_store
+from tests.askkit import ask, final_ids
 
 
 @pytest.fixture(scope="module")
@@ -41,99 +35,76 @@ def test_demo_is_large_varied_and_records_its_embedder(demo):
 
 @pytest.mark.parametrize("mode", ["vector", "hybrid"])
 def test_scoped_miss_story(demo, mode):
-    q = build_query(demo, mode, text=SCOPE_QUERY)
-    before = run(demo, q, build_params(preset="docs-before-fix", scope="vault-agent", limit=10,
-                                       mode=mode))
-    assert before.counters["scopedCandidates"] == 0
-    assert before.diagnosis.code == "scope_starvation"
-    at = {f: run(demo, q, before.params.with_(overfetch=f)).counters["returned"]
-          for f in (1.0, 2.0, 2.5, 3.0)}
+    cache = PoolCache()
+    ask_ = lambda **kw: ask(demo, preset="docs-before-fix", text=SCOPE_QUERY,  # noqa: E731
+                            scope="vault-agent", limit=10, mode=mode, cache=cache, **kw)
+    before = ask(demo, preset="docs-before-fix", text=SCOPE_QUERY, scope="vault-agent",
+                 limit=10, mode=mode, fixes=True)
+    assert before.trace.stage("scope").rows == ()
+    assert before.diagnosis.code == "filter_after_cut"
+    at = {f: len(ask_(overfetch=f).trace.final.rows) for f in (1.0, 2.0, 2.5, 3.0)}
     assert at[1.0] == 0 and at[2.0] == 0 and at[2.5] >= 1 and at[3.0] >= 1
-    pushed = run(demo, q, before.params.with_(filter="pushdown"))
-    assert pushed.depths.pool == 10 and pushed.counters["returned"] == 10
+    pushed = ask_(filter="pushdown").trace
+    assert pushed.stage("fetch").facts["depth"] == 10 and len(pushed.final.rows) == 10
 
 
 def test_importance_story(demo):
-    q = build_query(demo, "vector", text=BLEND_QUERY)
-    p = build_params(preset="importance-blend", limit=5, min_score=0.0)
-    plain = run(demo, q, p.with_(blend=0.0)).ids("final")
-    blended = run(demo, q, p.with_(blend=0.5)).ids("final")
+    ask_ = lambda w: final_ids(demo, preset="importance-blend", text=BLEND_QUERY,  # noqa: E731
+                               limit=5, min_score=0.0, blend=w, mode="vector")
+    plain, blended = ask_(0.0), ask_(0.5)
     assert plain[:2] == ["agent-memory-theme-close", "agent-memory-theme-far"]
     assert blended[0] == "agent-memory-theme-far"
     assert blended.index("agent-memory-theme-close") > 0
 
 
-def _reversed_ties(pool: Pool) -> Pool:
-    """The pool with every run of equal leg values in reverse order: another order a real
-    system could have returned (LanceDB's full-text order among equal scores is arbitrary)."""
-    changes: dict[str, Any] = {}
-    for name in ("vec", "fts"):
-        leg = getattr(pool, f"{name}_leg")
-        if leg is None:
-            continue
-        rows, s = leg.rows.copy(), 0
-        while s < len(rows):
-            e = s + 1
-            while e < len(rows) and leg.values[e] == leg.values[s]:
-                e += 1
-            rows[s:e] = rows[s:e][::-1]
-            s = e
-        rank = np.full(pool.size, -1, np.int64)
-        rank[rows] = np.arange(len(rows))
-        changes |= {f"{name}_leg": replace(leg, rows=rows), f"{name}_rank": rank}
-    return replace(pool, **changes)
-
-
-def _outcomes(pool: Pool, p, facts) -> set:
-    """The story's facts under four tie orders: as fetched or reversed, by either tie rule."""
-    return {facts(pl, p.with_(tie_rule=rule)) for pl in (pool, _reversed_ties(pool))
-            for rule in ("lancedb", "id")}
-
-
 @pytest.mark.parametrize("mode", ["vector", "hybrid"])
 def test_the_scoped_miss_story_does_not_depend_on_tie_order(demo, mode):
-    q = build_query(demo, mode, text=SCOPE_QUERY)
-    p = build_params(preset="docs-before-fix", scope="vault-agent", limit=10, mode=mode)
-    pool = fetch_for(demo, q, p.with_(cap=0), max_overfetch=6)
+    """The story's facts under either tie rule, and no in-scope row tied at a cut (so no
+    other order LanceDB could return changes which rows an over-fetch returns)."""
+    cache = PoolCache()
 
-    def facts(pl, pp):
+    def run(rule, **kw):
+        return ask(demo, preset="docs-before-fix", text=SCOPE_QUERY, scope="vault-agent",
+                   limit=10, mode=mode, tie_rule=rule, cache=cache, **kw).trace
+
+    def facts(rule):
         first = next(d for d in range(10, 60)
-                     if derive(pl, pp.with_(overfetch=d / 10, cap=0)).counters["returned"])
-        return (tuple(derive(pl, pp).ids("raw")), first,  # which rows each over-fetch returns
-                tuple(frozenset(derive(pl, pp.with_(overfetch=f)).ids("final"))
-                      for f in (2.0, 2.5, 3.0)))
+                     if run(rule, overfetch=d / 10, cap=0).final.rows)
+        return (first, tuple(frozenset(run(rule, overfetch=f).final.ids)
+                             for f in (2.0, 2.5, 3.0)))
 
-    (got,) = _outcomes(pool, p, facts)
-    assert got[1] == (25 if mode == "hybrid" else 24)  # the docs quote the hybrid figure
+    got = {facts(rule) for rule in ("lancedb", "id")}
+    assert len(got) == 1
+    assert next(iter(got))[0] == (25 if mode == "hybrid" else 24)  # the docs quote hybrid's
     for f in (1.0, 2.0, 2.4, 2.5, 3.0):  # no in-scope row is ever tied at a cut
-        t = derive(pool, p.with_(overfetch=f))
-        assert not any(g.at_cut and pool.in_scope[list(g.rows)].any() for g in t.ties())
-    pushed = p.with_(filter="pushdown")
-    assert len(_outcomes(fetch_for(demo, q, pushed), pushed,
-                         lambda pl, pp: frozenset(derive(pl, pp).ids("final")))) == 1
+        t = run("lancedb", overfetch=f)
+        out = {d.id for d in t.stage("scope").dropped if d.code == "out_of_scope"}
+        scoped = set(t.stage("fetch").ids) - out
+        assert not any(g.at_cut and scoped & set(g.ids) for g in t.ties)
+    assert len({frozenset(run(rule, filter="pushdown").final.ids)
+                for rule in ("lancedb", "id")}) == 1
 
 
 def test_the_importance_story_does_not_depend_on_tie_order(demo):
-    q = build_query(demo, "vector", text=BLEND_QUERY)
-    p = build_params(preset="importance-blend", limit=5, min_score=0.0)
-    pool = fetch_for(demo, q, p)
     for w in (0.0, 0.5):
-        assert len(_outcomes(pool, p.with_(blend=w),
-                             lambda pl, pp: tuple(derive(pl, pp).ids("final")))) == 1
-        assert not any(g.at_cut for g in derive(pool, p.with_(blend=w)).ties())
+        got = {tuple(ask(demo, preset="importance-blend", text=BLEND_QUERY, limit=5,
+                         min_score=0.0, blend=w, tie_rule=rule).trace.final.ids)
+               for rule in ("lancedb", "id")}
+        assert len(got) == 1
+        t = ask(demo, preset="importance-blend", text=BLEND_QUERY, limit=5, min_score=0.0,
+                blend=w).trace
+        assert not any(g.at_cut for g in t.ties)
 
 
 def test_the_tie_story_ties_at_the_cut_and_importance_breaks_it(demo):
-    q = build_query(demo, "vector", text=TIE_QUERY)
-    plain = run(demo, q, build_params(preset="memory-plugin", limit=1))
+    plain = ask(demo, preset="memory-plugin", text=TIE_QUERY, limit=1).trace
     one, two = "agent-memory-timezone-1", "agent-memory-timezone-2"
-    assert plain.ids("final") == [one]  # the lower row id, as LanceDB orders equal distances
-    (cut,) = [g for g in plain.ties() if g.at_cut]
+    assert plain.final.ids == [one]  # the lower row id, as LanceDB orders equal distances
+    (cut,) = [g for g in plain.ties if g.at_cut]
     assert cut.ids == (one,) and cut.beyond == 1 and not cut.arbitrary
-    assert plain.pool.vec_leg.next_value == plain.pool.vec_dist[plain.row_of(one)]
-    blended = run(demo, q, build_params(preset="importance-blend", limit=1))
-    assert blended.ids("final") == [two]
-    assert not any(g.at_cut for g in blended.ties())
+    blended = ask(demo, preset="importance-blend", text=TIE_QUERY, limit=1).trace
+    assert blended.final.ids == [two]
+    assert not any(g.at_cut for g in blended.ties)
 
 
 def test_demo_is_deterministic_and_refuses_to_overwrite(tmp_path):

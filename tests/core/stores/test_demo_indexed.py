@@ -8,13 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from inspector.core.engine.ann import facet as index_facet
-from inspector.core.engine.expect import analyse
-from inspector.core.engine.inputs import build_params, build_query
-from inspector.core.engine.pipeline import run
 from inspector.core.stores.ann import demo as demo_indexed
 from inspector.core.stores.opening import open_store
 from inspector.core.stores.store import META_KEY
+from tests.askkit import ask, final_ids
 
 
 @pytest.fixture(scope="module")
@@ -36,34 +33,35 @@ def test_the_suggested_story_is_an_in_scope_memory_lost_to_the_index_with_its_fi
     s = stories[0]
     assert s["table"] == demo_indexed.TABLE and s["expect"]
     store = open_store(str(path), s["table"])
-    p = build_params(preset=s["preset"], limit=s["limit"], scope=s["scope"],
-                     min_score=s["min_score"])
-    query = build_query(store, p.mode, text=s["text"])
-    trace = index_facet.attach(store, query, run(store, query, p))
     rid = s["expect"][0]
-    assert rid not in trace.ids("final") and rid in trace.index_facet.lost_final
-    assert trace.diagnosis.code == "index_recall"
-    (e,) = analyse(store, query, trace, [rid])
+    given = {"preset": s["preset"], "text": s["text"], "limit": s["limit"],
+             "scope": s["scope"], "min_score": s["min_score"]}
+    a = ask(store, **given, expect=[rid], fixes=True, facet="on")
+    assert rid not in a.trace.final.ids and rid in a.facet.lost_final
+    assert a.diagnosis.code == "lost_to_index"
+    (e,) = a.expected
     # the true rank, from numpy over the agent's rows (ties by row order, as LanceDB's)
     tbl = store.table.to_arrow()
     vecs = np.stack(tbl.column("vector").to_numpy(zero_copy_only=False))
     mine = np.flatnonzero(np.asarray(tbl.column("agentId").to_pylist()) == "main")
-    d = ((vecs[mine].astype(np.float64) - query.vector) ** 2).sum(axis=1)
+    d = ((vecs[mine].astype(np.float64) - a.trace.vector) ** 2).sum(axis=1)
     order = mine[np.lexsort((mine, d))]
     ids = [tbl.column("id")[int(i)].as_py() for i in order]
-    assert e.dropped_at == "index"
+    assert e["dropped_at"] == "fetch"  # the indexed leg did not return it
+    exact = ask(store, **given, exact=True).trace
     # LanceDB ranks by float32 distances: allow only a reordering among near-equal distances
     true = ids.index(rid)
     ranked = np.sort(d)
-    assert np.isclose(ranked[e.exhaustive_rank - 1], ranked[true], rtol=1e-5), \
-        (e.exhaustive_rank, true + 1)
+    assert np.isclose(ranked[exact.final.ids.index(rid)], ranked[true], rtol=1e-5), \
+        (exact.final.ids.index(rid) + 1, true + 1)
 
-    def works(fix: str) -> bool:
-        knob, value = fix.split()[:2]
-        return rid in run(store, query, p.with_(**{knob[2:].replace("-", "_"): int(value)})
-                          ).ids("final")
-
-    for fix in (e.index_fix, s["story"].rsplit("): ", 1)[-1]):  # ours, and the story's own
-        if "only --exact" not in fix:
-            assert works(fix.split(" brings")[0].strip()), fix
-    assert rid in run(store, query, p.with_(exact=True)).ids("final")
+    fix = e["fix"]  # ours: the smallest change of the system's own parameters, run (an
+    assert fix is not None and fix["kind"] == "own"  # index knob, or a longer list: training
+    sets = {f"{fix['stage']}.{fix['param']}": fix["to"]} if fix["stage"] else {}  # decides)
+    limit = fix["to"] if fix["param"] == "limit" else given["limit"]
+    assert rid in final_ids(store, **{**given, "limit": limit}, sets=sets)
+    story = s["story"].rsplit("): ", 1)[-1]  # the story's own
+    if "only --exact" not in story:
+        knob, value = story.split(" brings")[0].split()[:2]
+        assert rid in final_ids(store, **given, **{knob[2:].replace("-", "_"): int(value)})
+    assert rid in exact.final.ids

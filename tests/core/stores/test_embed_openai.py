@@ -12,13 +12,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 import pytest
 
-from inspector.core.engine.inputs import build_query
-from inspector.core.engine.params import Params
-from inspector.core.engine.pipeline import run
 from inspector.core.errors import InspectorError
 from inspector.core.stores.embed import embedder_for_store, get_embedder
 from inspector.core.stores.openai_embed import OpenAIEmbedder
 from inspector.core.stores.opening import open_store
+from tests.askkit import ask
 
 DIM = 8
 
@@ -151,9 +149,9 @@ def test_text_queries_run_on_a_store_through_the_client(api, make_store):
     path = make_store({"id": ["a", "b", "c"], "text": ["one", "two", "three"],
                        "vector": rng.normal(size=(3, DIM)).astype(np.float32)})
     store = open_store(str(path))
-    query = build_query(store, "vector", text="which one", embedder="openai:my-model")
-    assert query.source == "text:openai:my-model" and query.vector.shape == (DIM,)
-    assert run(store, query, Params(limit=2)).counters["returned"] == 2
+    t = ask(store, text="which one", embedder="openai:my-model", limit=2).trace
+    assert t.query_source == "text:openai:my-model" and t.vector.shape == (DIM,)
+    assert len(t.final.rows) == 2
 
 
 def test_local_minilm_model_loads_offline_when_installed():

@@ -13,12 +13,10 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from inspector.core.engine.pipeline import run
-from inspector.core.engine.pool import Query
-from inspector.core.engine.presets import get_preset
 from inspector.core.errors import InspectorError
 from inspector.core.stores.opening import OpenOptions, open_for_browsing, open_store
 from inspector.core.stores.roles import detect_roles
+from tests.askkit import ask
 from tests.storekit import snapshot
 
 N, DIM = 60, 8
@@ -60,28 +58,27 @@ def test_agent_and_scope_inside_a_struct_are_pushed_down_as_lancedb_sql(made: tu
     before = snapshot(path)
     store = open_store(str(path), roles=ROLES)
     q = vecs[5]
-    p = get_preset("openclaw-search-defaults").params(8, scope, min_score=0.0)
-    trace = run(store, Query(vector=q, source="vector"), p)
+    trace = ask(store, preset="openclaw-search-defaults", vector=q, limit=8, scope=scope,
+                min_score=0.0).trace
     agent, _, sub = scope.partition("/")
     want = f"meta.agent = '{agent.replace(chr(39), chr(39) * 2)}'"
     if sub:
         want += f" AND (meta.scope = '{sub}' OR meta.scope = '' OR meta.scope IS NULL)"
-    assert trace.ids("final") == _lancedb_ids(path, q, want, 8)
-    assert trace.pool.pushdown_sql.startswith("`meta`.`agent` = ")
+    assert trace.final.ids == _lancedb_ids(path, q, want, 8)
+    assert trace.stage("fetch").facts["pushdown_sql"].startswith("`meta`.`agent` = ")
     assert snapshot(path) == before
 
 
 def test_a_struct_scope_column_post_filters_what_lancedb_would_post_filter(made: tuple) -> None:
     path, vecs, rows = made
     store = open_store(str(path))  # the scope column named as --scope-column does
-    p = get_preset("memory-plugin").params(5, "proj", scope_strategy="column", filter="post",
-                                           scope_column="meta.scope", overfetch=4.0, cap=0,
-                                           min_score=0.0)
-    trace = run(store, Query(vector=vecs[0], source="vector"), p)
+    trace = ask(store, preset="memory-plugin", vector=vecs[0], limit=5, scope="proj",
+                scope_strategy="column", filter="post", scope_column="meta.scope",
+                overfetch=4.0, cap=0, min_score=0.0).trace
     tbl = lancedb.connect(str(path)).open_table("memories")
     theirs = tbl.search(vecs[0]).where("meta.scope = 'proj'", prefilter=False).limit(20) \
         .to_arrow().column("id").to_pylist()
-    assert trace.ids("scoped") == theirs and trace.ids("final") == theirs[:5]
+    assert trace.stage("scope").ids == theirs and trace.final.ids == theirs[:5]
 
 
 @pytest.mark.parametrize("where", ["meta.weight", "meta_json.weight"])
@@ -89,26 +86,27 @@ def test_importance_inside_a_struct_or_json_text_is_what_the_blend_uses(made: tu
                                                                         where: str) -> None:
     path, vecs, rows = made
     store = open_store(str(path), roles={"importance": where})
-    p = get_preset("importance-blend").params(10, None, overfetch=3.0, cap=0, min_score=0.0)
-    trace = run(store, Query(vector=vecs[3], source="vector"), p)
-    ids = trace.ids("raw")
+    trace = ask(store, preset="importance-blend", vector=vecs[3], limit=10, overfetch=3.0,
+                cap=0, min_score=0.0).trace
+    fetched = trace.stage("fetch").rows
+    ids = [s.id for s in fetched]
     assert len(ids) == 30
-    got = dict(zip(trace.pool.ids, trace.pool.importance, strict=True))
-    assert all(got[i] == rows[int(i[1:])]["weight"] for i in ids)
-    assert trace.ids("final") != ids[:10], "the stored weights re-rank the pool"
+    assert all(s.row.importance == rows[int(s.id[1:])]["weight"] for s in fetched)
+    assert trace.final.ids != ids[:10], "the stored weights re-rank the pool"
 
 
 def test_a_json_text_agent_is_a_post_filter_even_when_pushdown_is_asked(made: tuple) -> None:
     path, vecs, rows = made
     store = open_store(str(path), roles={"agent": "meta_json.agent"})
-    p = get_preset("openclaw-search-defaults").params(6, "helper", overfetch=5.0, cap=0,
-                                                      min_score=0.0)
-    trace = run(store, Query(vector=vecs[9], source="vector"), p)
-    assert trace.pool.pushdown_sql == "" and "JSON text" in trace.pool.pushdown_note
+    trace = ask(store, preset="openclaw-search-defaults", vector=vecs[9], limit=6,
+                scope="helper", overfetch=5.0, cap=0, min_score=0.0).trace
+    fetch = trace.stage("fetch")
+    assert fetch.facts["pushdown_sql"] is None and "no prefilter" in fetch.note \
+        and "JSON text" in fetch.note
     tbl = lancedb.connect(str(path)).open_table("memories")
     top = tbl.search(vecs[9]).limit(30).to_arrow().column("id").to_pylist()
-    assert trace.ids("raw") == top
-    assert trace.ids("scoped") == [i for i in top if rows[int(i[1:])]["agent"] == "helper"]
+    assert fetch.ids == top
+    assert trace.stage("scope").ids == [i for i in top if rows[int(i[1:])]["agent"] == "helper"]
 
 
 def test_the_window_offers_the_values_of_a_nested_scope(made: tuple) -> None:
@@ -142,10 +140,11 @@ def test_a_struct_time_role_reads_iso_text(made: tuple) -> None:
                          {"created": "meta.when"})
     assert roles.created == "meta.when"
     store: Any = open_store(str(path), roles={"created": "meta.when"})
-    trace = run(store, Query(vector=np.ones(DIM, np.float32), source="vector"),
-                get_preset("memory-plugin").params(3, None, min_score=0.0))
-    row = trace.pool.columns["meta.when"]
-    assert row == [rows[int(i[1:])]["when"] for i in trace.pool.ids]
+    trace = ask(store, preset="memory-plugin", vector=np.ones(DIM, np.float32), limit=3,
+                min_score=0.0).trace
+    fetched = trace.stage("fetch").rows
+    assert fetched and [s.row.columns["meta.when"] for s in fetched] == \
+        [rows[int(s.id[1:])]["when"] for s in fetched]
 
 
 @pytest.fixture(scope="module")
@@ -178,7 +177,6 @@ def test_list_membership_scopes_keep_the_rows_whose_list_holds_a_scope(tagged: t
     want = [i for i in top if {"ops", "db"} & set(tags[int(i[1:])])]
     assert [c["id"] for c in r.to_json()["stages"][-1]["candidates"]] == want
     if role == "tags":  # the fixed pipeline compares scalars: it says so for a list column
-        p = get_preset("memory-plugin").params(5, "ops", scope_strategy="column",
-                                               scope_column=role, min_score=0.0)
         with pytest.raises(InspectorError, match="holds lists: list membership runs in"):
-            run(store.engine_store, Query(vector=vecs[4], source="vector"), p)
+            ask(store.engine_store, preset="memory-plugin", vector=vecs[4], limit=5,
+                scope="ops", scope_strategy="column", scope_column=role, min_score=0.0)

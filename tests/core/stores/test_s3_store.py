@@ -10,13 +10,11 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from inspector.core.engine.params import Params
-from inspector.core.engine.pipeline import run
-from inspector.core.engine.pool import Query
 from inspector.core.errors import InspectorError
 from inspector.core.stores.opening import describe_tables, open_store
 from inspector.core.stores.remote import cloud_target, env_options, explain, storage_options
 from inspector.core.stores.versions import list_versions
+from tests.askkit import final_ids
 from tests.storekit import moto_s3, vectors_column
 
 moto_server = pytest.importorskip("moto.server")
@@ -70,11 +68,11 @@ def test_s3_store_round_trip_matches_the_local_formula_and_writes_nothing(s3):
     assert (store.table_name, store.rows, store.version, store.dim) == ("memories", 61, 2, 8)
     assert store.table_names() == ["memories"] and not store.has_newer()
     q = s3["vectors"][7] + 0.01
-    trace = run(store, Query(vector=q), Params(limit=5, cap=0))
+    got = final_ids(store, vector=q, limit=5, cap=0)
     v = np.vstack([s3["vectors"], s3["vectors"][:1]]).astype(np.float64)
     ids = [f"m{i:02d}" for i in range(60)] + ["late"]
     d = ((v - q.astype(np.float64)) ** 2).sum(axis=1)
-    assert trace.ids("final") == [ids[i] for i in np.argsort(d, kind="stable")[:5]]
+    assert got == [ids[i] for i in np.argsort(d, kind="stable")[:5]]
     old = open_store(f"s3://{BUCKET}/stores/main", storage_options=_opts(s3), version=1)
     assert old.rows == 60 and [v.version for v in list_versions(old)] == [1, 2]
     assert [t.name for t in describe_tables(f"s3://{BUCKET}/stores/main", _opts(s3))] == \

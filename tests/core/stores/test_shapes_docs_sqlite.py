@@ -11,15 +11,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from inspector.core.engine.pipeline import run
-from inspector.core.engine.pool import Query
-from inspector.core.engine.presets import get_preset
 from inspector.core.errors import InspectorError
 from inspector.core.stores.docs_fts5 import fts5_match
 from inspector.core.stores.docs_source import is_sqlite_file
 from inspector.core.stores.docs_sqlite import DocsStore
 from inspector.core.stores.opening import describe_tables, open_store
 from inspector.core.stores.shapes import detect_shape
+from tests.askkit import ask
 from tests.storekit import DOCS_DIM as DIM
 from tests.storekit import DOCS_WORDS as WORDS
 from tests.storekit import build_docs_db
@@ -115,8 +113,8 @@ def test_docs_store_opens_with_docs_roles_and_leaves_the_file_byte_identical(doc
     assert store.embedder["name"] == "hash-v1"
     assert any("no 'hash-v1' embedding" in n for n in store.meta["notes"])
     q = np.random.default_rng(9).normal(size=DIM)
-    run(store, Query(text="rotate signing keys", vector=q.astype(np.float32)),
-        get_preset("docs-pushdown").params(10, "vault-agent"))
+    ask(store, preset="docs-pushdown", text="rotate signing keys", vector=q.astype(np.float32),
+        limit=10, scope="vault-agent")
     assert describe_tables(str(db))[0].fts_indexed
     assert _sha(db) == before and sorted(os.listdir(db.parent)) == listing
 
@@ -132,15 +130,16 @@ def test_docs_presets_reproduce_the_engine_ranking(docs_db, preset, pushdown, sc
     for trial in range(3):
         q = rng.normal(size=DIM)
         text = " ".join(rng.choice(WORDS, size=3))
-        params = get_preset(preset).params(10, scope)
-        trace = run(store, Query(text=text, vector=q.astype(np.float32)), params)
+        trace = ask(store, preset=preset, text=text, vector=q.astype(np.float32), limit=10,
+                    scope=scope).trace
         # the engine's depths: legs k = 20 and the fused list cut to the limit before the fix;
         # with a scope, min(50, max(limit*5, fts_k, vec_k)) for the pool and both legs after
         pool, leg_k = (10, 20) if preset == "docs-before-fix" else (50, 50)
         want = engine_search(db, q.astype(np.float32).astype(np.float64), text, 10, scope,
                              pool=pool, leg_k=leg_k, pushdown=pushdown)
-        assert trace.ids("final") == want, (preset, scope, trial)
-        assert (trace.depths.pool, trace.depths.vec_k, trace.depths.fts_k) == (pool, leg_k, leg_k)
+        assert trace.final.ids == [str(x) for x in want], (preset, scope, trial)
+        facts = trace.stage("fetch").facts
+        assert (facts["depth"], facts["vec_k"], facts["fts_k"]) == (pool, leg_k, leg_k)
 
 
 def test_vector_leg_equals_brute_force_cosine_for_l2_and_cosine(docs_db):
@@ -149,19 +148,21 @@ def test_vector_leg_equals_brute_force_cosine_for_l2_and_cosine(docs_db):
     q = np.random.default_rng(1).normal(size=DIM).astype(np.float32)
     want = engine_vector_leg(db, q.astype(np.float64), 30, None)
     for distance in ("l2", "cosine"):
-        p = get_preset("docs-before-fix").params(30, None, mode="vector", distance=distance)
-        assert run(store, Query(vector=q), p).ids("raw") == want
+        got = ask(store, preset="docs-before-fix", vector=q, limit=30, mode="vector",
+                  distance=distance).trace
+        assert got.stage("fetch").ids == [str(x) for x in want]
 
 
 def test_full_text_leg_is_the_sources_fts5_bm25(docs_db):
     db, _ = docs_db
     store = open_store(str(db))
-    p = get_preset("docs-before-fix").params(25, None, mode="fts")
-    trace = run(store, Query(text="redis cache quota"), p)
-    assert trace.ids("raw") == engine_fts_leg(db, "redis cache quota", 25, None)
+    p = {"preset": "docs-before-fix", "limit": 25, "mode": "fts"}
+    trace = ask(store, text="redis cache quota", **p).trace
+    assert trace.stage("fetch").ids == [str(x) for x in engine_fts_leg(
+        db, "redis cache quota", 25, None)]
     assert fts5_match('say "hi" to: rotate-keys?') == '"say" OR "hi" OR "to" OR "rotate" OR "keys"'
-    empty = run(store, Query(text="?!"), p)
-    assert empty.counters["rawCandidates"] == 0
+    empty = ask(store, text="?!", **p).trace
+    assert empty.stage("fetch").rows == ()
 
 
 def test_working_copy_is_cached_and_rebuilt_when_the_file_changes(docs_db, tmp_path):

@@ -12,11 +12,9 @@ import pyarrow as pa
 import pytest
 from lancedb.index import FTS
 
-from inspector.core.engine.pipeline import run
-from inspector.core.engine.pool import Query
-from inspector.core.engine.presets import get_preset
 from inspector.core.stores.opening import open_store
 from inspector.core.stores.shapes import detect_shape, importance_label
+from tests.askkit import final_ids
 from tests.storekit import snapshot
 
 DIM = 16
@@ -114,10 +112,10 @@ def test_engine_memory_preset_reproduces_recall(engine, scope, limit):
     for _ in range(3):
         q = rng.normal(size=DIM).astype(np.float32)
         text = " ".join(rng.choice(WORDS, size=2))
-        trace = run(store, Query(text=text, vector=q), get_preset("engine-memory").params(
-            limit, scope))
+        got = final_ids(store, preset="engine-memory", text=text, vector=q, limit=limit,
+                        scope=scope)
         # a 'global' (or no) scope means no filter in the engine
         want = engine_recall(path, cols, q, text, limit, None if scope in (None, "global")
                              else scope)
-        assert trace.ids("final") == want
+        assert got == want
     assert snapshot(path) == before

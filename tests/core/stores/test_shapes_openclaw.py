@@ -12,13 +12,10 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from inspector.core.engine.params import Params
-from inspector.core.engine.pipeline import run
-from inspector.core.engine.pool import Query
-from inspector.core.engine.presets import get_preset
 from inspector.core.errors import InspectorError
 from inspector.core.stores.opening import open_store
 from inspector.core.stores.shapes import detect_shape, known_locations
+from tests.askkit import ask, final_ids
 from tests.storekit import snapshot
 
 DIM = 1536  # text-embedding-3-small
@@ -117,30 +114,30 @@ def test_openclaw_preset_reproduces_the_plugin_ranking(store_path, scope, agent,
     path, q, cols = store_path
     before = snapshot(path)
     store = open_store(str(path))
-    preset = get_preset("openclaw-search-defaults")
-    trace = run(store, Query(vector=q, source="vector"), preset.params(limit, scope))
+    trace = ask(store, preset="openclaw-search-defaults", vector=q, limit=limit,
+                scope=scope).trace
     want = plugin_search(cols, q, limit, agent, sub)
-    assert trace.ids("final") == [i for i, _ in want]
-    got = [trace.candidate(trace.row_of(i))["score"] for i, _ in want]
+    assert trace.final.ids == [i for i, _ in want]
+    got = [s.score for s in trace.final.rows]
     np.testing.assert_allclose(got, [s for _, s in want], rtol=1e-5)
-    assert trace.counters["belowMinScore"] == limit - len(want) or \
-        trace.counters["rawCandidates"] < limit
+    assert len(trace.stage("min_score").dropped) == limit - len(want) or \
+        len(trace.stage("fetch").rows) < limit
     assert snapshot(path) == before
 
 
 def test_openclaw_pushdown_is_structural_and_treats_empty_and_null_as_global(store_path):
     path, q, cols = store_path
     store = open_store(str(path))
-    p = get_preset("openclaw-search-defaults").params(200, "main/proj-a", min_score=0.0)
-    trace = run(store, Query(vector=q), p)
-    sql = trace.pool.pushdown_sql
+    trace = ask(store, preset="openclaw-search-defaults", vector=q, limit=200,
+                scope="main/proj-a", min_score=0.0).trace
+    sql = trace.stage("fetch").facts["pushdown_sql"]
     assert "`agentId` = 'main'" in sql and "`scope` = 'proj-a'" in sql
     assert "concat(`scope`) = ''" in sql
-    seen = {cols["scope"][cols["id"].index(i)] for i in trace.ids("final")}
+    seen = {cols["scope"][cols["id"].index(i)] for i in trace.final.ids}
     assert seen == {"proj-a", "", None}
-    assert all(trace.pool.in_scope) and all(trace.pool.pushdown_match)
-    hostile = get_preset("openclaw-search-defaults").params(10, "main/x' OR '1'='1", min_score=0.0)
-    assert run(store, Query(vector=q), hostile).ids("final") == \
+    assert trace.stage("fetch").rows and not trace.stage("scope").dropped  # all pushed down
+    assert final_ids(store, preset="openclaw-search-defaults", vector=q, limit=10,
+                     scope="main/x' OR '1'='1", min_score=0.0) == \
         [i for i, _ in plugin_search(cols, q, 10, "main", "x' OR '1'='1", 0.0)]
 
 
@@ -149,12 +146,16 @@ def test_column_global_post_filter_matches_its_pushdown(store_path):
     store = open_store(str(path))
     base = dict(limit=40, cap=0, scope="proj-b", scope_strategy="column_global",
                 scope_column="scope")
-    post = run(store, Query(vector=q), Params(**base, filter="post"))
-    push = run(store, Query(vector=q), Params(**base, filter="pushdown"))
-    rules = {r for r in post.pool.scope_rule}
-    assert "scope is NULL: global" in rules and "scope is '': global" in rules
-    assert list(post.pool.in_scope) == list(post.pool.pushdown_match)
-    want = [i for i in push.ids("final")]
+    post = ask(store, vector=q, **base, filter="post").trace
+    push = ask(store, vector=q, **base, filter="pushdown").trace
+    scope_of = {i: cols["scope"][n] for n, i in enumerate(cols["id"])}
+    kept = post.stage("scope").ids
+    assert {scope_of[i] for i in kept} == {"proj-b", "", None}  # NULL and '' are global
+    assert kept == [i for i in post.stage("fetch").ids if scope_of[i] in ("proj-b", "", None)]
+    assert push.stage("fetch").facts["pushdown_sql"] and not push.stage("scope").dropped
+    # the post-filter keeps exactly the rows the pushdown matches: the nearest of them
+    assert push.final.ids[:len(kept)] == kept
+    want = push.final.ids
     assert want == [cols["id"][i] for i in sorted(
         (i for i in range(len(cols["id"])) if cols["scope"][i] in ("proj-b", "", None)),
         key=lambda i: ((cols["vector"][i] - q) ** 2).sum())][:40]
@@ -165,17 +166,18 @@ def test_older_tables_without_agent_or_scope_still_open_and_rank(tmp_path):
     q, cols = build_openclaw(old, agent=False, scope=False)
     store = open_store(str(old))
     assert (store.roles.agent, store.roles.scope) == (None, None)
-    trace = run(store, Query(vector=q), get_preset("openclaw-search-defaults").params(5))
-    assert trace.ids("final") == [i for i, _ in plugin_search(cols, q, 5, None, None)]
+    assert final_ids(store, preset="openclaw-search-defaults", vector=q, limit=5) == \
+        [i for i, _ in plugin_search(cols, q, 5, None, None)]
     with pytest.raises(InspectorError, match="needs an agent or scope column"):
-        run(store, Query(vector=q), get_preset("openclaw-search-defaults").params(5, "main"))
+        ask(store, preset="openclaw-search-defaults", vector=q, limit=5, scope="main")
     agent_only = tmp_path / "agent_only"
     q2, cols2 = build_openclaw(agent_only, scope=False)
     s2 = open_store(str(agent_only))
-    t2 = run(s2, Query(vector=q2), get_preset("openclaw-search-defaults").params(5, "helper"))
-    assert t2.ids("final") == [i for i, _ in plugin_search(cols2, q2, 5, "helper", None)]
+    assert final_ids(s2, preset="openclaw-search-defaults", vector=q2, limit=5,
+                     scope="helper") == [i for i, _ in plugin_search(cols2, q2, 5, "helper",
+                                                                     None)]
     with pytest.raises(InspectorError, match="no scope column; give just the agent id"):
-        run(s2, Query(vector=q2), get_preset("openclaw-search-defaults").params(5, "helper/proj-a"))
+        ask(s2, preset="openclaw-search-defaults", vector=q2, limit=5, scope="helper/proj-a")
 
 
 def test_known_locations_offer_the_openclaw_folder_only_when_it_exists(tmp_path):

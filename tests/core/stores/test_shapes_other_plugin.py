@@ -12,11 +12,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from inspector.core.engine.pipeline import run
-from inspector.core.engine.pool import Query
-from inspector.core.engine.presets import get_preset
 from inspector.core.stores.opening import open_store
 from inspector.core.stores.shapes import detect_shape
+from tests.askkit import ask
 from tests.storekit import snapshot
 
 DIM = 12
@@ -74,10 +72,10 @@ def test_other_plugin_preset_reproduces_its_ranking(tmp_path, scope, limit):
         "timestamp", "scope", "importance", "category")
     assert detect_shape(store).preset == "memory-lancedb-pro"  # what wrote it (today)
     q = np.random.default_rng(limit).normal(size=DIM).astype(np.float32)
-    trace = run(store, Query(vector=q), get_preset("other-plugin").params(limit, scope))
+    trace = ask(store, preset="other-plugin", vector=q, limit=limit, scope=scope).trace
     want = plugin_search(cols, q, limit, scope)
-    assert trace.depths.pool == min(limit * 10, 200)
-    assert trace.ids("final") == [i for i, _ in want]
-    got = [trace.candidate(trace.row_of(i))["score"] for i, _ in want]
+    assert trace.stage("fetch").facts["depth"] == min(limit * 10, 200)
+    assert trace.final.ids == [i for i, _ in want]
+    got = [s.score for s in trace.final.rows]
     np.testing.assert_allclose(got, [s for _, s in want], rtol=1e-5)
     assert snapshot(path) == before

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from inspector.core.engine.flow.diagnosis import main_line
+from inspector.core.engine.flow.insight.diagnosis import main_line
 from tests.qt.qtkit import argv_of
 
 

@@ -204,7 +204,7 @@ class Prober:
                     *pools.depth_for(purpose, self.store, req.params), vec_leg=leg)
 
     def ask(self, mem: Memories, i: int, scopes: tuple[str, ...] | None) -> Answer:
-        from inspector.core.engine.flow.expect import where_dropped
+        from inspector.core.engine.flow.insight.expect import where_dropped
         from inspector.core.engine.flow.runner import clamp_limit
 
         rid = mem.ids[i]
@@ -248,7 +248,7 @@ class Prober:
     def _facet(self, trace: Any, runs: Any, count: bool = True) -> Any:
         """The index facet of a probe's run (None: no leg searched an index, or not
         compared: `facet_mode`, counted in `method` when `count`)."""
-        from inspector.core.engine.flow.facet import facet, indexed_legs, wanted
+        from inspector.core.engine.flow.insight.facet import facet, indexed_legs, wanted
 
         index = getattr(self.store, "vector_index", None)
         if not indexed_legs(trace, index):
@@ -281,7 +281,7 @@ class Prober:
     def fix(self, a: Answer, rid: str, i: int | None = None) -> dict[str, Any]:
         """The smallest change that returns the probe's memory, and the alternatives, each
         run (`inspector query --expect ID`'s `fix`, `alternatives`, `tried`, `no_fix`)."""
-        from inspector.core.engine.flow.expect import explain
+        from inspector.core.engine.flow.insight.expect import explain
 
         self._deep_pool(i)
         e = explain(a.runs.run(), rid, a.runs)
@@ -291,7 +291,7 @@ class Prober:
         """What the engine's diagnosis of the probe's run offers (each fix run), as
         `inspector query`'s `diagnosis.fixes` labels: the probe run again (its pool the deep
         one), so an audit holds no run of a probe it has answered."""
-        from inspector.core.engine.flow.diagnosis import diagnose
+        from inspector.core.engine.flow.insight.diagnosis import diagnose
 
         self._deep_pool(i)
         runs = self._runs(mem, i, scopes)

@@ -45,7 +45,7 @@ class ProbeResult:
 
 
 def _cosine(a: np.ndarray, b: np.ndarray) -> float:
-    from inspector.core.engine.flow import js
+    from inspector.core.engine import js
 
     return float(js.cosine(a.astype(np.float64), b.astype(np.float64)))
 

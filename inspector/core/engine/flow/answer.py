@@ -8,8 +8,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from inspector.core.engine.flow.diagnosis import Diagnosis, diagnose
-from inspector.core.engine.flow.facet import IndexFacet
+from inspector.core.engine.flow.insight.diagnosis import Diagnosis, diagnose
+from inspector.core.engine.flow.insight.facet import IndexFacet
 from inspector.core.engine.flow.rows import Scored
 from inspector.core.engine.flow.runner import FlowTrace, StageRun
 from inspector.core.jsonio import plain

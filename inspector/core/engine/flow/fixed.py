@@ -1,16 +1,16 @@
 """The classic pipeline's shape: scope_rule -> lancedb_pool -> scope_filter -> importance_blend
 -> min_score -> limit. Files written for the former fixed engine (`engine = "fixed"`, stages
-fixed_fetch, fixed_scope, fixed_blend, fixed_cut) are read as that shape (`translate`), and a
-pipeline of that shape gives the Params the pool-level analyses take (`compile_fixed`)."""
+fixed_fetch, fixed_scope, fixed_blend, fixed_cut) are read as that shape (`translate`)."""
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from inspector.core.engine.flow.spec import PipelineSpec
 from inspector.core.errors import InspectorError
+
+if TYPE_CHECKING:  # spec reads translate; this module never needs spec at run time
+    from inspector.core.engine.flow.spec import PipelineSpec
 
 SHAPE = ("scope_rule", "lancedb_pool", "scope_filter", "importance_blend", "min_score",
          "limit")
@@ -80,39 +80,3 @@ def classic_stages(spec: PipelineSpec) -> dict[str, Any] | None:
     if tuple(st.kind for st in stages) != SHAPE:
         return None
     return {st.kind: st for st in stages}
-
-
-def is_fixed(spec: PipelineSpec) -> bool:
-    """True for a pipeline of the classic shape (the pool-level analyses run it directly)."""
-    return classic_stages(spec) is not None
-
-
-def compile_fixed(spec: PipelineSpec) -> Callable[[int, bool], dict[str, Any]]:
-    """build(limit, scoped) -> the Params fields a classic-shaped pipeline sets."""
-    from inspector.core.engine.flow.registry import kind_of
-    from inspector.core.engine.flow.stages.classic import evaluate_depth
-
-    found = classic_stages(spec)
-    if found is None:
-        raise InspectorError(f"Pipeline {spec.name} is not of the classic shape "
-                             f"({' -> '.join(SHAPE)}).")
-    r, f, b, c = (kind_of(k).resolve(found[k].params, found[k].name) for k in
-                  ("scope_rule", "lancedb_pool", "importance_blend", "min_score"))
-    tie_rule = spec.settings.get("tie_rule", "lancedb")
-
-    def build(limit: int, scoped: bool) -> dict[str, Any]:
-        over = evaluate_depth(f["scoped_overfetch"], limit) if scoped and f["scoped_overfetch"] \
-            else f["overfetch"]
-        strategy = r["strategy_unscoped"] if not scoped and r["strategy_unscoped"] \
-            else r["strategy"]
-        knobs = {"nprobes": f["nprobes"] or None, "min_nprobes": f["min_nprobes"] or None,
-                 "max_nprobes": None if f["max_nprobes"] < 0 else f["max_nprobes"],
-                 "refine_factor": f["refine_factor"] or None, "ef": f["ef"] or None}
-        return dict(mode=f["mode"], distance=f["distance"], overfetch=over, cap=f["cap"],
-                    fts_k=f["fts_k"], vec_k=f["vec_k"], rrf_k=f["rrf_k"], blend=b["weight"],
-                    default_importance=b["default_importance"], min_score=c["min"],
-                    scope_strategy=strategy, scope_column=r["column"] or None,
-                    filter="pushdown" if r["pushdown"] else "post", tie_rule=tie_rule,
-                    **{k: v for k, v in knobs.items() if v is not None})
-
-    return build

@@ -69,9 +69,9 @@ class LiveFlow:
     def full(self, fixes: bool = True, facet_mode: str = "auto") -> Any:
         """The current answer with its diagnosis (fixes run), expected rows and index facet."""
         from inspector.core.engine.flow.answer import Answer
-        from inspector.core.engine.flow.diagnosis import diagnose
-        from inspector.core.engine.flow.expect import explain
-        from inspector.core.engine.flow.facet import facet, indexed_legs, wanted
+        from inspector.core.engine.flow.insight.diagnosis import diagnose
+        from inspector.core.engine.flow.insight.expect import explain
+        from inspector.core.engine.flow.insight.facet import facet, indexed_legs, wanted
         from inspector.core.engine.flow.runs import Runs
 
         runs = Runs(self.store, self.spec(), self.runs.text, self.vector, self.runs.scopes,

@@ -20,7 +20,7 @@ from pydantic import (
     model_validator,
 )
 
-from inspector.core.engine.flow import expect as flow_expect
+from inspector.core.engine.flow.insight import expect as flow_expect
 from inspector.core.engine.flow.runner import FlowTrace, PoolCache
 from inspector.core.engine.flow.runs import Change, Runs, freeze
 from inspector.core.engine.flow.spec import (
@@ -210,7 +210,11 @@ def query_vector(store: Any, q: Question) -> tuple[np.ndarray | None, str, str |
         emb = embedder_for_store(store.embedder, q.embedder, store.dim)
     except InspectorError as exc:
         return None, "text", str(exc)
-    return np.asarray(emb.embed([q.text])[0], np.float64), f"text:{emb.name}", None
+    vec = np.asarray(emb.embed([q.text])[0], np.float64)
+    if not np.any(vec):  # a vector leg would search by nothing: each says why instead
+        return None, "text", (f"The embedder '{emb.name}' found no words it knows in the "
+                              f"query text, so it has nothing to search by.")
+    return vec, f"text:{emb.name}", None
 
 
 def runs_for(q: Question, store: Any, cache: PoolCache | None = None
@@ -247,8 +251,8 @@ class Asked:
 
     def answer(self, fixes: bool = True) -> Any:
         from inspector.core.engine.flow.answer import Answer
-        from inspector.core.engine.flow.diagnosis import diagnose
-        from inspector.core.engine.flow.facet import facet
+        from inspector.core.engine.flow.insight.diagnosis import diagnose
+        from inspector.core.engine.flow.insight.facet import facet
 
         runs, trace = self.runs, self.trace
         found = facet(trace, runs, self.index) if self.compare else None
@@ -261,7 +265,7 @@ class Asked:
 def run_question(q: Question, store: Any, cache: PoolCache | None = None,
                  facet_mode: str = "auto") -> Asked:
     """The question's run on an open store; `.answer()` reads the rest from it."""
-    from inspector.core.engine.flow.facet import indexed_legs, wanted
+    from inspector.core.engine.flow.insight.facet import indexed_legs, wanted
 
     runs, notes, inexact = runs_for(q, store, cache)
     trace = runs.run()

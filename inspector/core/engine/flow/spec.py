@@ -23,6 +23,7 @@ from inspector.core.engine.flow.shipped import (
 )
 from inspector.core.errors import InspectorError
 from inspector.core.jsonio import lone_surrogate, read_text
+from inspector.core.stores.safety.bounds import MAX_CANDIDATES
 
 CONDITIONS = ("always", "tag_query", "mode_vector", "no_fts_index")
 MAX_FILE_BYTES = 4 * 1024 * 1024
@@ -33,7 +34,7 @@ MAX_ROUTES = 32
 MAX_STAGES = 256
 MAX_EXPANDED_BYTES = MAX_FILE_BYTES
 
-MAX_LIMIT = 1_000_000  # the deepest candidate list the inspector fetches (inputs.MAX_DEPTH)
+MAX_LIMIT = MAX_CANDIDATES  # the largest limit asked: the deepest candidate list fetched
 LIMIT_BOUND = ParamDecl("value", "int", 5, "a pipeline's limit", 1, MAX_LIMIT)
 
 # Every pipeline setting a stage or route reads, declared once: a file or --set giving another

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from inspector.core.engine.flow.expect import where_dropped
+from inspector.core.engine.flow.insight.expect import where_dropped
 from inspector.core.engine.flow.registry import kind_of
 from inspector.core.engine.flow.rows import DROP_LABELS
 from inspector.core.engine.flow.runner import FlowTrace, StageRun

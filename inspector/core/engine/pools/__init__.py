@@ -1,4 +1,4 @@
-"""The one pool source: every candidate pool of the fixed pipeline is asked of it, and only it
+"""The one pool source: every candidate pool of the classic pipeline is asked of it, and only it
 runs `pool.fetch_pool` (tests/core/engine/test_pools.py scans the package to prove it).
 
 It owns three things. The depth policy (`depth_for`): how deep each purpose searches, with
@@ -35,46 +35,21 @@ from inspector.core.stores.store import Store
 # ---- the depth policy --------------------------------------------------------------------------
 MAX_OVERFETCH = 20.0  # the over-fetch slider's top: one live fetch serves every slider position
 EXHAUSTIVE_MAX = ANALYSIS_DEPTH  # deepest ranking fetched for truth and expected-row analysis
-HYBRID_SCAN_MAX = 2_000  # hybrid fused scores move with depth, so depths are tried one by one
-PROBE_DEPTH = 1000  # how deep a scope miss is probed for the diagnosis's depth hint
-PURPOSES = ("run", "params", "live", "probe", "exhaustive", "sweep")
-
-
-def probe_depth(p: Params, rows: int) -> int:
-    """How deep `run` probes for p: PROBE_DEPTH (at most the table), never above p's legs."""
-    d = depths(p)
-    return max(min(rows, PROBE_DEPTH), d.vec_k, d.fts_k)
-
-
-def one_search_probe(store: Store, p: Params) -> bool:
-    """True when a post-filtered vector query should fetch its diagnosis probe's depth at once:
-    its shallower pool is an exact prefix of that search (flat, or an index whose prefix rule
-    holds), and a flat search costs the same at depth 50 or 1,000."""
-    return (p.filter == "post" and p.mode == "vector" and p.scope_spec().active
-            and prefix_exact(getattr(store, "vector_index", None), p))
-
-
-def first_depths(store: Store, p: Params) -> tuple[int, int]:
-    """The legs' depths (vector, full-text) `run` fetches first for p."""
-    return depth_for("run", store, p)
+# how deep a what-if searches for the rows a filter would pass (the diagnosis's probe, the
+# expected-row ladder, the truth): PROBE_DEPTH rows, or the whole table when smaller
+PROBE_DEPTH = 10_000
+PURPOSES = ("params", "live", "exhaustive", "sweep")
 
 
 def depth_for(purpose: str, store: Store, p: Params, *, max_overfetch: float | None = None,
-              max_limit: int | None = None, depth: int | None = None,
-              legs: tuple[int, ...] = ()) -> tuple[int, int]:
+              max_limit: int | None = None, depth: int | None = None) -> tuple[int, int]:
     """(vector depth, full-text depth) a purpose searches for p:
-    run: what `pipeline.run` fetches first (the probe's depth at once where that is one exact
-    search); params: p's own depths, widened to max_overfetch / max_limit when given; live: the
-    window's session, deep enough for every slider position where the search is prefix-exact,
-    else p's own depth; probe: a scope miss's diagnosis probe, never shallower than `legs`;
-    exhaustive: the ranking to `depth` (EXHAUSTIVE_MAX) or the whole table; sweep: deep enough
-    for the truth (`depth`) and every cell up to max_overfetch."""
+    params: p's own depths, widened to max_overfetch / max_limit when given; live: the classic
+    fetch stage's, deep enough for every over-fetch up to MAX_OVERFETCH where the search is
+    prefix-exact, else p's own depth; exhaustive: the ranking to `depth` (EXHAUSTIVE_MAX) or the
+    whole table; sweep: deep enough for the truth (`depth`) and every cell up to
+    max_overfetch."""
     rows = int(store.rows)
-    if purpose == "run":
-        if one_search_probe(store, p):
-            return probe_depth(p, rows), 0
-        d = depths(p)
-        return d.vec_k, d.fts_k
     if purpose == "live":
         deep = (max_overfetch or MAX_OVERFETCH) \
             if prefix_exact(getattr(store, "vector_index", None), p) else None
@@ -84,9 +59,6 @@ def depth_for(purpose: str, store: Store, p: Params, *, max_overfetch: float | N
                        limit=max(p.limit, max_limit or p.limit))
         d = depths(wide)
         return d.vec_k, d.fts_k
-    if purpose == "probe":
-        k = max([min(rows, PROBE_DEPTH), *legs])
-        return k, k
     if purpose == "exhaustive":
         e = max(1, min(rows, depth or EXHAUSTIVE_MAX))
         return e, e
@@ -343,27 +315,5 @@ def answering(store: Store, query: Query, p: Params) -> Pool:
     return SOURCE.answering(store, query, p) or fetch_for(store, query, p)
 
 
-def fetch_probe(store: Store, query: Query, p: Params, pool: Pool,
-                fresh: bool = False) -> Pool | None:
-    """The deeper, unfiltered fetch a post-filter scope miss is diagnosed from (None when the
-    placement or scope cannot miss). The window fetches it with the pool it re-ranks from."""
-    if p.filter != "post" or not p.scope_spec().active:
-        return None
-    legs = tuple(leg.depth for leg in (pool.vec_leg, pool.fts_leg) if leg is not None)
-    return fetch(store, query, p, *depth_for("probe", store, p, legs=legs), fresh=fresh)
-
-
-def exhaustive_pool(store: Store, query: Query, p: Params, depth: int | None = None) -> Pool:
-    """The query's ranking to the whole table (up to EXHAUSTIVE_MAX rows), same placement."""
-    return fetch(store, query, p, *depth_for("exhaustive", store, p, depth=depth))
-
-
-def exact_pool(store: Store, query: Query, p: Params, vec_k: int, fts_k: int,
-               fresh: bool = False) -> Pool:
-    """The same fetch with the index bypassed: exact flat search, same filter placement."""
-    return fetch(store, query, p.with_(exact=True), vec_k, fts_k, fresh=fresh)
-
-
 __all__ = ["PoolSource", "SOURCE", "answering", "answers", "cannot_answer",
-           "depth_for", "exact_pool", "exhaustive_pool", "fetch", "fetch_for", "fetch_probe",
-           "vector_legs"]
+           "depth_for", "fetch", "fetch_for", "vector_legs"]

@@ -85,7 +85,7 @@ def find_story(tbl: Any, embed: HashEmbedder) -> dict[str, Any] | None:
                 "min_score": 0.0, "expect": [lost[0]],
                 "story": (f"The exact search ranks {lost[0]} number "
                           f"{exact.index(lost[0]) + 1} for agent main, but LanceDB's default "
-                          f"IVF_PQ search does not return it (diagnosis index_recall): "
+                          f"IVF_PQ search does not return it (diagnosis lost_to_index): "
                           f"{fix}.")}
     return None
 

@@ -3,7 +3,8 @@ importance blend, min score, limit) runs as ordinary stages of the one engine an
 answers the former fixed engine gave: 240 random cases over every classic preset and its
 options (over-fetch, cap, blend, min score, mode, filter placement), on two stores with integer
 and text ids, missing and NaN importance, twins, mixed-case repos and global scopes, recorded
-from that engine (inspector.core.engine.pipeline.run at c436ee3) in data/classic_answers.json."""
+from that engine (run in inspector/core/engine/pipeline.py at c436ee3, since deleted) in
+data/classic_answers.json."""
 
 from __future__ import annotations
 

@@ -118,11 +118,11 @@ def test_openclaw_is_the_tool_today_and_its_first_reading_is_kept_by_name(opencl
     """`openclaw` is the memory_recall tool as its code runs now; `openclaw-tool`, its former
     name, is the same pipeline; the first reading (fixed engine, limit, min 0.5) is
     openclaw-search-defaults (the classic shape), which says what it was read from."""
-    from inspector.core.engine.flow.fixed import classic_stages, is_fixed
+    from inspector.core.engine.flow.fixed import classic_stages
     from inspector.core.engine.flow.spec import load_shipped
 
     store, q, cols = openclaw
-    assert not is_fixed(load_shipped("openclaw"))
+    assert classic_stages(load_shipped("openclaw")) is None  # not the classic shape
     assert load_shipped("openclaw-tool") == load_shipped("openclaw")
     for limit in (1, 5, 12):
         want = [s.id for s in run(store, "openclaw", q, limit, ["main"]).final.rows]

@@ -127,7 +127,7 @@ def test_a_knob_that_changes_nothing_is_not_offered(indexed: tuple[Any, np.ndarr
 
 def test_the_facet_is_off_on_large_tables_unless_asked(indexed: tuple[Any, np.ndarray],
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    from inspector.core.engine.flow import facet
+    from inspector.core.engine.flow.insight import facet
     from inspector.core.engine.flow.question import Question, answer
 
     store, vecs = indexed

@@ -1,21 +1,23 @@
 """Every stage kind, registered on import (the registry is `flow.registry.KINDS`)."""
 
 from inspector.core.engine.flow.stages import (  # noqa: F401
-    agno,
     classic,
-    crewai,
     cuts,
     diversity,
     fusion,
-    generative_agents,
     lance_where,
-    langchain,
     legs,
     native,
-    openclaw,
     openclaw_docs,
     query,
     scoring,
+)
+from inspector.core.engine.flow.stages.systems import (  # noqa: F401
+    agno,
+    crewai,
+    generative_agents,
+    langchain,
+    openclaw,
 )
 
 # The stage kinds that apply the caller's scope (--scope, --scope-list), or say that the system

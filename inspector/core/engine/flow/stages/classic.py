@@ -24,9 +24,10 @@ from inspector.core.engine.blend import blend_scores
 from inspector.core.engine.flow.registry import ParamDecl as P
 from inspector.core.engine.flow.registry import stage
 from inspector.core.engine.flow.rows import Context, Drop, Outcome, Row, Scored, Tie
-from inspector.core.engine.params import MAX_CANDIDATES, Params, depths, pool_depth
+from inspector.core.engine.params import Params, depths, pool_depth
 from inspector.core.engine.pool import Pool, Query
 from inspector.core.errors import InspectorError
+from inspector.core.stores.safety.bounds import MAX_CANDIDATES
 
 MODES = ("vector", "fts", "hybrid")
 TIE_RULES = ("lancedb", "id")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from inspector.core.engine.flow import js
+from inspector.core.engine import js
 from inspector.core.engine.flow.registry import ParamDecl as P
 from inspector.core.engine.flow.registry import stage
 from inspector.core.engine.flow.rows import Context, Outcome, Scored

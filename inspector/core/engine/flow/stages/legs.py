@@ -11,17 +11,17 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from inspector.core.engine.flow import js
+from inspector.core.engine import js
 from inspector.core.engine.flow.registry import ParamDecl as P
 from inspector.core.engine.flow.registry import stage
 from inspector.core.engine.flow.rows import Context, Drop, Outcome, Row, Scored, Tie
 from inspector.core.engine.flow.stages.lance_where import INDEX_KNOBS, knobs
 from inspector.core.engine.flow.stages.meta import active_at
 from inspector.core.errors import InspectorError
+from inspector.core.stores.safety.bounds import TIE_FETCH_MAX
 
 COLUMNS = ("id", "text", "vector", "category", "scope", "importance", "timestamp", "metadata")
 LEGACY_SECONDS = 1e12  # timestamps below this are seconds (memory-lancedb-pro's store)
-TIE_FETCH_MAX = 20_000
 
 _DEPTH = (
     P("pool_size", "int", 20, "candidatePoolSize: the retriever asks for max(this, 2 * limit)",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from inspector.core.engine.flow import js
+from inspector.core.engine import js
 from inspector.core.engine.flow.rows import Row
 
 TIERS = ("core", "working", "peripheral")

@@ -6,7 +6,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from inspector.core.engine.flow import js
+from inspector.core.engine import js
 from inspector.core.engine.flow.registry import ParamDecl as P
 from inspector.core.engine.flow.registry import stage
 from inspector.core.engine.flow.rows import Context, Outcome, Scored

@@ -8,8 +8,8 @@ import math
 import re
 from typing import Any
 
+from inspector.core.engine import js
 from inspector.core.engine import scope as scopes
-from inspector.core.engine.flow import js
 from inspector.core.engine.flow.rows import Context
 from inspector.core.engine.scope import (  # noqa: F401  (the docs stages' names for them)
     _js_entries,
@@ -24,7 +24,7 @@ STRATEGIES = ("repo_prefix", "path_prefix", "map", "none")  # the plugin's four
 CHUNK_COLUMNS = ("id", "doc_id", "chunk_id", "repo", "path", "doc_kind", "heading_path",
                  "title", "text")
 
-# String semantics and the scope rules are the one copy in engine/scope.py and flow/js.py
+# String semantics and the scope rules are the one copy in engine/scope.py and engine/js.py
 _JS_SPACE_RUN = re.compile(f"[{js.SPACE}]+")
 js_trim = js.trim
 norm_scope = normalize_scope

@@ -10,19 +10,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from inspector.core.engine.flow.diagnosis import (
+from inspector.core.engine.flow.insight.diagnosis import (
     MAX_RUNS,
-    WHAT_IF_DEPTH,
+    PROBE_DEPTH,
     _current,
     candidates,
     group,
     own_param,
     widenable,
 )
-from inspector.core.engine.flow.registry import kind_of
-from inspector.core.engine.flow.runner import FlowTrace
-from inspector.core.engine.flow.runs import NO_CHANGE, Change, Runs
-from inspector.core.engine.flow.search import (
+from inspector.core.engine.flow.insight.search import (
     Budget,
     Found,
     first_reaching,
@@ -30,6 +27,9 @@ from inspector.core.engine.flow.search import (
     scan,
     smallest,
 )
+from inspector.core.engine.flow.registry import kind_of
+from inspector.core.engine.flow.runner import FlowTrace
+from inspector.core.engine.flow.runs import NO_CHANGE, Change, Runs
 
 
 @dataclass(frozen=True)
@@ -103,8 +103,8 @@ def explain(t: FlowTrace, rid: str, runs: Runs, max_runs: int = MAX_RUNS) -> dic
     wide = widenable(t, t.stages[-1].name) + [t.stages[-1].name] \
         if kind_of(t.stages[-1].kind).widens else widenable(t, t.stages[-1].name)
     if wide:  # what-if: every fetch and cut deeper (the last one too: a longer list)
-        rows = int(t.store.get("rows") or WHAT_IF_DEPTH)
-        ladder = list(range(t.limit, max(t.limit, min(rows, WHAT_IF_DEPTH)) + 1))
+        rows = int(t.store.get("rows") or PROBE_DEPTH)
+        ladder = list(range(t.limit, max(t.limit, min(rows, PROBE_DEPTH)) + 1))
         got = first_reaching(ladder, lambda d: Change(widen=tuple((w, d) for w in wide)),
                              runs, goal, lambda x: None, budget)
         if got is not None:

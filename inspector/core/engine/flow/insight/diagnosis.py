@@ -11,18 +11,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from inspector.core.engine.flow.registry import ParamDecl, kind_of
-from inspector.core.engine.flow.runner import FlowTrace, StageRun
-from inspector.core.engine.flow.runs import Change, Runs
-from inspector.core.engine.flow.search import (
+from inspector.core.engine.flow.insight.search import (
     Budget,
     Found,
     extreme,
     first_reaching,
     smallest,
 )
+from inspector.core.engine.flow.registry import ParamDecl, kind_of
+from inspector.core.engine.flow.runner import FlowTrace, StageRun
+from inspector.core.engine.flow.runs import Change, Runs
+from inspector.core.engine.pools import PROBE_DEPTH
 
-WHAT_IF_DEPTH = 10_000  # how deep a what-if searches for the rows a filter would pass
 MAX_RUNS = 160  # pipeline runs one diagnosis may make (memoised runs are free)
 MAX_FIXES = 6
 FIX_EFFECTS = ("depth", "prefilter", "threshold", "gate", "index")
@@ -182,8 +182,8 @@ def _cause(t: FlowTrace, s: StageRun, probe: FlowTrace | None) -> Diagnosis:
                          "the full-text index, or the filter.", s.name, s.kind)
     if probe is not None and len(probe.final.rows) <= len(t.final.rows):
         return Diagnosis("few_matches", f"{head} keeps fewer rows than the limit, and no "
-                         f"deeper search finds more (searched {WHAT_IF_DEPTH:,} deep or the "
-                         f"whole table): fewer rows match.", s.name, s.kind)
+                         f"deeper search finds more (searched {PROBE_DEPTH:,} deep or the whole "
+                         f"table): fewer rows match.", s.name, s.kind)
     if cut_before and (s.role == "filter" or s.role == "fetch" and _filters(s)
                        or probe is not None):
         after = "its own top-k cut" if s.role == "fetch" else "the cut before it"
@@ -194,8 +194,8 @@ def _cause(t: FlowTrace, s: StageRun, probe: FlowTrace | None) -> Diagnosis:
 
 def _with_fixes(t: FlowTrace, s: StageRun, runs: Runs, budget: Budget) -> Diagnosis:
     wide = widenable(t, s.name)
-    rows = int(t.store.get("rows") or WHAT_IF_DEPTH)
-    deepest = min(rows, WHAT_IF_DEPTH)
+    rows = int(t.store.get("rows") or PROBE_DEPTH)
+    deepest = min(rows, PROBE_DEPTH)
     probe = runs.try_run(Change(widen=tuple((w, deepest) for w in wide))) if wide else None
     base = _cause(t, s, probe)
     n = len(t.final.rows)
