@@ -28,10 +28,19 @@ from inspector.core.engine.params import Params
 from inspector.core.engine.pool import Pool
 
 
+def score_order(score: np.ndarray, rule: str, id_rank: np.ndarray | None = None
+                ) -> np.ndarray:
+    """The one tie rule: positions by score descending (NaN last); equal scores keep their
+    order (`lancedb`: a stable sort) or go by `id_rank` ascending (`id`)."""
+    if rule == "id":
+        if id_rank is None:
+            raise ValueError("tie rule id needs the rows' id ranks")
+        return np.lexsort((id_rank, -score))
+    return np.argsort(-score, kind="stable")
+
+
 def resort(pool: Pool | None, p: Params, rows: np.ndarray, score: np.ndarray) -> np.ndarray:
-    """rows by score descending (NaN last); equal scores keep their order, or go by id (the
-    pool's id order: None only under LanceDB's rule, which never reads it)."""
-    if p.tie_rule == "id":
-        assert pool is not None
-        return rows[np.lexsort((pool.id_order[rows], -score[rows]))]
-    return rows[np.argsort(-score[rows], kind="stable")]
+    """rows by score_order (the pool's id order: None only under LanceDB's rule, which never
+    reads it)."""
+    rank = pool.id_order[rows] if p.tie_rule == "id" and pool is not None else None
+    return rows[score_order(score[rows], p.tie_rule, rank)]

@@ -66,10 +66,10 @@ class Question(BaseModel):
                                   "never the system's own behaviour")
     exact: bool = Field(False, description="what-if: vector legs bypass the ANN index (an "
                         "exact flat search)")
-    params: dict[str, Any] = Field(default_factory=dict, description="the fixed pipeline's "
-                                   "parameters given explicitly, by Params field name "
-                                   "(--overfetch, --blend, --nprobes ...; scope_map as "
-                                   "{key: [scopes]}); empty for a pipeline of stages")
+    params: dict[str, Any] = Field(default_factory=dict, description="always empty: the "
+                                   "former fixed engine's parameters; options such as "
+                                   "--overfetch now set the stage that holds them (`set`). "
+                                   "Kept so that questions written before still read")
 
     @field_validator("scopes")
     @classmethod

@@ -26,6 +26,7 @@ from inspector.core.engine.flow.registry import stage
 from inspector.core.engine.flow.rows import Context, Drop, Outcome, Row, Scored, Tie
 from inspector.core.engine.params import Params, depths, pool_depth
 from inspector.core.engine.pool import Pool, Query
+from inspector.core.engine.ties import score_order
 from inspector.core.errors import InspectorError
 from inspector.core.stores.safety.bounds import MAX_CANDIDATES
 
@@ -400,18 +401,15 @@ def id_key(rows: list[Scored], column: str) -> list[Any]:
 
 def resort(rows: list[Scored], scores: np.ndarray, rule: str,
            id_column: str = "id") -> list[Scored]:
-    """By score descending (NaN last); equal scores keep their order (`lancedb`: a stable
-    sort) or go by id ascending (`id`)."""
+    """By the one tie rule (engine.ties.score_order) over the rows' ids."""
     if not rows:
         return []
+    rank = None
     if rule == "id":
         keys = id_key(rows, id_column)
         rank = np.empty(len(rows), np.int64)
         rank[sorted(range(len(rows)), key=keys.__getitem__)] = np.arange(len(rows))
-        order = np.lexsort((rank, -scores))
-    else:
-        order = np.argsort(-scores, kind="stable")
-    return [rows[i] for i in order.tolist()]
+    return [rows[i] for i in score_order(scores, rule, rank).tolist()]
 
 
 @stage("importance_blend", "transform",
