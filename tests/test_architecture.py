@@ -25,3 +25,16 @@ def test_no_package_folder_is_a_warehouse() -> None:
         if folder.is_dir() and folder.name != "__pycache__":
             modules = [p for p in folder.glob("*.py") if p.name != "__init__.py"]
             assert len(modules) <= 14, f"{folder} holds {len(modules)} modules"
+
+
+def test_the_wheel_lists_every_package_and_nothing_else() -> None:
+    """pyproject.toml names the packages the wheel (and an editable install) holds: a package
+    folder missing from the list ships nothing of it, a listed folder that is gone fails the
+    install (as `engine/ann` did once the fixed engine went)."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+                 ["packages"]) - {"inspector.resources"}
+    found = {".".join(p.parent.relative_to(ROOT).parts)
+             for p in (ROOT / "inspector").rglob("__init__.py")}
+    assert listed == found, (sorted(listed - found), sorted(found - listed))
