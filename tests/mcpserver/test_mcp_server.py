@@ -158,4 +158,22 @@ def test_without_the_extra_it_says_how_to_install_it(
     assert main(["mcp"]) == 2
     out, err = capsys.readouterr()
     assert out == "" and len(err.strip().splitlines()) == 1
-    assert "pip install 'memory-store-inspector[mcp]'" in err
+    assert "the optional extra `mcp`" in err and "pip install -e '" in err  # this clone
+
+
+def test_the_install_hint_gives_the_command_for_how_it_was_installed(tmp_path: Path) -> None:
+    """pipx has no `pip install` for its tools: its users are told `pipx inject`; a clone the
+    editable install of itself; a wheel in an environment of the user's its pip (issue 32)."""
+    from inspector.cli.serve import install_hint
+
+    pkg = tmp_path / "site-packages" / "inspector"
+    pkg.mkdir(parents=True)
+    pipx = install_hint("/home/u/.local/share/pipx/venvs/memory-store-inspector", str(pkg))
+    assert "pipx inject memory-store-inspector 'mcp>=2.3,<3'" in pipx and "pip install" not in pipx
+    wheel = install_hint(str(tmp_path / "venv"), str(pkg))
+    assert "pip install 'mcp>=2.3,<3' into the same environment" in wheel
+    clone = tmp_path / "clone"
+    (clone / "inspector").mkdir(parents=True)
+    (clone / "pyproject.toml").write_text("[project]\n")
+    here = install_hint(str(tmp_path / "venv"), str(clone / "inspector"))
+    assert f"pip install -e '{clone}[mcp]'" in here
