@@ -365,3 +365,18 @@ def test_the_tour_covers_every_story_and_frames_the_widget_each_step_talks_about
         assert frame.isVisible() and frame.geometry().contains(inside), f"step {n + 1}"
     win.tour.hide()
     assert not win.tour.pointer.isVisible()
+
+
+def test_the_gallerys_llamaindex_table_reads_as_llamaindex(tmp_path: Path) -> None:
+    """The gallery's IVF_PQ state stands for LlamaIndex: its table has what the package
+    writes (metadata._node_content), so the window names LlamaIndex and proposes its preset
+    (without it the notice named LangChain over a LlamaIndex question)."""
+    import lancedb
+
+    from inspector.core.stores.shapes import shape_of
+    from inspector.qt.harness.gallery import llamaindex_store
+
+    folder = llamaindex_store(tmp_path / "li", n=300)
+    schema = lancedb.connect(folder).open_table("vectors").schema
+    shape = shape_of("vectors", schema)
+    assert (shape.name, shape.preset) == ("llamaindex", "llamaindex-lancedb")

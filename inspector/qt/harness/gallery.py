@@ -70,8 +70,11 @@ def index_store(folder: Path, tries: int = INDEX_TRIES) -> str:
 
 
 def llamaindex_store(folder: Path, n: int = 3000, dim: int = 32) -> str:
-    """A LlamaIndex-shaped table (id, doc_id, vector, text, metadata struct) of clustered rows
-    with an IVF_PQ index of 16 partitions, as llama-index-vector-stores-lancedb writes one."""
+    """A LlamaIndex-shaped table (id, doc_id, vector, text, metadata struct with the node's
+    JSON in _node_content) of clustered rows with an IVF_PQ index of 16 partitions, as
+    llama-index-vector-stores-lancedb writes one."""
+    import json
+
     import lancedb
     import numpy as np
     import pyarrow as pa
@@ -87,8 +90,10 @@ def llamaindex_store(folder: Path, n: int = 3000, dim: int = 32) -> str:
                       "doc_id": [f"d{i // 3}" for i in range(n)],
                       "vector": pa.FixedSizeListArray.from_arrays(pa.array(vecs.ravel()), dim),
                       "text": [f"node {i} of document d{i // 3}" for i in range(n)],
-                      "metadata": pa.array([{"user_id": f"u{i % 4}", "year": 2020 + i % 6}
-                                            for i in range(n)])})
+                      # LlamaIndex keeps each node's JSON in metadata._node_content
+                      "metadata": pa.array([{"_node_content": json.dumps(
+                          {"id_": f"n{i:05d}", "text": f"node {i} of document d{i // 3}"}),
+                          "user_id": f"u{i % 4}", "year": 2020 + i % 6} for i in range(n)])})
     tbl = lancedb.connect(str(folder)).create_table("vectors", table)
     tbl.create_index("vector", config=IvfPq(distance_type="l2", num_partitions=16,
                                             num_sub_vectors=4))
