@@ -52,9 +52,10 @@ step "inspector query on the demo store (the scoped miss)"
 "$bin/inspector" query "$store" --preset docs-before-fix --scope vault-agent \
     --text "how do I rotate the signing keys for service tokens" --json >"$work/query.json"
 "$bin/python" -c 'import json, sys; d = json.load(open(sys.argv[1]))
-assert d["diagnosis"]["code"] == "scope_starvation", d["diagnosis"]' "$work/query.json"
+assert d["diagnosis"]["code"] == "filter_after_cut", d["diagnosis"]
+assert any(f["argv"] == ["--set", "scope_rule.pushdown=true"] for f in d["diagnosis"]["fixes"])' "$work/query.json"
 "$bin/inspector" query "$store" --preset docs-pushdown --scope vault-agent \
-    --text "how do I rotate the signing keys for service tokens" | grep -q "returned"
+    --text "how do I rotate the signing keys for service tokens" | grep -q "diagnosis: ok: 10 results"
 
 step "inspector query --export, sweep, report, check, audit, run-trec (the README's stories)"
 text="how do I rotate the signing keys for service tokens"
@@ -62,7 +63,7 @@ text="how do I rotate the signing keys for service tokens"
     --export "$work/tables" --format parquet >/dev/null 2>"$work/export.txt"
 test -s "$work/tables/results.parquet"
 "$bin/inspector" sweep "$store" --preset docs-before-fix --scope vault-agent --text "$text" \
-    --grid-overfetch 1,3,6 --grid-blend 0,0.5 | grep -q "over-fetch"
+    --grid-overfetch 1,3,6 --grid-blend 0,0.5 | grep -q "^best cell  fetch.overfetch 6"
 "$bin/inspector" report "$store" --preset docs-before-fix --scope vault-agent --text "$text" \
     --against filter=pushdown --out "$work/receipt" >/dev/null
 test -s "$work/receipt.html" && test -s "$work/receipt.json"
