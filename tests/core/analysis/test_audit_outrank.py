@@ -218,3 +218,17 @@ def test_within_is_every_row_inside_the_radius(rank: int, step: int,
             want = np.flatnonzero(d.astype(np.float64) <= r)
             assert np.array_equal(np.sort(rows), want)
             assert np.array_equal(dist[np.argsort(rows)], d[want])
+
+
+def test_the_shortcut_is_refused_where_its_proof_does_not_hold() -> None:
+    """The rows within a probe's radius decide its rank only for a vector pipeline on squared
+    L2, no active scope, and LanceDB's tie rule: under the id rule equal scores go by id, not
+    by the pool's order, so the shortcut must not read them (it once accepted `id` and then
+    failed an assertion)."""
+    from inspector.core.engine.blend import outrank_refusal
+    from inspector.core.engine.params import Params
+
+    assert outrank_refusal(Params()) is None
+    assert "by id" in (outrank_refusal(Params(tie_rule="id")) or "")
+    assert "fused" in (outrank_refusal(Params(mode="hybrid")) or "")
+    assert "squared L2" in (outrank_refusal(Params(distance="cosine")) or "")
