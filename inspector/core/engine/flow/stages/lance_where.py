@@ -100,13 +100,11 @@ def parse_iso(v: Any) -> dt.datetime | None:
     return when.replace(tzinfo=dt.UTC) if when.tzinfo is None else when
 
 
-def read_row(rec: dict[str, Any], p: dict[str, Any]) -> Row:
-    """A stored row through the stage's column paths, values as stored."""
-    imp = value_at(rec, p["importance_path"])
-    try:
-        importance = float(imp) if imp is not None and not isinstance(imp, bool) else math.nan
-    except (TypeError, ValueError):
-        importance = math.nan
+
+def meta_and_vector(rec: dict[str, Any], p: dict[str, Any]) -> tuple[Any, np.ndarray | None]:
+    """A stored row's metadata (a struct, or JSON text read as JSON; None when unreadable) and
+    its vector as float64 (None when missing, empty or not finite): what every LanceDB leg
+    reads the same way."""
     meta = value_at(rec, p["metadata_path"]) if p["metadata_path"] else None
     if isinstance(meta, str):
         try:
@@ -118,6 +116,16 @@ def read_row(rec: dict[str, Any], p: dict[str, Any]) -> Row:
     if vec is not None:
         arr = np.asarray(vec, dtype=np.float64)
         arr = arr if arr.size and np.all(np.isfinite(arr)) else None
+    return meta, arr
+
+def read_row(rec: dict[str, Any], p: dict[str, Any]) -> Row:
+    """A stored row through the stage's column paths, values as stored."""
+    imp = value_at(rec, p["importance_path"])
+    try:
+        importance = float(imp) if imp is not None and not isinstance(imp, bool) else math.nan
+    except (TypeError, ValueError):
+        importance = math.nan
+    meta, arr = meta_and_vector(rec, p)
     scope = value_at(rec, p["scope_path"])
     cols = {k: v for k, v in rec.items() if k != p["vector_column"] and not k.startswith("_")}
     return Row(id=str(rec.get(p["id_column"])), text=str(rec.get(p["text_column"]) or ""),

@@ -28,6 +28,7 @@ from inspector.core.engine.flow.stages.lance_where import (
     INDEX_KNOBS,
     epoch_ms,
     knobs,
+    meta_and_vector,
     score_of,
     sql_text,
     value_at,
@@ -230,17 +231,7 @@ def rrf(vec: pa.Table, fts: pa.Table, k: int, rrf_k: int) -> list[tuple[str, int
 
 def read(rec: dict[str, Any], p: dict[str, Any]) -> Row:
     """One LanceDB row through the stage's paths, values as stored."""
-    meta = value_at(rec, p["metadata_path"]) if p["metadata_path"] else None
-    if isinstance(meta, str):
-        try:
-            meta = json.loads(meta)
-        except ValueError:
-            meta = None
-    vec = rec.get(p["vector_column"])
-    arr = None
-    if vec is not None:
-        arr = np.asarray(vec, dtype=np.float64)
-        arr = arr if arr.size and np.all(np.isfinite(arr)) else None
+    meta, arr = meta_and_vector(rec, p)
     text = value_at(rec, p["text_column"])
     scope = value_at(rec, p["scope_path"]) if p["scope_path"] else None
     cols = {k: v for k, v in rec.items() if k != p["vector_column"] and not k.startswith("_")}
