@@ -6,7 +6,7 @@ window, inside the screen)."""
 from __future__ import annotations
 
 from PySide6.QtCore import QRect, QSize, Qt
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QSplitter, QWidget
 
 PREFERRED = QSize(1600, 1000)
@@ -188,3 +188,26 @@ def size_docked(win: QMainWindow, dock: QDockWidget, area: Qt.DockWidgetArea) ->
         return
     win.resizeDocks([dock], [int(dock.property("extent") or DOCK_EXTENT.get(area, 380))],
                     Qt.Orientation.Vertical if _vertical(area) else Qt.Orientation.Horizontal)
+
+
+def show_dock(win: QMainWindow, dock: QDockWidget) -> None:
+    """Open a dock as a user asks for it (its menu item, its shortcut, a tab's button): the
+    dock rule decided on the window as it is at that moment (the decision left from an
+    earlier layout, a banner or a deep pool since gone, floated the tuning panel over the
+    stages of a full-screen window), then shown on top."""
+    if dock.isHidden() and dock in getattr(win, "dock_areas", {}):
+        prepare_docks(win, {dock: win.dock_areas[dock]})
+    dock.show()
+    dock.raise_()
+
+
+def toggle_action(win: QMainWindow, dock: QDockWidget, text: str, keys: str) -> QAction:
+    """The checkable menu item that opens a dock through show_dock and closes it, checked
+    while the dock is open (Qt's own toggle action shows it on the last decision)."""
+    act = QAction(text, win)
+    act.setCheckable(True)
+    act.setShortcut(QKeySequence(keys))
+    act.triggered.connect(lambda _on: show_dock(win, dock) if dock.isHidden() else dock.close())
+    dock.visibilityChanged.connect(lambda _on: act.setChecked(not dock.isHidden()))
+    act.setChecked(not dock.isHidden())
+    return act

@@ -114,7 +114,7 @@ def test_tuning_panel_on_a_short_window_floats_inside_the_screen(window, qtbot) 
     window.resize(1366, 520)
     qtbot.wait(20)
     before = window.size()
-    window.action_tuning = window.tuning_dock.toggleViewAction()
+    window.action_tuning = window.action("tuning_panel")
     window.action_tuning.trigger()  # Ctrl+T
     qtbot.wait(50)
     dock = window.tuning_dock
@@ -128,7 +128,7 @@ def test_tuning_panel_by_ctrl_t_on_a_laptop_window_docks_and_keeps_its_size(wind
     window.resize(1366, 740)
     qtbot.wait(20)
     before = window.size()
-    window.tuning_dock.toggleViewAction().trigger()  # Ctrl+T
+    window.action("tuning_panel").trigger()  # Ctrl+T
     qtbot.waitUntil(lambda: not window.splitters["plots"].isVisible(), timeout=10_000)
     assert window.tuning_dock.isVisible() and not window.tuning_dock.isFloating()
     qtbot.wait(50)
@@ -141,10 +141,32 @@ def test_tuning_panel_by_ctrl_t_on_a_laptop_window_docks_and_keeps_its_size(wind
 def test_tuning_panel_docks_when_the_stages_keep_room(window, qtbot) -> None:
     window.resize(1900, 1400)
     qtbot.wait(20)
-    window.tuning_dock.toggleViewAction().trigger()
+    window.action("tuning_panel").trigger()
     qtbot.wait(50)
     assert window.tuning_dock.isVisible() and not window.tuning_dock.isFloating()
     assert window.stages.height() >= 200
+
+
+def test_ctrl_t_decides_where_the_dock_goes_on_the_window_as_it_is_now(window, qtbot) -> None:
+    """A float decided on an earlier, cramped layout (a long banner, a window not yet
+    maximised) is not what Ctrl+T shows on a window with room: it docks, over no stage
+    (a CI run at 1920x1080 showed it floating over two stage tables)."""
+    from PySide6.QtCore import Qt
+
+    from inspector.qt.harness.visual_checks import covered_stage_problems
+
+    window.resize(1900, 1400)
+    qtbot.wait(20)
+    dock = window.tuning_dock
+    dock.setFloating(True)  # what the rule said while the window was cramped, still hidden
+    assert not dock.isVisible()
+    qtbot.keyClick(window, Qt.Key.Key_T, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(dock.isVisible, timeout=5_000)
+    assert not dock.isFloating() and window.action("tuning_panel").isChecked()
+    assert covered_stage_problems(window) == []
+    qtbot.keyClick(window, Qt.Key.Key_T, Qt.KeyboardModifier.ControlModifier)  # and closed
+    qtbot.waitUntil(lambda: not dock.isVisible(), timeout=5_000)
+    assert not window.action("tuning_panel").isChecked()
 
 
 def test_results_arriving_do_not_push_the_stages_down(qtbot, ready) -> None:

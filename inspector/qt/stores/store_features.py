@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QDockWidget, QLabel
 
 from inspector.core.stores.opening import Opened
 from inspector.core.stores.options import OpenOptions
+from inspector.qt import fit
 from inspector.qt.pipeline.query_extras import EmbedderPicker
 from inspector.qt.settings import recalled, remember
 from inspector.qt.stores.open_dialog import OpenDialog
@@ -99,10 +100,8 @@ class StoreFeatures(QObject):
         self.reload_action.triggered.connect(self.reload)
         win.add_action("file", self.reload_action, "reload", before="demo")
         win.recent_menu.aboutToShow.connect(self._fill_recent)
-        toggle = self.dock.toggleViewAction()
-        toggle.setText("&Versions")
-        toggle.setShortcut(QKeySequence("Ctrl+Shift+V"))
-        win.add_action("view", toggle, "versions_dock", before="reset_layout")
+        win.add_action("view", fit.toggle_action(win, self.dock, "&Versions", "Ctrl+Shift+V"),
+                       "versions_dock", before="reset_layout")
 
     # ---- opening ----
     def open_dialog(self) -> OpenDialog:

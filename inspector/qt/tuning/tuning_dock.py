@@ -142,10 +142,7 @@ class TuningDock(QDockWidget):
         """Show the dock on this tab; where it goes (docked or floating) is the window's one
         dock rule (inspector/qt/fit.py), applied as it becomes visible."""
         self.panel(name)
-        if not self.isVisible():  # the rule decided on the window as it is now
-            fit.prepare_docks(self.window_, {self: self.window_.dock_areas[self]})
-        self.show()
-        self.raise_()
+        fit.show_dock(self.window_, self)
         self.tabs.setCurrentIndex(TABS.index(name))
 
     def setVisible(self, visible: bool) -> None:  # noqa: N802 - Qt's name
@@ -202,11 +199,8 @@ def _menus(window: Any, dock: TuningDock, receipts: Receipts) -> None:
             "Ask a receipt's question again on the open store, as of its recorded version"))):
         window.add_action("file", act, act_id, before="file_end")
     menu = window.add_menu("tuning", "&Tuning", before="help")
-    toggle = dock.toggleViewAction()
-    toggle.setText("Tuning &panel")
-    toggle.setShortcut(QKeySequence("Ctrl+T"))
-    window.addAction(toggle)
-    menu.addAction(toggle)
+    window.add_action("tuning", fit.toggle_action(window, dock, "Tuning &panel", "Ctrl+T"),
+                      "tuning_panel")
     menu.addAction(action("Run &sweep", lambda: (dock.show_tab("sweep"), dock.sweep.run()),
                           ("Ctrl+Shift+W",), "Sweep the pipeline's parameters for this query"))
     menu.addAction(action("&Compare side by side", lambda: dock.show_tab("compare")))

@@ -150,3 +150,30 @@ def test_the_facet_compares_nothing_on_a_flat_table(tmp_path: Path) -> None:
                  store)
     assert got.facet is None
     assert not any("exact search" in w for w in got.trace.warnings)
+
+
+def test_a_row_no_knob_brings_back_still_has_the_exact_search_as_its_fix(
+        indexed: tuple[Any, np.ndarray], monkeypatch: pytest.MonkeyPatch) -> None:
+    """An expected row the index lost, where no parameter of the system's returns it (here:
+    the knob search finds nothing), gets the what-if exact search as its fix, run: the demo
+    store's indexed story is such a row on some trainings of its index, and the engine said
+    "no fix" there while `--exact` returned it."""
+    from inspector.core.engine.flow.insight import expect
+    from tests.askkit import ask, final_ids
+
+    store, vecs = indexed
+    for row in (3, 333, 1200, 2500):
+        given = {"preset": "llamaindex-lancedb", "vector": vecs[row].tolist(), "limit": 10,
+                 "sets": {"where": "metadata.user_id = 'u1'"}}
+        lost = ask(store, **given, facet="on").facet.lost_final
+        if not lost:
+            continue
+        monkeypatch.setattr(expect, "candidates", lambda *_a, **_k: [])
+        monkeypatch.setattr(expect, "_limit_fix", lambda *_a, **_k: None)
+        (e,) = ask(store, **given, expect=[lost[0]], fixes=True).expected
+        fix = e["fix"]
+        assert fix is not None and fix["kind"] == "what_if" and fix["argv"] == ["--exact"]
+        assert lost[0] in final_ids(store, **given, exact=True)
+        assert fix["rank"] == final_ids(store, **given, exact=True).index(lost[0]) + 1
+        return
+    pytest.fail("no query on this table lost a row to the index")
