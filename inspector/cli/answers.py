@@ -94,6 +94,10 @@ def cmd_run_trec(a: argparse.Namespace) -> int:
     if not queries:
         raise InspectorError(f"The query set {a.queries} is empty.")
     qids = exports.query_ids(queries)
+    for qid, item in zip(qids, queries, strict=True):
+        if item.name and qid != item.name:
+            print(f"inspector: query {item.name!r} has the TREC id {qid!r} (a TREC line "
+                  f"splits on whitespace)", file=sys.stderr)
     cli_flow.question_from_args(a, need_query=False)  # bad options before the store opens
     store = open_from_args(a)
     lines: list[str] = []

@@ -232,3 +232,18 @@ def test_run_trec_refuses_what_it_cannot_write_or_read(
                        "--queries", str(dup), "--out", str(tmp_path / "r"))
     assert code == 2 and "unique" in err
     assert snapshot(store) == before
+
+
+def test_a_query_name_with_spaces_is_one_trec_id_and_two_alike_are_refused() -> None:
+    """formats.md's own query set names its query "key rotation": the run and the qrels say
+    `key_rotation`; two names that become one id are refused, naming both."""
+    from types import SimpleNamespace
+
+    from inspector.core.errors import InspectorError
+    from inspector.core.evidence import exports
+
+    q = lambda name: SimpleNamespace(name=name)  # noqa: E731
+    assert exports.query_ids([q("key rotation"), q(None), q(" tabs\tand  spaces ")]) == \
+        ["key_rotation", "2", "tabs_and_spaces"]
+    with pytest.raises(InspectorError, match="'key rotation' and 'key_rotation'"):
+        exports.query_ids([q("key rotation"), q("key_rotation")])

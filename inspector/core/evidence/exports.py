@@ -145,12 +145,17 @@ def check_token(value: Any, what: str) -> str:
 
 
 def query_ids(queries: Sequence[Any]) -> list[str]:
-    """A query set's TREC query ids: each query's name, else its position (1-based)."""
-    ids = [check_token(q.name, "query name") if q.name else str(n)
+    """A query set's TREC query ids: each query's name with its runs of whitespace written as
+    one `_` (a TREC line splits on whitespace: "key rotation" is `key_rotation`, in the run
+    and the qrels alike), else its position (1-based). Two queries with one id are refused."""
+    ids = ["_".join(str(q.name).split()) or str(n) if q.name else str(n)
            for n, q in enumerate(queries, start=1)]
-    dup = next((i for i in ids if ids.count(i) > 1), None)
-    if dup is not None:
-        raise InspectorError(f"Two queries of the set have the id {dup!r}; TREC ids are unique.")
+    for n, i in enumerate(ids):
+        first = ids.index(i)
+        if first != n:
+            names = [queries[k].name or f"query {k + 1}" for k in (first, n)]
+            raise InspectorError(f"Two queries of the set have the TREC id {i!r} ({names[0]!r} "
+                                 f"and {names[1]!r}); TREC ids are unique.")
     return ids
 
 
