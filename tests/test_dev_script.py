@@ -76,3 +76,35 @@ def test_app_installs_the_app_alone_and_test_the_test_stack(tmp_path):
     assert any(x.startswith("python -m pytest -n ") for x in lines)
     assert _installs(_dev(repo, env, "app")) == []  # the test stack holds the app
     assert _installs(_dev(repo, env, "setup")) == []
+
+
+MKDOCS = """#!/bin/sh
+echo "mkdocs $*" >> "$DEV_LOG"
+while [ "$#" -gt 0 ]; do [ "$1" = --site-dir ] && site=$2; shift; done
+mkdir -p "$site" && echo '<html>' > "$site/index.html"
+"""
+
+
+def test_docs_keeps_the_site_where_it_says_and_never_empties_a_folder_of_other_files(
+        tmp_path: Path) -> None:
+    """`scripts/dev docs` used to build into a folder it then deleted; now the site stays in
+    DIR (by default inspector-site in the temp folder) and the script says where. mkdocs
+    empties the folder it builds into, so a folder holding other files is refused."""
+    repo, env = _checkout(tmp_path)
+    _dev(repo, env, "test", "--collect-only")  # the venv of stand-ins
+    (repo / ".venv" / "bin" / "mkdocs").write_text(MKDOCS)
+    (repo / ".venv" / "bin" / "mkdocs").chmod(0o755)
+    env = {**env, "TMPDIR": str(tmp_path / "tmp")}
+    (tmp_path / "tmp").mkdir()
+    done = subprocess.run(["bash", str(repo / "scripts" / "dev"), "docs"], env=env,
+                          capture_output=True, text=True, timeout=120)
+    site = tmp_path / "tmp" / "inspector-site"
+    assert done.returncode == 0, done.stderr
+    assert (site / "index.html").is_file() and f"in {site}" in done.stdout
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep")
+    done = subprocess.run(["bash", str(repo / "scripts" / "dev"), "docs", str(mine)], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "not a built site" in done.stderr
+    assert [p.name for p in mine.iterdir()] == ["notes.txt"]
