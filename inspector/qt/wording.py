@@ -6,7 +6,8 @@ from __future__ import annotations
 # the core speaks the command line's language; the window says where to click instead
 GUI_WORDS = (
     ("pass --embedder NAME, or query with --vector or --vector-of ID instead",
-     "pick an embedder next to Run, or right-click a row and choose Use as query"),
+     "pick an embedder next to Run, or give the query's vector: from a file, or a row's id "
+     "(the buttons here)"),
     ("pass --embedder NAME", "pick an embedder next to Run"),
     ("--vector-of ID", "Use as query (right-click a row)"),
     ("pass --embedder ", "pick in the embedder box next to Run: "),

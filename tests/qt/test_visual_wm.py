@@ -80,7 +80,7 @@ def test_a_pipeline_of_stages_passes_the_checks_maximised_under_openbox(
 
     display, w, h = wm_screen
     fixture = fixture_copy("memory-lancedb-pro", tmp_path)
-    _gallery_passes(display, tmp_path / "shots", f"{w}x{h}", "pipeline,langchain",
+    _gallery_passes(display, tmp_path / "shots", f"{w}x{h}", "pipeline,langchain,switch-store",
                     "--pipeline-fixture", str(fixture), "--langchain", str(LANGCHAIN))
 
 

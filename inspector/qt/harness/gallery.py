@@ -200,6 +200,23 @@ def _state_pipeline(win: Any, work: Path) -> None:
     _idle(win)
 
 
+def _state_switch(win: Any, work: Path) -> None:
+    """A store switched as a user switches it: the demo's scoped question asked, then the
+    store memory-lancedb-pro wrote opened (its embedder unknown here), and a text typed: the
+    question starts from the new store (its preset, nothing of the demo's), and the error bar
+    offers the routes that need no embedder."""
+    src = PIPELINE.get("fixture")
+    if src is None:
+        raise SystemExit("gallery: the switch-store state needs --pipeline-fixture DIR (a "
+                         "folder with store/ and q_pg.json)")
+    _demo(win, 0)
+    win.vm.open_store(str(src / "store"), "memories")
+    _idle(win)
+    win.query_bar.text.setText(PIPELINE_TEXT)
+    win.query_bar.text_submitted.emit(PIPELINE_TEXT)
+    _idle(win)
+
+
 def _state_langchain(win: Any, work: Path) -> None:
     """LangChain's post-filter (a user's filter after LanceDB's top k) starves the query; the
     banner's first fix, applied with a click, returns the page."""
@@ -268,6 +285,7 @@ ENTER: dict[str, Callable[[Any, Path], None]] = {
     "deep-pool": _state_deep,
     "tuning-dock": _state_tuning, "map": _state_map,
     "error": _state_error, "pipeline": _state_pipeline, "langchain": _state_langchain,
+    "switch-store": _state_switch,
     "llamaindex-ivf": _state_llamaindex, "lost-to-index": _state_lost,
     "tour-again": _state_tour_again,
     **{name: (lambda win, _work, n=n: _state_tour(win, n)) for name, n in TOUR_STEPS.items()},

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QGraphicsItem, QLabel, QVBoxLayout, QWidget
 from inspector.core.engine.flow.runner import FlowTrace, StageRun
 from inspector.qt.theme import LIGHT, Tokens
 
+EMPTY_RANGE = (-0.03, 1.03)  # the score plot with no answer: scores 0..1
 MIN_PLOT = (220, 120)  # below this tick labels crowd; Y_NAME fits its height (formulas: tips)
 
 
@@ -264,7 +265,7 @@ class ScoreScatter(pg.PlotWidget):
         self.stage: str | None = None
         self._shown: dict[str, Any] = {}
         self.empty = empty_note(self, "Run a query to see each stage's scores",
-                                (-0.03, 1.03), (-0.03, 1.03))
+                                EMPTY_RANGE, EMPTY_RANGE)
         self.set_tokens(LIGHT)
 
     @staticmethod
@@ -299,6 +300,13 @@ class ScoreScatter(pg.PlotWidget):
             self._shown.clear()
             self.diagonal.setData([], [])
             self.min_line.hide()
+            # nothing of an earlier answer (another store's stage names and score range, in
+            # which the note sat out of view): the empty range and no stage's axis names
+            plot = self.getPlotItem()
+            plot.disableAutoRange()
+            plot.setRange(xRange=EMPTY_RANGE, yRange=EMPTY_RANGE, padding=0)
+            plot.setLabel("bottom", "")
+            plot.setLabel("left", "")
             self.empty.show()
             return
         if self.empty.isVisible():  # the first trace: axes follow the data again

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFontMetricsF
+from PySide6.QtGui import QFontMetricsF, QTextOption
 
 from inspector.core.engine.flow.runner import FlowTrace, StageRun
 from inspector.qt.pipeline.plots import MIN_PLOT, _style, plain_axes
@@ -135,6 +135,8 @@ class BumpChart(pg.PlotWidget):
         # the dashed limit stops at the "after" dots instead of striking through a label
         self.limit_line.setSpan(0, (LABEL_X - X_RANGE[0]) / (X_RANGE[1] - X_RANGE[0]))
         self.empty = pg.TextItem("", anchor=(0.5, 0.5))  # labels: the top ranks and the selected
+        self.empty.textItem.document().setDefaultTextOption(
+            QTextOption(Qt.AlignmentFlag.AlignCenter))
         self.labels = [pg.TextItem("", anchor=(0, 0.5)) for _ in range(N_LABELS + 1)]
         self._last: tuple[Any, Any, int] | None = None  # what the text was fitted to
         self._words = ("before", "after")
@@ -178,6 +180,7 @@ class BumpChart(pg.PlotWidget):
             self.getPlotItem().getAxis("left").setTicks(None)  # not an earlier trace's ticks
             self.empty.setText("No rows came into this stage" if trace is not None else
                                "Run a query to see ranks before and after a stage")
+            self._fit_text()  # wrapped to the width the chart has
             self.empty.setPos(sum(X_RANGE) / 2, 5.5)
             self.getPlotItem().setRange(xRange=X_RANGE, yRange=(0.5, 10.5), padding=0)
             return
@@ -234,6 +237,8 @@ class BumpChart(pg.PlotWidget):
     def _fit_text(self, *_: Any) -> None:
         """Rank ticks and row labels for the room the chart has now: rows closer than a line
         of text are thinned out, so no two texts overlap at any height (re-run on resize)."""
+        # the empty chart's sentence wraps to the plot's width (a narrow chart cut it)
+        self.empty.textItem.setTextWidth(max(60.0, self.getPlotItem().getViewBox().width() - 16))
         if self._last is None:
             return
         trace, selected, shown = self._last

@@ -215,6 +215,9 @@ def test_a_store_with_no_embedder_offers_the_routes_that_need_none(window, tmp_p
     routes = [b.text() for b in window.error_bar.routes]
     assert window.error_bar.isVisible()
     assert "Query vector from a file…" in routes and "Query by a row's id…" in routes
+    # with no rows on screen it points to those buttons, not to a row to right-click
+    said = window.error_bar.label.text()
+    assert "right-click" not in said and "the buttons here" in said, said
     vm.use_as_query("r3")
     vm.jobs.wait_idle(60)
     assert vm.trace is not None and vm.trace.final.ids[0] == "r3"
@@ -246,3 +249,33 @@ def test_suggested_queries_shows_its_whole_label_beside_its_menu_arrow(window) -
     b.initStyleOption(opt)
     arrow = b.style().pixelMetric(QStyle.PixelMetric.PM_MenuButtonIndicator, opt, b)
     assert b.width() >= b.fontMetrics().horizontalAdvance(b.text()) + arrow + 8
+
+
+def test_a_switched_store_shows_no_plot_of_the_last_one(window, tmp_path) -> None:
+    """The demo's question plotted, then a store whose embedder is unknown opened and a text
+    asked (no answer): the score plot shows its empty range and note, not the demo's score
+    range and stage names (its note sat outside that range, so the plot looked like data)."""
+    from PySide6.QtWidgets import QWidget
+
+    from inspector.qt.pipeline.plots import EMPTY_RANGE
+    from tests.core.engine.flow.fixtures import fixture_copy
+
+    window.resize(1600, 1000)
+    vm = window.vm
+    vm.jobs.wait_idle(60)
+    scatter = window.findChild(QWidget, "scoreScatter")
+    window.flush_plots()
+    assert vm.trace is not None and scatter.stage is not None
+    plot = scatter.getPlotItem()
+    assert plot.getViewBox().viewRange()[0] != list(EMPTY_RANGE)  # the demo's scores
+    store = fixture_copy("memory-lancedb-pro", tmp_path) / "store"
+    vm.open_store(str(store), "memories")
+    vm.jobs.wait_idle(60)
+    vm.set_query("postgres connection pool size")
+    vm.jobs.wait_idle(60)
+    window.flush_plots()
+    assert vm.trace is None and window.error_bar.isVisible()
+    assert scatter.stage is None and scatter.empty.isVisible()
+    (x0, x1), (y0, y1) = plot.getViewBox().viewRange()
+    assert (x0, x1, y0, y1) == pytest.approx((*EMPTY_RANGE, *EMPTY_RANGE))
+    assert plot.getAxis("bottom").labelText == "" and plot.getAxis("left").labelText == ""
