@@ -11,7 +11,7 @@ from typing import Any
 import pyqtgraph as pg
 from PySide6.QtCore import QCoreApplication, QEvent, QRectF
 from PySide6.QtGui import QGuiApplication, QImage, QPainter
-from PySide6.QtWidgets import QGraphicsTextItem, QLabel, QWidget
+from PySide6.QtWidgets import QGraphicsLayout, QGraphicsTextItem, QLabel, QWidget
 from superqt import QElidingLabel
 
 from inspector.qt.harness.painted import cut_painted_problems
@@ -23,16 +23,30 @@ def _glyphs(item: QGraphicsTextItem) -> QRectF:
     return item.mapRectToScene(item.boundingRect().adjusted(m, m, -m, -m))
 
 
+def _settle(scene: Any, painter: QPainter) -> None:
+    """Lay the plot out as its next paints will: an axis sizes itself to its tick labels when
+    it draws them (and asks its layout for the room), so a range just changed is measured on
+    the axis' new width and the label's new place, not on the last paint's (one frame)."""
+    for axis in (i for i in scene.items() if isinstance(i, pg.AxisItem) and i.isVisible()):
+        if axis.style["showValues"]:
+            axis.generateDrawSpecs(painter)
+    for item in scene.items():
+        layout = getattr(item, "layout", None)
+        if isinstance(layout, QGraphicsLayout) and not layout.isActivated():
+            layout.activate()  # only a layout a size change left pending
+    for vb in (i for i in scene.items() if isinstance(i, pg.ViewBox)):
+        vb.updateMatrix()  # the view's transform as the next paint will have it
+
+
 def plot_texts(widget: pg.PlotWidget) -> list[tuple[str, QRectF]]:
     """Every text a plot shows, as (text, scene rectangle): text items (clipped to their
     view, as painted), axis tick labels and axis titles."""
     scene = widget.scene()
-    for vb in (i for i in scene.items() if isinstance(i, pg.ViewBox)):
-        vb.updateMatrix()  # the view's transform as the next paint will have it
     img = QImage(8, 8, QImage.Format.Format_ARGB32)
     painter = QPainter(img)
     out: list[tuple[str, QRectF]] = []
     try:
+        _settle(scene, painter)
         for item in scene.items():
             if not item.isVisible():
                 continue

@@ -43,6 +43,7 @@ class ParamDecl:
     choices: tuple[str, ...] = ()
     effect: str = ""  # one of EFFECTS
     step: float | None = None  # the finest change worth trying (a slider's step); None: any
+    zero: float | None = None  # what 0 stands for (the library's default): where a raise starts
 
     def __post_init__(self) -> None:
         if self.effect not in EFFECTS:

@@ -82,7 +82,10 @@ def explain(t: FlowTrace, rid: str, runs: Runs, max_runs: int = MAX_RUNS) -> dic
     upto = fall.stage if fall.stage in names and fall.code != "not_fetched" else \
         (fetches[-1] if fetches else names[-1])
     goal: Callable[[FlowTrace], bool] = lambda x: rid in x.final.ids  # noqa: E731
-    sig: Callable[[FlowTrace], Any] = lambda x: (rid in x.final.ids,  # noqa: E731
+    # what a change must move to matter: the stages' counts and notes, and which rows are
+    # final (an index knob changes which rows, not how many: counts alone stopped its search
+    # after two values, and a row the index lost needing refine_factor 3 got no knob)
+    sig: Callable[[FlowTrace], Any] = lambda x: (tuple(x.final.ids),  # noqa: E731
                                                  tuple((len(s.rows), s.note)
                                                        for s in x.stages))
     budget = Budget(runs, max_runs)

@@ -44,6 +44,8 @@ class Ladder(Sequence[Any]):
     """The values to try for a parameter, in order of growing change from `cur`."""
 
     def __init__(self, decl: ParamDecl, cur: Any, down: bool, data: Sequence[float] = ()):
+        if cur == 0 and not down and decl.zero is not None:
+            cur = decl.zero  # 0 is the library's default: below it is no raise
         self.decl, self.cur, self.down = decl, cur, down
         self.data = list(data)
         step = decl.step or (1 if decl.type == "int" else None)
@@ -156,9 +158,9 @@ def smallest(runs: Runs, key: str, decl: ParamDecl, cur: Any, goal: Goal, sig: S
     got = first_reaching(ladder, lambda v: base.with_sets(**{key: v}), runs, goal, sig, budget)
     if got is None:
         return None
-    value = ladder[got[0]]
-    span = max(abs(cur), decl.step or 1.0) if isinstance(cur, (int, float)) else 1.0
-    return Found(base.with_sets(**{key: value}), got[1], abs(value - cur) / span)
+    value, start = ladder[got[0]], ladder.cur
+    span = max(abs(start), decl.step or 1.0) if isinstance(start, (int, float)) else 1.0
+    return Found(base.with_sets(**{key: value}), got[1], abs(value - start) / span)
 
 
 def scan(runs: Runs, key: str, decl: ParamDecl, cur: float, goal: Goal, budget: Budget,

@@ -84,7 +84,7 @@ def scope_rule(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
 
 _KNOBS = (
     P("nprobes", "int", 0, "IVF partitions probed (0: LanceDB's default, 20)", 0, 1_000_000,
-      live=False, effect="index"),
+      live=False, effect="index", zero=20),
     P("min_nprobes", "int", 0, "minimum partitions (0: the default)", 0, 1_000_000,
       live=False),
     P("max_nprobes", "int", -1, "maximum partitions (0: no maximum; -1: the default)", -1,

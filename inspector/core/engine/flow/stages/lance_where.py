@@ -36,7 +36,7 @@ SCORES = ("inv1p", "exp_neg_f32", "l2_relevance", "cosine_relevance", "neg_dista
 # the knobs a system may pass to LanceDB's indexed vector search (0: LanceDB's default)
 INDEX_KNOBS = (
     P("nprobes", "int", 0, "IVF partitions probed (0: LanceDB's default, 20)", 0, 1_000_000,
-      live=False, effect="index"),
+      live=False, effect="index", zero=20),
     P("refine_factor", "int", 0, "re-rank limit x this candidates with full vectors (0: "
       "none)", 0, 50_000, live=False, effect="index"),
     P("ef", "int", 0, "HNSW candidate list (0: LanceDB's 1.5 x depth)", 0, 10_000_000,
