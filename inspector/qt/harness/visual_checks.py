@@ -16,7 +16,6 @@ from PySide6.QtGui import QIcon, QImage, QPainter, QPixmap
 from PySide6.QtWidgets import (
     QAbstractScrollArea,
     QSplitter,
-    QSplitter,
     QStyle,
     QStyleOptionViewItem,
     QTableView,
@@ -328,7 +327,7 @@ def splitter_problems(win: Any) -> list[str]:
         if not sp.isVisible() or sp.window() is not win:
             continue
         panes = [w for w in map(sp.widget, range(sp.count())) if w.isVisible()]
-        for a, b in zip(panes, panes[1:]):
+        for a, b in zip(panes, panes[1:], strict=False):
             both = a.geometry() & b.geometry()
             if not both.isEmpty():
                 out.append(f"{sp.objectName()}: {a.objectName() or type(a).__name__} lies over "
