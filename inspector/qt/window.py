@@ -423,6 +423,11 @@ class MainWindow(FilesMixin, ExtensibleWindow):
             if not crowded and plots.isVisible() and self.stages.height() < both \
                     and room - both >= least:
                 left.setSizes([both, room - both])
+        else:  # no stages yet: the plots only where they keep their least height below
+            # the list's least (short of it, the splitter laid the list over their titles)
+            room = left.height() - left.handleWidth()
+            least = self.stages.minimumSizeHint().expandedTo(self.stages.minimumSize())
+            crowded = room - least.height() < plots.minimumSizeHint().height()
         if crowded != bool(plots.property("crowded")):
             plots.setProperty("crowded", crowded)
             if not plots.property("yielded"):

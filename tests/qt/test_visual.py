@@ -421,3 +421,46 @@ def test_the_gallerys_llamaindex_table_reads_as_llamaindex(tmp_path: Path) -> No
     schema = lancedb.connect(folder).open_table("vectors").schema
     shape = shape_of("vectors", schema)
     assert (shape.name, shape.preset) == ("llamaindex", "llamaindex-lancedb")
+
+
+def test_a_pane_a_splitter_lays_over_its_neighbour_is_found(qtbot) -> None:
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QSplitter, QVBoxLayout, QWidget
+
+    from inspector.qt.harness.visual_checks import splitter_problems
+
+    win = QWidget()
+    qtbot.addWidget(win)
+    sp = QSplitter(Qt.Orientation.Vertical, objectName="split_test")
+    sp.setChildrenCollapsible(False)
+    for name in ("upper", "lower"):
+        pane = QWidget(objectName=name)
+        pane.setMinimumHeight(200)
+        sp.addWidget(pane)
+    QVBoxLayout(win).addWidget(sp)
+    win.setFixedSize(300, 300)  # room for 300 px of the 400 the two panes need
+    win.show()
+    qtbot.waitExposed(win)
+    assert any(p.startswith("split_test: upper lies over lower") for p in splitter_problems(win))
+    win.setFixedSize(300, 460)
+    qtbot.waitUntil(lambda: splitter_problems(win) == [], timeout=5_000)
+
+
+def test_with_no_answer_the_plots_yield_where_the_list_would_lie_over_them(window, qtbot,
+                                                                        tmp_path) -> None:
+    """A store whose embedder is unknown opened on a short window and a text asked: no
+    answer, the error bar and the store's notice take room, and the stage list's least
+    height was laid over the plots' titles (seen at 1024x700); now the plots yield."""
+    from inspector.qt.harness.visual_checks import splitter_problems
+    from tests.core.engine.flow.fixtures import fixture_copy
+
+    vm = window.vm
+    vm.open_store(str(fixture_copy("memory-lancedb-pro", tmp_path) / "store"), "memories")
+    vm.jobs.wait_idle(60)
+    vm.set_query("postgres connection pool size")
+    vm.jobs.wait_idle(60)
+    assert vm.trace is None and window.error_bar.isVisible()
+    for height in (560, 600, 640, 700, 900):
+        window.resize(1024, height)
+        qtbot.wait(50)
+        assert splitter_problems(window) == [], height

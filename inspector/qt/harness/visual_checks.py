@@ -15,6 +15,7 @@ from PySide6.QtCore import QPoint, QRect, QSize, Qt
 from PySide6.QtGui import QIcon, QImage, QPainter, QPixmap
 from PySide6.QtWidgets import (
     QAbstractScrollArea,
+    QSplitter,
     QStyle,
     QStyleOptionViewItem,
     QTableView,
@@ -317,9 +318,28 @@ def plot_axis_problems(win: Any) -> list[str]:
     return out
 
 
+def splitter_problems(win: Any) -> list[str]:
+    """Two panes of one splitter over each other: short of room for both least sizes, a
+    splitter keeps each pane's least size and lays one over the next (the stage list over
+    the plots' titles, at 1024x700 with no answer yet)."""
+    out = []
+    for sp in win.findChildren(QSplitter):
+        if not sp.isVisible() or sp.window() is not win:
+            continue
+        panes = [w for w in map(sp.widget, range(sp.count())) if w.isVisible()]
+        for a, b in zip(panes, panes[1:], strict=False):
+            both = a.geometry() & b.geometry()
+            if not both.isEmpty():
+                out.append(f"{sp.objectName()}: {a.objectName() or type(a).__name__} lies over "
+                           f"{b.objectName() or type(b).__name__} ({both.width()}x"
+                           f"{both.height()} px)")
+    return out
+
+
 def problems(win: Any) -> list[str]:
     """Everything the checks find, one sentence each."""
     return (plot_axis_problems(win) + text_overlap_problems(win) + outside_problems(win)
             + own_window_problems(win) + plot_size_problems(win) + elided_scope_problems(win)
             + dock_problems(win) + covered_stage_problems(win) + clipped_title_problems(win)
-            + stage_row_problems(win) + flow_problems(win) + cut_problems(win))
+            + stage_row_problems(win) + flow_problems(win) + cut_problems(win)
+            + splitter_problems(win))
