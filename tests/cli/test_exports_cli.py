@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -208,6 +210,47 @@ def test_trec_run_lines_equal_each_querys_final_list(
         for qid in {x[0] for x in by_rank}:
             scores = [x[4] for x in by_rank if x[0] == qid]
             assert scores == sorted(scores, reverse=True) and len(set(scores)) == len(scores)
+
+
+def test_trec_evals_measures_of_the_run_equal_the_inspectors_own(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, demo_path: Path) -> None:
+    """The documented evaluation (exports-and-mcp.md): `ir_measures docs.qrels docs.run
+    nDCG@10`, trec_eval's own code through its Python binding, reads run-trec's files and
+    gives, query by query, the nDCG@10 the inspector's metrics give the same final lists:
+    graded and unreturned judgments, a query with none (not scored by trec_eval)."""
+    from inspector.core.analysis.metrics import ndcg_at_k, precision_at_k
+
+    texts = [(QUERY, "vault-agent"), ("deploy the api", None), ("database migration", None)]
+    finals = []
+    for text, scope in texts:
+        args = [str(demo_path), "--preset", "docs-overfetch", "--text", text]
+        finals.append([c["id"] for c in query_json(
+            capsys, *args, *(["--scope", scope] if scope else []))["stages"][-1]["candidates"]])
+    assert all(len(f) >= 5 for f in finals[:2]), finals
+    grades = [{finals[0][1]: 2, finals[0][4]: 1, "not-returned": 3},
+              {finals[1][0]: 1, finals[1][-1]: 2}, {}]
+    queries = [{"query": t, "name": f"q{n}", **({"scope": s} if s else {}),
+                **({"judgments": g} if g else {})}
+               for n, ((t, s), g) in enumerate(zip(texts, grades, strict=True))]
+    code, _, err = run(capsys, "run-trec", str(demo_path), "--preset", "docs-overfetch",
+                       "--queries", str(_query_set(tmp_path / "queries.json", queries)),
+                       "--out", str(tmp_path / "docs.run"), "--qrels",
+                       str(tmp_path / "docs.qrels"))
+    assert code == 0, err
+    tool = Path(sys.executable).with_name("ir_measures")
+    done = subprocess.run([str(tool), "docs.qrels", "docs.run", "nDCG@10", "P@5", "-q", "-p", "6"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    theirs = {(q, m): float(v) for q, m, v in (ln.split("\t") for ln in
+                                               done.stdout.splitlines()) if q != "all"}
+    ours = {}
+    for n, (f, g) in enumerate(zip(finals, grades, strict=True)):
+        if g:
+            ours[(f"q{n}", "nDCG@10")] = ndcg_at_k(f, g, 10)
+            ours[(f"q{n}", "P@5")] = precision_at_k(f, g, 5)
+    assert theirs.keys() == ours.keys() and len(ours) == 4
+    assert all(abs(theirs[k] - ours[k]) < 5e-6 for k in ours), (theirs, ours)
+    assert all(0 < ours[(q, "nDCG@10")] < 1 for q in ("q0", "q1"))  # neither ideal, both scored
 
 
 def test_run_trec_refuses_what_it_cannot_write_or_read(
