@@ -178,6 +178,8 @@ class BumpChart(pg.PlotWidget):
                 lab.setText("")
             self.limit_line.hide()  # no ranks: no limit to draw among them
             self.getPlotItem().getAxis("left").setTicks(None)  # not an earlier trace's ticks
+            self._words = ("before", "after")  # nor its stage's name (another store's)
+            self._fit_ticks()
             self.empty.setText("No rows came into this stage" if trace is not None else
                                "Run a query to see ranks before and after a stage")
             self._fit_text()  # wrapped to the width the chart has

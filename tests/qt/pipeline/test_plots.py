@@ -22,6 +22,23 @@ def test_empty_plots_say_what_will_appear(qtbot, window) -> None:
     assert not window.scatter.empty.isVisible()  # with a trace the note is gone
 
 
+def test_the_rank_chart_without_a_trace_names_no_earlier_stage(qtbot, window) -> None:
+    """After an answer the bottom axis names the plotted stage; cleared (a store switched,
+    a question with no answer yet) it names none: the switch-store shot kept "before scope"
+    and "after scope" under another store's empty chart."""
+    bump = window.bump
+    bump.resize(900, 400)
+
+    def ticks() -> list[str]:
+        return [t for _, t in bump.getPlotItem().getAxis("bottom")._tickLevels[0]]
+
+    stage = next(s for s in window.vm.trace.stages if s.role != "fetch" and s.rows_in)
+    bump.set_trace(window.vm.trace, stage, None)
+    assert ticks() == [f"before {stage.name}", f"after {stage.name}"]
+    bump.set_trace(None, None, None)
+    assert ticks() == ["before", "after"]
+
+
 def test_the_sweep_tab_before_any_run_claims_nothing(window) -> None:
     sweep = window.tuning_dock.sweep
     curve = sweep.curve
