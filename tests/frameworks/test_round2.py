@@ -146,6 +146,9 @@ def test_pipeline_list_json_names_system_version_and_entry_point(
 # each live recorder runs in the interpreter that holds its packages: crewai pins pydantic
 # below the others, so CrewAI's slices are recorded with round one's interpreter
 LIVE = {"INSPECTOR_ROUND2_PYTHON": SYSTEMS[:-2], "INSPECTOR_FRAMEWORKS_PYTHON": ("crewai2",)}
+PACKAGES = {"INSPECTOR_ROUND2_PYTHON": "agno, langchain-community, "
+                                       "llama-index-vector-stores-lancedb and mem0ai",
+            "INSPECTOR_FRAMEWORKS_PYTHON": "crewai"}
 
 
 @pytest.mark.parametrize("var", list(LIVE))
@@ -156,7 +159,7 @@ def test_the_live_packages_still_return_what_was_recorded(var: str, tmp_path: Pa
     answered as recorded (but on the IVF_PQ table, whose index trains anew)."""
     py = os.environ.get(var)
     if not py:
-        pytest.skip(f"set {var} to an interpreter with {', '.join(LIVE[var])}'s packages")
+        pytest.skip(f"set {var} to an interpreter with {PACKAGES[var]} (scripts/dev heldout)")
     subprocess.run([py, str(Path(__file__).with_name("record_round2.py")), "--out",
                     str(tmp_path), "--only", ",".join(LIVE[var])], check=True, timeout=1200,
                    stdout=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": ""})
