@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +44,12 @@ MAP_ENTRIES_MAX = 16  # the plugin keeps at most this many entries a scope
 def normalize_scope(scope: str | None) -> str:
     """normalizeScopeToken: trim, lower-case, drop one leading `[iso:`/`iso:`/`[scope:`/
     `scope:`, leading '/'s and trailing ']'s, trim."""
-    s = js.trim(str(scope or "")).lower()
+    return _normalized(str(scope or ""))
+
+
+@lru_cache(maxsize=4096)  # a pure function of a text the post-filter asks once a row
+def _normalized(text: str) -> str:
+    s = js.trim(text).lower()
     s = _SCOPE_PREFIX.sub("", s, count=1)
     s = _TRAILING_BRACKETS.sub("", _LEADING_SLASHES.sub("", s))
     return js.trim(s)
@@ -52,7 +58,12 @@ def normalize_scope(scope: str | None) -> str:
 def scope_key(normalized: str) -> str:
     """shortScopeKey: the normalised scope up to its first '/' or ':' (the whole if that is
     empty)."""
-    n = normalize_scope(normalized)
+    return _key(str(normalized or ""))
+
+
+@lru_cache(maxsize=4096)
+def _key(text: str) -> str:
+    n = _normalized(text)
     if not n:
         return ""
     return re.split(r"[/:]", n)[0] or n

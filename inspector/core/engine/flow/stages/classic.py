@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import math
 import operator
+import weakref
 from typing import Any
 
 import numpy as np
@@ -242,6 +243,31 @@ def pool_for(ctx: Context, p: Params) -> Pool:
     return pools.fetch_for(store, query, p)
 
 
+# id(pool) -> what was read from it once: its rows, and the fetch stage's candidates per
+# shape of the fetch (a live re-rank of a cached pool passes the same ones on: a Row and a
+# Scored are never changed, later stages re-score with new ones); dropped with the pool
+_READ: dict[int, tuple[list[Row | None], dict[Any, list[Scored]]]] = {}
+_SHAPES_MAX = 32  # fetch shapes remembered a pool (over-fetch values a slider visits)
+_SHAPE_ROWS_MAX = 100_000  # and candidates a pool, over all its shapes
+
+
+def _read(pool: Pool) -> tuple[list[Row | None], dict[Any, list[Scored]]]:
+    got = _READ.get(id(pool))
+    if got is None:
+        got = _READ[id(pool)] = ([None] * pool.size, {})
+        weakref.finalize(pool, _READ.pop, id(pool), None)
+    return got
+
+
+def _pool_row(pool: Pool, i: int) -> Row:
+    """Row i of the pool, read once per pool."""
+    rows = _read(pool)[0]
+    row = rows[i]
+    if row is None:
+        row = rows[i] = _row(pool, i)
+    return row
+
+
 def _row(pool: Pool, i: int) -> Row:
     roles = pool.roles
     cols = {c: v[i] for c, v in pool.columns.items()}
@@ -299,6 +325,23 @@ def _leg_ties(ctx: Context, pool: Pool, p: Params, stage_name: str) -> None:
                                 members=tuple(str(pool.ids[i]) for i in rows), order=order))
 
 
+def _candidates(pool: Pool, mode: str, raw: np.ndarray, base: np.ndarray, fused: np.ndarray,
+                vr: np.ndarray, fr: np.ndarray) -> list[Scored]:
+    """The fetch's candidates in raw order, each with the inputs of its score."""
+    out = []
+    for i in raw.tolist():
+        inputs: list[tuple[str, float]] = []
+        if vr[i]:
+            inputs += [("vec_rank", float(vr[i])), ("distance", float(pool.vec_dist[i])),
+                       ("vector", float(1.0 / (1.0 + pool.vec_dist[i])))]
+        if fr[i]:
+            inputs += [("fts_rank", float(fr[i])), ("bm25", float(pool.fts_score[i]))]
+        if mode == "hybrid":
+            inputs.append(("fused", float(fused[i])))
+        out.append(Scored(_pool_row(pool, i), float(base[i]), tuple(inputs)))
+    return out
+
+
 @stage("lancedb_pool", "fetch",
        P("mode", "str", "vector", "vector, fts (LanceDB's BM25) or hybrid (RRF of both)",
          live=False, choices=MODES),
@@ -329,17 +372,15 @@ def lancedb_pool(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome
             and d.fts_k and ctx.text:  # LanceDB's own full-text order at the leg's k
         native = native_fts_ranks(pool, pools.fts_order(ctx.store, ctx.text, d.fts_k, q))
     raw, base, fused, vr, fr = raw_order(pool, q, native)
-    out = []
-    for i in raw.tolist():
-        inputs: list[tuple[str, float]] = []
-        if vr[i]:
-            inputs += [("vec_rank", float(vr[i])), ("distance", float(pool.vec_dist[i])),
-                       ("vector", float(1.0 / (1.0 + pool.vec_dist[i])))]
-        if fr[i]:
-            inputs += [("fts_rank", float(fr[i])), ("bm25", float(pool.fts_score[i]))]
-        if q.mode == "hybrid":
-            inputs.append(("fused", float(fused[i])))
-        out.append(Scored(_row(pool, i), float(base[i]), tuple(inputs)))
+    shapes = _read(pool)[1]
+    shape = (q.mode, d, q.rrf_k, q.tie_rule, None if native is None else native.tobytes())
+    out = shapes.get(shape)
+    if out is None:
+        out = _candidates(pool, q.mode, raw, base, fused, vr, fr)
+        if len(shapes) >= min(_SHAPES_MAX, max(1, _SHAPE_ROWS_MAX // max(pool.size, 1))):
+            shapes.clear()
+        shapes[shape] = out
+    out = list(out)
     _leg_ties(ctx, pool, q, ctx.stage)
     if q.mode == "hybrid":
         c = min(d.pool, len(raw))
@@ -369,21 +410,54 @@ def lancedb_pool(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome
 
 # ------------------------------------------------------------------------------ scope and blend
 
+# (spec, roles) -> id(row) -> (a weak reference to the row, its Drop or None): a Row is never
+# changed and a pool's rows are read once (_pool_row), so a live re-rank decides each row's
+# scope once; the reference still naming the row proves the id was not reused
+_VERDICTS: dict[Any, dict[int, tuple[weakref.ref[Row], Drop | None]]] = {}
+_VERDICTS_MAX = 50_000  # rows remembered across every (spec, roles); past it, start again
+
+
+def _scope_verdicts(spec: scopes.ScopeSpec, roles: Any, rows: list[Row]) -> list[Drop | None]:
+    """Per row, None in scope, else its Drop with the rule's words and the value it had."""
+    try:
+        memo = _VERDICTS.setdefault((spec, roles), {}) if spec.active else None
+    except TypeError:  # an unhashable setting: decide every row now
+        memo = None
+    known = memo.get if memo is not None else (lambda _k: None)
+    out: list[Drop | None] = []
+    todo: list[int] = []
+    for i, row in enumerate(rows):
+        hit = known(id(row))
+        if hit is not None and hit[0]() is row:
+            out.append(hit[1])
+        else:
+            out.append(None)
+            todo.append(i)
+    if todo:
+        cols = scopes.scope_columns(roles, spec) if spec.active else []
+        values = {c: [rows[i].columns.get(c) for i in todo] for c in cols}  # what it reads
+        ok, why, had = scopes.evaluate(spec, roles, values, len(todo))
+        if memo is not None and \
+                sum(map(len, list(_VERDICTS.values()))) + len(todo) > _VERDICTS_MAX:
+            _VERDICTS.clear()
+            memo = _VERDICTS.setdefault((spec, roles), {})
+        for i, good, rule, value in zip(todo, ok, why, had, strict=True):
+            drop = None if good else Drop(rows[i].id, "out_of_scope",
+                                          (("rule", rule), ("scope", value)))
+            out[i] = drop
+            if memo is not None:
+                memo[id(rows[i])] = (weakref.ref(rows[i]), drop)
+    return out
+
+
 @stage("scope_filter", "filter", store_roles=True)
 def scope_filter(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     """Keep the rows the scope rule matches (post-filter: lower-cased repo and path, exact
     columns); counters as the docs engine reports them."""
     spec = ctx.request.get("scope_spec") or scopes.ScopeSpec()
-    cols = scopes.scope_columns(ctx.store.roles, spec) if spec.active and rows else []
-    values = {c: [s.row.columns.get(c) for s in rows] for c in cols}  # what the rule reads
-    ok, why, had = scopes.evaluate(spec, ctx.store.roles, values, len(rows))
-    keep: list[Scored] = []
-    dropped: list[Drop] = []
-    for s, good, rule, value in zip(rows, ok, why, had, strict=True):
-        if good:
-            keep.append(s)
-        else:
-            dropped.append(Drop(s.id, "out_of_scope", (("rule", rule), ("scope", value))))
+    verdicts = _scope_verdicts(spec, ctx.store.roles, [s.row for s in rows])
+    keep = [s for s, drop in zip(rows, verdicts, strict=True) if drop is None]
+    dropped = [drop for drop in verdicts if drop is not None]
     facts = {"rawCandidates": len(rows), "scopedCandidates": len(keep),
              "filteredByScope": len(rows) - len(keep)}
     note = "unscoped: nothing filtered" if not spec.active else \
