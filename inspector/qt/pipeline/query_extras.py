@@ -11,6 +11,7 @@ from typing import Any
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QWidget
+from superqt.utils import signals_blocked
 
 from inspector.core.stores.embed import is_hosted
 from inspector.core.stores.openai_embed import KEY_VARS, KNOWN_MODELS
@@ -47,31 +48,29 @@ class EmbedderPicker(QComboBox):
 
     def fill(self, dim: int | None, recorded: str | None) -> None:
         """Offer the store's own embedder, the local ones and hosted models for its dimension."""
-        self.blockSignals(True)
-        self.clear()
-        own = f"store's own ({recorded})" if recorded else "none recorded: pick one"
-        self.addItem(own, None)
-        self.addItem("hash-v1", "hash-v1")
-        self.addItem("minilm", "minilm")
-        for model, d in KNOWN_MODELS.items():
-            if dim is None or d == dim:
-                self.addItem(f"openai:{model}", f"openai:{model}")
-        self.setCurrentIndex(0)
-        self.lineEdit().setCursorPosition(0)  # show the start of a long name, not its end
-        self.blockSignals(False)
+        with signals_blocked(self):
+            self.clear()
+            own = f"store's own ({recorded})" if recorded else "none recorded: pick one"
+            self.addItem(own, None)
+            self.addItem("hash-v1", "hash-v1")
+            self.addItem("minilm", "minilm")
+            for model, d in KNOWN_MODELS.items():
+                if dim is None or d == dim:
+                    self.addItem(f"openai:{model}", f"openai:{model}")
+            self.setCurrentIndex(0)
+            self.lineEdit().setCursorPosition(0)  # show the start of a long name, not its end
         self._shown = None
 
     def show_name(self, name: str | None) -> None:
         """Show `name` as the one in use (None: the store's own), without a pick signal."""
         if name is None:
             return
-        self.blockSignals(True)
-        idx = self.findData(name)
-        if idx >= 0:
-            self.setCurrentIndex(idx)
-        else:
-            self.setEditText(name)
-        self.blockSignals(False)
+        with signals_blocked(self):
+            idx = self.findData(name)
+            if idx >= 0:
+                self.setCurrentIndex(idx)
+            else:
+                self.setEditText(name)
         self._shown = name
 
     def current_name(self) -> str | None:

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 from superqt import QElidingLabel
+from superqt.utils import signals_blocked
 
 from inspector.core.analysis.grid import Axis, companions
 from inspector.core.analysis.judgments import Judgments
@@ -276,24 +277,23 @@ class SweepPanel(QWidget):
     def show_result(self, result: SweepResult) -> None:
         self.result = result
         self.stale_note.refresh()
-        for combo in (self.metric, self.query_pick, self.slice):
-            combo.blockSignals(True)
-            combo.clear()
-        for key in result.aggregate:
-            self.metric.addItem(METRIC_NAMES.get(key, key), key)
-        self.query_pick.addItem(f"mean over {len(result.queries)} "
-                                f"quer{'y' if len(result.queries) == 1 else 'ies'}", ALL)
-        for n, q in enumerate(result.queries):
-            self.query_pick.addItem(q.case.name[:60], n)
-        if len(result.queries) == 1:
-            self.query_pick.setCurrentIndex(1)
-        if len(result.axes) == 3:
-            ax = result.axes[2]
-            for v in ax.values:
-                self.slice.addItem(f"{ax.key} {show_value(v)}", v)
-        self.slice.setVisible(self.slice.count() > 1)
-        for combo in (self.metric, self.query_pick, self.slice):
-            combo.blockSignals(False)
+        with signals_blocked(self.metric), signals_blocked(self.query_pick), \
+                signals_blocked(self.slice):
+            for combo in (self.metric, self.query_pick, self.slice):
+                combo.clear()
+            for key in result.aggregate:
+                self.metric.addItem(METRIC_NAMES.get(key, key), key)
+            self.query_pick.addItem(f"mean over {len(result.queries)} "
+                                    f"quer{'y' if len(result.queries) == 1 else 'ies'}", ALL)
+            for n, q in enumerate(result.queries):
+                self.query_pick.addItem(q.case.name[:60], n)
+            if len(result.queries) == 1:
+                self.query_pick.setCurrentIndex(1)
+            if len(result.axes) == 3:
+                ax = result.axes[2]
+                for v in ax.values:
+                    self.slice.addItem(f"{ax.key} {show_value(v)}", v)
+            self.slice.setVisible(self.slice.count() > 1)
         self._fill_table(result)
         self._show()
 
