@@ -416,6 +416,10 @@ class MainWindow(FilesMixin, ExtensibleWindow):
             head = secs[0].toggle.sizeHint().height() + 2
             table = secs[0].table.minimumHeight()
             need = len(secs) * head + table + self.stages.headline.sizeHint().height() + 12
+            # never less than the list's own least height: the splitter keeps it, and short
+            # of room for both lays the list over the plots (1 stage and a tall banner)
+            need = max(need, self.stages.minimumSizeHint().expandedTo(
+                self.stages.minimumSize()).height())
             room = left.height() - left.handleWidth()
             least = plots.minimumSizeHint().height()
             crowded = room - need < least

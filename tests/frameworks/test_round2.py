@@ -269,3 +269,17 @@ def test_a_crewai_slice_merges_overlapping_scopes_once(stores: dict[str, Any]) -
     ids = [r["id"] for r in case["results"]]
     assert len(ids) == len(set(ids)) == 10
     assert chk.differs(stores["crewai2"], doc, case) is None
+
+
+def test_the_held_out_check_diagnoses_starved_cases_and_applies_their_fixes(
+        tmp_path: Path) -> None:
+    """check_recorded.py --fixes (run by scripts/dev heldout on a held-out store): each case
+    LangChain answered short because its filter runs after the cut gets a fix returning more
+    rows, and the fixes' argv, applied by `inspector query`, return what they said; here on
+    the recorded store's first starved cases."""
+    doc = chk.load(DATA, "langchain2")
+    starved = [c for c in doc["cases"] if len(c["results"]) < c["limit"]][:12]
+    store = chk.open_copy(DATA, "langchain2", tmp_path)
+    counts, failed = chk.starved_fixes(store, {**doc, "cases": starved})
+    assert failed == []
+    assert counts.get("filter_after_cut", 0) >= 2 and counts.get("argv applied", 0) >= 1
