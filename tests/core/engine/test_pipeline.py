@@ -127,7 +127,6 @@ PARAMS = st.fixed_dictionaries({
     "blend": st.floats(0, 1), "min_score": st.floats(0, 0.6),
     "default_importance": st.floats(-0.5, 1.5), "fts_k": st.integers(0, 30),
     "vec_k": st.integers(0, 30), "cap": st.sampled_from([0, 20, 50]),
-    "rrf_k": st.sampled_from([1, 60]),  # a shape of the fetch's candidates, as the depths
 })
 
 
