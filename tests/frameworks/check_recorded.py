@@ -83,14 +83,15 @@ def differs(store: Any, doc: dict[str, Any], case: dict[str, Any]) -> str | None
     return None
 
 
-def _cli_rows(store: Any, doc: dict[str, Any], q: Any, extra: list[str]) -> int:
-    """How many rows `inspector query` returns for the question with `extra` added."""
+def cli_rows(store: Any, q: Any, extra: list[str]) -> int:
+    """How many rows `inspector query` returns for the question with `extra` (a fix's argv)
+    added; -1 when the command fails."""
     import io
     from contextlib import redirect_stderr, redirect_stdout
 
     from inspector.cli.main import main as cli
 
-    args = ["query", store.uri, "--table", doc["table"], "--preset", q.preset, "--vector",
+    args = ["query", store.uri, "--table", store.table_name, "--preset", q.preset, "--vector",
             json.dumps(q.vector), "--limit", str(q.limit), "--json", "--fixes", "off"]
     args += ["--text", q.text] if q.text else []
     for k, v in q.set.items():
@@ -127,7 +128,7 @@ def starved_fixes(store: Any, doc: dict[str, Any]) -> tuple[dict[str, int], list
             counts["full page"] = counts.get("full page", 0) + any(f.full for f in d.fixes)
             if after_cut % 4 == 1:
                 for f in more:
-                    n = _cli_rows(store, doc, q, f.to_json()["argv"])
+                    n = cli_rows(store, q, f.to_json()["argv"])
                     counts["argv applied"] = counts.get("argv applied", 0) + 1
                     if n != f.returns:
                         bad.append(f"{case['name']}: {f.label} said {f.returns}, its argv "

@@ -77,3 +77,59 @@ def test_the_classic_stage_keeps_the_pool_for_live_reranking(tmp_path: Path, sto
     _run(store, "fts", "cache logs", 7)
     _run(store, "fts", "cache logs", 7)
     assert pools.SOURCE.fetches - before <= 1
+
+
+@pytest.fixture(scope="module")
+def indexed_random(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """A random store with its own full-text index, so LanceDB's native hybrid search runs on
+    the very table the inspector reads."""
+    from inspector.core.stores.opening import open_store
+    from tests.storekit import write_random_store
+
+    path = write_random_store(tmp_path_factory.mktemp("hyb") / "s", 400, 8, 7, 6)
+    import lancedb
+
+    db = lancedb.connect(str(path))
+    db.open_table("memories").create_index("text", config=lancedb.index.FTS())
+    return open_store(str(path), None)
+
+
+@pytest.mark.parametrize("rrf_k", [1, 60])
+def test_a_fresh_hybrid_fetch_keeps_the_tied_rows_lancedb_returns_past_the_row_id_cut(
+        indexed_random: Any, rrf_k: int) -> None:
+    """LanceDB's full-text search at k keeps any of the rows tied at its cut, not the lowest
+    row ids: a fresh pool fetched to k (row-id order) must still hold the others, or the
+    fused ranking loses a row LanceDB's own hybrid search returns (CI, run 4 on b2205bc: a
+    fresh run lost m0262, LanceDB's 17th full-text row and the 42nd by row id, which a
+    cached deeper pool kept). Each page equals LanceDB's native hybrid search, prefilter and
+    RRF constant as given."""
+    from lancedb.rerankers import RRFReranker
+
+    from inspector.core.engine import pools
+    from inspector.core.engine.flow.runner import PoolCache
+    from tests.askkit import ask
+
+    store = indexed_random
+    vec = np.random.default_rng(5).normal(size=store.dim).astype(np.float32)
+    where = "repo IN ('repo2')"
+    past_the_cut = 0
+    for text in ("note about keys repo2", "tokens and repo2", "keys"):
+        for limit in (3, 5, 8):
+            depth = limit * 8
+            fts = store.table.search(text, query_type="fts").where(where, prefilter=True)
+            got = fts.with_row_id(True).limit(1000).to_arrow()
+            ranked = sorted(zip(got["_score"].to_pylist(), got["_rowid"].to_pylist(),
+                                got["id"].to_pylist(), strict=True),
+                            key=lambda x: (-x[0], x[1]))
+            by_rowid = {i for _, _, i in ranked[:depth]}
+            at_k = fts.limit(depth).to_arrow()["id"].to_pylist()
+            past_the_cut += bool(set(at_k) - by_rowid)
+            native = (store.table.search(query_type="hybrid").vector(vec).text(text)
+                      .where(where, prefilter=True).rerank(RRFReranker(K=rrf_k))
+                      .limit(depth).to_arrow()["id"].to_pylist())
+            pools.SOURCE.clear()
+            t = ask(store, cache=PoolCache(), text=text, vector=vec, mode="hybrid",
+                    filter="pushdown", scope="repo2", distance="l2", limit=limit,
+                    overfetch=8, cap=0, fts_k=0, vec_k=0, rrf_k=rrf_k).trace
+            assert t.stage("fetch").ids == native, (text, limit)
+    assert past_the_cut  # LanceDB kept a tied row past the row-id cut somewhere above

@@ -171,23 +171,25 @@ def _vector_leg_at(fetch: Any, k: int, prefix: bool) -> tuple[pa.Table, bool, fl
 
 def _leg_at(fetch: Any, k: int, value_col: str, ascending: bool,
             margin: int = 1) -> tuple[pa.Table, bool, float]:
-    """The top k in canonical order, whether the leg ran out of rows, and the value of the
-    first row past k (NaN if none), which tells whether a tie straddles the cut.
+    """The top k in canonical order and, after them, the rest of a tie that straddles the
+    cut; whether the leg ran out of rows; and the value of the first row past k (NaN if
+    none), which tells whether a tie straddles the cut.
 
     At a tie straddling the cut LanceDB's full-text search keeps an arbitrary subset of the
-    tied rows (BM25 ties are common). Fetching past the tie and keeping the lowest row ids
-    makes every depth a prefix of every deeper one, so a cached deep pool equals a fresh
-    shallow fetch.
+    tied rows (BM25 ties are common). Fetching past the tie and ranking by row id makes every
+    depth a prefix of every deeper one, so a cached deep pool equals a fresh shallow fetch;
+    the tied rows past k stay in the pool, unranked at k (`Leg.depth`), because LanceDB's own
+    search at k may return any of them (`native_fts_ids`).
     """
     want = k + max(1, margin)
     while True:
         got = _canonical(fetch(want), value_col, ascending)
         vals = got.column(value_col).to_numpy(zero_copy_only=False)
         after = float(vals[k]) if len(vals) > k else float("nan")
-        if got.num_rows < want:
-            return got.slice(0, k), got.num_rows <= k, after
-        if vals[-1] != vals[k - 1] or want >= TIE_FETCH_MAX:
-            return got.slice(0, k), False, after
+        short = got.num_rows < want
+        if short or vals[-1] != vals[k - 1] or want >= TIE_FETCH_MAX:
+            end = k + int(np.count_nonzero(vals[k:] == vals[k - 1])) if len(vals) > k else k
+            return got.slice(0, end), short and got.num_rows <= k, after
         want = min(want * 2, TIE_FETCH_MAX)
 
 

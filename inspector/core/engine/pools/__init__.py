@@ -281,7 +281,9 @@ class PoolSource:
         return pool
 
     def clear(self) -> None:
+        """Forget every pool and full-text order fetched: the next ask searches again."""
         self.cache.clear()
+        self.orders.clear()
 
 
 SOURCE = PoolSource()  # the one owner of fetched pools in this process

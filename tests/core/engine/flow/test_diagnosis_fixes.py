@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from tests.frameworks.check_recorded import cli_rows
+
 FRAMEWORKS = Path(__file__).resolve().parents[3] / "frameworks" / "data"
 
 
@@ -61,28 +63,8 @@ def _starved(system: str) -> list[dict[str, Any]]:
             and not c.get("include_private") and not c.get("source")]
 
 
-def _cli_count(store: Any, q: Any, argv: list[str], capsys: pytest.CaptureFixture[str]
-               ) -> int:
-    """Rows `inspector query` returns for the question with the fix's arguments added."""
-    from inspector.cli.main import main
-
-    args = ["query", store.uri, "--table", store.table_name, "--preset", q.preset,
-            "--vector", json.dumps(q.vector), "--limit", str(q.limit), "--json",
-            "--fixes", "off"]
-    for k, v in q.set.items():
-        args += ["--set", f"{k}={v if isinstance(v, str) else json.dumps(v)}"]
-    for s in q.scopes or ():
-        args += ["--scope", s]
-    if q.now is not None:
-        args += ["--now", str(q.now)]
-    capsys.readouterr()
-    assert main(args + argv) == 0
-    return len(json.loads(capsys.readouterr().out)["stages"][-1]["candidates"])
-
-
 @pytest.mark.parametrize("system", ["langchain", "crewai"])
-def test_every_starved_query_gets_fixes_that_were_run(stores: dict[str, Any], system: str,
-                                                      capsys: pytest.CaptureFixture[str]
+def test_every_starved_query_gets_fixes_that_were_run(stores: dict[str, Any], system: str
                                                       ) -> None:
     """Each query the package answered with fewer rows than asked: where rows a deeper or
     prefiltered search would return exist, a fix returns more rows, and its argv, applied by
@@ -107,7 +89,7 @@ def test_every_starved_query_gets_fixes_that_were_run(stores: dict[str, Any], sy
             full += any(f.full for f in d.fixes)
             if i % 4 == 0:  # the CLI applies a sample of them, as a script would
                 for f in better[:2]:
-                    assert _cli_count(store, q, f.to_json()["argv"], capsys) == f.returns
+                    assert cli_rows(store, q, f.to_json()["argv"]) == f.returns
         for f in d.fixes:
             assert f.kind == "what_if" or not f.change.what_if
             assert f.kind != "what_if" or f.label.startswith("What-if: ")

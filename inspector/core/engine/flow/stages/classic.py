@@ -370,7 +370,13 @@ def lancedb_pool(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome
     native = None
     if q.tie_rule == "lancedb" and pool.fts_leg is not None and pool.fts_ties == "arbitrary" \
             and d.fts_k and ctx.text:  # LanceDB's own full-text order at the leg's k
-        native = native_fts_ranks(pool, pools.fts_order(ctx.store, ctx.text, d.fts_k, q))
+        order = pools.fts_order(ctx.store, ctx.text, d.fts_k, q)
+        native = native_fts_ranks(pool, order)
+        lost = len(set(order)) - int(np.count_nonzero(native))
+        if lost:  # a BM25 tie past TIE_FETCH_MAX rows at the leg's cut: the pool lacks them
+            ctx.warnings.append(f"LanceDB's full-text search at k {d.fts_k} returned {lost} "
+                                f"tied rows the fetched pool lacks; the fused ranking leaves "
+                                f"them out, so it may differ from the system's.")
     raw, base, fused, vr, fr = raw_order(pool, q, native)
     shapes = _read(pool)[1]
     shape = (q.mode, d, q.rrf_k, q.tie_rule, None if native is None else native.tobytes())
