@@ -133,3 +133,36 @@ def test_a_fresh_hybrid_fetch_keeps_the_tied_rows_lancedb_returns_past_the_row_i
                     overfetch=8, cap=0, fts_k=0, vec_k=0, rrf_k=rrf_k).trace
             assert t.stage("fetch").ids == native, (text, limit)
     assert past_the_cut  # LanceDB kept a tied row past the row-id cut somewhere above
+
+
+def test_a_tied_row_the_pool_lacks_is_said_not_hidden(indexed_random: Any,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pool holds a tie at the full-text cut up to TIE_FETCH_MAX rows, and LanceDB's
+    subsets at k were nested in its deeper ones on every store tried; should its search at
+    k ever name a row the pool lacks (here: a deep one swapped in), the answer warns that the
+    fused ranking may differ, and stays silent otherwise."""
+    from inspector.core.engine import pool as pool_mod
+    from inspector.core.engine import pools
+    from inspector.core.engine.flow.runner import PoolCache
+    from tests.askkit import ask
+
+    store = indexed_random
+    text = "note about keys repo2"
+
+    def warnings() -> tuple[list[str], list[str]]:
+        pools.SOURCE.clear()
+        t = ask(store, cache=PoolCache(), text=text, mode="fts", filter="pushdown",
+                scope="repo2", limit=16, overfetch=1, cap=0).trace
+        return ([w for w in t.warnings if "tied rows the fetched pool lacks" in w],
+                t.stage("fetch").ids)
+
+    said, ids = warnings()
+    assert said == [] and len(ids) == 16
+    deep = store.table.search(text, query_type="fts").where("repo IN ('repo2')",
+                                                            prefilter=True).limit(200)
+    far = [i for i in deep.to_arrow()["id"].to_pylist() if i not in ids][-1]
+    real = pool_mod.native_fts_ids
+    monkeypatch.setattr(pool_mod, "native_fts_ids",
+                        lambda *a: (*real(*a)[:-1], far))
+    said, ids = warnings()
+    assert len(said) == 1 and far not in ids and len(ids) == 15
