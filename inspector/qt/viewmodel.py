@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import json
 import time
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -78,12 +79,14 @@ def rerank(live: LiveFlow, sets: dict[str, Any]) -> FlowTrace:
     return mine.answer()
 
 
-def full_answer(live: LiveFlow, sets: dict[str, Any], expect: list[str]) -> Answer:
-    """The run on screen with its diagnosis (every fix run), expected rows and index facet."""
+def full_answer(live: LiveFlow, sets: dict[str, Any], expect: list[str],
+                cancelled: Callable[[], bool] | None = None) -> Answer:
+    """The run on screen with its diagnosis (every fix run), expected rows and index facet;
+    a superseded job stops before its next run (`cancelled`), freeing its thread."""
     mine = copy.copy(live)
     mine.sets = dict(sets)
     mine.question = live.question.model_copy(update={"expect": list(expect)})
-    return mine.full()
+    return mine.full(cancelled=cancelled)
 
 
 @lru_cache(maxsize=64)
@@ -260,6 +263,7 @@ class Inspector(QObject):
         self._show(trace)
 
     def _show(self, trace: FlowTrace | None) -> None:
+        reranked = self.reranking
         self.trace, self.answer = trace, None
         self.reranking = False
         if trace is not None:
@@ -276,9 +280,9 @@ class Inspector(QObject):
                                               if st.role == "fetch" and st.rows), ())
             if first:
                 self.select(first[0].id)
-        self._find_full(FULL_DELAY_MS if self.jobs.busy("answer") or self._sliding else 0)
-
-    _sliding = False
+        # a re-rank (a slider, a typed live value): the fixes are searched once it rests,
+        # each newer re-rank restarting the wait, so no tick queues behind a fix search
+        self._find_full(FULL_DELAY_MS if reranked or self.jobs.busy("answer") else 0)
 
     def _find_full(self, delay_ms: int = 0) -> None:
         """The diagnosis's fixes, the expected rows and the index facet, in a worker."""
@@ -320,7 +324,7 @@ class Inspector(QObject):
                     return kind_of(st.kind).resolve(st.params, st.name).get(param)
         return spec.settings.get(key)
 
-    def set_param(self, key: str, value: Any, sliding: bool = False) -> None:
+    def set_param(self, key: str, value: Any) -> None:
         """A STAGE.PARAM set on the question (None, or the pipeline's own value: back to the
         pipeline's own, so the question holds only what the user changed)."""
         sets = dict(self.question.set)
@@ -331,11 +335,7 @@ class Inspector(QObject):
                 return
         else:
             sets[key] = value
-        self._sliding = sliding
-        try:
-            self.put(set=sets)
-        finally:
-            self._sliding = False
+        self.put(set=sets)
 
     def drive(self, key: str) -> None:
         """The plots follow the stage a moved slider drives."""

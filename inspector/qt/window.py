@@ -293,7 +293,7 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         self._sliding = True
         try:
             self.vm.drive(key)
-            self.vm.set_param(key, value, sliding=True)
+            self.vm.set_param(key, value)
         finally:
             self._sliding = False
 

@@ -3,6 +3,7 @@ drop code's words; every cell is the engine's value, formatted, never recomputed
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
@@ -16,11 +17,24 @@ COLUMNS = ("#", "id", "text", "score", "Δ", "what happened")
 Index = QModelIndex | QPersistentModelIndex
 
 
-def _one_line(text: str) -> str:
+@lru_cache(maxsize=8192)
+def _one_line(text: str) -> str:  # the same rows' texts on every tick of a slider
     return " ".join(text.split())
 
 
 def _drop_words(d: Drop) -> str:
+    try:  # a re-rank passes the same drops on (kept scope verdicts): words made once
+        return _cached_words(d)
+    except TypeError:  # a detail value that cannot be hashed
+        return _words(d)
+
+
+@lru_cache(maxsize=16384)
+def _cached_words(d: Drop) -> str:
+    return _words(d)
+
+
+def _words(d: Drop) -> str:
     words = DROP_LABELS.get(d.code, d.code.replace("_", " "))
     detail = ", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
                        for k, v in d.detail)
@@ -65,8 +79,8 @@ class FlowStageModel(QAbstractTableModel):
         cells = [*map(self._kept_cells, range(len(self.kept)), self.kept),
                  *map(self._drop_cells, self.drops)]
         rows: dict[str, int] = {}
-        for r in range(len(cells)):
-            rows.setdefault(str(self.row_id(r)), r)
+        for r, rid in enumerate([*(s.id for s in self.kept), *(d.id for d in self.drops)]):
+            rows.setdefault(str(rid), r)
         if not same_stage:
             self._cells, self._rows = cells, rows
             self.endResetModel()
@@ -124,15 +138,16 @@ class FlowStageModel(QAbstractTableModel):
 
     def _kept_cells(self, r: int, s: Scored) -> tuple[Any, ...]:
         """A kept row's cells in COLUMNS order, then True (kept) and whether it is expected."""
-        expected = s.id in self.expected
-        was = self.before.get(s.id)
+        rid = s.id
+        expected = rid in self.expected
+        was = self.before.get(rid)
         moved = "" if was is None or was == r + 1 else \
             f"↑{was - r - 1}" if was > r + 1 else f"↓{r + 1 - was}"
         run = self.run
-        return (f"{r + 1}{'=' if s.id in self.tied else ''}",
-                ("★ " if expected else "") + s.id,
-                self.texts.get(s.id) or _one_line(s.row.text), f"{s.score:.4f}", moved,
-                "deferred to the end" if run is not None and s.id in run.deferred else "",
+        return (f"{r + 1}=" if rid in self.tied else str(r + 1),
+                "★ " + rid if expected else rid,
+                self.texts.get(rid) or _one_line(s.row.text), f"{s.score:.4f}", moved,
+                "deferred to the end" if run is not None and rid in run.deferred else "",
                 True, expected)
 
     def _drop_cells(self, d: Drop) -> tuple[Any, ...]:

@@ -7,6 +7,7 @@ current answer come from the same runs (`full`), off the GUI thread."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from inspector.core.engine.flow.question import Question, runs_for
@@ -66,8 +67,10 @@ class LiveFlow:
             trace = trace.with_notes(self.notes, self.inexact)
         return trace
 
-    def full(self, fixes: bool = True, facet_mode: str = "auto") -> Any:
-        """The current answer with its diagnosis (fixes run), expected rows and index facet."""
+    def full(self, fixes: bool = True, facet_mode: str = "auto",
+             cancelled: Callable[[], bool] | None = None) -> Any:
+        """The current answer with its diagnosis (fixes run), expected rows and index facet;
+        a true `cancelled()` stops it before its next run (runs.Cancelled)."""
         from inspector.core.engine.flow.answer import Answer
         from inspector.core.engine.flow.insight.diagnosis import diagnose
         from inspector.core.engine.flow.insight.expect import explain
@@ -76,7 +79,7 @@ class LiveFlow:
 
         runs = Runs(self.store, self.spec(), self.runs.text, self.vector, self.runs.scopes,
                     self.runs.limit, self.now_ms, self.source, self.why, self.cache,
-                    self.runs.base_change, live=True)
+                    self.runs.base_change, live=True, cancelled=cancelled)
         trace = self.answer()
         index = getattr(self.store, "vector_index", None)
         found = facet(trace, runs, index) if indexed_legs(trace, index) and \

@@ -4,6 +4,7 @@ and the run's context (query, scopes, clock, limit, the legs fetched so far)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -35,8 +36,8 @@ class Scored:
     score: float
     inputs: tuple[tuple[str, float], ...] = ()  # e.g. (("vector", 0.90), ("bm25", 0.96))
 
-    @property
-    def id(self) -> str:
+    @cached_property
+    def id(self) -> str:  # read per row per stage by every view: an attribute once read
         return self.row.id
 
     def rescored(self, score: float, **inputs: float) -> Scored:

@@ -5,7 +5,7 @@ each answer, so no change is run twice and none is offered without having been r
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,6 +61,10 @@ class Change:
 NO_CHANGE = Change()
 
 
+class Cancelled(Exception):  # noqa: N818 - what happened, as the sweep's flag says it
+    """Raised by Runs.run once its `cancelled()` is true: no answer is made."""
+
+
 @dataclass
 class Runs:
     """Runs of one question on one open store (the base is the question's own run)."""
@@ -77,6 +81,9 @@ class Runs:
     cache: PoolCache = field(default_factory=PoolCache)
     base_change: Change = NO_CHANGE
     live: bool = False
+    # a superseded analysis (the window's fix search once a slider moved on) stops before
+    # its next run: true `cancelled()` raises Cancelled there
+    cancelled: Callable[[], bool] | None = None
     count: int = 0  # pipeline runs made (memoised answers not counted)
     _memo: dict[Change, FlowTrace | InspectorError] = field(default_factory=dict)
 
@@ -88,6 +95,8 @@ class Runs:
                       change.limit if change.limit is not None else self.base_change.limit)
         got = self._memo.get(full)
         if got is None:
+            if self.cancelled is not None and self.cancelled():
+                raise Cancelled("the analysis was superseded")
             try:
                 got = self._run(full)
             except InspectorError as exc:
