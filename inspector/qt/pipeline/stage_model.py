@@ -17,8 +17,7 @@ COLUMNS = ("#", "id", "text", "score", "Δ", "what happened")
 Index = QModelIndex | QPersistentModelIndex
 
 
-@lru_cache(maxsize=8192)
-def _one_line(text: str) -> str:  # the same rows' texts on every tick of a slider
+def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
