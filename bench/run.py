@@ -228,7 +228,10 @@ def _qt_env(**extra: str) -> dict[str, str]:
 def _tick_rows(display: str, got: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for t in got:
-        big = t["pool"] >= 1_000 or "stages" in t  # a pipeline of stages: its own pool
+        # the target (issue 34) is the input event to the painted frame: the arrow key's rows;
+        # the others show where a tick's time goes (events alone, every widget repainted,
+        # the plots' catch-up once the slider rests)
+        big = (t["pool"] >= 1_000 or "stages" in t) and t["repaint"] == "key to frame"
         where = f"{display}, {t['stages']} stages" if "stages" in t else display
         out.append(row("tick", f"{where}, pool {t['pool']:,}, {t['slider']} ({t['repaint']}): "
                                f"p95 {t['p95_ms']:.1f} ms (median {t['median_ms']:.1f}"
@@ -319,8 +322,8 @@ def bench_startup(quick: bool) -> list[dict[str, Any]]:
                                    f"window {b:.2f} s, {p / b:.2f}x)", "first paint <= 0.6 s",
                         p <= 0.6, case=f"{label}, first paint", median_s=p,
                         peer_median_s=b, ratio=p / b, runs=runs))
-        rows.append(row("startup", f"{label}: first results {f:.2f} s", "first results <= 2.3 s",
-                        f <= 2.3, case=f"{label}, first results", median_s=f, runs=runs))
+        rows.append(row("startup", f"{label}: first results {f:.2f} s", "first results <= 1.5 s",
+                        f <= 1.5, case=f"{label}, first results", median_s=f, runs=runs))
     return rows
 
 

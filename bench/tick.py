@@ -104,13 +104,27 @@ class _Frames:
         self.shown = self.requests
 
 
+def _pump(app, until: float) -> None:
+    """Process events as the application's own event loop does: asleep until an event comes
+    (a job's answer, an update request, a timer) or `until` (perf_counter seconds) passes.
+    A loop of processEvents calls that return at once would keep this thread busy and take
+    Python's GIL from the job's thread, which a running application never does."""
+    from PySide6.QtCore import QEventLoop, QTimer
+
+    ms = int((until - time.perf_counter()) * 1000)
+    if ms > 0:
+        QTimer.singleShot(ms, lambda: None)  # wakes the wait at `until` at the latest
+    app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents
+                      | QEventLoop.ProcessEventsFlag.WaitForMoreEvents)
+
+
 def _key_tick(app, win, frames: _Frames, inner, key) -> float:
     """One arrow key pressed on a focused slider, until the frame showing the new answer is
     painted: the key event is delivered, the slider's throttle emits, the cached fetches are
     re-ranked in a job, the answer is put into the widgets, and then an update request (the
-    paint and flush) is processed after it. The event loop runs in 1 ms slices, so the end
-    is late by at most the slice and whatever else that slice delivered."""
-    from PySide6.QtCore import QEvent, QEventLoop, Qt
+    paint and flush) is processed after it. Between events the thread sleeps in the event
+    loop (`_pump`), as the application's does."""
+    from PySide6.QtCore import QEvent, Qt
     from PySide6.QtGui import QKeyEvent
 
     old = win.vm.trace
@@ -120,18 +134,18 @@ def _key_tick(app, win, frames: _Frames, inner, key) -> float:
                                    Qt.KeyboardModifier.NoModifier))
     shown_at = None
     while time.perf_counter() - t0 < 30:
-        app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 1)
         if win.vm.trace is not old and shown_at is None:
             shown_at = frames.shown
         if shown_at is not None and frames.requests > shown_at:
             break
+        _pump(app, t0 + 30)
     return time.perf_counter() - t0
 
 
 def _key_ticks(app, win, frames: _Frames, key: str, n: int,
                cpu: list[float] | None = None) -> list[float]:
     """n arrow-key ticks on the slider of `key`, Right until its maximum, then Left."""
-    from PySide6.QtCore import QEventLoop, Qt
+    from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QSlider
 
     slider = win.sliders.sliders[key]
@@ -141,7 +155,7 @@ def _key_ticks(app, win, frames: _Frames, key: str, n: int,
     last = time.perf_counter()
     for _ in range(n):
         while time.perf_counter() - last < REPEAT_S:  # a held key repeats at X's 25 Hz
-            app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 1)
+            _pump(app, last + REPEAT_S)
         last = time.perf_counter()
         if slider.value() >= slider.maximum():
             arrow = Qt.Key.Key_Left

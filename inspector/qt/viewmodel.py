@@ -140,6 +140,8 @@ class Inspector(QObject):
         self.error: str | None = None
         self.busy = False
         self.reranking = False  # the job on its way re-ranks the cached fetches
+        self.reranked = False  # the answer on screen came from such a re-rank (a tick)
+        self._showing = False  # inside _show, telling the widgets of a new answer
         self.driven: str | None = None  # the stage the last moved slider drives
         self._asked: tuple[dict[str, Any], dict[str, Any]] = ({}, {})  # the live's sets
         self._batch = 0
@@ -266,13 +268,18 @@ class Inspector(QObject):
         reranked = self.reranking
         self.trace, self.answer = trace, None
         self.reranking = False
+        self.reranked = reranked and trace is not None  # read by trace_changed's handlers
         if trace is not None:
             self.clear_error()
         if self.selected is not None and (trace is None or not holds(trace, self.selected)):
             self.selected = None  # a row no stage holds must not stay in the detail pane
             self.selection_changed.emit(None)
-        self.trace_changed.emit()
-        self.answer_changed.emit()
+        self._showing = True  # its fixes are searched next (`finding`)
+        try:
+            self.trace_changed.emit()
+            self.answer_changed.emit()
+        finally:
+            self._showing = False
         if trace is None:
             return
         if self.selected is None:
@@ -283,6 +290,14 @@ class Inspector(QObject):
         # a re-rank (a slider, a typed live value): the fixes are searched once it rests,
         # each newer re-rank restarting the wait, so no tick queues behind a fix search
         self._find_full(FULL_DELAY_MS if reranked or self.jobs.busy("answer") else 0)
+
+    @property
+    def finding(self) -> bool:
+        """The fixes of the answer on screen are being searched for, or will be once it is
+        shown (a tick's: after the slider rests). The window says so from the moment the
+        answer is shown, so a run of ticks never adds and removes the line each tick."""
+        return self.jobs.busy("full") or (self._showing and self.live is not None
+                                          and self.trace is not None)
 
     def _find_full(self, delay_ms: int = 0) -> None:
         """The diagnosis's fixes, the expected rows and the index facet, in a worker."""

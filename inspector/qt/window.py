@@ -78,7 +78,6 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         self.theme_choice = "system"
         self.tokens = theme.LIGHT
         self._open_handler = self.choose_store
-        self._sliding = False  # inside a slider tick: plots wait until the slider rests
         self._plots_stale: set[PlotBox] = set()
         self._plots_later = qdebounced(self.flush_plots, timeout=PLOT_SETTLE_MS)
         self._fit_later = qdebounced(self._fit_plots, timeout=0)
@@ -290,12 +289,8 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         self.vm.set_preset(name)
 
     def _slider_moved(self, key: str, value: float) -> None:
-        self._sliding = True
-        try:
-            self.vm.drive(key)
-            self.vm.set_param(key, value)
-        finally:
-            self._sliding = False
+        self.vm.drive(key)
+        self.vm.set_param(key, value)
 
     def _row_action(self, action: str, rid: Any) -> None:
         vm = self.vm
@@ -370,14 +365,14 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         self._status()
         self._fit_later()
         self._plots_stale = {self.scatter_box, self.bump_box}
-        if self._sliding:  # a drag: tables and counters follow every tick, plots its rests
+        if self.vm.reranked:  # a tick: tables and counters follow each, the plots its rests
             self._plots_later()
         else:
             self.flush_plots()
 
     def _answer_changed(self) -> None:
         vm = self.vm
-        finding = vm.jobs.busy("full")
+        finding = vm.finding
         self.banner.show_answer(vm.trace, vm.answer, list(vm.question.expect), finding,
                                 dict(vm.question.set))
         self.banner_placeholder.setVisible(self.banner.isHidden())
@@ -485,6 +480,9 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         self.detail.show_row(vm.trace, row_id, scored(vm.trace, row_id))
 
     def _busy_changed(self, busy: bool) -> None:
+        if busy and self.vm.reranking:
+            return  # a re-rank of the cached fetches (a tick, a few ms): no busy bar and
+            # "Working…" to flash, and re-lay out the window for, on every tick
         self.busy_bar.setVisible(busy)
         self.query_bar.set_busy(busy and not self.vm.reranking)
         if self.vm.trace is None:

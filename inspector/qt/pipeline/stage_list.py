@@ -29,7 +29,8 @@ from inspector.core.engine.flow.summary import StageSummary, stage_that_matters,
 from inspector.qt.pipeline.stage_model import (
     COLUMNS,
     FlowStageModel,
-    _one_line,
+    RowTexts,
+    same_rows,
 )
 from inspector.qt.theme import LIGHT, Tokens
 
@@ -144,8 +145,13 @@ class StageSection(QFrame):
         self.toggled.emit(on)
 
     def show_run(self, run: StageRun | None, tied: frozenset[str], expected: frozenset[str],
-                 texts: dict[str, str], selected: Any) -> None:
-        self.summary = summarise(run) if run is not None else None
+                 texts: RowTexts, selected: Any) -> None:
+        shown = self.model.run
+        if run is None:
+            self.summary = None
+        elif shown is None or (shown.name, shown.role) != (run.name, run.role) or \
+                not same_rows(shown, run):  # a tick leaves the stages before it as they were
+            self.summary = summarise(run)
         self.model.set_run(run, tied, expected, texts)
         if run is None:
             self.toggle.setText(f"{self.number}")
@@ -222,7 +228,7 @@ class FlowStagesPanel(QWidget):
         lay.addWidget(self.notes)
         lay.addWidget(self.scroll, 1)
         self._route: tuple[Any, ...] | None = None  # which stages the sections show
-        self._texts: dict[str, str] = {}
+        self._texts = RowTexts()  # each row's text on one line, per route
         self._opened_by_user: set[str] = set()
         self._closed_by_user: set[str] = set()
         self._auto: str | None = None
@@ -255,22 +261,19 @@ class FlowStagesPanel(QWidget):
         if trace is None:
             self._last = None
             for sec in self.sections:
-                sec.show_run(None, frozenset(), frozenset(), {}, None)
+                sec.show_run(None, frozenset(), frozenset(), self._texts, None)
             self._ensure(len(self.sections) if self._route is not None else 0)
             return
         route = (trace.spec.name, trace.route, tuple(s.name for s in trace.stages))
         if route != self._route:  # another pipeline or route: the reader's choices reset
             self._route = route
-            self._texts = {}
+            self._texts = RowTexts()
             self._opened_by_user.clear()
             self._closed_by_user.clear()
         self._ensure(len(trace.stages))
         tied = frozenset(i for x in trace.ties for i in x.ids)
-        texts = self._texts  # a row's text on one line, made once per route
-        for st in trace.stages:
-            for s in (*st.rows_in, *st.rows):
-                if s.id not in texts:
-                    texts[s.id] = _one_line(s.row.text)
+        texts = self._texts  # a row's text on one line, made once per route when first shown
+        texts.show(trace)
         exp = frozenset(expected)
         for sec, run in zip(self.sections, trace.stages, strict=False):
             sec.show_run(run, tied if run.role == "fetch" else frozenset(), exp, texts,
@@ -335,7 +338,7 @@ class FlowStagesPanel(QWidget):
         """Another store: no section of the last pipeline's stages stays, not even empty."""
         self._route, self._last = None, None
         for sec in self.sections:
-            sec.show_run(None, frozenset(), frozenset(), {}, None)
+            sec.show_run(None, frozenset(), frozenset(), self._texts, None)
         self._ensure(0)
 
     def open_stage(self, k: int) -> StageSection | None:

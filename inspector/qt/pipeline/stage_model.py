@@ -4,6 +4,7 @@ drop code's words; every cell is the engine's value, formatted, never recomputed
 from __future__ import annotations
 
 from functools import lru_cache
+from operator import is_
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
@@ -19,6 +20,15 @@ Index = QModelIndex | QPersistentModelIndex
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
+
+
+def same_rows(a: StageRun, b: StageRun) -> bool:
+    """Whether two runs of a stage show the same rows: the very same row objects kept,
+    dropped and come in, in the same order (a re-rank passes unchanged stages' rows on)."""
+    return a is b or (len(a.rows) == len(b.rows) and len(a.dropped) == len(b.dropped)
+                      and len(a.rows_in) == len(b.rows_in) and a.deferred == b.deferred
+                      and all(map(is_, a.rows, b.rows)) and all(map(is_, a.dropped, b.dropped))
+                      and all(map(is_, a.rows_in, b.rows_in)))
 
 
 def _drop_words(d: Drop) -> str:
@@ -40,77 +50,96 @@ def _words(d: Drop) -> str:
     return f"✗ {words}" + (f" ({detail})" if detail else "")
 
 
+class RowTexts:
+    """Each row's text on one line, made the first time a cell shows it and kept for the
+    route (a tick shows the same rows again); a row only a drop names is looked up in the
+    answer on screen."""
+
+    def __init__(self) -> None:
+        self._made: dict[str, str] = {}
+        self._trace: Any = None
+        self._raw: dict[str, str] | None = None  # id -> raw text over the answer's stages
+
+    def show(self, trace: Any) -> None:
+        self._trace, self._raw = trace, None
+
+    def get(self, rid: str, default: str = "", raw: str | None = None) -> str:
+        got = self._made.get(rid)
+        if got is not None:
+            return got
+        if raw is None:
+            if self._raw is None:
+                self._raw = {} if self._trace is None else {
+                    s.id: s.row.text for st in self._trace.stages
+                    for s in (*st.rows_in, *st.rows)}
+            raw = self._raw.get(rid)
+            if raw is None:
+                return default
+        got = self._made[rid] = _one_line(raw)
+        return got
+
+
 class FlowStageModel(QAbstractTableModel):
     """One stage run: its kept rows (rank, id, text, score, rank change), then its drops.
-    Every cell's text is made once per answer (set_run); data() looks it up. A new answer of
-    the same stage (a slider tick) changes the rows in place: rows added or removed at the
-    end, dataChanged for the rows that show something else, never a reset (which repaints
-    and re-lays out every table of the pipeline)."""
+    A cell's text is made when a view first asks for it (the rows on screen, not the
+    thousand a deep fetch holds) and kept until the next answer. A new answer of the same
+    stage (a slider tick) changes the rows in place: rows added or removed at the end and
+    one dataChanged for the rest, or nothing when the stage kept the very same rows; never a
+    reset (which repaints and re-lays out every table of the pipeline)."""
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
         self.run: StageRun | None = None
         self.kept: tuple[Scored, ...] = ()
         self.drops: tuple[Drop, ...] = ()
-        self.texts: dict[str, str] = {}
-        self.before: dict[str, int] = {}
+        self.texts: Any = RowTexts()  # .get(id, default, raw): a row's text on one line
         self.tied: frozenset[str] = frozenset()
         self.expected: frozenset[str] = frozenset()
         self.marks: dict[str, str] = {}  # row id -> a judgment's mark (the tuning dock's)
         self.tokens: Tokens = LIGHT
         self._bold = QFont()
         self._bold.setBold(True)
-        self._cells: list[tuple[Any, ...]] = []  # per row: its cells, then kept, expected
-        self._rows: dict[str, int] = {}  # id -> first table row showing it
+        self._cells: dict[int, tuple[Any, ...]] = {}  # row -> its cells, kept, expected
+        self._rows: dict[str, int] | None = None  # id -> first table row showing it
+        self._before: dict[str, int] | None = None  # id -> rank in the rows that came in
 
     def set_run(self, run: StageRun | None, tied: frozenset[str], expected: frozenset[str],
-                texts: dict[str, str]) -> None:
-        same_stage = run is not None and self.run is not None and \
-            (run.name, run.role) == (self.run.name, self.run.role)
-        old = self._cells
+                texts: Any) -> None:
+        old = self.run
+        same_stage = run is not None and old is not None and \
+            (run.name, run.role) == (old.name, old.role)
+        n_old = len(self.kept) + len(self.drops)
+        kept = run.rows if run is not None else ()
+        drops = run.dropped if run is not None else ()
+        if same_stage and same_rows(old, run) and (tied, expected) == (self.tied, self.expected) \
+                and texts is self.texts:
+            self.run, self.kept, self.drops = run, kept, drops  # the cells are the same
+            return
         if not same_stage:
             self.beginResetModel()
         self.run, self.tied, self.expected, self.texts = run, tied, expected, texts
-        self.kept = run.rows if run is not None else ()
-        self.drops = run.dropped if run is not None else ()
-        self.before = {} if run is None or run.role in ("fetch", "fusion") else {
-            s.id: i for i, s in enumerate(run.rows_in, start=1)}
-        cells = [*map(self._kept_cells, range(len(self.kept)), self.kept),
-                 *map(self._drop_cells, self.drops)]
-        rows: dict[str, int] = {}
-        for r, rid in enumerate([*(s.id for s in self.kept), *(d.id for d in self.drops)]):
-            rows.setdefault(str(rid), r)
+        self.kept, self.drops = kept, drops
+        self._cells, self._rows, self._before = {}, None, None
         if not same_stage:
-            self._cells, self._rows = cells, rows
             self.endResetModel()
             return
-        self._resize(old, cells, rows)
+        self._resize(n_old, len(kept) + len(drops))
 
-    def _resize(self, old: list[tuple[Any, ...]], cells: list[tuple[Any, ...]],
-                rows: dict[str, int]) -> None:
-        """The new rows in place of the old: the tail added or removed, then dataChanged
-        for each run of rows both have that shows something else."""
-        n_old, n_new = len(old), len(cells)
+    def _resize(self, n_old: int, n_new: int) -> None:
+        """The new rows in place of the old: the tail added or removed, then one dataChanged
+        for the rows both have (a view repaints only what it shows of them)."""
         if n_new < n_old:
             self.beginRemoveRows(QModelIndex(), n_new, n_old - 1)
-        elif n_new > n_old:
-            self.beginInsertRows(QModelIndex(), n_old, n_new - 1)
-        self._cells, self._rows = cells, rows
-        if n_new < n_old:
             self.endRemoveRows()
         elif n_new > n_old:
+            self.beginInsertRows(QModelIndex(), n_old, n_new - 1)
             self.endInsertRows()
-        last, start = len(COLUMNS) - 1, None
-        for r in range(min(n_old, n_new) + 1):
-            differs = r < min(n_old, n_new) and old[r] != cells[r]
-            if differs and start is None:
-                start = r
-            elif not differs and start is not None:
-                self.dataChanged.emit(self.index(start, 0), self.index(r - 1, last))
-                start = None
+        if min(n_old, n_new):
+            self.dataChanged.emit(self.index(0, 0),
+                                  self.index(min(n_old, n_new) - 1, len(COLUMNS) - 1))
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008, N802
-        return 0 if parent.isValid() else len(self._cells)
+        return 0 if parent.isValid() else len(self.kept) + len(self.drops)
 
     def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008, N802
         return 0 if parent.isValid() else len(COLUMNS)
@@ -129,23 +158,41 @@ class FlowStageModel(QAbstractTableModel):
         return None
 
     def row_for_id(self, rid: Any) -> int:
-        return self._rows.get(str(rid), -1) if rid is not None else -1
+        if rid is None:
+            return -1
+        if self._rows is None:
+            rows: dict[str, int] = {}
+            for r, i in enumerate([*(s.id for s in self.kept), *(d.id for d in self.drops)]):
+                rows.setdefault(str(i), r)
+            self._rows = rows
+        return self._rows.get(str(rid), -1)
 
     def cell(self, r: int, col: str) -> str:
         """What a cell shows (tests read the table through this, as a person reads it)."""
-        return self._cells[r][_COLUMN[col]]
+        return self._row(r)[_COLUMN[col]]
+
+    def _row(self, r: int) -> tuple[Any, ...]:
+        got = self._cells.get(r)
+        if got is None:
+            n = len(self.kept)
+            got = self._cells[r] = self._kept_cells(r, self.kept[r]) if r < n else \
+                self._drop_cells(self.drops[r - n])
+        return got
 
     def _kept_cells(self, r: int, s: Scored) -> tuple[Any, ...]:
         """A kept row's cells in COLUMNS order, then True (kept) and whether it is expected."""
         rid = s.id
         expected = rid in self.expected
-        was = self.before.get(rid)
+        run = self.run
+        if self._before is None:
+            self._before = {} if run is None or run.role in ("fetch", "fusion") else {
+                x.id: i for i, x in enumerate(run.rows_in, start=1)}
+        was = self._before.get(rid)
         moved = "" if was is None or was == r + 1 else \
             f"↑{was - r - 1}" if was > r + 1 else f"↓{r + 1 - was}"
-        run = self.run
         return (f"{r + 1}=" if rid in self.tied else str(r + 1),
                 "★ " + rid if expected else rid,
-                self.texts.get(rid) or _one_line(s.row.text), f"{s.score:.4f}", moved,
+                self.texts.get(rid, "", s.row.text), f"{s.score:.4f}", moved,
                 "deferred to the end" if run is not None and rid in run.deferred else "",
                 True, expected)
 
@@ -159,7 +206,7 @@ class FlowStageModel(QAbstractTableModel):
         if not index.isValid():
             return None
         r, c = index.row(), index.column()
-        row = self._cells[r]
+        row = self._row(r)
         if role == Qt.ItemDataRole.DisplayRole:
             if c == _TEXT and self.marks:
                 mark = self.marks.get(str(self.row_id(r)))

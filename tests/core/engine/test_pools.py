@@ -169,6 +169,8 @@ def test_the_depth_policy_names_each_purpose(counted) -> None:
     p = Params(limit=10, cap=0)
     assert pools.depth_for("params", store, p) == (10, 0)
     assert pools.depth_for("live", store, p) == (200, 0)  # MAX_OVERFETCH: 10 x 20
+    # past MAX_OVERFETCH twice the asked over-fetch: the next ticks need no search
+    assert pools.depth_for("live", store, p.with_(overfetch=20.1)) == (402, 0)
     assert pools.depth_for("exhaustive", store, p) == (300, 300)  # the whole table
     assert pools.depth_for("sweep", store, p, max_overfetch=4, depth=25) == (40, 40)
     with pytest.raises(ValueError):
@@ -183,3 +185,28 @@ def test_the_source_returns_what_fetch_pool_returns(counted) -> None:
     want = fetch_pool(store, query, p, vec_k=30, fts_k=30)
     assert list(got.ids) == list(want.ids)
     assert got.vec_leg.depth == want.vec_leg.depth and got.fts_leg.depth == want.fts_leg.depth
+
+
+def test_a_live_over_fetch_past_the_top_searches_once_per_doubling(counted, tmp_path) -> None:
+    """Issue 34: a slider moved past MAX_OVERFETCH searched LanceDB on every tick (~16 ms of a
+    demo tick at pool 1,000); the live fetch goes to twice the asked over-fetch, so the ticks
+    after it re-rank the cached pool, each equal to a fresh run."""
+    from inspector.core.engine.flow.live import LiveFlow
+    from inspector.core.engine.flow.question import Question, answer
+
+    store, table = counted
+    q = Question(store=store.uri, preset="memory-plugin", limit=3,
+                 vector=[float(x) for x in _query(store).vector])
+    steps = [20.1, 20.2, 20.7, 21.5, 23.3, 26.0, 29.9, 40.2]  # 61 ... 121 rows
+    other = open_store(store.uri)  # fresh runs on another store object: none of its pools
+    want = {f: [s.id for s in answer(q.model_copy(update={"set": {"fetch.overfetch": f}}),
+                                     other).trace.final.rows] for f in steps}
+    pools.SOURCE.clear()
+    live = LiveFlow(store, q, 1.8e12)
+    live.sets = {"fetch.overfetch": 20.0}
+    live.answer()
+    searched = table.searches
+    for f in steps:
+        live.sets = {"fetch.overfetch": f}
+        assert [s.id for s in live.answer().final.rows] == want[f], f
+    assert table.searches == searched + 1  # one search, 121 rows deep (over-fetch 40.2)

@@ -1,9 +1,11 @@
-"""A slider's ticks never queue behind the diagnosis's fix search: the fixes (each a run of
-the pipeline, 160 of them on memory-lancedb-pro's hybrid route) are searched once the slider
-rests, and a search a newer tick supersedes stops before its next run, freeing its thread.
-On the old code every tick started a fix search at once, which nothing could stop; with two
-of them holding the thread pool's two threads, a tick waited seconds for its re-rank
-(bench/tick.py, 13 stages: p95 3.3 s)."""
+"""A slider's ticks do a tick's work and no more (issue 34). They never queue behind the
+diagnosis's fix search: the fixes (each a run of the pipeline, 160 of them on
+memory-lancedb-pro's hybrid route) are searched once the slider rests, and a search a newer
+tick supersedes stops before its next run, freeing its thread. On the old code every tick
+started a fix search at once, which nothing could stop; with two of them holding the thread
+pool's two threads, a tick waited seconds for its re-rank (bench/tick.py, 13 stages: p95
+3.3 s). The plots redraw once the slider rests, and the tables format only the rows they
+show."""
 
 from __future__ import annotations
 
@@ -93,3 +95,95 @@ def test_a_superseded_fix_search_stops_before_its_next_run(window) -> None:
             full_answer(vm.live, {"blend.weight": 0.37}, [], cancelled=stop.is_set)
     assert len(runs) == 3
     assert full_answer(vm.live, {"blend.weight": 0.37}, []).diagnosis is not None
+
+
+def test_the_plots_wait_for_the_slider_to_rest(window) -> None:
+    """The tables follow every tick and the plots redraw once the slider rests
+    (PLOT_SETTLE_MS). On the old code the window decided by a flag that was cleared before
+    the tick's re-rank came back, so every tick redrew both plots (~9 ms of a demo tick)."""
+    from inspector.qt.pipeline.plots import plotted_stage, stage_points
+    from tests.qt.qtkit import rest
+
+    def plotted() -> dict[str, tuple]:  # the scatter's points per group, as drawn last
+        return dict(window.scatter._shown)
+
+    def wanted() -> dict[str, tuple]:  # what the answer on screen plots
+        vm = window.vm
+        st = plotted_stage(vm.trace, vm.driven, vm.question.expect)
+        return {k: (tuple(x), tuple(y), tuple(ids))
+                for k, (x, y, ids) in stage_points(vm.trace, st).items()}
+
+    vm = window.vm
+    vm.load_suggested(0)
+    vm.jobs.wait_idle(60)
+    window.flush_plots()
+    assert window.scatter_box.isVisible() and not window.plots_pending
+    before = plotted()
+    assert before == wanted()
+    _tick(window, "blend.weight", 0.35)
+    assert wanted() != before  # the tick moved points
+    assert window.plots_pending and plotted() == before  # and the plot has not redrawn yet
+    rest(window)
+    assert plotted() == wanted()  # once the slider rested
+
+
+def test_a_tick_formats_only_the_rows_on_screen(window, monkeypatch) -> None:
+    """A deep pool's tick makes the cells of the rows a table shows, not of every row of
+    every stage (~4,000 on the demo at over-fetch 20, each a tuple of formatted texts, on
+    every tick of the old code); what the tables show is still the engine's answer."""
+    from inspector.qt.pipeline import stage_model
+
+    vm = window.vm
+    vm.put(preset="memory-plugin", set={"min_score.min": 0.0, "fetch.overfetch": 20.0},
+           limit=50, scopes=None, expect=[], text="which editor theme does the user prefer",
+           vector=None, vector_of=None)
+    vm.jobs.wait_idle(60)
+    rows = sum(len(st.rows) + len(st.dropped) for st in vm.trace.stages)
+    assert rows > 2000
+    made: list[int] = []
+    real = stage_model.FlowStageModel._kept_cells
+
+    def counted(self: Any, r: int, s: Any) -> Any:
+        made.append(r)
+        return real(self, r, s)
+
+    monkeypatch.setattr(stage_model.FlowStageModel, "_kept_cells", counted)
+    _tick(window, "blend.weight", 0.45)
+    QCoreApplication.processEvents()  # the frame: the views ask for the cells they paint
+    assert 0 < len(made) < 400  # the open tables' visible rows (a few dozen each)
+    for sec in window.stages.sections:  # every cell a reader can scroll to is the engine's
+        if sec.isVisible() and sec.model.run is not None:
+            run = sec.model.run
+            assert [sec.model.cell(r, "score") for r in range(len(run.rows))] == \
+                [f"{s.score:.4f}" for s in run.rows]
+
+
+def test_a_tick_neither_flashes_the_busy_bar_nor_drops_the_finding_line(window) -> None:
+    """Each tick's answer is followed by a fix search, so the banner says "Finding fixes"
+    throughout a run of ticks, and a re-rank of a few ms shows no busy bar. On the old code
+    both came and went on every tick, and each came and went re-laid out the whole window
+    (four frames a tick instead of one)."""
+    vm = window.vm
+    vm.load_suggested(0)
+    vm.jobs.wait_idle(60)
+    assert vm.answer is not None and vm.answer.diagnosis.code != "ok"  # a miss, with fixes
+    finding: list[bool] = []
+    bar: list[bool] = []
+    show_answer, set_visible = window.banner.show_answer, window.busy_bar.setVisible
+
+    def banner(trace: Any, answer: Any, expected: Any, find: bool, *a: Any) -> None:
+        finding.append(find or answer is not None)  # its fixes searched, or found
+        show_answer(trace, answer, expected, find, *a)
+
+    def busy(on: bool) -> None:
+        bar.append(on)
+        set_visible(on)
+
+    window.banner.show_answer, window.busy_bar.setVisible = banner, busy
+    try:
+        for v in (0.15, 0.25, 0.35, 0.45):
+            _tick(window, "blend.weight", v)
+    finally:
+        del window.banner.show_answer, window.busy_bar.setVisible
+    assert finding and all(finding)
+    assert True not in bar and not window.busy_bar.isVisible()

@@ -45,13 +45,16 @@ def depth_for(purpose: str, store: Store, p: Params, *, max_overfetch: float | N
               max_limit: int | None = None, depth: int | None = None) -> tuple[int, int]:
     """(vector depth, full-text depth) a purpose searches for p:
     params: p's own depths, widened to max_overfetch / max_limit when given; live: the classic
-    fetch stage's, deep enough for every over-fetch up to MAX_OVERFETCH where the search is
-    prefix-exact, else p's own depth; exhaustive: the ranking to `depth` (EXHAUSTIVE_MAX) or the
-    whole table; sweep: deep enough for the truth (`depth`) and every cell up to
-    max_overfetch."""
+    fetch stage's, deep enough for every over-fetch up to MAX_OVERFETCH (past it, up to twice
+    p's) where the search is prefix-exact, else p's own depth; exhaustive: the ranking to
+    `depth` (EXHAUSTIVE_MAX) or the whole table; sweep: deep enough for the truth (`depth`)
+    and every cell up to max_overfetch."""
     rows = int(store.rows)
     if purpose == "live":
-        deep = (max_overfetch or MAX_OVERFETCH) \
+        # one deep fetch serves every over-fetch up to MAX_OVERFETCH; past it, twice the asked
+        # over-fetch, so a slider moved beyond searches once per doubling, not once per tick
+        top = max_overfetch or MAX_OVERFETCH
+        deep = (top if p.overfetch <= top else 2.0 * p.overfetch) \
             if prefix_exact(getattr(store, "vector_index", None), p) else None
         return depth_for("params", store, p, max_overfetch=deep)
     if purpose == "params":

@@ -243,18 +243,20 @@ def pool_for(ctx: Context, p: Params) -> Pool:
     return pools.fetch_for(store, query, p)
 
 
-# id(pool) -> what was read from it once: its rows, and the fetch stage's candidates per
-# shape of the fetch (a live re-rank of a cached pool passes the same ones on: a Row and a
-# Scored are never changed, later stages re-score with new ones); dropped with the pool
-_READ: dict[int, tuple[list[Row | None], dict[Any, list[Scored]]]] = {}
+# id(pool) -> what was read from it once: its rows, the fetch stage's candidates per shape of
+# the fetch, and each candidate by its inputs (a live re-rank of a cached pool passes the same
+# ones on: a Row and a Scored are never changed, later stages re-score with new ones); dropped
+# with the pool
+_Read = tuple[list[Row | None], dict[Any, list[Scored]], dict[Any, Scored]]
+_READ: dict[int, _Read] = {}
 _SHAPES_MAX = 32  # fetch shapes remembered a pool (over-fetch values a slider visits)
 _SHAPE_ROWS_MAX = 100_000  # and candidates a pool, over all its shapes
 
 
-def _read(pool: Pool) -> tuple[list[Row | None], dict[Any, list[Scored]]]:
+def _read(pool: Pool) -> _Read:
     got = _READ.get(id(pool))
     if got is None:
-        got = _READ[id(pool)] = ([None] * pool.size, {})
+        got = _READ[id(pool)] = ([None] * pool.size, {}, {})
         weakref.finalize(pool, _READ.pop, id(pool), None)
     return got
 
@@ -327,18 +329,32 @@ def _leg_ties(ctx: Context, pool: Pool, p: Params, stage_name: str) -> None:
 
 def _candidates(pool: Pool, mode: str, raw: np.ndarray, base: np.ndarray, fused: np.ndarray,
                 vr: np.ndarray, fr: np.ndarray) -> list[Scored]:
-    """The fetch's candidates in raw order, each with the inputs of its score."""
+    """The fetch's candidates in raw order, each with the inputs of its score. A row whose
+    inputs another shape of the fetch gave already (an over-fetch tick: the same leg ranks)
+    gets that shape's Scored again, so each tick builds only the rows new to it."""
+    hybrid = mode == "hybrid"
+    # hybrid: the fused score changes with the legs' depths, so rows are rarely the same
+    made = _read(pool)[2] if not hybrid else {}
+    if len(made) > pool.size:  # bounded by one shape's worth of rows
+        made.clear()
     out = []
-    for i in raw.tolist():
-        inputs: list[tuple[str, float]] = []
-        if vr[i]:
-            inputs += [("vec_rank", float(vr[i])), ("distance", float(pool.vec_dist[i])),
-                       ("vector", float(1.0 / (1.0 + pool.vec_dist[i])))]
-        if fr[i]:
-            inputs += [("fts_rank", float(fr[i])), ("bm25", float(pool.fts_score[i]))]
-        if mode == "hybrid":
-            inputs.append(("fused", float(fused[i])))
-        out.append(Scored(_pool_row(pool, i), float(base[i]), tuple(inputs)))
+    for i, v, f, d, b, fu, bm in zip(raw.tolist(), vr[raw].tolist(), fr[raw].tolist(),
+                                     pool.vec_dist[raw].tolist(), base[raw].tolist(),
+                                     fused[raw].tolist(), pool.fts_score[raw].tolist(),
+                                     strict=True):
+        key = (i, v, f, b)
+        got = made.get(key)
+        if got is None:
+            inputs: list[tuple[str, float]] = []
+            if v:
+                inputs += [("vec_rank", float(v)), ("distance", d),
+                           ("vector", 1.0 / (1.0 + d))]
+            if f:
+                inputs += [("fts_rank", float(f)), ("bm25", bm)]
+            if hybrid:
+                inputs.append(("fused", fu))
+            got = made[key] = Scored(_pool_row(pool, i), b, tuple(inputs))
+        out.append(got)
     return out
 
 
