@@ -104,67 +104,68 @@ class _Frames:
         self.shown = self.requests
 
 
-def _pump(app, until: float) -> None:
-    """Process events as the application's own event loop does: asleep until an event comes
-    (a job's answer, an update request, a timer) or `until` (perf_counter seconds) passes.
-    A loop of processEvents calls that return at once would keep this thread busy and take
-    Python's GIL from the job's thread, which a running application never does."""
-    from PySide6.QtCore import QEventLoop, QTimer
-
-    ms = int((until - time.perf_counter()) * 1000)
-    if ms > 0:
-        QTimer.singleShot(ms, lambda: None)  # wakes the wait at `until` at the latest
-    app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents
-                      | QEventLoop.ProcessEventsFlag.WaitForMoreEvents)
-
-
-def _key_tick(app, win, frames: _Frames, inner, key) -> float:
-    """One arrow key pressed on a focused slider, until the frame showing the new answer is
-    painted: the key event is delivered, the slider's throttle emits, the cached fetches are
-    re-ranked in a job, the answer is put into the widgets, and then an update request (the
-    paint and flush) is processed after it. Between events the thread sleeps in the event
-    loop (`_pump`), as the application's does."""
-    from PySide6.QtCore import QEvent, Qt
-    from PySide6.QtGui import QKeyEvent
-
-    old = win.vm.trace
-    t0 = time.perf_counter()
-    app.sendEvent(inner, QKeyEvent(QEvent.Type.KeyPress, key, Qt.KeyboardModifier.NoModifier))
-    app.sendEvent(inner, QKeyEvent(QEvent.Type.KeyRelease, key,
-                                   Qt.KeyboardModifier.NoModifier))
-    shown_at = None
-    while time.perf_counter() - t0 < 30:
-        if win.vm.trace is not old and shown_at is None:
-            shown_at = frames.shown
-        if shown_at is not None and frames.requests > shown_at:
-            break
-        _pump(app, t0 + 30)
-    return time.perf_counter() - t0
-
-
 def _key_ticks(app, win, frames: _Frames, key: str, n: int,
                cpu: list[float] | None = None) -> list[float]:
-    """n arrow-key ticks on the slider of `key`, Right until its maximum, then Left."""
-    from PySide6.QtCore import Qt
+    """n arrow keys pressed on the focused slider of `key` (Right until its maximum, then
+    Left), one every REPEAT_S at most, each timed until the frame showing its answer is
+    painted: the key event is delivered, the slider's throttle emits, the cached fetches are
+    re-ranked in a job, the answer is put into the widgets, and an update request (the paint
+    and flush) is processed after that. The event loop runs as the application's does
+    (exec: asleep between events); the end is taken by a zero timer, which fires once the
+    paint has returned."""
+    from PySide6.QtCore import QEvent, QEventLoop, QObject, Qt, QTimer
+    from PySide6.QtGui import QKeyEvent
     from PySide6.QtWidgets import QSlider
 
     slider = win.sliders.sliders[key]
     inner = slider.findChild(QSlider)
     inner.setFocus()
-    out, arrow = [], Qt.Key.Key_Right
-    last = time.perf_counter()
-    for _ in range(n):
-        while time.perf_counter() - last < REPEAT_S:  # a held key repeats at X's 25 Hz
-            _pump(app, last + REPEAT_S)
-        last = time.perf_counter()
+    out: list[float] = []
+    loop = QEventLoop()
+    state = {"t0": 0.0, "c0": 0.0, "old": None, "arrow": Qt.Key.Key_Right, "ending": False}
+
+    def press() -> None:
         if slider.value() >= slider.maximum():
-            arrow = Qt.Key.Key_Left
+            state["arrow"] = Qt.Key.Key_Left
         elif slider.value() <= slider.minimum():
-            arrow = Qt.Key.Key_Right
-        c0 = time.process_time()
-        out.append(_key_tick(app, win, frames, inner, arrow))
+            state["arrow"] = Qt.Key.Key_Right
+        state.update(old=win.vm.trace, ending=False, c0=time.process_time(),
+                     t0=time.perf_counter())
+        for kind in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease):
+            app.sendEvent(inner, QKeyEvent(kind, state["arrow"],
+                                           Qt.KeyboardModifier.NoModifier))
+
+    def painted() -> None:
+        out.append(time.perf_counter() - state["t0"])
         if cpu is not None:
-            cpu.append(time.process_time() - c0)
+            cpu.append(time.process_time() - state["c0"])
+        if len(out) >= n:
+            loop.quit()
+            return
+        wait = state["t0"] + REPEAT_S - time.perf_counter()  # a held key repeats at 25 Hz
+        QTimer.singleShot(max(0, int(wait * 1000)), press)
+
+    class Watch(QObject):
+        def eventFilter(self, obj, event):  # noqa: N802 - Qt's name
+            if event.type() == QEvent.Type.UpdateRequest and not state["ending"] and \
+                    win.vm.trace is not state["old"] and frames.requests >= frames.shown:
+                state["ending"] = True  # this request paints the answer: time it once done
+                QTimer.singleShot(0, painted)
+            return False
+
+    watch = Watch()
+    win.installEventFilter(watch)
+    if win.windowHandle() is not None:
+        win.windowHandle().installEventFilter(watch)
+    guard = QTimer(singleShot=True, interval=int(60_000 + n * 1000))
+    guard.timeout.connect(loop.quit)
+    guard.start()
+    QTimer.singleShot(0, press)
+    loop.exec()
+    guard.stop()
+    win.removeEventFilter(watch)
+    if win.windowHandle() is not None:
+        win.windowHandle().removeEventFilter(watch)
     return out
 
 
