@@ -77,6 +77,7 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         self.setAcceptDrops(True)
         self.theme_choice = "system"
         self.tokens = theme.LIGHT
+        self._answered: tuple[Any, ...] | None = None  # what the banner and bars tell now
         self._open_handler = self.choose_store
         self._plots_stale: set[PlotBox] = set()
         self._plots_later = qdebounced(self.flush_plots, timeout=PLOT_SETTLE_MS)
@@ -373,6 +374,14 @@ class MainWindow(FilesMixin, ExtensibleWindow):
     def _answer_changed(self) -> None:
         vm = self.vm
         finding = vm.finding
+        shown = (vm.trace, vm.answer, tuple(vm.question.expect), finding,
+                 tuple(sorted(vm.question.set.items(), key=lambda kv: kv[0])),
+                 getattr(vm.store, "vector_index", None), self.tokens)
+        if self._answered is not None and len(shown) == len(self._answered) and all(
+                a is b or (type(a) is tuple and a == b) for a, b in zip(shown, self._answered,
+                                                                          strict=True)):
+            return  # told already (a tick's answer is told by its trace, then its signal)
+        self._answered = shown
         self.banner.show_answer(vm.trace, vm.answer, list(vm.question.expect), finding,
                                 dict(vm.question.set))
         self.banner_placeholder.setVisible(self.banner.isHidden())

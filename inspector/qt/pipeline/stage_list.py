@@ -152,7 +152,12 @@ class StageSection(QFrame):
         elif shown is None or (shown.name, shown.role) != (run.name, run.role) or \
                 not same_rows(shown, run):  # a tick leaves the stages before it as they were
             self.summary = summarise(run)
+        rows = self.model.rowCount()
         self.model.set_run(run, tied, expected, texts)
+        if self.model.rowCount() != rows and self.table.isVisible():
+            # rows added or removed: the view lays them out now, not at its next turn of the
+            # event loop, so the answer's rows are painted in the answer's frame, not after
+            self.table.doItemsLayout()
         if run is None:
             self.toggle.setText(f"{self.number}")
             self.line.setText("")

@@ -100,7 +100,6 @@ class FlowStageModel(QAbstractTableModel):
         self._bold = QFont()
         self._bold.setBold(True)
         self._cells: dict[int, tuple[Any, ...]] = {}  # row -> its cells, kept, expected
-        self._rows: dict[str, int] | None = None  # id -> first table row showing it
         self._before: dict[str, int] | None = None  # id -> rank in the rows that came in
 
     def set_run(self, run: StageRun | None, tied: frozenset[str], expected: frozenset[str],
@@ -119,7 +118,7 @@ class FlowStageModel(QAbstractTableModel):
             self.beginResetModel()
         self.run, self.tied, self.expected, self.texts = run, tied, expected, texts
         self.kept, self.drops = kept, drops
-        self._cells, self._rows, self._before = {}, None, None
+        self._cells, self._before = {}, None
         if not same_stage:
             self.endResetModel()
             return
@@ -158,14 +157,18 @@ class FlowStageModel(QAbstractTableModel):
         return None
 
     def row_for_id(self, rid: Any) -> int:
+        """The first table row showing the id (-1: none). A scan, stopped at the row: the
+        selected row is asked of every stage on every tick, and is mostly near the top."""
         if rid is None:
             return -1
-        if self._rows is None:
-            rows: dict[str, int] = {}
-            for r, i in enumerate([*(s.id for s in self.kept), *(d.id for d in self.drops)]):
-                rows.setdefault(str(i), r)
-            self._rows = rows
-        return self._rows.get(str(rid), -1)
+        rid = str(rid)
+        for r, s in enumerate(self.kept):
+            if s.id == rid:
+                return r
+        for r, d in enumerate(self.drops, start=len(self.kept)):
+            if d.id == rid:
+                return r
+        return -1
 
     def cell(self, r: int, col: str) -> str:
         """What a cell shows (tests read the table through this, as a person reads it)."""

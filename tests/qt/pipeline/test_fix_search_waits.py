@@ -186,4 +186,38 @@ def test_a_tick_neither_flashes_the_busy_bar_nor_drops_the_finding_line(window) 
     finally:
         del window.banner.show_answer, window.busy_bar.setVisible
     assert finding and all(finding)
+    assert len(finding) == 4  # told once a tick (the trace, its signal and the fix search's
+    # start each told it on the old code)
     assert True not in bar and not window.busy_bar.isVisible()
+
+
+def test_rows_a_tick_adds_are_laid_out_in_the_answers_own_frame(window) -> None:
+    """An over-fetch tick adds rows to the open tables: each lays them out at once, so the
+    frame that paints the answer paints its rows (on the old code the view waited for its
+    next turn of the event loop, and the rows came one frame, ~4 ms, after the rest)."""
+    vm = window.vm
+    vm.put(preset="memory-plugin", set={"min_score.min": 0.0, "fetch.overfetch": 4.0},
+           limit=50, scopes=None, expect=[], text="which editor theme does the user prefer",
+           vector=None, vector_of=None)
+    vm.jobs.wait_idle(60)
+    QCoreApplication.processEvents()
+    fetch = next(sec for sec in window.stages.sections if sec.model.run is not None
+                 and sec.model.run.role == "fetch")
+    fetch.set_open(True)
+    QCoreApplication.processEvents()
+    before = fetch.model.rowCount()
+    seen: list[tuple[int, int]] = []
+
+    def probe() -> None:  # connected after the window's handlers: what the frame will paint
+        bar = fetch.table.verticalScrollBar()
+        seen.append((fetch.model.rowCount(), bar.maximum()))
+
+    vm.trace_changed.connect(probe)
+    try:
+        _tick(window, "fetch.overfetch", 6.0)
+    finally:
+        vm.trace_changed.disconnect(probe)
+    QCoreApplication.processEvents()
+    rows, laid_out = seen[-1]
+    assert rows > before
+    assert laid_out == fetch.table.verticalScrollBar().maximum() > 0
