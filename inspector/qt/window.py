@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, Qt
+from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtGui import (
     QAction,
     QActionGroup,
@@ -55,6 +55,7 @@ from inspector.qt.window_files import FilesMixin
 from inspector.qt.wording import gui_words, plural
 
 SPLITTERS = ("main", "left", "plots", "side")
+RERANK_BUSY_MS = 300  # a re-rank shows the busy bar only once it has taken this long
 PLOT_SETTLE_MS = 120  # plots redraw once a slider has rested this long (or at once when shown)
 STAGES_MIN_HEIGHT = 190
 PIPELINE_FIELDS = frozenset({"preset", "pipeline_file", "system_config", "columns"})
@@ -78,6 +79,7 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         self.theme_choice = "system"
         self.tokens = theme.LIGHT
         self._answered: tuple[Any, ...] | None = None  # what the banner and bars tell now
+        self._reranks = 0  # re-ranks that made the window busy (a slow one shows the bar)
         self._open_handler = self.choose_store
         self._plots_stale: set[PlotBox] = set()
         self._plots_later = qdebounced(self.flush_plots, timeout=PLOT_SETTLE_MS)
@@ -490,13 +492,22 @@ class MainWindow(FilesMixin, ExtensibleWindow):
 
     def _busy_changed(self, busy: bool) -> None:
         if busy and self.vm.reranking:
-            return  # a re-rank of the cached fetches (a tick, a few ms): no busy bar and
-            # "Working…" to flash, and re-lay out the window for, on every tick
+            # a re-rank of the cached fetches (a tick, a few ms): the busy bar and "Working…"
+            # only if it is still running after RERANK_BUSY_MS (a flash re-lays out the
+            # window, on every tick)
+            self._reranks += 1
+            QTimer.singleShot(RERANK_BUSY_MS, lambda n=self._reranks: self._slow_rerank(n))
+            return
         self.busy_bar.setVisible(busy)
         self.query_bar.set_busy(busy and not self.vm.reranking)
         if self.vm.trace is None:
             self.stages.headline.setText(self._headline())
         self._status()
+
+    def _slow_rerank(self, n: int) -> None:
+        if n == self._reranks and self.vm.busy and self.vm.reranking:
+            self.busy_bar.setVisible(True)
+            self._status()
 
     def _error(self, message: str) -> None:
         message = gui_words(message)

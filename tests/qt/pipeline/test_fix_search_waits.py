@@ -221,3 +221,36 @@ def test_rows_a_tick_adds_are_laid_out_in_the_answers_own_frame(window) -> None:
     rows, laid_out = seen[-1]
     assert rows > before
     assert laid_out == fetch.table.verticalScrollBar().maximum() > 0
+
+
+def test_a_slow_re_rank_shows_the_busy_bar_once_it_has_taken_a_while(window,
+                                                                      monkeypatch) -> None:
+    """No bar for a re-rank of a few ms, but one that is still running after RERANK_BUSY_MS
+    (a deep pool on a slow machine) says the window is working."""
+    from inspector.qt import viewmodel
+    from inspector.qt.window import RERANK_BUSY_MS
+
+    vm = window.vm
+    vm.load_suggested(0)
+    vm.jobs.wait_idle(60)
+    release = threading.Event()
+    real = viewmodel.rerank
+
+    def slow(*a: Any, **k: Any) -> Any:
+        release.wait(30)
+        return real(*a, **k)
+
+    monkeypatch.setattr(viewmodel, "rerank", slow)
+    window.sliders.sliders["blend.weight"].setValue(0.55)
+    window.sliders.flush()
+    assert vm.reranking and not window.busy_bar.isVisible()
+    end = time.monotonic() + 30
+    while not window.busy_bar.isVisible():
+        assert time.monotonic() < end, "the busy bar never showed for a slow re-rank"
+        QCoreApplication.processEvents()
+        time.sleep(0.005)
+    assert time.monotonic() - (end - 30) >= RERANK_BUSY_MS / 1000 * 0.9
+    release.set()
+    vm.jobs.wait_idle(60)
+    QCoreApplication.processEvents()
+    assert not window.busy_bar.isVisible()
