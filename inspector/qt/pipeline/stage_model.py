@@ -100,6 +100,7 @@ class FlowStageModel(QAbstractTableModel):
         self._bold = QFont()
         self._bold.setBold(True)
         self._cells: dict[int, tuple[Any, ...]] = {}  # row -> its cells, kept, expected
+        self._count = 0  # the rows the views know of (changed between begin and end)
         self._before: dict[str, int] | None = None  # id -> rank in the rows that came in
 
     def set_run(self, run: StageRun | None, tied: frozenset[str], expected: frozenset[str],
@@ -107,7 +108,7 @@ class FlowStageModel(QAbstractTableModel):
         old = self.run
         same_stage = run is not None and old is not None and \
             (run.name, run.role) == (old.name, old.role)
-        n_old = len(self.kept) + len(self.drops)
+        n_old = self._count
         kept = run.rows if run is not None else ()
         drops = run.dropped if run is not None else ()
         if same_stage and same_rows(old, run) and (tied, expected) == (self.tied, self.expected) \
@@ -120,6 +121,7 @@ class FlowStageModel(QAbstractTableModel):
         self.kept, self.drops = kept, drops
         self._cells, self._before = {}, None
         if not same_stage:
+            self._count = len(kept) + len(drops)
             self.endResetModel()
             return
         self._resize(n_old, len(kept) + len(drops))
@@ -129,16 +131,18 @@ class FlowStageModel(QAbstractTableModel):
         for the rows both have (a view repaints only what it shows of them)."""
         if n_new < n_old:
             self.beginRemoveRows(QModelIndex(), n_new, n_old - 1)
+            self._count = n_new
             self.endRemoveRows()
         elif n_new > n_old:
             self.beginInsertRows(QModelIndex(), n_old, n_new - 1)
+            self._count = n_new
             self.endInsertRows()
         if min(n_old, n_new):
             self.dataChanged.emit(self.index(0, 0),
                                   self.index(min(n_old, n_new) - 1, len(COLUMNS) - 1))
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008, N802
-        return 0 if parent.isValid() else len(self.kept) + len(self.drops)
+        return 0 if parent.isValid() else self._count
 
     def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008, N802
         return 0 if parent.isValid() else len(COLUMNS)
@@ -178,6 +182,8 @@ class FlowStageModel(QAbstractTableModel):
         got = self._cells.get(r)
         if got is None:
             n = len(self.kept)
+            if not 0 <= r < n + len(self.drops):  # a row a view asks of while it leaves
+                return _BLANK
             got = self._cells[r] = self._kept_cells(r, self.kept[r]) if r < n else \
                 self._drop_cells(self.drops[r - n])
         return got
@@ -237,6 +243,7 @@ class FlowStageModel(QAbstractTableModel):
 
 
 _COLUMN = {c: n for n, c in enumerate(COLUMNS)}
+_BLANK = ("",) * len(COLUMNS) + (False, False)
 _TEXT = _COLUMN["text"]
 _KEPT, _EXPECTED = len(COLUMNS), len(COLUMNS) + 1
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)

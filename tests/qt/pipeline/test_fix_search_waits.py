@@ -254,3 +254,26 @@ def test_a_slow_re_rank_shows_the_busy_bar_once_it_has_taken_a_while(window,
     vm.jobs.wait_idle(60)
     QCoreApplication.processEvents()
     assert not window.busy_bar.isVisible()
+
+
+def test_a_tick_changes_a_stage_table_by_the_models_protocol(window, qtlog) -> None:
+    """Rows a tick adds or removes reach the views by the model protocol (Qt's own model
+    tester watches each step): the views count the old rows until they are told of the new
+    ones, and no row is asked of that the model does not have."""
+    from PySide6.QtTest import QAbstractItemModelTester
+
+    vm = window.vm
+    vm.put(preset="memory-plugin", set={"min_score.min": 0.0, "fetch.overfetch": 4.0},
+           limit=50, scopes=None, expect=[], text="which editor theme does the user prefer",
+           vector=None, vector_of=None)
+    vm.jobs.wait_idle(60)
+    mode = QAbstractItemModelTester.FailureReportingMode.Warning
+    testers = [QAbstractItemModelTester(sec.model, mode) for sec in window.stages.sections
+               if sec.model.run is not None]
+    counts = []
+    for f in (6.0, 2.0, 5.0, 1.0):  # rows added, removed, added, removed
+        _tick(window, "fetch.overfetch", f)
+        counts.append(sum(sec.model.rowCount() for sec in window.stages.sections))
+    assert counts[0] > counts[1] < counts[2] > counts[3]
+    failures = [r.message for r in qtlog.records if "FAIL" in r.message]
+    assert testers and not failures, failures[:3]
