@@ -496,7 +496,8 @@ class MainWindow(FilesMixin, ExtensibleWindow):
             # only if it is still running after RERANK_BUSY_MS (a flash re-lays out the
             # window, on every tick)
             self._reranks += 1
-            QTimer.singleShot(RERANK_BUSY_MS, lambda n=self._reranks: self._slow_rerank(n))
+            QTimer.singleShot(RERANK_BUSY_MS, self,  # not after the window is gone
+                              lambda n=self._reranks: self._slow_rerank(n))
             return
         self.busy_bar.setVisible(busy)
         self.query_bar.set_busy(busy and not self.vm.reranking)
