@@ -75,36 +75,7 @@ def _tick(app, win, slider, v: float) -> None:
 REPEAT_S = 0.040  # X's default key repeat: 25 a second
 
 
-class _Frames:
-    """When the window last painted: an event filter on the top-level widget and its window
-    notes each update request (the paint of every dirty widget and the flush to the screen
-    run when it is processed), and `trace_changed`, connected after the window's own
-    handlers, notes when a new answer has been put into the widgets."""
-
-    def __init__(self, win) -> None:
-        from PySide6.QtCore import QEvent, QObject
-
-        frames = self
-
-        class Filter(QObject):
-            def eventFilter(self, obj, event):  # noqa: N802 - Qt's name
-                if event.type() == QEvent.Type.UpdateRequest:
-                    frames.requests += 1
-                return False
-
-        self.requests = 0
-        self.shown = 0  # update requests seen when the last answer was put on screen
-        self.filter = Filter()
-        win.installEventFilter(self.filter)
-        if win.windowHandle() is not None:
-            win.windowHandle().installEventFilter(self.filter)
-        win.vm.trace_changed.connect(self._shown)
-
-    def _shown(self) -> None:
-        self.shown = self.requests
-
-
-def _key_ticks(app, win, frames: _Frames, key: str, n: int,
+def _key_ticks(app, win, key: str, n: int,
                cpu: list[float] | None = None) -> list[float]:
     """n arrow keys pressed on the focused slider of `key` (Right until its maximum, then
     Left), one every REPEAT_S at most, each timed until the frame showing its answer is
@@ -148,7 +119,7 @@ def _key_ticks(app, win, frames: _Frames, key: str, n: int,
     class Watch(QObject):
         def eventFilter(self, obj, event):  # noqa: N802 - Qt's name
             if event.type() == QEvent.Type.UpdateRequest and not state["ending"] and \
-                    win.vm.trace is not state["old"] and frames.requests >= frames.shown:
+                    win.vm.trace is not state["old"]:
                 state["ending"] = True  # this request paints the answer: time it once done
                 QTimer.singleShot(0, painted)
             return False
@@ -202,7 +173,7 @@ def _engine(win, key: str, values: list[float]) -> float:
     return statistics.median(engine) * 1000
 
 
-def _flow_ticks(app, win, frames, fixture: str, ticks: int, size: str) -> list[dict]:
+def _flow_ticks(app, win, fixture: str, ticks: int, size: str) -> list[dict]:
     """The sliders of memory-lancedb-pro (13 stages) over a copy of its fixture."""
     import shutil
     from pathlib import Path
@@ -234,7 +205,7 @@ def _flow_ticks(app, win, frames, fixture: str, ticks: int, size: str) -> list[d
                      **_numbers(samples, cpu),
                      "target": "p95 <= 16 ms on a pipeline of stages"})
         cpu = []
-        samples = _key_ticks(app, win, frames, key, ticks, cpu)
+        samples = _key_ticks(app, win, key, ticks, cpu)
         rows.append({"bench": "tick", "pool": pool, "slider": key, "size": size,
                      "platform": app.platformName(), "repaint": "key to frame",
                      "stages": stages, "engine_median_ms": engine,
@@ -269,7 +240,6 @@ def main() -> int:
     vm = win.vm
     vm.open_store(None)
     wait_idle(vm)
-    frames = _Frames(win)
     setups = {
         "pool ~50 ": ("importance-blend", {"min_score.min": 0.0}, 10),
         "pool 1000": ("memory-plugin", {"min_score.min": 0.0, "fetch.overfetch": 20.0}, 50),
@@ -295,7 +265,7 @@ def main() -> int:
                              "platform": app.platformName(), "repaint": label.strip(),
                              **_numbers(samples, cpu), "target": "p95 <= 16 ms at 1,000"})
             cpu = []
-            samples = _key_ticks(app, win, frames, key, a.ticks, cpu)
+            samples = _key_ticks(app, win, key, a.ticks, cpu)
             say(f"{name} (pool {size}) {key} arrow key to painted frame: {_stats(samples, cpu)}")
             rows.append({"bench": "tick", "pool": size, "slider": key, "size": a.size,
                          "platform": app.platformName(), "repaint": "key to frame",
@@ -306,7 +276,7 @@ def main() -> int:
                              "platform": app.platformName(), "repaint": "rest redraw",
                              **_numbers(rests), "target": "after the drag, not per tick"})
     if a.pipeline_fixture:
-        flow = _flow_ticks(app, win, frames, a.pipeline_fixture, a.ticks, a.size)
+        flow = _flow_ticks(app, win, a.pipeline_fixture, a.ticks, a.size)
         for r in flow:
             say(f"memory-lancedb-pro ({r['stages']} stages, pool {r['pool']}) {r['slider']} "
                 f"({r['repaint']}): p95 {r['p95_ms']:.2f} ms, median {r['median_ms']:.2f} ms "
