@@ -47,6 +47,27 @@ def _repository_root_untouched() -> Iterator[None]:
     assert not made, f"the tests left {made} in {ROOT}"
 
 
+_APP_DIRS = ("INSPECTOR_CACHE_DIR", "INSPECTOR_DATA_DIR", "XDG_CONFIG_HOME")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_app_dirs_between_tests(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The same folders for the whole session, set in the process itself: a worker thread a
+    test left running (a window's job, a pool's build) that reads them after the test's own
+    setting is undone writes to a temporary folder too, never to the user's cache."""
+    base = tmp_path_factory.mktemp("appdirs-session")
+    before = {name: os.environ.get(name) for name in _APP_DIRS}
+    os.environ.update({"INSPECTOR_CACHE_DIR": str(base / "cache"),
+                       "INSPECTOR_DATA_DIR": str(base / "data"),
+                       "XDG_CONFIG_HOME": str(base / "config")})
+    yield
+    for name, value in before.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
 @pytest.fixture(autouse=True)
 def _private_app_dirs(tmp_path_factory: pytest.TempPathFactory,
                       monkeypatch: pytest.MonkeyPatch) -> None:

@@ -26,11 +26,14 @@ LANGCHAIN = Path(__file__).resolve().parents[1] / "frameworks" / "data" / "langc
 
 
 @pytest.fixture
-def wm_screen(request: pytest.FixtureRequest) -> Iterator[tuple[str, int, int]]:
-    """DISPLAY of a fresh Xvfb screen of the size asked, with openbox managing it."""
+def wm_screen(request: pytest.FixtureRequest,
+              tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int, int]]:
+    """DISPLAY of a fresh Xvfb screen of the size asked, with openbox managing it (its log
+    and session files in a temporary folder, never the user's ~/.cache)."""
     if not (shutil.which("Xvfb") and shutil.which("openbox")):
         pytest.skip("Xvfb and openbox are not installed")
     w, h = request.param
+    home = tmp_path_factory.mktemp("openbox")
     read, write = os.pipe()
     xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(write), "-screen", "0", f"{w}x{h}x24",
                              "-nolisten", "tcp"], pass_fds=(write,),
@@ -38,22 +41,40 @@ def wm_screen(request: pytest.FixtureRequest) -> Iterator[tuple[str, int, int]]:
     os.close(write)
     with os.fdopen(read) as f:
         display = ":" + f.readline().strip()  # written once the server accepts clients
-    env = {**os.environ, "DISPLAY": display}
-    wm = subprocess.Popen(["openbox"], env=env, stdout=subprocess.DEVNULL,
-                          stderr=subprocess.DEVNULL)
+    env = {**os.environ, "DISPLAY": display, "XDG_CACHE_HOME": str(home / "cache"),
+           "XDG_DATA_HOME": str(home / "data")}
+    log = open(home / "openbox.err", "w+b")  # noqa: SIM115 - closed below
+    wm = subprocess.Popen(["openbox"], env=env, stdout=subprocess.DEVNULL, stderr=log)
     try:
-        for _ in range(100):  # openbox owns the screen once it has set its check window
-            probe = subprocess.run(["xprop", "-root", "_NET_SUPPORTING_WM_CHECK"], env=env,
-                                   capture_output=True, text=True)
-            if "window id" in probe.stdout:
-                break
-            time.sleep(0.1)
+        _wait_for_wm(wm, env, home / "openbox.err")
         yield display, w, h
+        assert wm.poll() is None, f"openbox exited during the test (code {wm.returncode}): " \
+            f"{(home / 'openbox.err').read_text(errors='replace')[-1500:]}"
     finally:
         wm.terminate()
         xvfb.terminate()
         wm.wait(10)
         xvfb.wait(10)
+        log.close()
+
+
+def _wait_for_wm(wm: subprocess.Popen[bytes], env: dict[str, str], log: Path,
+                 seconds: float = 60.0) -> None:
+    """Until openbox owns the screen (it has set its check window), or say why not: a window
+    shown on a screen no window manager manages is never maximised, and every check after
+    reads a window of its natural size."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if wm.poll() is not None:
+            pytest.fail(f"openbox exited at start (code {wm.returncode}): "
+                        f"{log.read_text(errors='replace')[-1500:]}")
+        probe = subprocess.run(["xprop", "-root", "_NET_SUPPORTING_WM_CHECK"], env=env,
+                               capture_output=True, text=True)
+        if "window id" in probe.stdout:
+            return
+        time.sleep(0.1)
+    pytest.fail(f"openbox did not take the screen within {seconds:.0f} s: "
+                f"{log.read_text(errors='replace')[-1500:]}")
 
 
 def _gallery_passes(display: str, out: Path, size: str, states: str, *extra: str) -> None:
@@ -98,6 +119,44 @@ def test_gallery_passes_the_checks_maximised_under_openbox(wm_screen: tuple[str,
     # the tuning dock opened by the user's path (its menu item, Ctrl+T) docked, not floating:
     # a floating dock is saved as a picture of its own
     assert not list(out.glob("tuning-dock-*-tuningDock.png"))
+
+
+@pytest.fixture
+def bare_screen() -> Iterator[str]:
+    """DISPLAY of a fresh 1366x768 Xvfb screen that no window manager manages."""
+    if not shutil.which("Xvfb"):
+        pytest.skip("Xvfb is not installed")
+    read, write = os.pipe()
+    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(write), "-screen", "0", "1366x768x24",
+                             "-nolisten", "tcp"], pass_fds=(write,),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.close(write)
+    with os.fdopen(read) as f:
+        display = ":" + f.readline().strip()
+    try:
+        yield display
+    finally:
+        xvfb.terminate()
+        xvfb.wait(10)
+
+
+def test_a_window_the_window_manager_never_maximised_is_named_not_checked(
+        bare_screen: str, tmp_path: Path) -> None:
+    """With no window manager at work the window keeps its natural size: the gallery says the
+    window was not maximised, instead of reporting the layout of a window no user has (a
+    floating dock over the stages, a narrow text column) as the window's problems."""
+    env = {**os.environ, "DISPLAY": bare_screen, "QT_QPA_PLATFORM": "xcb"}
+    done = subprocess.run([sys.executable, "-m", "inspector.qt.harness.gallery",
+                           str(tmp_path / "shots"), "--sizes", "1366x768", "--maximized",
+                           "--states", "scoped-miss,tuning-dock", "--themes", "light",
+                           "--wm-wait", "2"],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1, done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    assert lines[0].endswith("; 1 problems:"), done.stdout
+    assert "light-1366x768: the window manager did not maximise the window" in lines[1]
+    assert "on a 1366x768 screen" in lines[1], lines[1]
+    assert not list((tmp_path / "shots").glob("*.png"))
 
 
 def test_a_wrapped_label_short_of_its_lines_is_found(qtbot) -> None:

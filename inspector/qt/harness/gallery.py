@@ -307,10 +307,12 @@ def enter_state(win: Any, state: str, work: Path) -> None:
     _idle(win)
 
 
-def make_window(size: tuple[int, int], theme: str, maximized: bool = False) -> Any:
+def make_window(size: tuple[int, int], theme: str, maximized: bool = False,
+                wm_wait: float = 20.0) -> Any:
     """The window at `size`; `maximized`: as a user has it under a window manager, maximised
     on a screen of that size, so title bar and frame take their share (the screen must be
-    that size: an Xvfb display made for it)."""
+    that size: an Xvfb display made for it), waiting up to `wm_wait` s for the window
+    manager to do it."""
     from PySide6.QtCore import QThread
     from PySide6.QtWidgets import QApplication
 
@@ -320,17 +322,26 @@ def make_window(size: tuple[int, int], theme: str, maximized: bool = False) -> A
     win.apply_theme(theme)
     if maximized:
         win.showMaximized()
-        screen = win.screen().availableGeometry()
-        for _ in range(200):  # the window manager maps and resizes it asynchronously
+        # the window manager maps and resizes it asynchronously, late on a loaded machine
+        for tick in range(1, int(wm_wait * 100) + 1):
             QApplication.processEvents()
-            if win.isMaximized() and win.frameGeometry().width() >= screen.width() - 2:
+            if is_maximised(win):
                 break
+            if tick % 300 == 0:  # asked again, as a user double-clicks the title bar again
+                win.showNormal()
+                win.showMaximized()
             QThread.msleep(10)
     else:
         win.resize(*size)
         win.show()
     _idle(win)
     return win
+
+
+def is_maximised(win: Any) -> bool:
+    """The window manager has maximised the window: it spans its screen's width."""
+    screen = win.screen().availableGeometry()
+    return bool(win.isMaximized()) and win.frameGeometry().width() >= screen.width() - 2
 
 
 def _settled(win: Any, maximized: bool, seconds: float = 5.0) -> None:
@@ -352,8 +363,10 @@ def _settled(win: Any, maximized: bool, seconds: float = 5.0) -> None:
 
 def render(out: Path, sizes: tuple[tuple[int, int], ...] = SIZES,
            states: tuple[str, ...] = STATES, themes: tuple[str, ...] = THEMES,
-           maximized: bool = False) -> list[str]:
+           maximized: bool = False, wm_wait: float = 20.0) -> list[str]:
     """Write every state's PNG; returns the problems found, one line each."""
+    from PySide6.QtWidgets import QApplication
+
     from inspector.qt.harness.visual_checks import problems
 
     out.mkdir(parents=True, exist_ok=True)
@@ -361,7 +374,16 @@ def render(out: Path, sizes: tuple[tuple[int, int], ...] = SIZES,
     with tempfile.TemporaryDirectory(prefix="inspector-gallery-") as tmp:
         for size in sizes:
             for theme in themes:
-                win = make_window(size, theme, maximized)
+                win = make_window(size, theme, maximized, wm_wait)
+                if maximized and QApplication.platformName() != "offscreen" \
+                        and not is_maximised(win):
+                    screen = win.screen().availableGeometry()
+                    found.append(f"{theme}-{size[0]}x{size[1]}: the window manager did not "
+                                 f"maximise the window (it is {win.width()}x{win.height()} "
+                                 f"on a {screen.width()}x{screen.height()} screen); no state "
+                                 f"was checked in it")
+                    win.close()
+                    continue
                 for state in states:
                     enter_state(win, state, Path(tmp) / f"{size[0]}-{theme}")
                     _settled(win, maximized)
@@ -398,6 +420,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--maximized", action="store_true",
                     help="maximise the window under the running window manager (one size: "
                          "the screen's) instead of resizing it to each size")
+    ap.add_argument("--wm-wait", type=float, default=20.0, metavar="SECONDS",
+                    help="with --maximized: how long the window manager has to maximise the "
+                         "window before the gallery says it did not (default 20)")
     args = ap.parse_args(argv)
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from inspector.qt.app import _application
@@ -419,7 +444,8 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     found = render(Path(args.outdir), _parse_sizes(args.sizes), states,
-                   tuple(t for t in args.themes.split(",") if t), args.maximized)
+                   tuple(t for t in args.themes.split(",") if t), args.maximized,
+                   args.wm_wait)
     print(f"wrote {args.outdir}; {len(found)} problems" + (":" if found else ""))
     for line in found:
         print("  " + line)
