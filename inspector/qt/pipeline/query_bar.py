@@ -229,9 +229,12 @@ class QueryBar(QWidget):
             self.preset.setItemData(at, "A pipeline of stages read from a file (File › Open "
                                     "pipeline file…)", Qt.ItemDataRole.ToolTipRole)
         _select_data(self.preset, FILE_ITEM if file_label is not None else preset)
-        with signals_blocked(self.limit):
-            self.limit.setRange(lo, min(hi, 100_000))
-            self.limit.setValue(limit)
+        with signals_blocked(self.limit):  # unchanged: untouched (a slider's tick sets the
+            # question's values, and a range set again re-lays out the window before its answer)
+            if (self.limit.minimum(), self.limit.maximum()) != (lo, min(hi, 100_000)):
+                self.limit.setRange(lo, min(hi, 100_000))
+            if self.limit.value() != limit:
+                self.limit.setValue(limit)
         text = f"+ {', '.join(modified)}" if modified else ""
         if text != self.modified.text():
             self.modified.setText(text)

@@ -16,6 +16,9 @@ from inspector.qt.theme import LIGHT, Tokens
 
 COLUMNS = ("#", "id", "text", "score", "Δ", "what happened")
 Index = QModelIndex | QPersistentModelIndex
+_R = Qt.ItemDataRole  # the roles a stage's cells answer, as the plain ints a view passes
+_DISPLAY, _FOREGROUND, _FONT = int(_R.DisplayRole), int(_R.ForegroundRole), int(_R.FontRole)
+_ALIGN, _TOOLTIP = int(_R.TextAlignmentRole), int(_R.ToolTipRole)
 
 
 def _one_line(text: str) -> str:
@@ -96,7 +99,7 @@ class FlowStageModel(QAbstractTableModel):
         self.tied: frozenset[str] = frozenset()
         self.expected: frozenset[str] = frozenset()
         self.marks: dict[str, str] = {}  # row id -> a judgment's mark (the tuning dock's)
-        self.tokens: Tokens = LIGHT
+        self.tokens = LIGHT
         self._bold = QFont()
         self._bold.setBold(True)
         self._cells: dict[int, tuple[Any, ...]] = {}  # row -> its cells, kept, expected
@@ -211,26 +214,38 @@ class FlowStageModel(QAbstractTableModel):
         return ("×", ("★ " if expected else "") + d.id, self.texts.get(d.id, ""), "", "",
                 _drop_words(d), False, expected)
 
-    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid():
-            return None
-        r, c = index.row(), index.column()
-        row = self._row(r)
-        if role == Qt.ItemDataRole.DisplayRole:
+    @property
+    def tokens(self) -> Tokens:
+        return self._tokens
+
+    @tokens.setter
+    def tokens(self, tokens: Tokens) -> None:
+        """The theme's colours, made into QColors once (a view asks for a row's colour on
+        every paint of every cell)."""
+        self._tokens = tokens
+        self._out, self._expected_color = QColor(tokens.out), QColor(tokens.expected)
+
+    def data(self, index: Index, role: int = _DISPLAY) -> Any:
+        # a view's paint asks seven roles of every cell it shows, each a call into Python:
+        # the roles a stage never sets answer first, before the index is read
+        if role == _DISPLAY:
+            r, c = index.row(), index.column()
+            row = self._row(r)
             if c == _TEXT and self.marks:
                 mark = self.marks.get(str(self.row_id(r)))
                 return f"{mark} {row[c]}" if mark else row[c]
             return row[c]
-        if role == Qt.ItemDataRole.ForegroundRole:
+        if role == _FOREGROUND:
+            row = self._row(index.row())
             if not row[_KEPT]:
-                return QColor(self.tokens.out)
-            return QColor(self.tokens.expected) if row[_EXPECTED] else None
-        if role == Qt.ItemDataRole.FontRole:
-            return self._bold if row[_EXPECTED] else None
-        if role == Qt.ItemDataRole.TextAlignmentRole:
-            return _RIGHT if c in _RIGHT_COLUMNS else None
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return self._tooltip(r, COLUMNS[c])
+                return self._out
+            return self._expected_color if row[_EXPECTED] else None
+        if role == _FONT:
+            return self._bold if self._row(index.row())[_EXPECTED] else None
+        if role == _ALIGN:
+            return _RIGHT if index.column() in _RIGHT_COLUMNS else None
+        if role == _TOOLTIP:
+            return self._tooltip(index.row(), COLUMNS[index.column()])
         return None
 
     def _tooltip(self, r: int, col: str) -> str | None:

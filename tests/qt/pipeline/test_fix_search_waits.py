@@ -191,6 +191,41 @@ def test_a_tick_neither_flashes_the_busy_bar_nor_drops_the_finding_line(window) 
     assert True not in bar and not window.busy_bar.isVisible()
 
 
+def test_a_tick_leaves_the_limit_box_alone(window) -> None:
+    """A slider's tick changes the question's values, and the query bar is shown the
+    question again: its limit box, whose range and value did not change, is neither
+    repainted nor re-laid out. On the old code each tick set its range again, which asked
+    the whole window for a new layout and repainted the rows above the tables in two extra
+    frames before the tick's answer came."""
+    from PySide6.QtCore import QEvent, QObject
+
+    vm = window.vm
+    vm.load_suggested(1)
+    vm.jobs.wait_idle(60)
+    box = window.query_bar.limit
+    seen: list[str] = []
+
+    class Watch(QObject):
+        def eventFilter(self, obj: Any, event: Any) -> bool:  # noqa: N802 - Qt's name
+            if event.type() in (QEvent.Type.Paint, QEvent.Type.LayoutRequest):
+                seen.append(f"{type(obj).__name__} {event.type().name}")
+            return False
+
+    watch = Watch()
+    for w in (box, box.lineEdit(), window.query_bar):
+        w.installEventFilter(watch)
+    try:
+        for v in (0.15, 0.25, 0.35):
+            _tick(window, "blend.weight", v)
+            for _ in range(3):  # the frames that paint what the tick made dirty
+                QCoreApplication.processEvents()
+    finally:
+        for w in (box, box.lineEdit(), window.query_bar):
+            w.removeEventFilter(watch)
+    assert vm.question.set.get("blend.weight") == 0.35 and box.value() == vm.question.limit
+    assert seen == []
+
+
 def test_rows_a_tick_adds_are_laid_out_in_the_answers_own_frame(window) -> None:
     """An over-fetch tick adds rows to the open tables: each lays them out at once, so the
     frame that paints the answer paints its rows (on the old code the view waited for its
