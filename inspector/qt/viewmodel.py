@@ -572,9 +572,9 @@ def scored(trace: FlowTrace | None, rid: str | None) -> Any:
     """The row `rid` as the answer on screen scored it last (None: no stage holds it)."""
     if trace is None or rid is None:
         return None
-    found = None
-    for st in trace.stages:
-        for s in (*st.rows_in, *st.rows):
-            if s.id == rid:
-                found = s
-    return found
+    for st in reversed(trace.stages):  # from the end: the last stage that holds it, mostly
+        for rows in (st.rows, st.rows_in):  # the final one, is read first
+            for s in reversed(rows):
+                if s.id == rid:
+                    return s
+    return None

@@ -40,17 +40,26 @@ def _label(code: str) -> str:
     return DROP_LABELS.get(code, code.replace("_", " "))
 
 
+_NONE = object()
+
+
 def summarise(st: StageRun) -> StageSummary:
-    kept = {s.id for s in st.rows}
-    codes = Counter(d.code for d in st.dropped if d.id not in kept)
+    # a window summarises each stage a slider's tick changed, over up to thousands of rows:
+    # each list is read once, each id once
+    ids = [s.id for s in st.rows]
+    kept = set(ids)
+    codes = Counter([d.code for d in st.dropped if d.id not in kept])
     drops = tuple(codes.most_common())
-    before = {s.id: (i, s.score) for i, s in enumerate(st.rows_in)}
-    gone = [s.id for s in st.rows_in if s.id not in kept]
-    recorded = {d.id for d in st.dropped}
-    cut = sum(1 for i in gone if i not in recorded)
-    rescored = sum(1 for s in st.rows if s.id in before and s.score != before[s.id][1])
-    order_in = [s.id for s in st.rows_in if s.id in kept]
-    moved = sum(1 for a, b in zip(order_in, st.ids, strict=False) if a != b)
+    cut = rescored = moved = 0
+    if st.rows_in and st.role != "fusion":  # a fusion's input is every leg
+        ids_in = [s.id for s in st.rows_in]
+        recorded = {d.id for d in st.dropped}
+        cut = sum(1 for i in ids_in if i not in kept and i not in recorded)
+        before = dict(zip(ids_in, [s.score for s in st.rows_in], strict=True))  # the last
+        rescored = sum(1 for s, i in zip(st.rows, ids, strict=True)
+                       if (b := before.get(i, _NONE)) is not _NONE and s.score != b)
+        order_in = [i for i in ids_in if i in kept]
+        moved = sum(1 for a, b in zip(order_in, ids, strict=False) if a != b)
     n_in = None if st.role == "fetch" else len(st.rows_in)
     parts: list[str] = []
     if st.role == "query":
