@@ -18,6 +18,7 @@ import platform
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -250,13 +251,18 @@ def x_server(size: str) -> Iterator[str]:
     n = next(i for i in range(150, 250) if not Path(f"/tmp/.X{i}-lock").exists())
     xvfb = subprocess.Popen(["Xvfb", f":{n}", "-screen", "0", f"{size}x24", "-nolisten", "tcp"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    own = tempfile.mkdtemp(prefix="bench-openbox-")
     wm = None
     try:
         for _ in range(100):
             if Path(f"/tmp/.X11-unix/X{n}").exists():
                 break
             time.sleep(0.05)
-        wm = subprocess.Popen(["openbox"], env={**os.environ, "DISPLAY": f":{n}"},
+        # openbox writes its log and session files under XDG_CACHE_HOME: a folder of the
+        # bench's own, never the user's ~/.cache
+        wm = subprocess.Popen(["openbox"], env={**os.environ, "DISPLAY": f":{n}",
+                                                "XDG_CACHE_HOME": str(Path(own) / "cache"),
+                                                "XDG_DATA_HOME": str(Path(own) / "data")},
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(0.5)  # openbox takes the screen before the window maps
         yield f":{n}"
@@ -265,6 +271,7 @@ def x_server(size: str) -> Iterator[str]:
             if proc is not None:
                 proc.terminate()
                 proc.wait(timeout=10)
+        shutil.rmtree(own, ignore_errors=True)
 
 
 def bench_tick(quick: bool) -> list[dict[str, Any]]:
