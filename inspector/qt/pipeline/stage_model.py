@@ -19,6 +19,7 @@ Index = QModelIndex | QPersistentModelIndex
 _R = Qt.ItemDataRole  # the roles a stage's cells answer, as the plain ints a view passes
 _DISPLAY, _FOREGROUND, _FONT = int(_R.DisplayRole), int(_R.ForegroundRole), int(_R.FontRole)
 _ALIGN, _TOOLTIP = int(_R.TextAlignmentRole), int(_R.ToolTipRole)
+_ROLES = frozenset((_DISPLAY, _FOREGROUND, _FONT, _ALIGN, _TOOLTIP))
 
 
 def _one_line(text: str) -> str:
@@ -228,6 +229,8 @@ class FlowStageModel(QAbstractTableModel):
     def data(self, index: Index, role: int = _DISPLAY) -> Any:
         # a view's paint asks seven roles of every cell it shows, each a call into Python:
         # the roles a stage never sets answer first, before the index is read
+        if role not in _ROLES or not index.isValid():
+            return None
         if role == _DISPLAY:
             r, c = index.row(), index.column()
             row = self._row(r)

@@ -295,6 +295,7 @@ def test_a_tick_changes_a_stage_table_by_the_models_protocol(window, qtlog) -> N
     """Rows a tick adds or removes reach the views by the model protocol (Qt's own model
     tester watches each step): the views count the old rows until they are told of the new
     ones, and no row is asked of that the model does not have."""
+    from PySide6.QtCore import QModelIndex
     from PySide6.QtTest import QAbstractItemModelTester
 
     vm = window.vm
@@ -312,3 +313,8 @@ def test_a_tick_changes_a_stage_table_by_the_models_protocol(window, qtlog) -> N
     assert counts[0] > counts[1] < counts[2] > counts[3]
     failures = [r.message for r in qtlog.records if "FAIL" in r.message]
     assert testers and not failures, failures[:3]
+    # no cell behind an invalid index, in any role (a view asks while rows come and go)
+    for sec in window.stages.sections:
+        assert sec.model.rowCount() == 0 or sec.model.data(sec.model.index(0, 0)) is not None
+        answers = {role: sec.model.data(QModelIndex(), role) for role in range(16)}
+        assert set(answers.values()) == {None}, answers
