@@ -25,6 +25,7 @@ from inspector.core.engine.flow.spec import PipelineSpec
 from inspector.core.errors import InspectorError
 from inspector.core.stores.opening import Opened, open_for_browsing
 from inspector.core.stores.store import VersionGoneError
+from inspector.qt import quiet_gc
 from inspector.qt.jobs import Jobs
 from inspector.qt.question_model import WindowQuestion, opened_question, suggestion_question
 
@@ -208,6 +209,7 @@ class Inspector(QObject):
         return True
 
     def _react(self, names: set[str]) -> None:
+        quiet_gc.poke()  # no full garbage collection in a tick: it waits for the rest
         if names & SEARCH_FIELDS:
             self.ask()
         elif "set" in names:

@@ -5,6 +5,8 @@ each answer, so no change is run twice and none is offered without having been r
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -60,6 +62,44 @@ class Change:
 
 NO_CHANGE = Change()
 
+# answers a question's runs remember: a slider swept to and fro is answered from memory, and a
+# live session held for hours stays the size of MEMO_MAX answers (every answer holds each
+# stage's rows: ~0.8 MB at a 1,000-row pool); a diagnosis asks each change about once in turn,
+# so the bound runs none of its changes twice (160 runs either way on memory-lancedb-pro's
+# scoped miss)
+MEMO_MAX = 128
+
+
+class Memo:
+    """Answers by change, least recently used out past `max_entries`. Thread-safe: a live
+    session's re-rank jobs share it."""
+
+    def __init__(self, max_entries: int = MEMO_MAX) -> None:
+        self.max_entries = max_entries
+        self._entries: OrderedDict[Change, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Change) -> Any | None:
+        with self._lock:
+            got = self._entries.get(key)
+            if got is not None:
+                self._entries.move_to_end(key)
+            return got
+
+    def put(self, key: Change, value: Any) -> None:
+        with self._lock:
+            self._entries[key] = value
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.max_entries:
+                self._entries.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
 
 class Cancelled(Exception):  # noqa: N818 - what happened, as the sweep's flag says it
     """Raised by Runs.run once its `cancelled()` is true: no answer is made."""
@@ -85,7 +125,7 @@ class Runs:
     # its next run: true `cancelled()` raises Cancelled there
     cancelled: Callable[[], bool] | None = None
     count: int = 0  # pipeline runs made (memoised answers not counted)
-    _memo: dict[Change, FlowTrace | InspectorError] = field(default_factory=dict)
+    _memo: Memo = field(default_factory=Memo)  # FlowTrace | InspectorError by Change
 
     def run(self, change: Change = NO_CHANGE) -> FlowTrace:
         """The answer under `change` (on top of the base change), or the error it raises."""
@@ -101,7 +141,7 @@ class Runs:
                 got = self._run(full)
             except InspectorError as exc:
                 got = exc
-            self._memo[full] = got
+            self._memo.put(full, got)
         if isinstance(got, InspectorError):
             raise got
         return got

@@ -113,6 +113,26 @@ def test_the_cache_is_bounded(session: LiveFlow) -> None:
     session.sets = {}
 
 
+def test_the_answers_a_session_remembers_are_bounded(session: LiveFlow) -> None:
+    """A slider swept over more values than the memo holds keeps MEMO_MAX answers (each holds
+    every stage's rows), and an answer it forgot is run again, equal to a fresh run."""
+    from inspector.core.engine.flow.runs import MEMO_MAX
+
+    session.sets = {}
+    session.answer()
+    weights = [round(i / (MEMO_MAX + 40), 6) for i in range(MEMO_MAX + 40)]
+    for w in weights:
+        session.set("fused.vector_weight", w)
+    assert len(session.runs._memo) <= MEMO_MAX
+    count = session.runs.count
+    again = session.set("fused.vector_weight", weights[0])  # the oldest: forgotten
+    assert session.runs.count == count + 1
+    assert shape(again) == shape(fresh(session))
+    session.set("fused.vector_weight", weights[-1])  # the newest: remembered
+    assert session.runs.count == count + 1
+    session.sets = {}
+
+
 def test_every_stage_run_is_deterministic(session: LiveFlow) -> None:
     assert shape(fresh(session)) == shape(fresh(session))
 

@@ -1,0 +1,92 @@
+"""Python's full garbage collections wait until the window rests.
+
+CPython collects its oldest generation once enough objects have survived the younger ones
+(after `threshold2` middle-generation collections, and a quarter more long-lived objects). A
+full collection walks every tracked object with the GIL held. A live session makes a new list
+of rows for each stage on every tick and keeps its recent answers, so about one tick in twenty
+paid one: 40-130 ms at a 1,000-row pool on the bench's machine, longer the more the session
+holds. That is a slider that sticks.
+
+While the question keeps changing (`poke`: a slider's tick, a typed value), automatic full
+collections are off. Once it has rested for QUIET_MS, the full collection that fell due in
+the meantime runs (if one did), and CPython's own schedule is back. A change that never rests
+(a slider held down for minutes) still gets one every MAX_DEFER_S. The young generations are
+collected as always: each is a fraction of a millisecond.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+
+from PySide6.QtCore import QCoreApplication, QObject, QTimer
+
+QUIET_MS = 400  # the question unchanged this long: the window rests
+MAX_DEFER_S = 10.0  # a change that never rests still collects this often
+_OFF = 1 << 30  # threshold2 while deferred: never reached
+
+
+class _Collector(QObject):
+    def __init__(self, parent: QObject | None) -> None:
+        super().__init__(parent)
+        self.timer = QTimer(self, singleShot=True)
+        self.timer.timeout.connect(rest)
+        self.saved: int | None = None  # threshold2 while collections wait; None: not waiting
+        self.since = 0.0  # when they began to wait, or the last collection while waiting
+        self.collected = 0  # full collections run here (tests read it)
+
+
+_collector: _Collector | None = None
+
+
+def _get() -> _Collector | None:
+    global _collector
+    app = QCoreApplication.instance()
+    if app is None:
+        return None
+    if _collector is None or _collector.parent() is not app:
+        _collector = _Collector(app)
+    return _collector
+
+
+def poke() -> None:
+    """The question changed: full collections wait until it rests."""
+    c = _get()
+    if c is None:
+        return
+    t0, t1, t2 = gc.get_threshold()
+    if c.saved is None:
+        if t2 >= _OFF:
+            return  # someone else turned them off: not ours to turn back on
+        c.saved, c.since = t2, time.monotonic()
+        gc.set_threshold(t0, t1, _OFF)
+    elif time.monotonic() - c.since >= MAX_DEFER_S:
+        _collect_if_due(c)
+        c.since = time.monotonic()
+    c.timer.start(QUIET_MS)  # (re)start the wait for the rest
+
+
+def rest() -> None:
+    """The window rests: CPython's schedule is back, and a collection that fell due runs now."""
+    c = _collector
+    if c is None or c.saved is None:
+        return
+    c.timer.stop()
+    t0, t1, _ = gc.get_threshold()
+    gc.set_threshold(t0, t1, c.saved)
+    _collect_if_due(c)
+    c.saved = None
+
+
+def waiting() -> bool:
+    """Full collections are waiting for the window to rest."""
+    return _collector is not None and _collector.saved is not None
+
+
+def _collect_if_due(c: _Collector) -> None:
+    # gc.get_count()[2]: middle-generation collections since the last full one, the count
+    # CPython compares with threshold2 (it also waits for a quarter more long-lived objects;
+    # a rest collects at most once, so this is never more often than once a rest)
+    if c.saved is not None and gc.get_count()[2] > c.saved:
+        gc.collect()
+        c.collected += 1

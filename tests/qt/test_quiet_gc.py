@@ -1,0 +1,92 @@
+"""Python's full garbage collections wait for the window to rest (issue 34): a slider's tick
+never pays one. On the old code one tick in ~20 did, at a 1,000-row pool 40-130 ms, more the
+longer a session lived (200 arrow keys on the over-fetch slider: max 390-490 ms, against
+180-190 ms now, that one a new search)."""
+
+from __future__ import annotations
+
+import gc
+import time
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QCoreApplication
+
+from inspector.qt import quiet_gc
+
+
+def _fulls() -> int:
+    return gc.get_stats()[2]["collections"]
+
+
+def _tick(win: Any, value: float) -> None:
+    """A tick of the blend slider, until its answer is on screen."""
+    old = win.vm.trace
+    win.sliders.sliders["blend.weight"].setValue(value)
+    win.sliders.flush()
+    end = time.monotonic() + 30
+    while win.vm.trace is old or win.vm.trace is None:
+        assert time.monotonic() < end, "the tick's answer never came"
+        QCoreApplication.processEvents()
+
+
+def _survivors(n: int) -> list[Any]:
+    """n objects that live on: enough middle-generation collections, and long-lived objects,
+    that CPython's own rule asks for a full collection."""
+    return [[] for _ in range(n)]
+
+
+@pytest.fixture
+def slow_rest(monkeypatch: pytest.MonkeyPatch) -> float:
+    """A rest long enough that a loaded machine's tick never reaches it mid-burst."""
+    monkeypatch.setattr(quiet_gc, "QUIET_MS", 3000)
+    return 3.0
+
+
+def test_a_burst_of_ticks_pays_no_full_collection_and_the_rest_runs_the_one_due(
+        window, qtbot, slow_rest) -> None:
+    window.vm.load_suggested(0)
+    window.vm.jobs.wait_idle(60)
+    threshold = gc.get_threshold()
+    before = _fulls()
+    kept: list[Any] = []
+    for v in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6):
+        _tick(window, v)
+        kept.extend(_survivors(200_000))  # what a session's answers leave, and more
+    last_tick = time.monotonic()
+    assert gc.get_count()[2] > threshold[2]  # a full collection fell due in the burst
+    assert _fulls() == before  # and none ran in it
+    assert quiet_gc.waiting() and gc.get_threshold()[2] > threshold[2]
+    qtbot.waitUntil(lambda: not quiet_gc.waiting(), timeout=20_000)
+    assert time.monotonic() - last_tick >= slow_rest * 0.9  # only once the window rested
+    assert _fulls() == before + 1  # the one that was due, once
+    assert gc.get_threshold() == threshold  # and CPython's schedule is back
+    del kept
+
+
+def test_a_change_that_never_rests_still_collects(window, monkeypatch, slow_rest) -> None:
+    monkeypatch.setattr(quiet_gc, "MAX_DEFER_S", 0.0)
+    window.vm.load_suggested(0)
+    window.vm.jobs.wait_idle(60)
+    before = _fulls()
+    kept: list[Any] = []
+    for v in (0.1, 0.2, 0.3):
+        kept.extend(_survivors(200_000))
+        _tick(window, v)
+    assert quiet_gc.waiting()  # the burst has not rested
+    assert _fulls() > before  # yet the collections that fell due ran
+    del kept
+
+
+def test_collections_someone_else_turned_off_stay_off(qapp) -> None:
+    t0, t1, t2 = gc.get_threshold()
+    quiet_gc.rest()
+    off = (1 << 31) - 1  # another tool deferring full collections its own way
+    gc.set_threshold(t0, t1, off)
+    try:
+        quiet_gc.poke()
+        assert not quiet_gc.waiting()
+        quiet_gc.rest()
+        assert gc.get_threshold() == (t0, t1, off)
+    finally:
+        gc.set_threshold(t0, t1, t2)
