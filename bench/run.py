@@ -234,8 +234,11 @@ def _tick_rows(display: str, got: list[dict[str, Any]]) -> list[dict[str, Any]]:
         # the plots' catch-up once the slider rests)
         big = (t["pool"] >= 1_000 or "stages" in t) and t["repaint"] == "key to frame"
         where = f"{display}, {t['stages']} stages" if "stages" in t else display
+        # the key's rows name their slowest tick too: a pause (a full garbage collection, a
+        # search) shows there when it is rarer than one tick in twenty
+        slowest = f", max {t['max_ms']:.0f}" if t["repaint"] == "key to frame" else ""
         out.append(row("tick", f"{where}, pool {t['pool']:,}, {t['slider']} ({t['repaint']}): "
-                               f"p95 {t['p95_ms']:.1f} ms (median {t['median_ms']:.1f}"
+                               f"p95 {t['p95_ms']:.1f} ms (median {t['median_ms']:.1f}{slowest}"
                                + (f"; the re-rank alone {t['engine_median_ms']:.1f})"
                                   if "engine_median_ms" in t else ")"),
                        "p95 <= 16 ms" if big else "", t["p95_ms"] <= 16.0 if big else None,

@@ -37,7 +37,8 @@ class _Slot:
     timer: QTimer | None = None
 
 
-def _message(exc: BaseException) -> str:
+def job_message(exc: BaseException) -> str:
+    """What the error bar says of a job's exception."""
     if isinstance(exc, InspectorError):
         return str(exc)
     return f"Unexpected {type(exc).__name__}: {exc}"
@@ -128,7 +129,7 @@ class Jobs(QObject):
             if current():
                 slot.running = False
                 self._update()
-                (on_error or (lambda _m: None))(_message(exc))
+                (on_error or (lambda _m: None))(job_message(exc))
                 self.failed.emit(exc)
 
         worker.returned.connect(returned)

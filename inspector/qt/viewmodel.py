@@ -26,10 +26,15 @@ from inspector.core.errors import InspectorError
 from inspector.core.stores.opening import Opened, open_for_browsing
 from inspector.core.stores.store import VersionGoneError
 from inspector.qt import quiet_gc
-from inspector.qt.jobs import Jobs
+from inspector.qt.jobs import Jobs, job_message
 from inspector.qt.question_model import WindowQuestion, opened_question, suggestion_question
 
 FULL_DELAY_MS = 250  # the diagnosis's fixes and expected rows are found once a slider rests
+# a re-rank runs in the tick itself, not in a job, when the session's last one took less than
+# this and it needs no search (a live over-fetch past the depth fetched goes to a job): the
+# thread handover and the wait for the GIL while the moved slider paints (~1-2 ms a tick) are
+# saved, and no tick freezes the window longer than a re-rank known to be this quick
+INLINE_MS = 8.0
 # fields whose change needs a new search (a new live session); `set` is split below
 SEARCH_FIELDS = frozenset({"text", "vector", "vector_of", "embedder", "preset",
                            "pipeline_file", "system_config", "columns", "scopes", "limit",
@@ -78,6 +83,25 @@ def rerank(live: LiveFlow, sets: dict[str, Any]) -> FlowTrace:
     mine = copy.copy(live)
     mine.sets = dict(sets)
     return mine.answer()
+
+
+def timed_rerank(live: LiveFlow, sets: dict[str, Any]) -> tuple[FlowTrace, float]:
+    """`rerank` and how long it took (ms)."""
+    t0 = time.perf_counter()
+    trace = rerank(live, sets)
+    return trace, (time.perf_counter() - t0) * 1000
+
+
+def quick_rerank(live: LiveFlow, sets: dict[str, Any]) -> tuple[FlowTrace, float] | None:
+    """`timed_rerank` from the cached fetches alone; None when the answer needs a search (a
+    live over-fetch past the depth fetched), which then runs in a job."""
+    from inspector.core.engine import pools
+
+    try:
+        with pools.cached_only():
+            return timed_rerank(live, sets)
+    except pools.WouldSearch:
+        return None
 
 
 def full_answer(live: LiveFlow, sets: dict[str, Any], expect: list[str],
@@ -145,6 +169,7 @@ class Inspector(QObject):
         self._showing = False  # inside _show, telling the widgets of a new answer
         self.driven: str | None = None  # the stage the last moved slider drives
         self._asked: tuple[dict[str, Any], dict[str, Any]] = ({}, {})  # the live's sets
+        self._rerank_ms: float | None = None  # how long the session's last re-rank took
         self._batch = 0
         self._pending: set[str] = set()
         self._after_open: Any = None
@@ -230,8 +255,23 @@ class Inspector(QObject):
         self._asked = (fetch, live)
         self.reranking = True
         self.jobs.cancel("full")
-        self.jobs.start("answer", rerank, self.live, live, on_done=self._show,
+        if self._rerank_ms is not None and self._rerank_ms < INLINE_MS:
+            try:
+                got = quick_rerank(self.live, live)
+            except Exception as exc:  # noqa: BLE001 - said in the error bar, as a job's is
+                self.jobs.cancel("answer")
+                self._failed(job_message(exc))
+                return
+            if got is not None:
+                self.jobs.cancel("answer")  # an older tick's job must not answer after this
+                self._timed(got)
+                return
+        self.jobs.start("answer", timed_rerank, self.live, live, on_done=self._timed,
                         on_error=self._failed)
+
+    def _timed(self, got: tuple[FlowTrace, float]) -> None:
+        trace, self._rerank_ms = got
+        self._show(trace)
 
     # ---- answering ----
     def ask(self, fresh: bool = False) -> None:
@@ -264,6 +304,7 @@ class Inspector(QObject):
 
     def _opened_live(self, got: tuple[LiveFlow, FlowTrace]) -> None:
         self.live, trace = got
+        self._rerank_ms = None  # a new session: its first re-rank is timed in a job
         self._show(trace)
 
     def _show(self, trace: FlowTrace | None) -> None:

@@ -151,6 +151,33 @@ def test_a_deeper_flat_pool_answers_a_shallower_cell_from_the_cache(counted) -> 
     assert got is not deep and table.searches == searched + 1
 
 
+def test_cached_only_answers_from_the_cache_and_never_searches(counted) -> None:
+    """A window's tick is answered in the tick only from what was fetched: inside
+    `cached_only` a pool or full-text order not cached raises WouldSearch and LanceDB is not
+    searched; on another thread, and after the block, searches run as ever."""
+    import threading
+
+    store, table = counted
+    query = _query(store)
+    p = Params(limit=10, cap=0)
+    deep = pools.fetch_for(store, query, p, max_overfetch=5)
+    searched = table.searches
+    with pools.cached_only():
+        assert pools.answering(store, query, p.with_(overfetch=2.0)) is deep
+        with pytest.raises(pools.WouldSearch):
+            pools.answering(store, query, p.with_(overfetch=8.0))
+        with pytest.raises(pools.WouldSearch):
+            pools.fts_order(store, "rotate keys", 7, p)
+        elsewhere: list = []
+        worker = threading.Thread(target=lambda: elsewhere.append(
+            pools.answering(store, query, p.with_(overfetch=9.0))))
+        worker.start()
+        worker.join()
+    assert table.searches == searched + 1 and elsewhere[0].size > deep.size  # the thread's
+    assert pools.answering(store, query, p.with_(overfetch=12.0)).size > elsewhere[0].size
+    assert table.searches == searched + 2
+
+
 def test_the_cache_evicts_the_least_recently_used_past_its_bounds() -> None:
     lru = Lru(max_entries=3, max_rows=10, weigh=len)
     for k in "abc":

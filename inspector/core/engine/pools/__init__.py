@@ -32,6 +32,33 @@ from inspector.core.engine.pool import Pool, Query, fetch_pool, search_knobs
 from inspector.core.engine.pools import batched
 from inspector.core.stores.store import Store
 
+
+# ---- answering from the cache alone ------------------------------------------------------------
+class WouldSearch(Exception):  # noqa: N818 - what would happen, as Cancelled says
+    """A pool or order not cached was asked for inside `cached_only`: no search ran."""
+
+
+_cached_only = threading.local()
+
+
+class cached_only:  # noqa: N801 - used as a `with` block, like contextlib's
+    """Within this block, on this thread, a pool or full-text order the source has not
+    cached raises WouldSearch instead of searching the store: a window answers a tick in the
+    tick itself only when no search is needed, else in a job."""
+
+    def __enter__(self) -> None:
+        self.was = getattr(_cached_only, "on", False)
+        _cached_only.on = True
+
+    def __exit__(self, *_exc: object) -> None:
+        _cached_only.on = self.was
+
+
+def _may_search() -> None:
+    if getattr(_cached_only, "on", False):
+        raise WouldSearch("this answer needs a search")
+
+
 # ---- the depth policy --------------------------------------------------------------------------
 MAX_OVERFETCH = 20.0  # the over-fetch slider's top: one live fetch serves every slider position
 EXHAUSTIVE_MAX = ANALYSIS_DEPTH  # deepest ranking fetched for truth and expected-row analysis
@@ -251,6 +278,7 @@ class PoolSource:
         got = self.cache.get(key) if key[0] is not None and not fresh else None
         if got is not None:
             return got[1]
+        _may_search()
         pool = fetch_pool(store, query, p, vec_k=vec_k, fts_k=fts_k, vec_leg=vec_leg)
         self.fetches += 1
         if key[0] is not None:
@@ -264,6 +292,7 @@ class PoolSource:
         key = (*self._base(store, Query(text=text), p), "fts_order", int(k))
         got = self.orders.get(key) if key[0] is not None else None
         if got is None:
+            _may_search()
             got = native_fts_ids(store, text, k, p)
             if key[0] is not None:
                 self.orders.put(key, got)
@@ -320,5 +349,5 @@ def answering(store: Store, query: Query, p: Params) -> Pool:
     return SOURCE.answering(store, query, p) or fetch_for(store, query, p)
 
 
-__all__ = ["PoolSource", "SOURCE", "answering", "answers", "cannot_answer",
-           "depth_for", "fetch", "fetch_for", "vector_legs"]
+__all__ = ["PoolSource", "SOURCE", "WouldSearch", "answering", "answers", "cached_only",
+           "cannot_answer", "depth_for", "fetch", "fetch_for", "vector_legs"]

@@ -1,0 +1,100 @@
+"""A tick whose re-rank is known to be quick is answered in the tick itself (issue 34): no job,
+no thread handover, no wait for the GIL while the moved slider paints. A tick that needs a
+search (a live over-fetch past the depth fetched) and a session whose last re-rank was slow
+still go to a job, so no tick freezes the window."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QCoreApplication
+
+
+def _set(win: Any, key: str, value: float) -> Any:
+    """The slider moved and its throttle flushed; no event processed yet. The answer then on
+    screen."""
+    win.sliders.sliders[key].setValue(value)
+    win.sliders.flush()
+    return win.vm.trace
+
+
+def _settle(win: Any, old: Any) -> None:
+    end = time.monotonic() + 30
+    while win.vm.trace is old or win.vm.trace is None:
+        assert time.monotonic() < end, "the tick's answer never came"
+        QCoreApplication.processEvents()
+
+
+@pytest.fixture
+def pool(window, monkeypatch) -> Any:
+    """The demo store's suggested question, its first tick answered (and timed) by a job.
+    Any re-rank counts as quick here (a loaded machine's may take longer than INLINE_MS);
+    the guard itself is tested below with INLINE_MS at 0."""
+    from inspector.qt import viewmodel
+
+    monkeypatch.setattr(viewmodel, "INLINE_MS", 1e9)
+    vm = window.vm
+    vm.load_suggested(0)
+    vm.jobs.wait_idle(60)
+    old = vm.trace
+    assert _set(window, "blend.weight", 0.15) is old  # the session's first re-rank: a job
+    _settle(window, old)
+    return window
+
+
+def test_a_quick_rerank_is_answered_in_the_tick(pool) -> None:
+    vm = pool.vm
+    for v in (0.25, 0.35, 0.45):
+        old = vm.trace
+        got = _set(pool, "blend.weight", v)
+        assert got is not old and got is not None  # on screen before any event ran
+        assert not vm.jobs.busy("answer")
+        blend = next(st for st in got.stages if st.name == "blend")
+        assert blend.params["weight"] == pytest.approx(v)
+    # the fix search still waits for the rest, as after a job's tick
+    assert vm.jobs.busy("full") and vm.answer is None
+    vm.jobs.wait_idle(60)
+    assert vm.answer is not None and vm.answer.trace is vm.trace
+
+
+def test_an_over_fetch_within_the_fetched_depth_is_answered_in_the_tick(pool) -> None:
+    from inspector.core.engine import pools
+
+    vm = pool.vm
+    searches = pools.SOURCE.fetches
+    old = vm.trace
+    got = _set(pool, "fetch.overfetch", 3.0)  # the pools fetched cover it: no search
+    assert got is not old and pools.SOURCE.fetches == searches
+
+
+def test_a_tick_that_needs_a_search_and_a_slow_session_go_to_a_job(pool, monkeypatch) -> None:
+    from inspector.core.engine import pools
+    from inspector.qt import viewmodel
+
+    vm = pool.vm
+    pools.SOURCE.clear()  # no pool fetched (the diagnosis's deep ones answer every depth)
+    searches = pools.SOURCE.fetches
+    old = vm.trace
+    _set(pool, "fetch.overfetch", 4.0)  # a new depth, not fetched: a search, in a job
+    assert vm.trace is old and vm.jobs.busy("answer")
+    _settle(pool, old)
+    assert pools.SOURCE.fetches == searches + 1
+    monkeypatch.setattr(viewmodel, "INLINE_MS", 0.0)  # as if the last re-rank was slow
+    old = vm.trace
+    assert _set(pool, "blend.weight", 0.55) is old
+    assert vm.jobs.busy("answer")
+    _settle(pool, old)
+
+
+def test_an_inline_rerank_that_fails_says_so(pool, monkeypatch) -> None:
+    from inspector.core.errors import InspectorError
+    from inspector.qt import viewmodel
+
+    def failing(*_a: Any) -> Any:
+        raise InspectorError("The store went away.")
+
+    monkeypatch.setattr(viewmodel, "timed_rerank", failing)
+    _set(pool, "blend.weight", 0.65)
+    assert pool.vm.error == "The store went away." and pool.vm.trace is None
