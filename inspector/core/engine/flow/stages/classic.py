@@ -24,7 +24,7 @@ from inspector.core.engine import scope as scopes
 from inspector.core.engine.blend import blend_scores
 from inspector.core.engine.flow.registry import ParamDecl as P
 from inspector.core.engine.flow.registry import stage
-from inspector.core.engine.flow.rows import Context, Drop, Outcome, Row, Scored, Tie
+from inspector.core.engine.flow.rows import Context, Drop, Outcome, Row, Scored, Tie, scored
 from inspector.core.engine.params import Params, depths, pool_depth
 from inspector.core.engine.pool import Pool, Query
 from inspector.core.engine.ties import score_order
@@ -522,8 +522,9 @@ def importance_blend(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Out
     imp = np.array([s.row.importance for s in rows], np.float64)
     missing = np.array([s.row.importance_missing for s in rows], bool)
     used, mult, score = blend_scores(base, imp, missing, p["default_importance"], p["weight"])
-    out = [s.rescored(float(score[i]), importance=float(used[i]),
-                      multiplier=float(mult[i])) for i, s in enumerate(rows)]
+    out = [scored(s.row, sc, (*s.inputs, ("importance", u), ("multiplier", m)))
+           for s, sc, u, m in zip(rows, score.tolist(), used.tolist(), mult.tolist(),
+                                  strict=True)]
     rule = ctx.settings.get("tie_rule", "lancedb")
     roles = getattr(ctx.store, "roles", None)
     ranked = resort(out, score, rule, getattr(roles, "id", None) or "id")

@@ -8,7 +8,7 @@ from typing import Any
 from inspector.core.engine import js
 from inspector.core.engine.flow.registry import ParamDecl as P
 from inspector.core.engine.flow.registry import stage
-from inspector.core.engine.flow.rows import Context, Drop, Outcome, Scored
+from inspector.core.engine.flow.rows import Context, Drop, Outcome, Scored, drop
 from inspector.core.engine.flow.stages.meta import expired_at
 
 
@@ -46,17 +46,17 @@ def window(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     if not p["enabled"]:
         return Outcome(rows, note="window off")
     n = ctx.wide(int(p["per_limit"] * ctx.limit))
-    return Outcome(rows[:n], tuple(Drop(s.id, "outside_window", (("rank", i + 1),
-                                                                  ("window", n)))
-                                   for i, s in enumerate(rows[n:], start=n)))
+    return Outcome(rows[:n], tuple([drop(s.id, "outside_window", (("rank", i + 1),
+                                                                   ("window", n)))
+                                    for i, s in enumerate(rows[n:], start=n)]))
 
 
 @stage("limit", "cut", widens=True)
 def limit(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     """Keep the first `limit` rows."""
     n = ctx.wide(ctx.limit)
-    return Outcome(rows[:n], tuple(Drop(s.id, "past_limit", (("rank", i + 1), ("limit", n)))
-                                   for i, s in enumerate(rows[n:], start=n)))
+    return Outcome(rows[:n], tuple([drop(s.id, "past_limit", (("rank", i + 1), ("limit", n)))
+                                    for i, s in enumerate(rows[n:], start=n)]))
 
 
 @stage("noise_filter", "filter",
