@@ -1,6 +1,6 @@
 """Python's full garbage collections wait for the window to rest (issue 34): a slider's tick
-never pays one. On the old code one tick in ~20 did, at a 1,000-row pool 40-130 ms, more the
-longer a session lived (200 arrow keys on the over-fetch slider: max 390-490 ms, against
+never pays one. On the old code one tick in ~20 did, at a 1,000-row pool 40 to over 300 ms,
+more the more the process held (200 arrow keys on the over-fetch slider: max 390-490 ms, against
 180-190 ms now, that one a new search)."""
 
 from __future__ import annotations
