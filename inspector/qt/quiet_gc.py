@@ -19,7 +19,7 @@ from __future__ import annotations
 import gc
 import time
 
-from PySide6.QtCore import QCoreApplication, QObject, QTimer
+from PySide6.QtCore import QCoreApplication, QTimer
 
 QUIET_MS = 400  # the question unchanged this long: the window rests
 # a change that never rests still collects this often: a tick leaves little garbage that only a
@@ -28,67 +28,69 @@ MAX_DEFER_S = 60.0
 _OFF = 1 << 30  # threshold2 while deferred: never reached
 
 
-class _Collector(QObject):
-    def __init__(self, parent: QObject | None) -> None:
-        super().__init__(parent)
-        self.timer = QTimer(self, singleShot=True)
-        self.timer.timeout.connect(rest)
-        self.saved: int | None = None  # threshold2 while collections wait; None: not waiting
-        self.since = 0.0  # when they began to wait, or the last collection while waiting
-        self.collected = 0  # full collections run here (tests read it)
+class _State:
+    saved: int | None = None  # threshold2 while collections wait; None: not waiting
+    since = 0.0  # when they began to wait, or the last collection while waiting
+    timer: QTimer | None = None  # the wait for the rest, on the application it belongs to
 
 
-_collector: _Collector | None = None
-
-
-def _get() -> _Collector | None:
-    global _collector
+def _timer() -> QTimer | None:
+    """The rest's timer, made on the running application (a new one after an application was
+    replaced: the waiting state is kept here, not on the old one's objects)."""
     app = QCoreApplication.instance()
     if app is None:
         return None
-    if _collector is None or _collector.parent() is not app:
-        _collector = _Collector(app)
-    return _collector
+    t = _State.timer
+    try:
+        if t is not None and t.parent() is app:
+            return t
+    except RuntimeError:  # deleted with its application
+        pass
+    t = _State.timer = QTimer(app, singleShot=True)
+    t.timeout.connect(rest)
+    return t
 
 
 def poke() -> None:
     """The question changed: full collections wait until it rests."""
-    c = _get()
-    if c is None:
+    timer = _timer()
+    if timer is None:
         return
     t0, t1, t2 = gc.get_threshold()
-    if c.saved is None:
+    if _State.saved is None:
         if t2 >= _OFF:
             return  # someone else turned them off: not ours to turn back on
-        c.saved, c.since = t2, time.monotonic()
+        _State.saved, _State.since = t2, time.monotonic()
         gc.set_threshold(t0, t1, _OFF)
-    elif time.monotonic() - c.since >= MAX_DEFER_S:
-        _collect_if_due(c)
-        c.since = time.monotonic()
-    c.timer.start(QUIET_MS)  # (re)start the wait for the rest
+    elif time.monotonic() - _State.since >= MAX_DEFER_S:
+        _collect_if_due()
+        _State.since = time.monotonic()
+    timer.start(QUIET_MS)  # (re)start the wait for the rest
 
 
 def rest() -> None:
     """The window rests: CPython's schedule is back, and a collection that fell due runs now."""
-    c = _collector
-    if c is None or c.saved is None:
+    if _State.saved is None:
         return
-    c.timer.stop()
+    try:
+        if _State.timer is not None:
+            _State.timer.stop()
+    except RuntimeError:  # deleted with its application
+        _State.timer = None
     t0, t1, _ = gc.get_threshold()
-    gc.set_threshold(t0, t1, c.saved)
-    _collect_if_due(c)
-    c.saved = None
+    gc.set_threshold(t0, t1, _State.saved)
+    _collect_if_due()
+    _State.saved = None
 
 
 def waiting() -> bool:
     """Full collections are waiting for the window to rest."""
-    return _collector is not None and _collector.saved is not None
+    return _State.saved is not None
 
 
-def _collect_if_due(c: _Collector) -> None:
+def _collect_if_due() -> None:
     # gc.get_count()[2]: middle-generation collections since the last full one, the count
     # CPython compares with threshold2 (it also waits for a quarter more long-lived objects;
     # a rest collects at most once, so this is never more often than once a rest)
-    if c.saved is not None and gc.get_count()[2] > c.saved:
+    if _State.saved is not None and gc.get_count()[2] > _State.saved:
         gc.collect()
-        c.collected += 1

@@ -261,6 +261,7 @@ class Inspector(QObject):
             except Exception as exc:  # noqa: BLE001 - said in the error bar, as a job's is
                 self.jobs.cancel("answer")
                 self._failed(job_message(exc))
+                self._job_failed(exc)  # as the job's would be (a version gone is offered)
                 return
             if got is not None:
                 self.jobs.cancel("answer")  # an older tick's job must not answer after this

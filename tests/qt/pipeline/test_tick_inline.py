@@ -98,3 +98,17 @@ def test_an_inline_rerank_that_fails_says_so(pool, monkeypatch) -> None:
     monkeypatch.setattr(viewmodel, "timed_rerank", failing)
     _set(pool, "blend.weight", 0.65)
     assert pool.vm.error == "The store went away." and pool.vm.trace is None
+
+
+def test_an_inline_rerank_whose_version_is_gone_offers_the_newest(pool, monkeypatch) -> None:
+    from inspector.core.stores.store import VersionGoneError
+    from inspector.qt import viewmodel
+
+    def gone(*_a: Any) -> Any:
+        raise VersionGoneError("Version 3 of the table is gone.", 3, 7)
+
+    offered: list[tuple[int, Any]] = []
+    pool.vm.version_gone.connect(lambda v, latest: offered.append((v, latest)))
+    monkeypatch.setattr(viewmodel, "timed_rerank", gone)
+    _set(pool, "blend.weight", 0.75)
+    assert offered == [(3, 7)] and pool.vm.trace is None
