@@ -24,7 +24,7 @@ WHY: dict[str, str] = {
             "timeline and gc callbacks: about one tick in twenty paid a full garbage "
             "collection (40 to over 300 ms, walking every answer the session had kept: all "
             "of them, ~0.8 MB each at pool 1,000); they now wait until the question rests "
-            "(qt/quiet_gc.py) and a session keeps its last 128 answers. A tick whose re-rank "
+            "(qt/jobs.py, gc_wait) and a session keeps its last 128 answers. A tick whose re-rank "
             "is known to be quick and needs no search runs in the tick, not in a job (the "
             "handover and the wait for the GIL were ~1-2 ms), and a stage's rows are made "
             "without the frozen dataclasses' __init__. Old and new code in turn (a script "

@@ -25,8 +25,7 @@ from inspector.core.engine.flow.spec import PipelineSpec
 from inspector.core.errors import InspectorError
 from inspector.core.stores.opening import Opened, open_for_browsing
 from inspector.core.stores.store import VersionGoneError
-from inspector.qt import quiet_gc
-from inspector.qt.jobs import Jobs, job_message
+from inspector.qt.jobs import Jobs, gc_wait, job_message
 from inspector.qt.question_model import WindowQuestion, opened_question, suggestion_question
 
 FULL_DELAY_MS = 250  # the diagnosis's fixes and expected rows are found once a slider rests
@@ -234,7 +233,7 @@ class Inspector(QObject):
         return True
 
     def _react(self, names: set[str]) -> None:
-        quiet_gc.poke()  # no full garbage collection in a tick: it waits for the rest
+        gc_wait()  # no full garbage collection in a tick: it waits for the rest
         if names & SEARCH_FIELDS:
             self.ask()
         elif "set" in names:

@@ -45,9 +45,9 @@ def isolated(qapp, data_root: Path, tmp_path: Path, tmp_path_factory: pytest.Tem
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(where))
     yield where
     QThreadPool.globalInstance().waitForDone(20_000)
-    from inspector.qt import quiet_gc
+    from inspector.qt.jobs import gc_rest
 
-    quiet_gc.rest()  # a test ends before the window rests: CPython's schedule is back now
+    gc_rest()  # a test ends before the window rests: CPython's schedule is back now
 
 
 def _fresh_window() -> Any:

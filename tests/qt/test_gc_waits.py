@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QCoreApplication
 
-from inspector.qt import quiet_gc
+from inspector.qt import jobs
 
 
 def _fulls() -> int:
@@ -39,7 +39,7 @@ def _survivors(n: int) -> list[Any]:
 @pytest.fixture
 def slow_rest(monkeypatch: pytest.MonkeyPatch) -> float:
     """A rest long enough that a loaded machine's tick never reaches it mid-burst."""
-    monkeypatch.setattr(quiet_gc, "QUIET_MS", 3000)
+    monkeypatch.setattr(jobs, "GC_QUIET_MS", 3000)
     return 3.0
 
 
@@ -56,8 +56,8 @@ def test_a_burst_of_ticks_pays_no_full_collection_and_the_rest_runs_the_one_due(
     last_tick = time.monotonic()
     assert gc.get_count()[2] > threshold[2]  # a full collection fell due in the burst
     assert _fulls() == before  # and none ran in it
-    assert quiet_gc.waiting() and gc.get_threshold()[2] > threshold[2]
-    qtbot.waitUntil(lambda: not quiet_gc.waiting(), timeout=20_000)
+    assert jobs.gc_waiting() and gc.get_threshold()[2] > threshold[2]
+    qtbot.waitUntil(lambda: not jobs.gc_waiting(), timeout=20_000)
     assert time.monotonic() - last_tick >= slow_rest * 0.9  # only once the window rested
     assert _fulls() == before + 1  # the one that was due, once
     assert gc.get_threshold() == threshold  # and CPython's schedule is back
@@ -65,7 +65,7 @@ def test_a_burst_of_ticks_pays_no_full_collection_and_the_rest_runs_the_one_due(
 
 
 def test_a_change_that_never_rests_still_collects(window, monkeypatch, slow_rest) -> None:
-    monkeypatch.setattr(quiet_gc, "MAX_DEFER_S", 0.0)
+    monkeypatch.setattr(jobs, "GC_MAX_DEFER_S", 0.0)
     window.vm.load_suggested(0)
     window.vm.jobs.wait_idle(60)
     before = _fulls()
@@ -73,20 +73,20 @@ def test_a_change_that_never_rests_still_collects(window, monkeypatch, slow_rest
     for v in (0.1, 0.2, 0.3):
         kept.extend(_survivors(200_000))
         _tick(window, v)
-    assert quiet_gc.waiting()  # the burst has not rested
+    assert jobs.gc_waiting()  # the burst has not rested
     assert _fulls() > before  # yet the collections that fell due ran
     del kept
 
 
 def test_collections_someone_else_turned_off_stay_off(qapp) -> None:
     t0, t1, t2 = gc.get_threshold()
-    quiet_gc.rest()
+    jobs.gc_rest()
     off = (1 << 31) - 1  # another tool deferring full collections its own way
     gc.set_threshold(t0, t1, off)
     try:
-        quiet_gc.poke()
-        assert not quiet_gc.waiting()
-        quiet_gc.rest()
+        jobs.gc_wait()
+        assert not jobs.gc_waiting()
+        jobs.gc_rest()
         assert gc.get_threshold() == (t0, t1, off)
     finally:
         gc.set_threshold(t0, t1, t2)
