@@ -76,7 +76,7 @@ WHY: dict[str, str] = {
                "(3 x 5 launches each, in turn): no clear gain, as module code runs under the "
                "GIL; dropped.",
     "example_sweep": "On the one engine (cProfile of 40 of the 200 queries, 2026-12-05; the "
-                     "2026-12-04 code took 19.8 s for them against 18.9 s now, so not this "
+                     "2026-12-04 code, timed on them in turn, took as long, so not this "
                      "stop's doing): each query's truths are 11 runs of the pipeline 10,000 "
                      "rows deep (one per blend weight, ~49 ms each, ~80 % of the time; the first "
                      "runs the query's deep search), each "

@@ -183,6 +183,7 @@ def _takes(fn: Callable[..., Any], name: str) -> bool:
     except (TypeError, ValueError):
         return False
 
+
 # ---- full garbage collections wait until the window rests --------------------------------------
 # CPython collects its oldest generation once enough objects have survived the younger ones
 # (after `threshold2` middle-generation collections, and a quarter more long-lived objects). A

@@ -20,7 +20,7 @@ from typing import Any
 from inspector.core.engine.flow.insight.facet import indexed_legs
 from inspector.core.engine.flow.registry import kind_of
 from inspector.core.engine.flow.runner import FlowTrace
-from inspector.core.engine.flow.runs import NO_CHANGE, Change, Memo, Runs, freeze
+from inspector.core.engine.flow.runs import NO_CHANGE, Change, Runs, freeze, new_memo
 from inspector.core.engine.flow.spec import PipelineSpec
 from inspector.core.engine.pools import PROBE_DEPTH
 from inspector.core.errors import InspectorError
@@ -54,7 +54,7 @@ def truth_change(runs: Runs, sets: dict[str, Any] | None = None) -> Change:
 
 def run_once(runs: Runs, change: Change) -> FlowTrace:
     """The question's answer under `change`, through its fetch cache, remembered nowhere."""
-    once = replace(runs, count=0, _memo=Memo())
+    once = replace(runs, count=0, _memo=new_memo())
     try:
         return once.run(change)
     finally:

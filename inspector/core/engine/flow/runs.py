@@ -5,8 +5,6 @@ each answer, so no change is run twice and none is offered without having been r
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,6 +13,7 @@ import numpy as np
 
 from inspector.core.engine.flow.runner import FlowTrace, PoolCache, run
 from inspector.core.engine.flow.spec import PipelineSpec, apply_set
+from inspector.core.engine.pools import Lru
 from inspector.core.errors import InspectorError
 
 Sets = tuple[tuple[str, Any], ...]
@@ -70,35 +69,10 @@ NO_CHANGE = Change()
 MEMO_MAX = 128
 
 
-class Memo:
-    """Answers by change, least recently used out past `max_entries`. Thread-safe: a live
-    session's re-rank jobs share it."""
-
-    def __init__(self, max_entries: int = MEMO_MAX) -> None:
-        self.max_entries = max_entries
-        self._entries: OrderedDict[Change, Any] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: Change) -> Any | None:
-        with self._lock:
-            got = self._entries.get(key)
-            if got is not None:
-                self._entries.move_to_end(key)
-            return got
-
-    def put(self, key: Change, value: Any) -> None:
-        with self._lock:
-            self._entries[key] = value
-            self._entries.move_to_end(key)
-            while len(self._entries) > self.max_entries:
-                self._entries.popitem(last=False)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
-
-    def __len__(self) -> int:
-        return len(self._entries)
+def new_memo() -> Lru:
+    """A question's remembered answers (FlowTrace or InspectorError by Change): the pool
+    source's bounded LRU (thread-safe: a live session's re-rank jobs share it), no row bound."""
+    return Lru(MEMO_MAX, None)
 
 
 class Cancelled(Exception):  # noqa: N818 - what happened, as the sweep's flag says it
@@ -125,7 +99,7 @@ class Runs:
     # its next run: true `cancelled()` raises Cancelled there
     cancelled: Callable[[], bool] | None = None
     count: int = 0  # pipeline runs made (memoised answers not counted)
-    _memo: Memo = field(default_factory=Memo)  # FlowTrace | InspectorError by Change
+    _memo: Lru = field(default_factory=new_memo)
 
     def run(self, change: Change = NO_CHANGE) -> FlowTrace:
         """The answer under `change` (on top of the base change), or the error it raises."""

@@ -123,7 +123,7 @@ def test_the_answers_a_session_remembers_are_bounded(session: LiveFlow) -> None:
     weights = [round(i / (MEMO_MAX + 40), 6) for i in range(MEMO_MAX + 40)]
     for w in weights:
         session.set("fused.vector_weight", w)
-    assert len(session.runs._memo) <= MEMO_MAX
+    assert len(session.runs._memo.entries) <= MEMO_MAX
     count = session.runs.count
     again = session.set("fused.vector_weight", weights[0])  # the oldest: forgotten
     assert session.runs.count == count + 1
