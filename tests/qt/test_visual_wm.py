@@ -29,52 +29,81 @@ LANGCHAIN = Path(__file__).resolve().parents[1] / "frameworks" / "data" / "langc
 def wm_screen(request: pytest.FixtureRequest,
               tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int, int]]:
     """DISPLAY of a fresh Xvfb screen of the size asked, with openbox managing it (its log
-    and session files in a temporary folder, never the user's ~/.cache)."""
+    and session files in a temporary folder, never the user's ~/.cache).
+
+    A screen whose openbox cannot open it is made again, up to three times: once in a CI run
+    a new Xvfb had written its display number and openbox, started on it, still found no
+    display ("Failed to open the display"). Each failed try's Xvfb and openbox logs go into
+    the failure if every try fails."""
     if not (shutil.which("Xvfb") and shutil.which("openbox")):
         pytest.skip("Xvfb and openbox are not installed")
     w, h = request.param
-    home = tmp_path_factory.mktemp("openbox")
-    read, write = os.pipe()
-    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(write), "-screen", "0", f"{w}x{h}x24",
-                             "-nolisten", "tcp"], pass_fds=(write,),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    os.close(write)
-    with os.fdopen(read) as f:
-        display = ":" + f.readline().strip()  # written once the server accepts clients
-    env = {**os.environ, "DISPLAY": display, "XDG_CACHE_HOME": str(home / "cache"),
-           "XDG_DATA_HOME": str(home / "data")}
-    log = open(home / "openbox.err", "w+b")  # noqa: SIM115 - closed below
-    wm = subprocess.Popen(["openbox"], env=env, stdout=subprocess.DEVNULL, stderr=log)
+    failures: list[str] = []
+    for _ in range(3):
+        home = tmp_path_factory.mktemp("openbox")
+        screen = _Screen(w, h, home)
+        why = screen.wait_for_wm()
+        if why is None:
+            break
+        screen.close()
+        failures.append(why)
+    else:
+        pytest.fail("openbox never took a fresh screen:\n" + "\n".join(failures))
     try:
-        _wait_for_wm(wm, env, home / "openbox.err")
-        yield display, w, h
-        assert wm.poll() is None, f"openbox exited during the test (code {wm.returncode}): " \
-            f"{(home / 'openbox.err').read_text(errors='replace')[-1500:]}"
+        yield screen.display, w, h
+        assert screen.wm.poll() is None, \
+            f"openbox exited during the test (code {screen.wm.returncode}): {screen.logs()}"
     finally:
-        wm.terminate()
-        xvfb.terminate()
-        wm.wait(10)
-        xvfb.wait(10)
-        log.close()
+        screen.close()
 
 
-def _wait_for_wm(wm: subprocess.Popen[bytes], env: dict[str, str], log: Path,
-                 seconds: float = 60.0) -> None:
-    """Until openbox owns the screen (it has set its check window), or say why not: a window
-    shown on a screen no window manager manages is never maximised, and every check after
-    reads a window of its natural size."""
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if wm.poll() is not None:
-            pytest.fail(f"openbox exited at start (code {wm.returncode}): "
-                        f"{log.read_text(errors='replace')[-1500:]}")
-        probe = subprocess.run(["xprop", "-root", "_NET_SUPPORTING_WM_CHECK"], env=env,
-                               capture_output=True, text=True)
-        if "window id" in probe.stdout:
-            return
-        time.sleep(0.1)
-    pytest.fail(f"openbox did not take the screen within {seconds:.0f} s: "
-                f"{log.read_text(errors='replace')[-1500:]}")
+class _Screen:
+    """One Xvfb server of w x h and an openbox started on it, each logging into `home`."""
+
+    def __init__(self, w: int, h: int, home: Path) -> None:
+        self.home = home
+        self.xvfb_log = open(home / "xvfb.err", "w+b")  # noqa: SIM115 - closed in close()
+        read, write = os.pipe()
+        self.xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(write), "-screen", "0",
+                                      f"{w}x{h}x24", "-nolisten", "tcp"], pass_fds=(write,),
+                                     stdout=subprocess.DEVNULL, stderr=self.xvfb_log)
+        os.close(write)
+        with os.fdopen(read) as f:
+            self.display = ":" + f.readline().strip()  # written once it accepts clients
+        self.env = {**os.environ, "DISPLAY": self.display,
+                    "XDG_CACHE_HOME": str(home / "cache"), "XDG_DATA_HOME": str(home / "data")}
+        self.wm_log = open(home / "openbox.err", "w+b")  # noqa: SIM115 - closed in close()
+        self.wm = subprocess.Popen(["openbox"], env=self.env, stdout=subprocess.DEVNULL,
+                                   stderr=self.wm_log)
+
+    def logs(self) -> str:
+        """The tails of openbox's and Xvfb's logs."""
+        wm = (self.home / "openbox.err").read_text(errors="replace")[-1500:]
+        xvfb = (self.home / "xvfb.err").read_text(errors="replace")[-1500:]
+        return f"openbox: {wm!r}; Xvfb on {self.display} (code {self.xvfb.poll()}): {xvfb!r}"
+
+    def wait_for_wm(self, seconds: float = 60.0) -> str | None:
+        """None once openbox owns the screen (it has set its check window), else why not: a
+        window shown on a screen no window manager manages is never maximised, and every
+        check after reads a window of its natural size."""
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            if self.wm.poll() is not None:
+                return f"openbox exited at start (code {self.wm.returncode}): {self.logs()}"
+            probe = subprocess.run(["xprop", "-root", "_NET_SUPPORTING_WM_CHECK"],
+                                   env=self.env, capture_output=True, text=True)
+            if "window id" in probe.stdout:
+                return None
+            time.sleep(0.1)
+        return f"openbox did not take the screen within {seconds:.0f} s: {self.logs()}"
+
+    def close(self) -> None:
+        self.wm.terminate()
+        self.xvfb.terminate()
+        self.wm.wait(10)
+        self.xvfb.wait(10)
+        self.wm_log.close()
+        self.xvfb_log.close()
 
 
 def _gallery_passes(display: str, out: Path, size: str, states: str, *extra: str) -> None:
