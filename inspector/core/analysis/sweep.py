@@ -28,7 +28,13 @@ from inspector.core.analysis import metrics as M
 from inspector.core.analysis.grid import Axis, cells, check_size, companions
 from inspector.core.analysis.judgments import Judgments
 from inspector.core.analysis.safe import SafeDepth, depth_key, safe_depth, summarize_safe
-from inspector.core.analysis.truth import deep_stages, run_once, searched_index, truth_ids
+from inspector.core.analysis.truth import (
+    deep_stages,
+    probe_depth,
+    run_once,
+    searched_index,
+    truth_ids,
+)
 from inspector.core.engine.flow.question import Question, resolve, runs_for
 from inspector.core.engine.flow.runner import PoolCache
 from inspector.core.engine.flow.runs import Change, Runs, freeze
@@ -249,11 +255,84 @@ def _curve(runs: Runs, axes: Sequence[Axis], key: str | None, also: dict[str, An
     return out
 
 
+class Scanned:
+    """The cases' vector legs from batched scans of a flat table (`pools.vector_legs`), each
+    handed to the pool source just before its case is swept (`warm`): the case's truth then
+    finds its deep pool fetched, and every cell after it too, with no LanceDB search of its
+    own. The pool is the one the fetch stage would have fetched (`audit.plan.Planner` reads the
+    stage's request before the run); the scan checks itself against LanceDB's search each
+    pass. A case the scan cannot take (an index, a fetch stage that searches LanceDB itself,
+    a refused query) is searched by its own runs as before: `warm` does nothing for it."""
+
+    def __init__(self, store: Any, cases: Sequence[Case], axes: Sequence[Axis]) -> None:
+        from inspector.core.analysis.audit.plan import Planner, Request
+        from inspector.core.engine import pools
+        from inspector.core.engine.flow.spec import apply_set
+        from inspector.core.engine.pools.batched import scannable
+
+        self.store, self.legs = store, None
+        self.asked: dict[int, _Asked] = {}
+        self._slot: dict[int, int] = {}
+        self.scanned = 0
+        if not cases or scannable(store) is not None:
+            return
+        depth = probe_depth(getattr(store, "rows", None))
+        for i, case in enumerate(cases):
+            try:
+                runs, _, _ = runs_for(case.question, store, PoolCache())
+            except InspectorError:
+                continue  # the sweep says why, in the case's own words
+            spec = apply_set(runs.spec, dict(runs.base_change.sets)) \
+                if runs.base_change.sets else runs.spec
+            req = Planner(store, spec, runs.limit, runs.now_ms).request(
+                text=runs.text, vector=runs.vector, scopes=runs.scopes, source=runs.source)
+            if not isinstance(req, Request) or req.params.mode == "fts":
+                continue
+            over = [float(v) for a in axes if a.key == f"{req.stage}.overfetch"
+                    for v in a.values if _num(v)]
+            self.asked[i] = _Asked(req.query, req.params, pools.depth_for(
+                "sweep", store, req.params, max_overfetch=max(over, default=None),
+                depth=depth))
+        if self.asked:
+            wanted = list(self.asked.values())
+            self.legs = pools.vector_legs(store, wanted, wanted[0].p, lambda a: a.depths[0])
+            self._slot = {i: n for n, i in enumerate(self.asked)}
+
+    def warm(self, i: int) -> None:
+        """Before case i is swept: its pool, from its scanned leg (nothing when it has none)."""
+        from inspector.core.engine import pools
+
+        asked = self.asked.pop(i, None)
+        if asked is None or self.legs is None:
+            return
+        leg = self.legs.pop(self._slot[i])
+        if leg is None:
+            return
+        pools.fetch(self.store, asked.query, asked.p, *asked.depths, vec_leg=leg)
+        self.scanned += 1
+
+
+@dataclass(frozen=True)
+class _Asked:
+    """A case's fetch request as `pools.vector_legs` takes a query, and its depths."""
+
+    query: Any
+    p: Any
+    depths: tuple[int, int]
+
+    def params(self, base: Any) -> Any:
+        return self.p
+
+
 def iter_sweep(store: Any, cases: Sequence[Case], axes: Sequence[Axis],
-               k: int | None = None) -> Iterator[QuerySweep]:
-    """One query's sweep at a time, so a caller can show progress or stop early."""
+               k: int | None = None, scan: bool = True) -> Iterator[QuerySweep]:
+    """One query's sweep at a time, so a caller can show progress or stop early; with `scan`
+    (on a flat table) every case's vector leg from batched scans (`Scanned`)."""
     check_size(list(axes))
-    for case in cases:
+    legs = Scanned(store, cases, axes) if scan else None
+    for i, case in enumerate(cases):
+        if legs is not None:
+            legs.warm(i)
         yield sweep_case(store, case, axes, k)
 
 

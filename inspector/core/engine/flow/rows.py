@@ -77,6 +77,18 @@ def scored(row: Row, score: float, inputs: tuple[tuple[str, float], ...]) -> Sco
     return s
 
 
+def row(rid: str, text: str, vector: np.ndarray | None, scope: str | None, importance: float,
+        timestamp: float, metadata: dict[str, Any], columns: dict[str, Any], rowid: int = -1,
+        importance_missing: bool = False) -> Row:
+    """Row(...) without the frozen dataclass's __init__ (see `scored`): a deep pool reads
+    thousands of rows at once."""
+    r = _new(Row)
+    r.__dict__.update(id=rid, text=text, vector=vector, scope=scope, importance=importance,
+                      timestamp=timestamp, metadata=metadata, columns=columns, rowid=rowid,
+                      importance_missing=importance_missing)
+    return r
+
+
 def drop(rid: str, code: str, detail: tuple[tuple[str, Any], ...] = ()) -> Drop:
     """Drop(rid, code, detail) without the frozen dataclass's __init__ (see `scored`): a
     limit or window cut makes one per row past it."""

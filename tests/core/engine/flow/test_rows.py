@@ -1,4 +1,4 @@
-"""The fast makers of a stage's rows (`scored`, `drop`) make the very objects the frozen
+"""The fast makers of a stage's rows (`row`, `scored`, `drop`) make the very objects the frozen
 dataclasses' constructors make: equal, equally hashed, equally printed and compared, still
 frozen, and with the same id."""
 
@@ -10,7 +10,7 @@ import pickle
 import numpy as np
 import pytest
 
-from inspector.core.engine.flow.rows import Drop, Row, Scored, drop, scored
+from inspector.core.engine.flow.rows import Drop, Row, Scored, drop, row, scored
 
 
 def _row(rid: str = "m1") -> Row:
@@ -43,3 +43,19 @@ def test_drop_makes_what_the_constructor_makes() -> None:
     assert drop("m1", "noise") == Drop("m1", "noise")
     with pytest.raises(dataclasses.FrozenInstanceError):
         fast.code = "noise"  # type: ignore[misc]
+
+
+def test_row_makes_what_the_constructor_makes() -> None:
+    cols = {"id": "m1", "repo": "atlas"}
+    args = ("m1", "postgres pool", None, "atlas", 0.7, 1.0, {}, cols)
+    fast, slow = row(*args, rowid=4, importance_missing=True), \
+        Row(*args, rowid=4, importance_missing=True)
+    assert type(fast) is Row
+    assert fast == slow and hash(fast) == hash(slow) and repr(fast) == repr(slow)
+    assert all(getattr(fast, f.name) is getattr(slow, f.name)
+               for f in dataclasses.fields(Row))
+    assert row(*args) == Row(*args) and row(*args).rowid == -1
+    assert row(*args) != slow  # rowid and importance_missing are compared
+    assert pickle.loads(pickle.dumps(fast)) == slow
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fast.text = "other"  # type: ignore[misc]

@@ -24,7 +24,16 @@ from inspector.core.engine import scope as scopes
 from inspector.core.engine.blend import blend_scores
 from inspector.core.engine.flow.registry import ParamDecl as P
 from inspector.core.engine.flow.registry import stage
-from inspector.core.engine.flow.rows import Context, Drop, Outcome, Row, Scored, Tie, scored
+from inspector.core.engine.flow.rows import (
+    Context,
+    Drop,
+    Outcome,
+    Row,
+    Scored,
+    Tie,
+    scored,
+)
+from inspector.core.engine.flow.rows import row as stored_row
 from inspector.core.engine.params import Params, depths, pool_depth
 from inspector.core.engine.pool import Pool, Query
 from inspector.core.engine.ties import score_order
@@ -264,28 +273,46 @@ def _read(pool: Pool) -> _Read:
 def _pool_row(pool: Pool, i: int) -> Row:
     """Row i of the pool, read once per pool."""
     rows = _read(pool)[0]
-    row = rows[i]
-    if row is None:
-        row = rows[i] = _row(pool, i)
-    return row
+    got = rows[i]
+    if got is None:
+        _read_rows(pool, [i])
+        got = rows[i]
+        assert got is not None
+    return got
 
 
-def _row(pool: Pool, i: int) -> Row:
+def _read_rows(pool: Pool, wanted: list[int]) -> None:
+    """Rows `wanted` of the pool not read yet, read at once (each column read per row, not
+    each row per column): the row's columns as stored, its text, scope, importance and time
+    through the store's roles."""
+    rows = _read(pool)[0]
+    todo = [i for i in dict.fromkeys(wanted) if rows[i] is None]
+    if not todo:
+        return
     roles = pool.roles
-    cols = {c: v[i] for c, v in pool.columns.items()}
-    text = cols.get(roles.get("text") or "")
-    scope_col = roles.get("scope") or roles.get("agent") or roles.get("repo")
-    created = cols.get(roles.get("created") or "")
-    try:
-        ts = float(created) if created is not None and not isinstance(created, bool) else 0.0
-    except (TypeError, ValueError):
-        ts = 0.0
-    return Row(id=str(pool.ids[i]), text="" if text is None else str(text), vector=None,
-               scope=None if scope_col is None or cols.get(scope_col) is None
-               else str(cols.get(scope_col)),
-               importance=float(pool.importance[i]), timestamp=ts if math.isfinite(ts) else 0.0,
-               metadata={}, columns=cols,
-               importance_missing=bool(pool.missing_importance()[i]))
+    names = list(pool.columns)
+    text_c = roles.get("text") or ""
+    scope_c = roles.get("scope") or roles.get("agent") or roles.get("repo")
+    created_c = roles.get("created") or ""
+    per_column = [[v[i] for i in todo] for v in pool.columns.values()]
+    ids = [str(x) for x in pool.ids[todo].tolist()]
+    importance = pool.importance[todo].tolist()
+    missing = pool.missing_importance()[todo].tolist()
+    for n, (i, values) in enumerate(zip(todo, zip(*per_column, strict=True) if names else
+                                        ((),) * len(todo), strict=True)):
+        cols = dict(zip(names, values, strict=True))
+        text = cols.get(text_c)
+        scope = cols.get(scope_c) if scope_c is not None else None
+        created = cols.get(created_c)
+        try:
+            ts = float(created) if created is not None and not isinstance(created, bool) \
+                else 0.0
+        except (TypeError, ValueError):
+            ts = 0.0
+        rows[i] = stored_row(ids[n], "" if text is None else str(text), None,
+                      None if scope is None else str(scope), float(importance[n]),
+                      ts if math.isfinite(ts) else 0.0, {}, cols,
+                      importance_missing=bool(missing[n]))
 
 
 def _runs(values: np.ndarray, n: int, cut: int) -> list[tuple[int, int, int]]:
@@ -337,8 +364,10 @@ def _candidates(pool: Pool, mode: str, raw: np.ndarray, base: np.ndarray, fused:
     made = _read(pool)[2] if not hybrid else {}
     if len(made) > pool.size:  # bounded by one shape's worth of rows
         made.clear()
+    raw_ids = raw.tolist()
+    _read_rows(pool, raw_ids)
     out = []
-    for i, v, f, d, b, fu, bm in zip(raw.tolist(), vr[raw].tolist(), fr[raw].tolist(),
+    for i, v, f, d, b, fu, bm in zip(raw_ids, vr[raw].tolist(), fr[raw].tolist(),
                                      pool.vec_dist[raw].tolist(), base[raw].tolist(),
                                      fused[raw].tolist(), pool.fts_score[raw].tolist(),
                                      strict=True):
@@ -353,7 +382,7 @@ def _candidates(pool: Pool, mode: str, raw: np.ndarray, base: np.ndarray, fused:
                 inputs += [("fts_rank", float(f)), ("bm25", bm)]
             if hybrid:
                 inputs.append(("fused", fu))
-            got = made[key] = Scored(_pool_row(pool, i), b, tuple(inputs))
+            got = made[key] = scored(_pool_row(pool, i), b, tuple(inputs))
         out.append(got)
     return out
 
@@ -472,12 +501,41 @@ def _scope_verdicts(spec: scopes.ScopeSpec, roles: Any, rows: list[Row]) -> list
     return out
 
 
+# (rule, roles, the ids of the candidates in) -> (those candidates, the filter's outcome): a
+# truth or a grid cell that changes only a later stage (a weight, a threshold) passes the
+# fetch's very candidates again (`_candidates` keeps them per shape), and the filter's answer
+# is theirs. The entry holds the candidates, so while it lives their ids name the same objects.
+# Two deep pools' worth of rows at most (a truth's list and the cells' between its runs), so a
+# sweep's memory stays bounded by its pool whatever the number of queries (test_sweep_memory).
+_FILTERED = pools.Lru(16, 2 * pools.CACHE_ROWS, weigh=lambda got: len(got[0]))
+
+
 @stage("scope_filter", "filter", store_roles=True)
 def scope_filter(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     """Keep the rows the scope rule matches (post-filter: lower-cased repo and path, exact
     columns); counters as the docs engine reports them."""
     spec = ctx.request.get("scope_spec") or scopes.ScopeSpec()
-    verdicts = _scope_verdicts(spec, ctx.store.roles, [s.row for s in rows])
+    key: Any = (spec, ctx.store.roles, tuple(map(id, rows)))
+    try:
+        hit = _FILTERED.get(key)
+    except TypeError:  # an unhashable setting: filter now, remember nothing
+        hit = key = None
+    if hit is not None:
+        return _copy(hit[1])
+    out = _scope_filter(spec, ctx.store.roles, rows)
+    if key is not None:
+        _FILTERED.put(key, (tuple(rows), out))
+    return _copy(out)
+
+
+def _copy(out: Outcome) -> Outcome:
+    """A remembered outcome as a caller may keep it: the runner and later stages own the
+    lists they are given."""
+    return Outcome(list(out.rows), out.dropped, out.note, out.deferred, dict(out.facts))
+
+
+def _scope_filter(spec: scopes.ScopeSpec, roles: Any, rows: list[Scored]) -> Outcome:
+    verdicts = _scope_verdicts(spec, roles, [s.row for s in rows])
     keep = [s for s, drop in zip(rows, verdicts, strict=True) if drop is None]
     dropped = [drop for drop in verdicts if drop is not None]
     facts = {"rawCandidates": len(rows), "scopedCandidates": len(keep),
