@@ -26,6 +26,7 @@ from typing import Any
 from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal
 from superqt.utils import create_worker
 
+from inspector.core import batch_gc
 from inspector.core.errors import InspectorError
 
 Done = Callable[[Any], None]
@@ -201,7 +202,7 @@ GC_QUIET_MS = 400  # the question unchanged this long: the window rests
 # a change that never rests still collects this often: a tick leaves little garbage that only a
 # full collection frees (a few hundred objects over a bench's 120 ticks), so waiting is cheap
 GC_MAX_DEFER_S = 60.0
-_GC_OFF = 1 << 30  # threshold2 while deferred: never reached
+_GC_OFF = batch_gc.OFF  # threshold2 while deferred: never reached (as a batch sets it)
 
 
 class _GcState:

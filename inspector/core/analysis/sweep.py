@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from inspector.core import batch_gc
 from inspector.core.analysis import metrics as M
 from inspector.core.analysis.grid import Axis, cells, check_size, companions
 from inspector.core.analysis.judgments import Judgments
@@ -327,13 +328,16 @@ class _Asked:
 def iter_sweep(store: Any, cases: Sequence[Case], axes: Sequence[Axis],
                k: int | None = None, scan: bool = True) -> Iterator[QuerySweep]:
     """One query's sweep at a time, so a caller can show progress or stop early; with `scan`
-    (on a flat table) every case's vector leg from batched scans (`Scanned`)."""
+    (on a flat table) every case's vector leg from batched scans (`Scanned`). Full garbage
+    collections wait until the last query is taken or the caller stops (`batch_gc`)."""
     check_size(list(axes))
-    legs = Scanned(store, cases, axes) if scan else None
-    for i, case in enumerate(cases):
-        if legs is not None:
-            legs.warm(i)
-        yield sweep_case(store, case, axes, k)
+    with batch_gc.deferred():  # ended when the caller has every query, or stops early
+        legs = Scanned(store, cases, axes) if scan else None
+        for i, case in enumerate(cases):
+            batch_gc.valve()
+            if legs is not None:
+                legs.warm(i)
+            yield sweep_case(store, case, axes, k)
 
 
 @dataclass(frozen=True)

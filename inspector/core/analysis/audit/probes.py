@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from inspector.core import batch_gc
 from inspector.core.analysis.audit.memories import Memories, read_memories
 from inspector.core.analysis.audit.outrank import Shortcut, shortcut
 from inspector.core.analysis.audit.plan import Planner, Request
@@ -205,6 +206,8 @@ class Prober:
 
     def ask(self, mem: Memories, i: int, scopes: tuple[str, ...] | None) -> Answer:
         from inspector.core.engine.flow.insight.expect import where_dropped
+
+        batch_gc.valve()  # an audit's probes are one batch: a full collection a minute at most
         from inspector.core.engine.flow.runner import clamp_limit
 
         rid = mem.ids[i]

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from inspector.core import batch_gc
 from inspector.core.analysis.audit.memories import Memories
 from inspector.core.analysis.audit.probes import CUT_CODES, Answer, Prober
 
@@ -77,6 +78,7 @@ def _scopes_for(mem: Memories, i: int, own: bool, given: tuple[str, ...] | None
     return None if s is None else (str(s),)
 
 
+@batch_gc.batch
 def recall_audit(prober: Prober, *, own_scope: bool = True,
                  scopes: tuple[str, ...] | None = None, sample: int | None = None,
                  seed: int = 0, progress: Callable[[int, int], bool] | None = None,
@@ -166,6 +168,7 @@ def method_line(m: dict[str, Any]) -> str:
     return line
 
 
+@batch_gc.batch
 def change_audit(base: Prober, changed: Prober, sets: dict[str, Any], *,
                  own_scope: bool = True, scopes: tuple[str, ...] | None = None,
                  sample: int | None = None, seed: int = 0, worst: int = 10) -> dict[str, Any]:
@@ -195,6 +198,7 @@ def change_audit(base: Prober, changed: Prober, sets: dict[str, Any], *,
             "method": method_line(base.method())}
 
 
+@batch_gc.batch
 def scope_audit(prober: Prober, *, per_scope: int = 10, seed: int = 0,
                 fixes: int = 0) -> dict[str, Any]:
     """For every scope value in the store, up to `per_scope` of its memories as queries in
