@@ -123,6 +123,28 @@ def _key(ctx: Context, st_name: str, kind: str, params: dict[str, Any]) -> Any:
             ctx.widen.get(st_name, 0))
 
 
+# (kind, stage, the parameters given) -> every parameter's checked value: a sweep or a live
+# session runs the same stages with the same parameters thousands of times
+_RESOLVED: dict[Any, dict[str, Any]] = {}
+_RESOLVED_MAX = 4096
+
+
+def _resolved(kind: Any, kind_name: str, name: str, given: dict[str, Any]) -> dict[str, Any]:
+    """kind.resolve(given, name), remembered for hashable parameters; a copy each time (a
+    stage's run keeps the dict it is given)."""
+    try:
+        key = (kind_name, name, tuple(given.items()))
+        got = _RESOLVED.get(key)
+    except TypeError:  # a table or list parameter: checked every time
+        return kind.resolve(given, name)
+    if got is None:
+        got = kind.resolve(given, name)
+        if len(_RESOLVED) >= _RESOLVED_MAX:
+            _RESOLVED.clear()
+        _RESOLVED[key] = got
+    return dict(got)
+
+
 def context(store: Any, spec: PipelineSpec, *, text: str | None, vector: np.ndarray | None,
             scopes: tuple[str, ...] | None, limit: int | None, now_ms: float,
             query_source: str = "text", vector_error: str | None = None, exact: bool = False,
@@ -161,7 +183,7 @@ def run(store: Any, spec: PipelineSpec, *, text: str | None, vector: np.ndarray 
     runs: list[StageRun] = []
     for st in route.stages:
         kind = kind_of(st.kind)
-        params = kind.resolve(st.params, st.name)
+        params = _resolved(kind, st.kind, st.name, st.params)
         ctx.stage = st.name
         if kind.role == "fetch":
             key = _key(ctx, st.name, st.kind, params)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -100,6 +100,7 @@ class Runs:
     cancelled: Callable[[], bool] | None = None
     count: int = 0  # pipeline runs made (memoised answers not counted)
     _memo: Lru = field(default_factory=new_memo)
+    _specs: Lru = field(default_factory=lambda: Lru(MEMO_MAX, None))
 
     def run(self, change: Change = NO_CHANGE) -> FlowTrace:
         """The answer under `change` (on top of the base change), or the error it raises."""
@@ -122,12 +123,24 @@ class Runs:
 
     def _run(self, c: Change) -> FlowTrace:
         self.count += 1
-        spec = apply_set(self.spec, dict(c.sets)) if c.sets else self.spec
+        spec = self._spec(c.sets) if c.sets else self.spec
         limit = c.limit if c.limit is not None else self.limit
         return run(self.store, spec, text=self.text, vector=self.vector, scopes=self.scopes,
                    limit=limit, now_ms=self.now_ms, query_source=self.source,
                    cache=self.cache, vector_error=self.vector_error, exact=c.exact,
                    widen=dict(c.widen), live=self.live)
+
+    def _spec(self, sets: Sets) -> PipelineSpec:
+        """The pipeline with `sets` applied (a frozen spec, remembered per set of changes:
+        a sweep's safe-depth search and curve ask a cell's settings again)."""
+        try:
+            got = self._specs.get(sets)
+        except TypeError:  # a table parameter set: applied every time
+            return apply_set(self.spec, dict(sets))
+        if got is None:
+            got = apply_set(self.spec, dict(sets))
+            self._specs.put(sets, got)
+        return cast(PipelineSpec, got)
 
     def try_run(self, change: Change) -> FlowTrace | None:
         try:

@@ -5,6 +5,9 @@ that answer is the one a fresh filter gives, whatever the caller does with it.""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from inspector.core.engine.flow.question import Question, runs_for
 from inspector.core.engine.flow.runner import PoolCache
@@ -65,3 +68,29 @@ def test_a_stage_that_changes_its_list_changes_no_remembered_answer(tmp_path: Pa
     two = classic.scope_filter(ctx, rows, {})
     assert classic._FILTERED.hits == hits + 1
     assert len(two.rows) == n > 0 and two.facts == facts
+
+
+def test_a_change_asked_again_reuses_its_pipeline_and_its_checked_parameters(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sweep asks a cell's settings again (its truth's what-if, its safe depth): the
+    pipeline with them applied is made once a question, and each stage's parameters are
+    checked once; what a run is handed is its own copy."""
+    from inspector.core.engine.flow import runner
+    from inspector.core.engine.flow import runs as runs_module
+    from inspector.core.engine.flow.registry import kind_of
+
+    runs = _runs(write_mixed_store(tmp_path / "s", n=120))
+    made: list[Any] = []
+    real = runs_module.apply_set
+    monkeypatch.setattr(runs_module, "apply_set", lambda *a: made.append(a[1]) or real(*a))
+    weight = Change().with_sets(**{"blend.weight": 0.3})
+    runs.run(weight)
+    runs.run(weight.with_sets(**{"fetch.overfetch": 30}))
+    runs.run(Change(weight.sets, (("fetch", 200),)))  # another change, the same settings
+    assert runs.count == 3
+    assert made == [{"blend.weight": 0.3}, {"blend.weight": 0.3, "fetch.overfetch": 30}]
+    blend = kind_of("importance_blend")
+    got = runner._resolved(blend, "importance_blend", "blend", {"weight": 0.3})
+    got["weight"] = 99.0  # a run changing the dict it was handed
+    assert runner._resolved(blend, "importance_blend", "blend", {"weight": 0.3}) == \
+        {"weight": 0.3, "default_importance": 0.7}
