@@ -96,7 +96,10 @@ WHY: dict[str, str] = {
              "about a third of the sweep, each walking every pool, row and answer the process "
              "held; they now wait through it (core/batch_gc.py), and a scope filter given the "
              "same candidates again answers from a bounded memo (8.93 -> 5.53 s hybrid, 7.23 "
-             "-> 4.05 s vector, in this table's two runs that day). What is left: each of a "
+             "-> 4.05 s vector, in this table's runs of 01:00 and 03:15 that day); a "
+             "question's runs then applied each set of changes and checked each stage's "
+             "parameters once (5.35 s hybrid at 03:57; they had been ~8 % of its samples). "
+             "What is left: each of a "
              "query's 110 cells is a run of the pipeline, and its truths are 11 runs over the "
              "whole 6,000-row demo table (about half the samples); the former engine derived "
              "the cells from the query's pool in one pass (2.73 and 1.05 s, 2026-12-01 19:37).",

@@ -28,7 +28,7 @@ def table(data: dict[str, Any]) -> str:
     lines = [f"From `scripts/dev bench{' --quick' if meta.get('quick') else ''}` on "
              f"{meta.get('when', '?')} ({meta.get('cpus', '?')} cores, Python "
              f"{meta.get('python', '?')}); medians of one run, ratios interleaved."
-             + _load(meta) + "".join(_later(m) for m in meta.get("merged", [])), "",
+             + _load(meta) + "".join(_later(m, later) for m, later in _merges(meta)), "",
              "| # | what | result | target | |", "|---|---|---|---|---|"]
     for r in data.get("results", []):
         if "result" not in r:
@@ -66,10 +66,21 @@ def _load(meta: dict[str, Any]) -> str:
             f"{cpus or '?'} cores{shared}.")
 
 
-def _later(run: dict[str, Any]) -> str:
-    """A later run of some figures, merged into the results (`run.py --merge`)."""
+def _merges(meta: dict[str, Any]) -> list[tuple[dict[str, Any], set[str]]]:
+    """Each merged run with the figures a run after it measured again."""
+    runs = meta.get("merged", [])
+    return [(m, {f for later in runs[i + 1:] for f in later.get("figures", [])})
+            for i, m in enumerate(runs)]
+
+
+def _later(run: dict[str, Any], again: set[str] | None = None) -> str:
+    """A later run of some figures, merged into the results (`run.py --merge`): only those
+    no run after it measured again (the table shows the last run's figures)."""
+    figures = [f for f in run.get("figures", []) if f not in (again or set())]
+    if not figures:
+        return ""
     load = run.get("load_avg_1min") or [0]
-    return (f" {', '.join(f'`{f}`' for f in run.get('figures', []))}: run on "
+    return (f" {', '.join(f'`{f}`' for f in figures)}: run on "
             f"{run.get('when', '?')}{' (--quick)' if run.get('quick') else ''}, load "
             f"{min(load):.1f} to {max(load):.1f}.")
 

@@ -81,6 +81,12 @@ def test_a_merged_run_replaces_only_its_figures_and_says_when_it_ran() -> None:
     assert {r["bench"]: r["result"] for r in again["results"]} == {
         "rerank": "0.2 ms", "scan": "2 s", "audit": "8 s"}
     assert len(again["meta"]["merged"]) == 2
+    # the table's audit row is the last run's: the header names only that run for it
+    later = {**new["meta"], "when": "2026-12-01 16:00"}
+    again = run.merge(got, {**new, "meta": later})
+    text = readme_table.table(again)
+    assert "`audit`: run on 2026-12-01 16:00" in text
+    assert "2026-12-01 15:30" not in text
 
 
 def test_every_missed_figure_is_named_with_what_its_profile_says() -> None:
