@@ -168,11 +168,16 @@ def _depth_keys(runs: Runs, axes: Sequence[Axis]) -> set[str]:
     return {a.key for a in axes if a.effect == "depth" and a.key.partition(".")[0] in deep}
 
 
+Prepared = tuple[Runs, list[str], list[str]]  # runs_for's answer, made once a question
+
+
 def sweep_case(store: Any, case: Case, axes: Sequence[Axis], k: int | None = None,
-               cache: PoolCache | None = None) -> QuerySweep:
-    """The whole grid for one question; each cell run through one fetch cache."""
+               cache: PoolCache | None = None, prepared: Prepared | None = None
+               ) -> QuerySweep:
+    """The whole grid for one question; each cell run through one fetch cache. `prepared`:
+    the question's runs made already (its text embedded once, not once more here)."""
     t0 = time.perf_counter()
-    runs, notes, inexact = runs_for(case.question, store, cache or PoolCache())
+    runs, notes, inexact = prepared or runs_for(case.question, store, cache or PoolCache())
     runs.live = True  # a live fetch serves every live parameter's value at once
     also = companions(runs.spec, list(axes))
     truth_of: dict[Any, list[str] | None] = {}
@@ -273,6 +278,7 @@ class Scanned:
 
         self.store, self.legs = store, None
         self.asked: dict[int, _Asked] = {}
+        self.prepared: dict[int, Prepared] = {}  # each case's runs, handed to its sweep
         self._slot: dict[int, int] = {}
         self.scanned = 0
         if not cases or scannable(store) is not None:
@@ -280,9 +286,10 @@ class Scanned:
         depth = probe_depth(getattr(store, "rows", None))
         for i, case in enumerate(cases):
             try:
-                runs, _, _ = runs_for(case.question, store, PoolCache())
+                self.prepared[i] = runs_for(case.question, store, PoolCache())
             except InspectorError:
                 continue  # the sweep says why, in the case's own words
+            runs = self.prepared[i][0]
             spec = apply_set(runs.spec, dict(runs.base_change.sets)) \
                 if runs.base_change.sets else runs.spec
             req = Planner(store, spec, runs.limit, runs.now_ms).request(
@@ -299,18 +306,20 @@ class Scanned:
             self.legs = pools.vector_legs(store, wanted, wanted[0].p, lambda a: a.depths[0])
             self._slot = {i: n for n, i in enumerate(self.asked)}
 
-    def warm(self, i: int) -> None:
-        """Before case i is swept: its pool, from its scanned leg (nothing when it has none)."""
+    def warm(self, i: int) -> Prepared | None:
+        """Before case i is swept: its pool, from its scanned leg (nothing when it has none),
+        and its runs as made here (None: its sweep makes them)."""
         from inspector.core.engine import pools
 
+        prepared = self.prepared.pop(i, None)
         asked = self.asked.pop(i, None)
         if asked is None or self.legs is None:
-            return
+            return prepared
         leg = self.legs.pop(self._slot[i])
-        if leg is None:
-            return
-        pools.fetch(self.store, asked.query, asked.p, *asked.depths, vec_leg=leg)
-        self.scanned += 1
+        if leg is not None:
+            pools.fetch(self.store, asked.query, asked.p, *asked.depths, vec_leg=leg)
+            self.scanned += 1
+        return prepared
 
 
 @dataclass(frozen=True)
@@ -335,9 +344,8 @@ def iter_sweep(store: Any, cases: Sequence[Case], axes: Sequence[Axis],
         legs = Scanned(store, cases, axes) if scan else None
         for i, case in enumerate(cases):
             batch_gc.valve()
-            if legs is not None:
-                legs.warm(i)
-            yield sweep_case(store, case, axes, k)
+            prepared = legs.warm(i) if legs is not None else None
+            yield sweep_case(store, case, axes, k, prepared=prepared)
 
 
 @dataclass(frozen=True)

@@ -116,3 +116,41 @@ def test_a_query_the_scan_cannot_take_is_searched_as_before(store_path: Path) ->
         batched.scannable = real
     assert taken == 0 and n >= 9
     assert declined == searched
+
+
+def test_each_text_query_of_a_scanned_sweep_is_embedded_once(
+        demo_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scan reads each query's request from its runs; the sweep then runs those very
+    runs: a text is embedded once (a remote embedder is called once a query, not twice)."""
+    from inspector.core.stores import embed
+
+    texts: list[str] = []
+    real = embed.embedder_for_store
+
+    class Counting:
+        def __init__(self, emb: Any) -> None:
+            self.emb = emb
+
+        def embed(self, batch: list[str]) -> Any:
+            texts.extend(batch)
+            return self.emb.embed(batch)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.emb, name)
+
+    def counting(*a: Any, **k: Any) -> Any:
+        return Counting(real(*a, **k))
+
+    monkeypatch.setattr(embed, "embedder_for_store", counting)
+    store = open_store(str(demo_path))
+    base = Question(store=str(demo_path), preset="lancedb", limit=5)
+    axes = G.parse_grid(resolve(base)[0], ["fetch.overfetch=1,3", "blend.weight=0,1"])
+    asked = Judgments()
+    for words in ("rotate the signing keys", "deploy cache warmup", "postgres pool size"):
+        asked = asked.with_query(words, None)
+    cases = SW.cases_from_judgments(base, asked, store)
+    assert texts == []
+    SOURCE.clear()
+    got = list(SW.iter_sweep(store, cases, axes))
+    assert sorted(texts) == sorted(q.question.text for q in cases)  # once each
+    assert [q.case.name for q in got] == [c.name for c in cases]

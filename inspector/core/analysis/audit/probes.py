@@ -206,9 +206,9 @@ class Prober:
 
     def ask(self, mem: Memories, i: int, scopes: tuple[str, ...] | None) -> Answer:
         from inspector.core.engine.flow.insight.expect import where_dropped
+        from inspector.core.engine.flow.runner import clamp_limit
 
         batch_gc.valve()  # an audit's probes are one batch: a full collection a minute at most
-        from inspector.core.engine.flow.runner import clamp_limit
 
         rid = mem.ids[i]
         if i in self._short.ranks:

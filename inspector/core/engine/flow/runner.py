@@ -133,7 +133,8 @@ def _resolved(kind: Any, kind_name: str, name: str, given: dict[str, Any]) -> di
     """kind.resolve(given, name), remembered for hashable parameters; a copy each time (a
     stage's run keeps the dict it is given)."""
     try:
-        key = (kind_name, name, tuple(given.items()))
+        # typed: True == 1 == 1.0 for a dict, not for the check (a bool given for a number)
+        key = (kind_name, name, tuple((k, type(v), v) for k, v in given.items()))
         got = _RESOLVED.get(key)
     except TypeError:  # a table or list parameter: checked every time
         return kind.resolve(given, name)

@@ -94,3 +94,19 @@ def test_a_change_asked_again_reuses_its_pipeline_and_its_checked_parameters(
     got["weight"] = 99.0  # a run changing the dict it was handed
     assert runner._resolved(blend, "importance_blend", "blend", {"weight": 0.3}) == \
         {"weight": 0.3, "default_importance": 0.7}
+
+
+def test_a_remembered_check_still_refuses_a_value_of_the_wrong_type() -> None:
+    """True == 1 for a dict key, not for the check: a window's `enabled` given 1 after True
+    was checked is still refused, and a limit given True after 1."""
+    from inspector.core.engine.flow import runner
+    from inspector.core.engine.flow.registry import kind_of
+    from inspector.core.errors import InspectorError
+
+    window = kind_of("window")
+    assert runner._resolved(window, "window", "w", {"enabled": True})["enabled"] is True
+    with pytest.raises(InspectorError, match="true or false"):
+        runner._resolved(window, "window", "w", {"enabled": 1})
+    assert runner._resolved(window, "window", "w", {"per_limit": 2})["per_limit"] == 2.0
+    with pytest.raises(InspectorError, match="must be"):
+        runner._resolved(window, "window", "w", {"per_limit": True})
