@@ -9,9 +9,12 @@ due runs once. A batch that runs long still collects every MAX_DEFER_S, at the p
 calls `valve()` (between queries, between probes). Nothing else changes: what is garbage is
 freed, later; what is kept is the same.
 
-Thresholds someone else set are theirs: a batch that finds full collections already off (the
-window's own wait, `qt.jobs.gc_wait`) leaves them, and one that finds its setting changed
-when it ends does not set it back.
+A wait that is not a block of code (the window's, `qt.jobs.gc_wait`: from a slider's first
+tick until the question rests) is a `hold()` ended by `release()`; batches and holds count
+together, so the last of them to end brings CPython's schedule back, once.
+
+Thresholds someone else set are theirs: a batch that finds full collections already off
+leaves them, and one that finds its setting changed when it ends does not set it back.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from typing import Any, TypeVar
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-OFF = 1 << 30  # threshold2 while collections wait: never reached (qt.jobs uses the same)
+OFF = 1 << 30  # threshold2 while collections wait: never reached
 MAX_DEFER_S = 60.0
 
 
@@ -37,9 +40,8 @@ class _State:
     since = 0.0
 
 
-@contextmanager
-def deferred() -> Iterator[None]:
-    """Full collections wait until the outermost batch ends."""
+def hold() -> None:
+    """Full collections wait until the matching `release()` (and every other batch's end)."""
     with _State.lock:
         if _State.depth == 0:
             t0, t1, t2 = gc.get_threshold()
@@ -47,17 +49,31 @@ def deferred() -> Iterator[None]:
                 _State.saved, _State.since = t2, time.monotonic()
                 gc.set_threshold(t0, t1, OFF)
         _State.depth += 1
+
+
+def release() -> None:
+    """A `hold()` ends; the last to end gives CPython its schedule back and runs the full
+    collection that fell due meanwhile, if one did."""
+    with _State.lock:
+        if _State.depth == 0:
+            raise RuntimeError("batch_gc.release() without a hold")
+        _State.depth -= 1
+        if _State.depth == 0 and _State.saved is not None:
+            saved, _State.saved = _State.saved, None
+            t0, t1, t2 = gc.get_threshold()
+            if t2 == OFF:  # still ours
+                gc.set_threshold(t0, t1, saved)
+                _collect_if_due(saved)
+
+
+@contextmanager
+def deferred() -> Iterator[None]:
+    """Full collections wait until the outermost batch ends."""
+    hold()
     try:
         yield
     finally:
-        with _State.lock:
-            _State.depth -= 1
-            if _State.depth == 0 and _State.saved is not None:
-                saved, _State.saved = _State.saved, None
-                t0, t1, t2 = gc.get_threshold()
-                if t2 == OFF:  # still ours
-                    gc.set_threshold(t0, t1, saved)
-                    _collect_if_due(saved)
+        release()
 
 
 def batch(fn: F) -> F:
@@ -70,12 +86,13 @@ def batch(fn: F) -> F:
     return wrapped  # type: ignore[return-value]
 
 
-def valve() -> None:
-    """A batch's checkpoint: once MAX_DEFER_S has passed since collections began to wait (or
-    the last one), a full collection runs now."""
+def valve(every: float | None = None) -> None:
+    """A batch's checkpoint: once `every` seconds (MAX_DEFER_S) have passed since collections
+    began to wait (or the last one), a full collection runs now."""
+    limit = MAX_DEFER_S if every is None else every
     with _State.lock:
         saved = _State.saved
-        if saved is None or time.monotonic() - _State.since < MAX_DEFER_S:
+        if saved is None or time.monotonic() - _State.since < limit:
             return
         _State.since = time.monotonic()
     _collect_if_due(saved)
@@ -93,4 +110,4 @@ def _collect_if_due(saved: int) -> None:
         gc.collect()
 
 
-__all__ = ["MAX_DEFER_S", "OFF", "batch", "deferred", "valve", "waiting"]
+__all__ = ["MAX_DEFER_S", "OFF", "batch", "deferred", "hold", "release", "valve", "waiting"]

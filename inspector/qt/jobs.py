@@ -15,7 +15,6 @@ window rests, so no slider tick pays one (see the section below).
 
 from __future__ import annotations
 
-import gc
 import inspect
 import threading
 import time
@@ -201,13 +200,11 @@ def _takes(fn: Callable[..., Any], name: str) -> bool:
 GC_QUIET_MS = 400  # the question unchanged this long: the window rests
 # a change that never rests still collects this often: a tick leaves little garbage that only a
 # full collection frees (a few hundred objects over a bench's 120 ticks), so waiting is cheap
-GC_MAX_DEFER_S = 60.0
-_GC_OFF = batch_gc.OFF  # threshold2 while deferred: never reached (as a batch sets it)
+GC_MAX_DEFER_S = batch_gc.MAX_DEFER_S
 
 
 class _GcState:
-    saved: int | None = None  # threshold2 while collections wait; None: not waiting
-    since = 0.0  # when they began to wait, or the last collection while waiting
+    held = False  # the window holds full collections (`batch_gc.hold`) until it rests
     timer: QTimer | None = None  # the wait for the rest, on the application it belongs to
 
 
@@ -229,45 +226,34 @@ def _gc_timer() -> QTimer | None:
 
 
 def gc_wait() -> None:
-    """The question changed: full collections wait until it rests."""
+    """The question changed: full collections wait until it rests (one `batch_gc.hold` for the
+    whole burst; a sweep or an audit running meanwhile holds them too, and the last to end
+    brings them back)."""
     timer = _gc_timer()
     if timer is None:
         return
-    t0, t1, t2 = gc.get_threshold()
-    if _GcState.saved is None:
-        if t2 >= _GC_OFF:
-            return  # someone else turned them off: not ours to turn back on
-        _GcState.saved, _GcState.since = t2, time.monotonic()
-        gc.set_threshold(t0, t1, _GC_OFF)
-    elif time.monotonic() - _GcState.since >= GC_MAX_DEFER_S:
-        _gc_collect_if_due()
-        _GcState.since = time.monotonic()
+    if not _GcState.held:
+        _GcState.held = True
+        batch_gc.hold()
+    else:
+        batch_gc.valve(GC_MAX_DEFER_S)
     timer.start(GC_QUIET_MS)  # (re)start the wait for the rest
 
 
 def gc_rest() -> None:
-    """The window rests: CPython's schedule is back, and a collection that fell due runs now."""
-    if _GcState.saved is None:
+    """The window rests: its hold ends (`batch_gc.release`: CPython's schedule is back unless a
+    batch still holds, and a collection that fell due runs now)."""
+    if not _GcState.held:
         return
     try:
         if _GcState.timer is not None:
             _GcState.timer.stop()
     except RuntimeError:  # deleted with its application
         _GcState.timer = None
-    t0, t1, _ = gc.get_threshold()
-    gc.set_threshold(t0, t1, _GcState.saved)
-    _gc_collect_if_due()
-    _GcState.saved = None
+    _GcState.held = False
+    batch_gc.release()
 
 
 def gc_waiting() -> bool:
     """Full collections are waiting for the window to rest."""
-    return _GcState.saved is not None
-
-
-def _gc_collect_if_due() -> None:
-    # gc.get_count()[2]: middle-generation collections since the last full one, the count
-    # CPython compares with threshold2 (it also waits for a quarter more long-lived objects;
-    # a rest collects at most once, so this is never more often than once a rest)
-    if _GcState.saved is not None and gc.get_count()[2] > _GcState.saved:
-        gc.collect()
+    return _GcState.held and batch_gc.waiting()

@@ -118,3 +118,18 @@ def test_a_sweep_is_one_batch_until_its_last_query_or_the_caller_stops(
     assert batch_gc.waiting()
     sweep.close()  # the caller stops early (a cancelled sweep)
     assert gc.get_threshold() == defaults and not batch_gc.waiting()
+
+
+def test_a_hold_lasts_until_its_release_and_counts_with_batches() -> None:
+    threshold = gc.get_threshold()
+    try:
+        batch_gc.hold()
+        with batch_gc.deferred():
+            pass
+        assert gc.get_threshold()[2] == batch_gc.OFF  # the batch ended, the hold did not
+        batch_gc.release()
+        assert gc.get_threshold() == threshold
+        with pytest.raises(RuntimeError):
+            batch_gc.release()  # a release without its hold is a caller's bug, said at once
+    finally:
+        gc.set_threshold(*threshold)

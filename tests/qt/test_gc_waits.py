@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QCoreApplication
 
+from inspector.core import batch_gc
 from inspector.qt import jobs
 
 
@@ -90,3 +91,29 @@ def test_collections_someone_else_turned_off_stay_off(qapp) -> None:
         assert gc.get_threshold() == (t0, t1, off)
     finally:
         gc.set_threshold(t0, t1, t2)
+
+
+def test_the_window_and_a_sweep_wait_together_the_last_to_end_brings_collections_back(
+        qapp) -> None:
+    """The window's wait and a batch's (a sweep, an audit) are one count: the window resting
+    in the middle of a sweep leaves the sweep's wait alone, and a sweep ending in the middle of
+    a burst of ticks leaves the window's. On the old code each saw the other's "off" as someone
+    else's and stood aside, so the first to end turned collections back on under the other."""
+    jobs.gc_rest()
+    threshold = gc.get_threshold()
+    try:
+        jobs.gc_wait()  # a burst of ticks
+        with batch_gc.deferred():  # a sweep starts during it
+            jobs.gc_rest()  # the window rests while the sweep runs
+            assert gc.get_threshold()[2] == batch_gc.OFF
+        assert gc.get_threshold() == threshold
+        with batch_gc.deferred():  # a sweep runs
+            jobs.gc_wait()  # and the user moves a slider
+        assert jobs.gc_waiting()
+        assert gc.get_threshold()[2] == batch_gc.OFF  # the ticks still wait
+        jobs.gc_rest()
+        assert gc.get_threshold() == threshold
+        assert not batch_gc.waiting()
+    finally:
+        jobs.gc_rest()
+        gc.set_threshold(*threshold)
