@@ -125,8 +125,7 @@ def _key(ctx: Context, st_name: str, kind: str, params: dict[str, Any]) -> Any:
 
 # (kind, stage, the parameters given) -> every parameter's checked value: a sweep or a live
 # session runs the same stages with the same parameters thousands of times
-_RESOLVED: dict[Any, dict[str, Any]] = {}
-_RESOLVED_MAX = 4096
+_RESOLVED = Lru(4096, None)
 
 
 def _resolved(kind: Any, kind_name: str, name: str, given: dict[str, Any]) -> dict[str, Any]:
@@ -140,9 +139,7 @@ def _resolved(kind: Any, kind_name: str, name: str, given: dict[str, Any]) -> di
         return kind.resolve(given, name)
     if got is None:
         got = kind.resolve(given, name)
-        if len(_RESOLVED) >= _RESOLVED_MAX:
-            _RESOLVED.clear()
-        _RESOLVED[key] = got
+        _RESOLVED.put(key, got)
     return dict(got)
 
 
