@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -44,14 +45,20 @@ def bench_scan(quick: bool) -> list[dict[str, Any]]:
         v = queries[next(picks) % len(queries)]
         store.table.search(v).select([]).with_row_id(True).limit(k).to_arrow()
 
+    t = time.perf_counter()  # a process's first scan loads (or compiles) numba's kernels
+    run_scan(store, ScanRequest(queries[:2], 5, "l2", rows=store.rows))
+    first = time.perf_counter() - t
     scan_s, bare_s = interleaved(lambda: run_scan(store, req), per_query, 2 if quick else 3)
     scan, bare = float(np.median(scan_s)), float(np.median(bare_s))
     n = len(queries)
-    return [row("scan", f"{scan:.2f} s for {n} queries; LanceDB per query {bare * 1e3:.0f} ms "
-                        f"(x{n} = {bare * n:.1f} s): {bare * n / scan:.0f}x faster",
+    kernels_note = (f"compiled kernels, loaded by a first 2-query scan in {first:.2f} s"
+                    if kernels.has_jit() else "numpy kernels")
+    return [row("scan", f"{scan:.2f} s for {n} queries ({kernels_note}); LanceDB per query "
+                        f"{bare * 1e3:.0f} ms (x{n} = {bare * n:.1f} s): {bare * n / scan:.0f}x "
+                        f"faster",
                 target=f"{n} queries <= 2 s" if not quick else "", met=scan <= 2.0,
                 rows=store.rows, queries=n, depth=k, scan_median_s=scan,
-                lancedb_per_query_median_s=bare, jit=kernels.has_jit())]
+                lancedb_per_query_median_s=bare, jit=kernels.has_jit(), first_scan_s=first)]
 
 
 _CHILD = r"""

@@ -23,6 +23,13 @@ os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", os.path.join(
     tempfile.gettempdir(), f"inspector-tests-hypothesis-{os.getuid()}"))
 from hypothesis import settings as hypothesis_settings  # noqa: E402 - after its folder is set
 
+# numba's compiled scan kernels are kept in one folder for every test, worker and subprocess
+# of the run (each test's own cache folder would compile them again, seconds a process),
+# outside the checkout and the user's folders; test_kernels_cache checks where the app puts
+# them when no folder is set
+os.environ.setdefault("NUMBA_CACHE_DIR", os.path.join(
+    tempfile.gettempdir(), f"inspector-tests-numba-{os.getuid()}"))
+
 hypothesis_settings.register_profile("inspector", database=None)
 hypothesis_settings.load_profile("inspector")
 # LanceDB, numpy and pyarrow load in the fixtures that use them, not here: this file also

@@ -21,6 +21,7 @@ Matrix products only pick the candidates; these kernels give the values.
 from __future__ import annotations
 
 import functools
+import threading
 
 import numpy as np
 
@@ -142,17 +143,52 @@ def rows(x: np.ndarray, q: np.ndarray, distance: str) -> np.ndarray:
 @functools.cache
 def _jit() -> object | None:
     """The compiled kernels, imported once (a failed import would otherwise read and compile
-    the module again on every call: 3-4 ms each, a hundred times a scan without numba)."""
+    the module again on every call: 3-4 ms each, a hundred times a scan without numba).
+
+    numba keeps what it compiled on disk, by default beside the package's source: the
+    kernels' cache goes to the app's cache folder instead (`numba/` in it), unless the user
+    chose one (NUMBA_CACHE_DIR). Only these kernels: numba's folder for any other code in the
+    process is left as it was."""
     try:
+        import numba
+    except ImportError:
+        return None
+    config = numba.config
+    mine = not config.CACHE_DIR
+    if mine:
+        from inspector.core.stores.safety.cache import cache_root
+
+        config.CACHE_DIR = str(cache_root() / "numba")
+    try:  # numba fixes each function's cache folder when it is decorated, at this import
         from inspector.core.stores.vectorscan import kernels_jit
     except ImportError:
         return None
+    finally:
+        if mine:
+            config.CACHE_DIR = ""
     return kernels_jit
 
 
 def has_jit() -> bool:
-    """True when numba is installed (extra `scale`): the pair kernels run compiled."""
+    """True when numba is installed (a dependency; a platform without it scans with numpy):
+    the pair kernels run compiled."""
     return _jit() is not None
+
+
+# numba's default threading layer where OpenMP is missing ("workqueue") aborts the process
+# when two threads run parallel kernels at once (a window's sweep beside its audit): one at a
+# time, each using every core
+_JIT_LOCK = threading.Lock()
+
+
+def _ascending(ptr: np.ndarray, rows: np.ndarray) -> bool:
+    """Rows ascending within each query's slice (what the compiled kernels' tiling reads)."""
+    if len(rows) < 2:
+        return True
+    down = np.diff(rows) < 0
+    starts = np.asarray(ptr[1:-1], np.int64) - 1  # a slice's first row follows another's last
+    down[starts[(starts >= 0) & (starts < len(down))]] = False
+    return not down.any()
 
 
 def pairs(x: np.ndarray, q: np.ndarray, ptr: np.ndarray, rows: np.ndarray, distance: str,
@@ -163,11 +199,24 @@ def pairs(x: np.ndarray, q: np.ndarray, ptr: np.ndarray, rows: np.ndarray, dista
     if q_norms is None and distance == "cosine":
         q_norms = np.array([norm_of(v) for v in q], F32)
     mod = _jit() if jit else None
-    if mod is not None:
+    if mod is None:
+        return _pairs_numpy(x, q, ptr, rows, distance, q_norms)
+    rows = np.asarray(rows, np.int64)
+    order = None
+    if not _ascending(ptr, rows):  # e.g. rows in LanceDB's distance order
+        qi = np.repeat(np.arange(len(ptr) - 1), np.diff(ptr))
+        order = np.lexsort((rows, qi))
+        rows = rows[order]
+    with _JIT_LOCK:
         if distance == "cosine":
-            return mod.cosine_pairs(x, q, q_norms, ptr, rows)  # type: ignore[attr-defined]
-        return mod.l2_pairs(x, q, ptr, rows)  # type: ignore[attr-defined]
-    return _pairs_numpy(x, q, ptr, rows, distance, q_norms)
+            got = mod.cosine_pairs(x, q, q_norms, ptr, rows)  # type: ignore[attr-defined]
+        else:
+            got = mod.l2_pairs(x, q, ptr, rows)  # type: ignore[attr-defined]
+    if order is None:
+        return got
+    out = np.empty_like(got)
+    out[order] = got
+    return out
 
 
 _PAIR_CHUNK = 4096  # pairs per step of the numpy path: a (chunk, dim) float32 working set

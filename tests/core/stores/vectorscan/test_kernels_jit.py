@@ -1,0 +1,58 @@
+"""The compiled kernels (numba, a dependency) in the default install: the same bits as the
+numpy kernels for pairs in any order, and their compile cache kept in the app's cache folder,
+never beside the package's source."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from inspector.core.stores.vectorscan import kernels as LM
+
+ROOT = Path(__file__).resolve().parents[4]
+
+
+def test_the_default_install_compiles_the_kernels() -> None:
+    assert LM.has_jit(), "numba is a dependency: the scan's kernels run compiled"
+
+
+@pytest.mark.parametrize("distance", ["l2", "cosine"])
+def test_pairs_in_any_order_have_the_numpy_kernels_bits(distance: str) -> None:
+    """Rows in a query's slice in LanceDB's distance order, not ascending (what the shortcut's
+    check against LanceDB hands over): the compiled kernels' tiling reads ascending rows, and
+    gave other rows' distances to these (the check then refused every probe)."""
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(700, 40)).astype(np.float32)
+    q = rng.normal(size=(4, 40)).astype(np.float32)
+    counts = [300, 0, 1, 600]
+    rows = np.concatenate([rng.permutation(700)[:c] for c in counts]).astype(np.int64)
+    ptr = np.concatenate([[0], np.cumsum(counts)])
+    got = LM.pairs(x, q, ptr, rows, distance, jit=True)
+    want = LM.pairs(x, q, ptr, rows, distance, jit=False)
+    assert np.array_equal(got, want)
+
+
+def test_the_compiled_kernels_are_kept_in_the_app_s_cache_folder(tmp_path: Path) -> None:
+    """No NUMBA_CACHE_DIR: what numba compiles goes under the app's cache folder, and the
+    package's folder gets none of it; numba's own setting is left as it was."""
+    cache = tmp_path / "cache"
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env["INSPECTOR_CACHE_DIR"] = str(cache)
+    code = ("import numpy as np, numba\n"
+            "from inspector.core.stores.vectorscan import kernels as LM\n"
+            "x = np.ones((3, 20), np.float32)\n"
+            "LM.pairs(x, x[:1], np.array([0, 3]), np.arange(3), 'l2')\n"
+            "print(repr(numba.config.CACHE_DIR))\n")
+    pkg = ROOT / "inspector" / "core" / "stores" / "vectorscan"
+    before = {p for p in pkg.rglob("*") if p.suffix in (".nbi", ".nbc")}
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path,
+                         capture_output=True, text=True, timeout=600, check=True)
+    assert out.stdout.strip() == "''"  # numba's setting for other code: unchanged
+    kept = [p.name for p in (cache / "numba").rglob("*") if p.suffix in (".nbi", ".nbc")]
+    assert any(n.startswith("kernels_jit.l2_pairs") for n in kept), kept
+    assert {p for p in pkg.rglob("*") if p.suffix in (".nbi", ".nbc")} == before
