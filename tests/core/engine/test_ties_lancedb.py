@@ -195,3 +195,45 @@ def test_the_query_command_prints_lancedbs_native_hybrid_order(tmp_path, capsys)
         assert [c["id"] for c in doc["stages"][-1]["candidates"]] == want
         assert doc["params"]["settings"]["tie_rule"] == "lancedb"
     assert checked >= 3
+
+
+def test_no_tie_in_the_full_text_leg_needs_no_search_of_lancedbs_order(tmp_path, monkeypatch):
+    """LanceDB's own full-text order at k is searched only where BM25 scores tie within the
+    leg's first k rows or across its cut: without a tie that order is the pool's. Each such
+    query still equals LanceDB's own hybrid search, none excused; a query with a tie still
+    searches it."""
+    from inspector.core.engine import pool as P
+
+    calls: list[int] = []
+    real = P.native_fts_ids
+
+    def counted(*a, **k):
+        calls.append(1)
+        return real(*a, **k)
+
+    monkeypatch.setattr(P, "native_fts_ids", counted)
+    rng = np.random.default_rng(14)
+    vecs = rng.normal(size=(3000, 16)).astype(np.float32)
+    path, words = _write(tmp_path / "free", vecs, seed=14)
+    store = open_store(str(path))
+    r = random.Random(142)
+    free = tied = 0
+    for _ in range(QUERIES):
+        text = " ".join(r.choice(words) for _ in range(r.randint(3, 6)))
+        vec = np.asarray([r.gauss(0, 1) for _ in range(16)], np.float32)
+        for k in (3, 10, 25):
+            scores = (store.table.search(text, query_type="fts").limit(k + 1).to_arrow()
+                      ["_score"].to_pylist())
+            has_tie = len(set(scores)) < len(scores)
+            calls.clear()
+            t = ask(store, text=text, vector=vec, mode="hybrid", cap=0, limit=k,
+                    cache=PoolCache()).trace
+            if has_tie:
+                tied += 1
+                assert calls, (text, k)
+            else:
+                free += 1
+                assert not calls, (text, k)
+                assert t.final.ids == _native(store.table, vec, text, k)[0], (text, k)
+                assert _fused(t) == _native(store.table, vec, text, k)[1]
+    assert free >= 30 and tied >= 5, (free, tied)

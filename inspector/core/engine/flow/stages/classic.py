@@ -332,15 +332,29 @@ def _runs(values: np.ndarray, n: int, cut: int) -> list[tuple[int, int, int]]:
                     strict=True))
 
 
+def _cut_values(leg: Any, k: int) -> tuple[int, np.ndarray]:
+    """A leg's rows inside its cut at k, and its values to one past the cut (when known)."""
+    c = min(k, len(leg.rows))
+    values = leg.values[: c + 1] if c < len(leg.values) else (
+        leg.values if np.isnan(leg.next_value) else np.append(leg.values, leg.next_value))
+    return c, values
+
+
+def _fts_tied(pool: Pool, k: int) -> bool:
+    """Some BM25 scores tie within the full-text leg's first k rows or across its cut. Without
+    a tie, LanceDB's own order at k is the pool's (score descending, each row's place fixed),
+    so its search at k is not needed to know it."""
+    c, values = _cut_values(pool.fts_leg, k)
+    return bool(_runs(values, c, c))
+
+
 def _leg_ties(ctx: Context, pool: Pool, p: Params, stage_name: str) -> None:
     d = depths(p)
     for name, leg, k, measure in (("vector", pool.vec_leg, d.vec_k, "distance"),
                                   ("fulltext", pool.fts_leg, d.fts_k, "bm25")):
         if leg is None or not k:
             continue
-        c = min(k, len(leg.rows))
-        values = leg.values[: c + 1] if c < len(leg.values) else (
-            leg.values if np.isnan(leg.next_value) else np.append(leg.values, leg.next_value))
+        c, values = _cut_values(leg, k)
         arbitrary = name == "fulltext" and pool.fts_ties != "rowid"
         order = ("row id (LanceDB's flat vector search)" if name == "vector" else
                  "rowid (the SQLite FTS5 table)" if not arbitrary else
@@ -414,7 +428,7 @@ def lancedb_pool(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome
     d = depths(q)
     native = None
     if q.tie_rule == "lancedb" and pool.fts_leg is not None and pool.fts_ties == "arbitrary" \
-            and d.fts_k and ctx.text:  # LanceDB's own full-text order at the leg's k
+            and d.fts_k and ctx.text and _fts_tied(pool, d.fts_k):  # LanceDB's order at k
         order = pools.fts_order(ctx.store, ctx.text, d.fts_k, q)
         native = native_fts_ranks(pool, order)
         lost = len(set(order)) - int(np.count_nonzero(native))
