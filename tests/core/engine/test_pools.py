@@ -237,3 +237,27 @@ def test_a_live_over_fetch_past_the_top_searches_once_per_doubling(counted, tmp_
         live.sets = {"fetch.overfetch": f}
         assert [s.id for s in live.answer().final.rows] == want[f], f
     assert table.searches == searched + 1  # one search, 121 rows deep (over-fetch 40.2)
+
+
+def test_a_scoped_miss_s_diagnosis_answers_its_fix_search_from_its_deep_probe(tmp_path: Path
+                                                                               ) -> None:
+    """A post-filtered scoped miss on a flat table deeper than the deepest probe: the question's
+    pool, the diagnosis's deep probe (an exhaustive pool) and the pushed-down fix's pool are
+    three searches, and every depth the fix search tries is answered from the deep probe. The
+    cache's row bound held one deep pool: the third put evicted it, and the fix search made a
+    LanceDB search per depth tried (12 searches on this table)."""
+    from inspector.core.engine.flow.question import answer, make_question
+    from tests.storekit import write_random_store
+
+    path = write_random_store(tmp_path / "db", n=pools.EXHAUSTIVE_MAX + 2_000, repos=40)
+    store = open_store(str(path))
+    v = np.random.default_rng(0).normal(size=8).astype(np.float32)
+    q = make_question(store=str(path), preset="lancedb", vector=[float(x) for x in v],
+                      limit=10, scopes=["repo3"], set={"fetch.overfetch": 5})
+    pools.SOURCE.clear()
+    before = pools.SOURCE.fetches
+    got = answer(q, store)
+    assert got.diagnosis.code == "filter_after_cut"
+    assert got.diagnosis.fixes, "the fix search found the smallest change"
+    assert pools.SOURCE.fetches - before <= 3
+    pools.SOURCE.clear()

@@ -151,9 +151,13 @@ def _knob_key(index: object, knobs: tuple | list) -> tuple:
 
 # ---- the one eviction rule ---------------------------------------------------------------------
 CACHE_ENTRIES = 64  # pools (or flow fetch results) held at most
-# candidate rows held at most: one exhaustive pool's worth, so a sweep's memory stays bounded by
-# about one query's pool whatever the number of queries (issue 21, test_sweep_memory)
-CACHE_ROWS = EXHAUSTIVE_MAX
+# candidate rows held at most: a few exhaustive pools' worth, so a sweep's memory stays bounded
+# by about one query's pools whatever the number of queries (issue 21, test_sweep_memory). One
+# pool's worth was too few: a scoped miss's diagnosis fetches the question's pool, its deep
+# probe (an exhaustive pool) and the pushed-down fix's pool, and the third put evicted the deep
+# one, so every depth the fix search then tried was a new LanceDB search (11 flat searches of a
+# 1M-row table for one diagnosis, where the deep pool answers them all)
+CACHE_ROWS = 3 * EXHAUSTIVE_MAX
 
 
 class Lru:
