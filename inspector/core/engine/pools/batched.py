@@ -241,13 +241,15 @@ def run_scan(store: Store, req: S.ScanRequest, plan: ScanPlan = AUTO,
         from inspector.core.stores.vectorscan.on_ray import scan_on_ray
 
         return scan_on_ray(store, req, plan.ray_address, plan.jit)
+    # compiled kernels where the scan repays loading them (the same bits either way)
+    jit = plan.jit and LM.worth_compiling(len(req.vectors) * int(req.rows or store.rows))
     if source is not None:
         return S.scan_batches(source.batches(store.roles.vector), store.roles.vector,
-                              store.dim, req, plan.jit)
+                              store.dim, req, jit)
     ranges = S.row_ranges(S.allowed_rowids(store.table, None, store.roles.id),
                           max(S.BATCH_ROWS, req.k + 1))
     return S.scan_batches(lambda: S.vector_ranges(store.table, store.roles.vector, ranges),
-                          store.roles.vector, store.dim, req, plan.jit)
+                          store.roles.vector, store.dim, req, jit)
 
 
 def _agrees(store: Store, req: S.ScanRequest, got: S.ScanResult, wheres: list[Any]) -> bool:

@@ -171,8 +171,27 @@ def _jit() -> object | None:
 
 def has_jit() -> bool:
     """True when numba is installed (a dependency; a platform without it scans with numpy):
-    the pair kernels run compiled."""
+    the pair kernels can run compiled. Loads them (see `worth_compiling`)."""
     return _jit() is not None
+
+
+# a process's first use of the compiled kernels costs ~0.5 s (numba's import and its cache read;
+# ~2 s when it compiles them), which the numpy kernels' ~56 ns more per (query, row) repay past
+# about 10M of them: a 200-query sweep of 50k rows, an audit's 1,000 probes of 100k. Smaller work
+# stays in numpy until the kernels are loaded anyway.
+JIT_MIN_WORK = 10_000_000
+JIT_MIN_PAIRS = 2_000_000  # one `pairs` call this large loads them itself
+
+
+def loaded() -> bool:
+    """The compiled kernels are loaded in this process already (nothing to pay for them)."""
+    return _jit.cache_info().currsize > 0 and _jit() is not None
+
+
+def worth_compiling(work: int) -> bool:
+    """Whether a scan of `work` (queries x rows) runs compiled: the kernels loaded already, or
+    work enough to repay loading them; loads them when it says yes."""
+    return (loaded() or work >= JIT_MIN_WORK) and has_jit()
 
 
 # numba's default threading layer where OpenMP is missing ("workqueue") aborts the process
@@ -193,12 +212,14 @@ def _ascending(ptr: np.ndarray, rows: np.ndarray) -> bool:
 
 def pairs(x: np.ndarray, q: np.ndarray, ptr: np.ndarray, rows: np.ndarray, distance: str,
           q_norms: np.ndarray | None = None, jit: bool = True) -> np.ndarray:
-    """`_distance` of every (query i, row rows[p]) pair, p in ptr[i]:ptr[i + 1]."""
+    """`_distance` of every (query i, row rows[p]) pair, p in ptr[i]:ptr[i + 1]; compiled
+    when `jit` and the kernels are loaded (or this call alone is worth loading them), the
+    same bits either way."""
     x = np.ascontiguousarray(x, F32)
     q = np.ascontiguousarray(q, F32)
     if q_norms is None and distance == "cosine":
         q_norms = np.array([norm_of(v) for v in q], F32)
-    mod = _jit() if jit else None
+    mod = _jit() if jit and (loaded() or len(rows) >= JIT_MIN_PAIRS) else None
     if mod is None:
         return _pairs_numpy(x, q, ptr, rows, distance, q_norms)
     rows = np.asarray(rows, np.int64)

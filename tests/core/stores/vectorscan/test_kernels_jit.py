@@ -26,6 +26,7 @@ def test_pairs_in_any_order_have_the_numpy_kernels_bits(distance: str) -> None:
     """Rows in a query's slice in LanceDB's distance order, not ascending (what the shortcut's
     check against LanceDB hands over): the compiled kernels' tiling reads ascending rows, and
     gave other rows' distances to these (the check then refused every probe)."""
+    assert LM.has_jit()  # loaded: pairs run compiled
     rng = np.random.default_rng(5)
     x = rng.normal(size=(700, 40)).astype(np.float32)
     q = rng.normal(size=(4, 40)).astype(np.float32)
@@ -45,6 +46,7 @@ def test_the_compiled_kernels_are_kept_in_the_app_s_cache_folder(tmp_path: Path)
     env["INSPECTOR_CACHE_DIR"] = str(cache)
     code = ("import numpy as np, numba\n"
             "from inspector.core.stores.vectorscan import kernels as LM\n"
+            "assert LM.worth_compiling(LM.JIT_MIN_WORK)\n"
             "x = np.ones((3, 20), np.float32)\n"
             "LM.pairs(x, x[:1], np.array([0, 3]), np.arange(3), 'l2')\n"
             "print(repr(numba.config.CACHE_DIR))\n")
@@ -56,3 +58,22 @@ def test_the_compiled_kernels_are_kept_in_the_app_s_cache_folder(tmp_path: Path)
     kept = [p.name for p in (cache / "numba").rglob("*") if p.suffix in (".nbi", ".nbc")]
     assert any(n.startswith("kernels_jit.l2_pairs") for n in kept), kept
     assert {p for p in pkg.rglob("*") if p.suffix in (".nbi", ".nbc")} == before
+
+
+def test_a_small_scan_stays_in_numpy_until_the_kernels_are_loaded(tmp_path: Path) -> None:
+    """A first scan too small to repay loading numba (the demo sweep: 50 queries x 6,000 rows;
+    loading cost ~0.4 s of its ~4) runs the numpy kernels and loads nothing; a scan worth it
+    loads them, and every scan after runs compiled. In a fresh process: this one has them."""
+    code = ("import sys, numpy as np\n"
+            "from inspector.core.stores.vectorscan import kernels as LM\n"
+            "assert not LM.worth_compiling(50 * 6_000) and 'numba' not in sys.modules\n"
+            "x = np.ones((3, 20), np.float32)\n"
+            "LM.pairs(x, x[:1], np.array([0, 3]), np.arange(3), 'l2')\n"
+            "assert 'numba' not in sys.modules and not LM.loaded()\n"
+            "assert LM.worth_compiling(LM.JIT_MIN_WORK) and LM.loaded()\n"
+            "assert LM.worth_compiling(1)\n"
+            "print('ok')\n")
+    env = {**os.environ, "INSPECTOR_CACHE_DIR": str(tmp_path / "cache")}
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path,
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
