@@ -312,7 +312,43 @@ def evaluate(spec: ScopeSpec, roles: Roles, values: Mapping[str, Sequence[Any]],
         shown = paths[i] if spec.strategy == "path_prefix" else repos[i]
         return ok, why, "" if ok else had(shown)
 
-    return _decide(n, rule)
+    memo = _doc_memo(spec)
+    if memo is None:
+        return _decide(n, rule)
+    got = []
+    for i in range(n):
+        r, d = repos[i], paths[i]
+        try:
+            key = (type(r), r, type(d), d)
+            hit = memo.get(key)
+        except TypeError:  # a list or a mapping in the column: decided now, not remembered
+            got.append(rule(i))
+            continue
+        if hit is None:
+            hit = memo[key] = rule(i)
+        got.append(hit)
+    return [bool(g[0]) for g in got], [g[1] for g in got], [g[2] for g in got]
+
+
+# spec -> (type and value of repo, of path) -> (in scope, words, value it had): the docs rules
+# are a function of the spec and the row's two values, and the same rows come back in query
+# after query of a sweep (each query's pool holds new row objects); bounded, then started again
+_DOC_RULES: dict[Any, dict[Any, tuple[bool, str, str]]] = {}
+_DOC_RULES_MAX = 200_000
+
+
+def _doc_memo(spec: ScopeSpec) -> dict[Any, tuple[bool, str, str]] | None:
+    try:
+        memo = _DOC_RULES.get(spec)
+    except TypeError:  # an unhashable setting
+        return None
+    if memo is None:
+        if sum(map(len, list(_DOC_RULES.values()))) > _DOC_RULES_MAX:
+            _DOC_RULES.clear()
+        memo = _DOC_RULES.setdefault(spec, {})
+    elif len(memo) > _DOC_RULES_MAX:
+        memo.clear()
+    return memo
 
 
 def _decide(n: int, rule: Any, by: Sequence[Any] = ()) -> tuple[list[bool], list[str], list[str]]:

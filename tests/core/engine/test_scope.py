@@ -163,3 +163,45 @@ def test_no_scope_string_changes_the_pushed_down_predicate(make_store, scope, ot
     assert sorted(t.stage("fetch").ids) == want
     push = pushdown(make_scope(scope, "column", None, "scope"), store.roles)
     assert (push.column, push.values) == ("scope", (scope,))
+
+
+def test_the_docs_rules_remembered_across_calls_give_what_a_fresh_decision_gives(monkeypatch):
+    """A sweep's queries bring the same rows back in new pools: the docs rules' verdicts are
+    remembered by the spec and the row's (repo, path) values, types included, and each equals
+    the rule decided afresh; a second call with the same values decides none again."""
+    import math
+
+    from inspector.core.engine import scope as S
+
+    rng = np.random.default_rng(7)
+    pick = [None, "", "vault", "Vault", "vault-agent", 3, "3", 3.0, math.nan, ["vault"],
+            "vault/docs/a.md", "docs/vault/x", "other/vault/y.md", "VAULT/deep/z"]
+    n = 400
+    repos = [pick[i] for i in rng.integers(0, len(pick), n)]
+    paths = [pick[i] for i in rng.integers(0, len(pick), n)]
+    values = {"repo": repos, "path": paths}
+    specs = [make_scope("vault", "repo_prefix"), make_scope("vault", "path_prefix"),
+             make_scope("vault", "map", {"vault": ["vault", "docs/vault"]}),
+             make_scope("3", "repo_prefix")]
+    S._DOC_RULES.clear()
+    calls: list[int] = []
+    real = S.match_docs
+
+    def counted(*a, **k):
+        calls.append(1)
+        return real(*a, **k)
+
+    monkeypatch.setattr(S, "match_docs", counted)
+    for spec in specs:
+        first = evaluate(spec, ROLES, values, n)
+        calls.clear()
+        again = evaluate(spec, ROLES, values, n)
+        reads_repo = spec.strategy != "path_prefix"  # path_prefix reads the path alone
+        unhashable = sum(isinstance(r, list) and reads_repo or isinstance(p, list)
+                         for r, p in zip(repos, paths, strict=True))
+        assert len(calls) == unhashable  # only rows whose values cannot be remembered
+        with monkeypatch.context() as m:
+            m.setattr(S, "_doc_memo", lambda _spec: None)
+            fresh = evaluate(spec, ROLES, values, n)
+        assert first == again == fresh
+    S._DOC_RULES.clear()
