@@ -156,9 +156,13 @@ def _jit() -> object | None:
     config = numba.config
     mine = not config.CACHE_DIR
     if mine:
+        from inspector.core.errors import InspectorError
         from inspector.core.stores.safety.cache import cache_root
 
-        config.CACHE_DIR = str(cache_root() / "numba")
+        try:
+            config.CACHE_DIR = str(cache_root() / "numba")
+        except InspectorError:  # no cache folder it may write to: the numpy kernels, not
+            return None  # numba's cache beside the package
     try:  # numba fixes each function's cache folder when it is decorated, at this import
         from inspector.core.stores.vectorscan import kernels_jit
     except ImportError:
@@ -175,10 +179,11 @@ def has_jit() -> bool:
     return _jit() is not None
 
 
-# a process's first use of the compiled kernels costs ~0.5 s (numba's import and its cache read;
-# ~2 s when it compiles them), which the numpy kernels' ~56 ns more per (query, row) repay past
-# about 10M of them: a 200-query sweep of 50k rows, an audit's 1,000 probes of 100k. Smaller work
-# stays in numpy until the kernels are loaded anyway.
+# a process's first use of the compiled kernels costs ~0.2-0.5 s (numba's import and its cache
+# read; ~2 s when it compiles them). A dense scan repays that past about 10M (query, row) pairs
+# (the bench's 500 queries x 100k rows: 4.6 s with the numpy kernels, 1.6 s compiled); the demo
+# sweep's 50 x 6,000 did not (it took ~0.4 s longer). Smaller work stays in numpy until the
+# kernels are loaded anyway.
 JIT_MIN_WORK = 10_000_000
 JIT_MIN_PAIRS = 2_000_000  # one `pairs` call this large loads them itself
 

@@ -77,3 +77,26 @@ def test_a_small_scan_stays_in_numpy_until_the_kernels_are_loaded(tmp_path: Path
     out = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path,
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+def test_a_cache_folder_inside_an_opened_store_gets_no_compiled_kernels(tmp_path: Path
+                                                                          ) -> None:
+    """INSPECTOR_CACHE_DIR pointed inside the store the process opened: numba would keep its
+    compile cache there (or, with no folder set, beside the package); the scan runs the numpy
+    kernels instead, and nothing is written into the store."""
+    from tests.storekit import snapshot, write_random_store
+
+    store_path = write_random_store(tmp_path / "db")
+    before = snapshot(store_path)
+    code = ("import sys\n"
+            "from inspector.core.stores.opening import open_store\n"
+            "from inspector.core.stores.vectorscan import kernels as LM\n"
+            f"open_store({str(store_path)!r})\n"
+            "print(LM.worth_compiling(LM.JIT_MIN_WORK), LM.loaded())\n")
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env["INSPECTOR_CACHE_DIR"] = str(store_path / "cache")
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path,
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "False"]
+    assert snapshot(store_path) == before
