@@ -191,6 +191,28 @@ def test_a_cached_pool_is_read_once_and_each_rows_scope_decided_once(random_stor
     assert t.final.rows and cached[0] != cached[1]
 
 
+def test_a_hybrid_fetch_at_another_depth_passes_on_the_candidates_it_made(random_store):
+    """A hybrid candidate is fixed by its row, its two leg ranks and its fused score: at
+    another depth of the same cached pool, a candidate with the same inputs is the one made
+    already (a sweep over over-fetch built each again: 14 % of the demo hybrid sweep's
+    candidates), and the answer equals a fresh run's."""
+    from inspector.core.engine import pools
+
+    store = open_store(str(random_store(n=400, seed=7)))
+    q = _query(store, "note about keys repo2", seed=5)
+    base = {**q, "mode": "hybrid", "filter": "post", "scope": "repo2", "limit": 8, "cap": 0}
+    cache = PoolCache()
+    deep = ask(store, cache=cache, **base, overfetch=8).trace.stage("fetch").rows
+    made = {(s.id, s.score, s.inputs): s for s in deep}
+    shallow = ask(store, cache=cache, **base, overfetch=6).trace.stage("fetch").rows
+    same = [s for s in shallow if (s.id, s.score, s.inputs) in made]
+    assert same and all(s is made[(s.id, s.score, s.inputs)] for s in same)
+    pools.SOURCE.clear()
+    fresh = ask(store, cache=PoolCache(), **base, overfetch=6).trace.stage("fetch").rows
+    assert [(s.id, s.score, s.inputs) for s in shallow] == \
+        [(s.id, s.score, s.inputs) for s in fresh]
+
+
 def _starving_store(make_store, n_out=60, n_in=5, dim=4):
     """Out-of-scope rows all sit closer to the query than the in-scope ones."""
     rng = np.random.default_rng(0)

@@ -372,10 +372,11 @@ def _candidates(pool: Pool, mode: str, raw: np.ndarray, base: np.ndarray, fused:
                 vr: np.ndarray, fr: np.ndarray) -> list[Scored]:
     """The fetch's candidates in raw order, each with the inputs of its score. A row whose
     inputs another shape of the fetch gave already (an over-fetch tick: the same leg ranks)
-    gets that shape's Scored again, so each tick builds only the rows new to it."""
+    gets that shape's Scored again, so each tick builds only the rows new to it. Hybrid too:
+    its base score is the fused one, so the key (row, leg ranks, base) fixes every input
+    (distance and BM25 are the row's own), and a row keeps its leg ranks across depths."""
     hybrid = mode == "hybrid"
-    # hybrid: the fused score changes with the legs' depths, so rows are rarely the same
-    made = _read(pool)[2] if not hybrid else {}
+    made = _read(pool)[2]
     if len(made) > pool.size:  # bounded by one shape's worth of rows
         made.clear()
     raw_ids = raw.tolist()
