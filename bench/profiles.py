@@ -113,7 +113,11 @@ WHY: dict[str, str] = {
              "own full-text order at k only where BM25 ties make it differ, 5.50 s hybrid "
              "and 4.04 s vector; at 06:44, after the docs rules' verdicts began to be remembered "
              "across queries, 5.47 s and 4.04 s (load 1.7 to 2.5 from the tests run before it). "
-             "What is left: each of a "
+             "This table's run, at 07:20 on the final code (a hybrid fetch at another depth "
+             "now passes on the candidates it made: 14 % fewer built), gave 5.95 and 4.43 s; "
+             "that code and the 06:24 code run in turn by hand right after (not a row of this "
+             "bench; the note on issue 34 has the figures) put the final code a little ahead: "
+             "the machine was slower, not the code. What is left: each of a "
              "query's 110 cells is a run of the pipeline, and its truths are 11 runs over the "
              "whole 6,000-row demo table (about half the samples); the former engine derived "
              "the cells from the query's pool in one pass (2.73 and 1.05 s, 2026-12-01 19:37).",
