@@ -114,7 +114,7 @@ WHY: dict[str, str] = {
              "and 4.04 s vector; at 06:44, after the docs rules' verdicts began to be remembered "
              "across queries, 5.47 s and 4.04 s (load 1.7 to 2.5 from the tests run before it). "
              "This table's run, at 07:20 on the final code (a hybrid fetch at another depth "
-             "now passes on the candidates it made: 14 % fewer built), gave 5.95 and 4.43 s; "
+             "now passes on the candidates it made), gave 5.95 and 4.43 s; "
              "that code and the 06:24 code run in turn by hand right after (not a row of this "
              "bench; the note on issue 34 has the figures) put the final code a little ahead: "
              "the machine was slower, not the code. What is left: each of a "

@@ -179,11 +179,11 @@ def has_jit() -> bool:
     return _jit() is not None
 
 
-# a process's first use of the compiled kernels costs ~0.2-0.5 s (numba's import and its cache
-# read; ~2 s when it compiles them). A dense scan repays that past about 10M (query, row) pairs
-# (the bench's 500 queries x 100k rows: 4.6 s with the numpy kernels, 1.6 s compiled); the demo
-# sweep's 50 x 6,000 did not (it took ~0.4 s longer). Smaller work stays in numpy until the
-# kernels are loaded anyway.
+# a process's first use of the compiled kernels costs a fraction of a second (numba's import and
+# its cache read; seconds when it compiles them). A dense scan repays that past about 10M
+# (query, row) pairs (the bench's 500 queries x 100k rows: 4.6 s with the numpy kernels, 1.6 s
+# compiled); the demo sweep's 50 x 6,000 did not (timed by hand, issue 34's note). Smaller work
+# stays in numpy until the kernels are loaded anyway.
 JIT_MIN_WORK = 10_000_000
 JIT_MIN_PAIRS = 2_000_000  # one `pairs` call this large loads them itself
 
