@@ -318,6 +318,10 @@ def bench_startup(quick: bool) -> list[dict[str, Any]]:
         for _ in range(runs):
             env = _qt_env(INSPECTOR_DATA_DIR=data, BENCH_T0=f"{time.time():.6f}",
                           XDG_CONFIG_HOME=tempfile.mkdtemp(prefix="bench-start-settings-"))
+            # Python keeps the bytecode it compiles, as for any user (the installed packages
+            # ship theirs; the inspector's is written on its first launch): where the
+            # environment turns that off, every launch would compile the inspector again
+            env.pop("PYTHONDONTWRITEBYTECODE", None)
             done = subprocess.run([sys.executable, str(HERE / "startup.py")],
                                   capture_output=True, text=True, env=env, timeout=300)
             got = dict(x.split(" ", 1) for x in done.stdout.splitlines()

@@ -55,13 +55,20 @@ def _launch() -> int:
                           flush=True)
                 return False
 
+        found: list[Any] = []  # the window, once built: each poll then reads one attribute
+
         def results() -> None:
-            for w in QApplication.topLevelWidgets():
-                t = getattr(getattr(w, "vm", None), "trace", None)
-                if t is not None and any(st.rows for st in t.stages):
-                    w.repaint()  # the results are on screen, not just computed
-                    print(f"FIRST {time.time() - t0:.4f}", flush=True)
-                    os._exit(0)
+            if not found:  # listing the top-level widgets wraps each (menus too): not per poll
+                found.extend(w for w in QApplication.topLevelWidgets()
+                             if getattr(w, "vm", None) is not None)
+                if not found:
+                    return
+            w = found[0]
+            t = w.vm.trace
+            if t is not None and any(st.rows for st in t.stages):
+                w.repaint()  # the results are on screen, not just computed
+                print(f"FIRST {time.time() - t0:.4f}", flush=True)
+                os._exit(0)
 
         app._bench_paint = FirstPaint(app)
         app.installEventFilter(app._bench_paint)
@@ -98,6 +105,7 @@ def _runs(n: int, as_json: bool) -> int:
     env["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="bench-start-settings-")  # not the user's
     env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[1]),
                                          env.get("PYTHONPATH", "")])
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode kept, as any user's launches keep it
     _one(env)  # the very first launch writes the demo store: not a cold start
     samples = [_one(env) for _ in range(n)]
     paint = statistics.median(s.get("PAINT", float("nan")) for s in samples)

@@ -14,6 +14,12 @@ from inspector._lazy_client import defer as _defer  # noqa: E402
 
 _defer()
 
+# On Python 3.11 lancedb imports with the marking `@override` it uses on 3.12+, not the
+# `overrides` package's, which disassembles its modules once per method: see _override_marks.
+from inspector._override_marks import install as _install_marks  # noqa: E402
+
+_install_marks()
+
 # The Python API (inspector.api), loaded on first use so that `import inspector` stays cheap:
 # inspector.open(store, table=...), inspector.query(...), inspector.audit(...),
 # inspector.tables(store).

@@ -38,6 +38,9 @@ def configure_app(app: Any) -> None:
 def _application() -> Any:
     from PySide6.QtWidgets import QApplication
 
+    from inspector.qt import _pyside
+
+    _pyside.quicken_feature_check()  # before the window's heavy imports: see the module
     app = QApplication.instance() or QApplication(sys.argv[:1])
     configure_app(app)
     return app
@@ -58,17 +61,62 @@ def launch(store: str | None, table: str | None, options: Any = None,
         print(NO_DISPLAY, file=sys.stderr)
         return 2
     app = _application()
+    release = hold_collections(app)
     what = store or "the demo store"
     frame = show_frame(app, what)
     held: dict[str, Any] = {"frame": frame}  # keeps the frame, then the window, alive
 
     def build() -> None:
         held["win"] = start_window(store, table, options, pipeline, frame=frame)
+        release_after_results(held["win"], release)
 
     after_first_paint(frame, lambda: import_then(HEAVY_MODULES, build))
     code = app.exec()
+    release()
     _wait_for_pool()
     return int(code)
+
+
+# Full garbage collections wait through the launch (batch_gc.hold): the modules the window
+# imports are several hundred thousand objects, none of them garbage, and CPython walked all of
+# them about three times before the first results were on screen. The wait ends once the first
+# results have been shown for a moment (the window's own rest, qt.jobs.GC_QUIET_MS), then the
+# collection that fell due runs once; and after STARTUP_GC_MAX_S whatever happens (a store that
+# never opens). The young generations are collected as always.
+STARTUP_GC_MAX_S = 30
+
+
+def hold_collections(app: Any) -> Any:
+    """Hold full collections from now; returns the function that ends the hold (once; later
+    calls do nothing), which also runs by itself after STARTUP_GC_MAX_S."""
+    from PySide6.QtCore import QTimer
+
+    from inspector.core import batch_gc
+
+    state = {"held": True}
+    batch_gc.hold()
+
+    def release() -> None:
+        if state["held"]:
+            state["held"] = False
+            batch_gc.release()
+
+    QTimer.singleShot(STARTUP_GC_MAX_S * 1000, app, release)
+    return release
+
+
+def release_after_results(win: Any, release: Any) -> None:
+    """Call `release` once the window's first results have been on screen for GC_QUIET_MS."""
+    from PySide6.QtCore import QTimer
+
+    from inspector.qt.jobs import GC_QUIET_MS
+
+    def shown() -> None:
+        if win.vm.trace is not None:
+            win.vm.trace_changed.disconnect(shown)
+            QTimer.singleShot(GC_QUIET_MS, win, release)
+
+    win.vm.trace_changed.connect(shown)
 
 
 # what the window needs and its frame does not, imported one per turn of the event loop once

@@ -22,7 +22,7 @@ from typing import Any  # noqa: E402
 import pytest  # noqa: E402
 from PySide6.QtCore import QCoreApplication, QSettings, QThreadPool  # noqa: E402
 
-import inspector.qt  # noqa: E402,F401 - first: guards PySide6's refcount bug (qt/_refcount.py)
+import inspector.qt  # noqa: E402,F401 - first: guards PySide6's refcount bug (qt/_pyside.py)
 from inspector.core.stores.demo import DEMO_VERSION  # noqa: E402
 
 

@@ -104,7 +104,7 @@ def test_no_display_is_detected_and_explained(capsys, monkeypatch) -> None:
 
 def test_void_qt_calls_no_longer_exhaust_none_and_true(tmp_path) -> None:
     """PySide6 6.12 on 3.11 dies here with none_dealloc; the pin (<6.12 on 3.11) or the guard
-    in inspector/qt/_refcount.py must keep it alive."""
+    in inspector/qt/_pyside.py must keep it alive."""
     code = ("import inspector.qt\n"
             "from PySide6.QtCore import QObject, Signal\n"
             "from PySide6.QtWidgets import QApplication, QLabel\n"
@@ -324,4 +324,40 @@ def test_the_frame_gives_way_to_the_window_in_its_place(qtbot) -> None:
     qtbot.waitUntil(lambda: win.vm.trace is not None and not win.vm.busy, timeout=30_000)
     win.vm.jobs.wait_idle(60)
     assert_shows(win, engine_json(win))
+    win.vm.jobs.cancel_all()
+
+
+def test_full_collections_wait_from_the_launch_until_the_first_results_have_shown(
+        qtbot, monkeypatch) -> None:
+    """The launch holds full garbage collections (they walked every module the window imports,
+    about three times, before the first results); the hold ends once the results have been
+    on screen for the window's rest, and ending it twice changes nothing."""
+    import gc
+
+    from PySide6.QtWidgets import QApplication
+
+    from inspector.core import batch_gc
+    from inspector.qt import jobs
+
+    monkeypatch.setattr(jobs, "GC_QUIET_MS", 50)
+    depth = batch_gc._State.depth
+    release = qt_app.hold_collections(QApplication.instance())
+    assert batch_gc._State.depth == depth + 1 and gc.get_threshold()[2] == batch_gc.OFF
+    win = qt_app.start_window(None, None)
+    qtbot.addWidget(win)
+    shown_when_released = []
+
+    def spied() -> None:
+        t = win.vm.trace  # the demo's first question is a scoped miss: no final rows
+        shown_when_released.append(t is not None and any(st.rows for st in t.stages))
+        release()
+
+    qt_app.release_after_results(win, spied)
+    assert batch_gc._State.depth == depth + 1  # the store opens, asks, answers: still held
+    qtbot.waitUntil(lambda: batch_gc._State.depth == depth, timeout=60_000)
+    assert shown_when_released == [True]
+    release()
+    assert batch_gc._State.depth == depth
+    if depth == 0:
+        assert gc.get_threshold()[2] != batch_gc.OFF  # CPython's schedule is back
     win.vm.jobs.cancel_all()

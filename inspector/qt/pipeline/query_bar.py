@@ -67,8 +67,34 @@ class ShrinkCombo(QComboBox):
         painter.drawControl(QStyle.ControlElement.CE_ComboBoxLabel, opt)
 
 
-def _combo(items: list[tuple[str, Any]], tip: str, name: str) -> QComboBox:
-    c = ShrinkCombo(objectName=name)
+class PresetCombo(ShrinkCombo):
+    """The shipped pipelines: each item's tooltip (the pipeline's title and system) is read
+    the first time the list opens, not while the window is built (parsing every shipped
+    pipeline is on the way to the first results; the tooltips show only in the open list)."""
+
+    def showPopup(self) -> None:  # noqa: N802 - Qt override
+        self.item_tips()
+        super().showPopup()
+
+    def item_tips(self) -> None:
+        """Each shipped pipeline's item names its title and system (once)."""
+        if getattr(self, "_tips", False):
+            return
+        from inspector.core.engine.flow.shipped import accepted_names
+        from inspector.core.engine.flow.spec import load_shipped
+
+        shipped = set(accepted_names())
+        for n in range(self.count()):
+            name = self.itemData(n)
+            if isinstance(name, str) and name in shipped:
+                spec = load_shipped(name)
+                self.setItemData(n, f"{spec.title}\n{spec.system}", Qt.ItemDataRole.ToolTipRole)
+        self._tips = True
+
+
+def _combo(items: list[tuple[str, Any]], tip: str, name: str,
+           kind: type[ShrinkCombo] = ShrinkCombo) -> QComboBox:
+    c = kind(objectName=name)
     for label, data in items:
         c.addItem(label, data)
     c.setToolTip(tip)
@@ -92,7 +118,6 @@ class QueryBar(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         from inspector.core.engine.flow.shipped import shipped_names
-        from inspector.core.engine.flow.spec import load_shipped
 
         self.store_label = QElidingLabel("No store open", objectName="sectionTitle")
         self.store_label.setElideMode(Qt.TextElideMode.ElideMiddle)
@@ -125,11 +150,7 @@ class QueryBar(QWidget):
         self.run_button = QPushButton("Run", objectName="run")
         self.run_button.setToolTip("Run the query again (Ctrl+R, F5)")
         names = shipped_names()
-        self.preset = _combo([(n, n) for n in names], TIPS["preset"], "preset")
-        for n, name in enumerate(names):
-            spec = load_shipped(name)
-            self.preset.setItemData(n, f"{spec.title}\n{spec.system}",
-                                    Qt.ItemDataRole.ToolTipRole)
+        self.preset = _combo([(n, n) for n in names], TIPS["preset"], "preset", PresetCombo)
         self.modified = QElidingLabel("", objectName="stageNote")  # elides on a narrow screen
         self.limit = QSpinBox(objectName="limit", minimum=1, maximum=1000)
         self.limit.setKeyboardTracking(False)
