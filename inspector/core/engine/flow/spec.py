@@ -311,45 +311,69 @@ def load_stages_file(path: str) -> PipelineSpec:
 
 def apply_set(spec: PipelineSpec, assignments: dict[str, Any]) -> PipelineSpec:
     """`STAGE.PARAM=VALUE` changes that parameter in every route's stage of that name;
-    `SETTING=VALUE` (no dot) a pipeline setting; `limit.default` the default limit."""
-    data = spec.model_dump(by_alias=True)
+    `SETTING=VALUE` (no dot) a pipeline setting; `limit.default` the default limit.
+
+    The new spec shares every part of `spec` it does not change (each is frozen and was
+    validated when `spec` was made); what changes is checked as a parsed file is (`check`),
+    so the answer and every refusal are the same as validating the whole spec again."""
+    settings: dict[str, Any] = {}
+    limit: dict[str, Any] = {}
+    params: dict[str, dict[str, Any]] = {}  # stage name -> its changed parameters
     names = spec.stage_names()
     for key, value in assignments.items():
         stage_name, dot, param = key.partition(".")
         if not dot:
-            if key not in data["settings"]:
+            if key not in spec.settings:
                 raise InspectorError(f"--set {key}: pipeline {spec.name} has no setting {key}"
-                                     f" (settings: {', '.join(data['settings']) or 'none'}; "
+                                     f" (settings: {', '.join(spec.settings) or 'none'}; "
                                      f"stage parameters are STAGE.PARAM).")
-            data["settings"][key] = value
+            settings[key] = value
             continue
         if stage_name == "limit":
             if param not in ("default", "min", "max"):
                 raise InspectorError(f"--set {key}: limit has default, min and max.")
-            data["limit"][param] = dataclasses.replace(LIMIT_BOUND, name=param).check(
+            limit[param] = dataclasses.replace(LIMIT_BOUND, name=param).check(
                 value, "--set limit")
             continue
         if stage_name not in names:
             raise InspectorError(f"--set {key}: pipeline {spec.name} has no stage "
                                  f"{stage_name}; its stages are {', '.join(names)}.")
-        for route in data["routes"]:
-            for st in route["stages"]:
-                if st["name"] == stage_name:
-                    decl = kind_of(st["kind"]).by_name.get(param)
+        for route in spec.routes:
+            for st in route.stages:
+                if st.name == stage_name:
+                    decl = kind_of(st.kind).by_name.get(param)
                     if decl is None:
                         raise InspectorError(
-                            f"--set {key}: stage {stage_name} ({st['kind']}) has no parameter "
-                            f"{param}; it takes {', '.join(kind_of(st['kind']).by_name)}.")
-                    st["params"][param] = decl.check(value, stage_name)
-    try:
-        out = PipelineSpec.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(x) for x in first["loc"])
-        raise InspectorError(f"--set makes pipeline {spec.name} invalid: {loc}: "
-                             f"{first['msg']}.") from None
-    check(out)
+                            f"--set {key}: stage {stage_name} ({st.kind}) has no parameter "
+                            f"{param}; it takes {', '.join(kind_of(st.kind).by_name)}.")
+                    params.setdefault(stage_name, {})[param] = decl.check(value, stage_name)
+    update: dict[str, Any] = {}
+    if settings:
+        update["settings"] = {**spec.settings, **settings}
+    if limit:
+        update["limit"] = spec.limit.model_copy(update=limit)
+    if params:
+        update["routes"] = [_with_params(route, params) for route in spec.routes]
+    out = spec.model_copy(update=update)
+    if settings:
+        check_settings(out.name, out.settings)
+    if limit and not 1 <= out.limit.min <= out.limit.default <= out.limit.max:
+        raise InspectorError(f"Pipeline {out.name}: limit needs min <= default <= max.")
+    for route in out.routes:
+        for st in route.stages:
+            if st.name in params:
+                kind_of(st.kind).resolve(st.params, st.name)
     return out
+
+
+def _with_params(route: RouteSpec, params: dict[str, dict[str, Any]]) -> RouteSpec:
+    """The route with each named stage's parameters changed (the route itself when none of
+    its stages is named)."""
+    if not any(st.name in params for st in route.stages):
+        return route
+    return route.model_copy(update={"stages": [
+        st.model_copy(update={"params": {**st.params, **params[st.name]}})
+        if st.name in params else st for st in route.stages]})
 
 
 # a column role (`--column ROLE=PATH`) and the stage parameter that reads it
