@@ -146,7 +146,8 @@ if sys.argv[2] == "engine":
 else:  # the bare LanceDB search the engine wraps, same depth
     tbl = lancedb.connect(sys.argv[1]).open_table("memories")
     extra = {"returned": tbl.search(v).limit(50).to_arrow().num_rows}
-print(json.dumps({"baseline_mb": base, "peak_mb": status("VmHWM"), **extra}))
+print(json.dumps({"baseline_mb": base, "peak_mb": status("VmHWM"), "held_mb": status("VmRSS"),
+                  **extra}))
 """
 
 
@@ -156,19 +157,25 @@ def bench_memory(quick: bool) -> list[dict[str, Any]]:
     path = bench_store(n, 384, fts=False)
     env = {**os.environ, "PYTHONPATH": str(HERE.parent)}
     runs: dict[str, list[float]] = {"engine": [], "bare": []}
+    held: dict[str, list[float]] = {"engine": [], "bare": []}
     for _ in range(3):  # three fresh processes each, alternating
         for who in ("engine", "bare"):
             out = subprocess.run([sys.executable, "-c", _MEMORY_CHILD, str(path), who],
                                  capture_output=True, text=True, check=True, env=env)
             m = json.loads(out.stdout)
             runs[who].append(m["peak_mb"] - m["baseline_mb"])
+            held[who].append(m["held_mb"] - m["baseline_mb"])
     got = {who: float(np.median(v)) for who, v in runs.items()}
+    kept = {who: float(np.median(v)) for who, v in held.items()}
     r = got["engine"] / got["bare"]
     return [row("memory", f"{n:,} rows: {got['engine']:.0f} MB above baseline; bare LanceDB "
-                          f"{got['bare']:.0f} MB ({r:.2f}x; medians of 3 fresh processes each)",
+                          f"{got['bare']:.0f} MB ({r:.2f}x; medians of 3 fresh processes each); "
+                          f"still held once answered: {kept['engine']:.0f} MB, bare "
+                          f"{kept['bare']:.0f} MB",
                 "<= 1.0x bare", r <= 1.0, rows=n, engine_above_baseline_mb=got["engine"],
                 bare_above_baseline_mb=got["bare"], ratio=r, engine_runs_mb=runs["engine"],
-                bare_runs_mb=runs["bare"])]
+                bare_runs_mb=runs["bare"], engine_held_mb=kept["engine"],
+                bare_held_mb=kept["bare"])]
 
 
 def _sweep_queries(store: Any, n: int) -> Any:

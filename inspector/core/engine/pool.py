@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from inspector.core import heap
 from inspector.core.engine import scope as scopes
 from inspector.core.engine.index_rule import apply_knobs, prefix_exact
 from inspector.core.engine.params import ANN_KNOBS, Params
@@ -257,6 +258,8 @@ def fetch_pool(store: Store, query: Query, params: Params, vec_k: int, fts_k: in
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
         raise InspectorError(f"LanceDB could not search table '{store.table_name}' at version "
                              f"{store.version}: {first}") from exc
+    if "vec" in jobs and vec_leg is None:  # a large flat search's freed memory goes back
+        heap.trim_after(int(store.rows) * int(store.dim or 0))
     legs = {name: r[0] for name, r in done.items()}
     exhausted = {name: r[1] for name, r in done.items()}
     pool = _merge(store, query, params, spec, push, cols, legs, exhausted, vec_k, fts_k)

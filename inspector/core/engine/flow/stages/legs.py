@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from inspector.core import heap
 from inspector.core.engine import js
 from inspector.core.engine.flow.registry import ParamDecl as P
 from inspector.core.engine.flow.registry import stage
@@ -183,6 +184,7 @@ def vector_leg(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
 
     tbl = _search(ctx, build, want, "_distance", True, "vector_leg", "distance", False)
     dim = len(ctx.vector)
+    heap.trim_after(int(ctx.store.rows) * dim)  # a large flat search's freed memory goes back
 
     def score(rec: dict[str, Any], row: Row) -> float | None:
         if row.vector is None or len(row.vector) != dim:
