@@ -373,7 +373,11 @@ def main() -> int:
     ap.add_argument("--only", help="comma-separated subset of " + ",".join(FIGURES))
     ap.add_argument("--out", default=str(HERE / "results.json"))
     ap.add_argument("--merge", action="store_true",
-                    help="keep the other figures' rows already in --out (with when they ran)")
+                    help="keep the other figures' rows already in --out (with when they ran); "
+                         "the default with --only")
+    ap.add_argument("--replace", action="store_true",
+                    help="with --only: write this run's rows alone, dropping the other "
+                         "figures' rows from --out")
     a = ap.parse_args()
     names = a.only.split(",") if a.only else [f.name for f in FIGURES.values()
                                                 if not (a.quick and f.slow)]
@@ -395,7 +399,8 @@ def main() -> int:
             "cpus": os.cpu_count(), "quick": a.quick, "when": time.strftime("%Y-%m-%d %H:%M"),
             "figures": names, "load_avg_1min": [round(x, 2) for x in load]}
     data = {"meta": meta, "results": results}
-    if a.merge and Path(a.out).exists():
+    # a subset run keeps the rest of the table: `--only tick` never drops the other figures
+    if (a.merge or a.only) and not a.replace and Path(a.out).exists():
         data = merge(json.loads(Path(a.out).read_text()), data)
     Path(a.out).write_text(json.dumps(data, indent=2) + "\n")
     print(f"wrote {a.out}", file=sys.stderr)

@@ -106,3 +106,35 @@ def test_every_missed_figure_is_named_with_what_its_profile_says() -> None:
     assert "- `unprofiled` (1 row missed): not profiled yet" in text
     assert "`scan`" not in text  # met: not listed
     assert "Misses" not in readme_table.table({"meta": {}, "results": data["results"][3:]})
+
+
+def test_a_subset_run_keeps_the_other_figures_rows_unless_told_to_replace(
+        tmp_path: Path, monkeypatch) -> None:
+    """`scripts/dev bench --only tick` (as the docs suggest) once replaced results.json with
+    the tick's rows alone, and the next table lost every other figure."""
+    import json
+
+    import run
+
+    run._discover()
+    before = dict(registry.FIGURES)
+    out = tmp_path / "results.json"
+    old = {"meta": {"when": "2026-12-01 10:00", "quick": False, "cpus": 2, "python": "3.11",
+                    "figures": ["other"], "load_avg_1min": [0.5]},
+           "results": [{"bench": "other", "result": "kept", "met": True}]}
+    out.write_text(json.dumps(old))
+    try:
+        registry.register("probe", lambda quick: [registry.row("probe", "1 s", "< 2 s", True)],
+                          item="9", what="a probe")
+        monkeypatch.setattr(sys, "argv", ["run.py", "--only", "probe", "--out", str(out)])
+        assert run.main() == 0
+        got = {r["bench"]: r["result"] for r in json.loads(out.read_text())["results"]}
+        assert got == {"other": "kept", "probe": "1 s"}
+        monkeypatch.setattr(sys, "argv", ["run.py", "--only", "probe", "--out", str(out),
+                                          "--replace"])
+        assert run.main() == 0
+        got = {r["bench"]: r["result"] for r in json.loads(out.read_text())["results"]}
+        assert got == {"probe": "1 s"}
+    finally:
+        registry.FIGURES.clear()
+        registry.FIGURES.update(before)
