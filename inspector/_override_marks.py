@@ -19,13 +19,11 @@ from __future__ import annotations
 import importlib.abc
 import importlib.machinery
 import sys
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 NAME = "lancedb"
-_lock = threading.RLock()
 
 
 def mark(method: Any = None, **_options: Any) -> Any:
@@ -50,16 +48,15 @@ def marking() -> Iterator[None]:
         except ImportError:
             yield
             return
-    with _lock:
-        saved = {name: getattr(module, name) for name in ("override", "overrides")
-                 if hasattr(module, name)}
-        for name in saved:
-            setattr(module, name, mark)
-        try:
-            yield
-        finally:
-            for name, value in saved.items():
-                setattr(module, name, value)
+    saved = {name: getattr(module, name) for name in ("override", "overrides")
+             if hasattr(module, name)}
+    for name in saved:
+        setattr(module, name, mark)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(module, name, value)
 
 
 class _Loader(importlib.abc.Loader):

@@ -8,36 +8,30 @@ scoped miss's diagnosis searches the same table two more times (its deep probe a
 pool): on 1M x 384 the process peaked well above one bare LanceDB search.
 
 `trim_after(work)` asks glibc (`malloc_trim`) to return what is free once a search's work
-(rows x dimensions scanned) reaches TRIM_MIN_WORK: it then costs well under 1 % of the search
-it follows. Elsewhere (another C library, another system) it does nothing.
+(rows x dimensions scanned) reaches TRIM_MIN_WORK, where it costs well under 1 % of the search
+it follows (timed by hand: the note on issue 34 has the figures). Elsewhere (another C library,
+another system) it does nothing.
 """
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
-import threading
+import functools
 from typing import Any
 
 TRIM_MIN_WORK = 100_000_000  # rows x dimensions: 1M x 384 is 384M, 100k x 384 is 38.4M
 
-_lock = threading.Lock()
-_trim: Any = None
-_looked = False
 
-
+@functools.cache
 def _malloc_trim() -> Any:
-    global _trim, _looked
-    with _lock:
-        if not _looked:
-            _looked = True
-            try:
-                libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-                _trim = libc.malloc_trim
-                _trim.argtypes, _trim.restype = [ctypes.c_size_t], ctypes.c_int
-            except (OSError, AttributeError):
-                _trim = None
-    return _trim
+    """glibc's malloc_trim, or None where the C library has none."""
+    try:
+        trim = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None
+    trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
+    return trim
 
 
 def trim_after(work: int) -> bool:

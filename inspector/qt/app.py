@@ -79,7 +79,8 @@ def launch(store: str | None, table: str | None, options: Any = None,
 
 # Full garbage collections wait through the launch (batch_gc.hold): the modules the window
 # imports leave ~170,000 objects for the collector, none of them garbage, and CPython walked all
-# of them about three times before the first results were on screen. The wait ends once the first
+# of them about three times before the first results were on screen (counted with
+# gc.callbacks; the note on issue 34 has the figures). The wait ends once the first
 # results have been shown for a moment (the window's own rest, qt.jobs.GC_QUIET_MS), then the
 # collection that fell due runs once; and after STARTUP_GC_MAX_S whatever happens (a store that
 # never opens). The young generations are collected as always.
