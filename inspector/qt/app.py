@@ -70,7 +70,10 @@ def launch(store: str | None, table: str | None, options: Any = None,
         held["win"] = start_window(store, table, options, pipeline, frame=frame)
         release_after_results(held["win"], release)
 
-    after_first_paint(frame, lambda: import_then(HEAVY_MODULES, build))
+    steps: tuple[Any, ...] = HEAVY_MODULES
+    if store is None:  # the demo store: on a first launch it is written from here on
+        steps = (*HEAVY_MODULES[:2], write_demo_early, *HEAVY_MODULES[2:])
+    after_first_paint(frame, lambda: import_then(steps, build))
     code = app.exec()
     release()
     _wait_for_pool()
@@ -156,9 +159,11 @@ def show_frame(app: Any, what: str) -> Any:
     return frame
 
 
-def import_then(modules: tuple[str, ...], then: Any) -> None:
+def import_then(modules: tuple[Any, ...], then: Any) -> None:
     """Import the modules one per turn of the event loop (the frame repaints between them),
-    then call `then`."""
+    then call `then`. A step may be a function instead of a module name: it is called, and
+    what it returns is a gate, called every POLL_MS until it returns True before the next
+    step (None: go on at once)."""
     import importlib
 
     from PySide6.QtCore import QTimer
@@ -166,8 +171,59 @@ def import_then(modules: tuple[str, ...], then: Any) -> None:
     if not modules:
         then()
         return
-    importlib.import_module(modules[0])
+    if callable(modules[0]):
+        gate = modules[0]()
+        if gate is not None:
+            wait_then(gate, lambda: import_then(modules[1:], then))
+            return
+    else:
+        importlib.import_module(modules[0])
     QTimer.singleShot(0, lambda: import_then(modules[1:], then))
+
+
+POLL_MS = 10
+
+
+def wait_then(gate: Any, then: Any) -> None:
+    """Call `then` once gate() is True, asking every POLL_MS (the event loop runs between)."""
+    from PySide6.QtCore import QTimer
+
+    if gate():
+        then()
+    else:
+        QTimer.singleShot(POLL_MS, lambda: wait_then(gate, then))
+
+
+def write_demo_early() -> Any:
+    """On a first launch on the demo store, start writing it now, in a thread, while the
+    window's own modules import and the window is built (the open job then finds it written,
+    or waits for it: demo.ensure_demo_store holds a lock). Most of the writing is LanceDB's
+    index training, which runs without the GIL. Returns the gate the next import waits on:
+    the thread's own imports (lancedb), so no module is imported by two threads at once
+    (CPython's per-module import locks can then deadlock); None when the store exists."""
+    import threading
+
+    from inspector.core.stores import demo
+
+    if demo.has_demo_store(demo.demo_store_path()):
+        return None
+    imported = threading.Event()
+
+    def write() -> None:
+        try:
+            import concurrent.futures  # noqa: F401 - what the writing imports, imported here
+
+            import lancedb  # noqa: F401
+            import lancedb.index  # noqa: F401
+        finally:
+            imported.set()
+        try:
+            demo.ensure_demo_store()
+        except Exception:  # noqa: BLE001 - the open job writes it again and says what failed
+            pass
+
+    threading.Thread(target=write, name="demo-store", daemon=False).start()
+    return imported.is_set
 
 
 def start_window(store: str | None, table: str | None, options: Any = None,

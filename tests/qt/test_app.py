@@ -308,6 +308,51 @@ def test_the_first_window_paints_before_lancedb_pyarrow_pyqtgraph_or_the_engine_
     assert not (tmp_path / "data").exists(), "the demo store was written before the paint"
 
 
+_AT_WINDOW = """
+import json, os, sys, threading
+import inspector.qt.app as app_module
+from PySide6.QtCore import QTimer
+original = app_module.start_window
+def start_window(*args, **kwargs):
+    seen = {"lancedb": "lancedb" in sys.modules,
+            "writing": any(t.name == "demo-store" for t in threading.enumerate())}
+    win = original(*args, **kwargs)
+    def poll():
+        if win.vm.trace is not None:
+            print(json.dumps({**seen, "store": win.vm.question.store}), flush=True)
+            os._exit(0)
+        QTimer.singleShot(20, poll)
+    poll()
+    return win
+app_module.start_window = start_window
+sys.argv = ["inspector"]
+from inspector.__main__ import main
+main()
+"""
+
+
+def test_a_first_launch_writes_the_demo_store_while_the_window_is_built(tmp_path) -> None:
+    """The first launch on the demo store starts writing it (a thread, from the frame's first
+    turns) before the window's own modules import, instead of after the window is built;
+    a later launch, with the store written, starts nothing and imports no lancedb before the
+    window. Both reach the demo's first results."""
+    env = {**_env(tmp_path), "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+           "INSPECTOR_DATA_DIR": str(tmp_path / "data")}
+    runs = []
+    for _ in range(2):
+        done = subprocess.run([sys.executable, "-c", _AT_WINDOW], env=env,
+                              capture_output=True, text=True, timeout=180)
+        assert done.returncode == 0 and done.stdout.strip(), done.stderr[-800:]
+        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    store = str(tmp_path / "data" / "demo-store-v2")
+    first, later = runs
+    # lancedb was imported (by the writing thread) before the window: the writing is under
+    # way or, on a fast machine, done
+    assert first["lancedb"] is True and first["store"] == store
+    assert later == {"lancedb": False, "writing": False, "store": store}
+    assert sorted(p.name for p in (tmp_path / "data").iterdir()) == ["demo-store-v2"]
+
+
 def test_the_frame_gives_way_to_the_window_in_its_place(qtbot) -> None:
     from PySide6.QtWidgets import QApplication
 

@@ -18,6 +18,7 @@ import itertools
 import json
 import random
 import re
+import threading
 import uuid
 from collections import Counter
 from pathlib import Path
@@ -260,11 +261,19 @@ def build_demo(path: str | Path, overwrite: bool = False) -> Path:
         if not overwrite:
             raise InspectorError(f"{target} already exists and is not empty; the demo store "
                                  "is only written to a new or empty folder.")
-    rows = _rows()
-    vectors = _jittered(HashEmbedder(dim=DIM).embed([r["text"] for r in rows]),
-                        keep=[r["id"] in _TIE_IDS for r in rows])
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="demo-indexed") as pool:
+        # the indexed table's index training and story search run in LanceDB, which lets go
+        # of the GIL, while this thread makes the main table's rows (the story goes into
+        # the main table's metadata, so the main table is written after it)
+        indexed = pool.submit(build_indexed, target, META_KEY)
+        rows = _rows()
+        vectors = _jittered(HashEmbedder(dim=DIM).embed([r["text"] for r in rows]),
+                            keep=[r["id"] in _TIE_IDS for r in rows])
+        story = indexed.result()
     meta = {"embedder": {"name": "hash-v1", "dim": DIM}, "demo": True,
-            "suggested_queries": suggested_queries() + build_indexed(target, META_KEY)}
+            "suggested_queries": suggested_queries() + story}
     schema = pa.schema([
         pa.field("id", pa.utf8()), pa.field("text", pa.utf8()),
         pa.field("vector", pa.list_(pa.float32(), DIM)),
@@ -310,17 +319,22 @@ def has_demo_store(target: Path) -> bool:
     return (target / f"{TABLE}.lance").exists()
 
 
+_WRITING = threading.Lock()  # one writer per process: a launch starts it early (qt.app)
+
+
 def ensure_demo_store() -> Path:
-    """The bundled demo store in the user's data folder, written on first use."""
+    """The bundled demo store in the user's data folder, written on first use (a second
+    caller while it is written waits for it)."""
     import os
     import shutil
 
-    target = demo_store_path()
-    if has_demo_store(target):
+    with _WRITING:
+        target = demo_store_path()
+        if has_demo_store(target):
+            return target
+        tmp = target.with_name(target.name + f".tmp{os.getpid()}")
+        shutil.rmtree(tmp, ignore_errors=True)
+        build_demo(tmp)
+        shutil.rmtree(target, ignore_errors=True)
+        os.replace(tmp, target)
         return target
-    tmp = target.with_name(target.name + f".tmp{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    build_demo(tmp)
-    shutil.rmtree(target, ignore_errors=True)
-    os.replace(tmp, target)
-    return target

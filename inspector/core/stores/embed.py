@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Callable
@@ -19,11 +20,19 @@ _STOP = frozenset(
 )
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _stem(tok: str) -> str:
     for suffix in ("ing", "ed", "es", "s"):
         if len(tok) > len(suffix) + 2 and tok.endswith(suffix):
             return tok[: -len(suffix)]
     return tok
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _token_hash(tok: str) -> int:
+    """A token's 64-bit hash (kept: a store's texts repeat a small vocabulary, and the demo
+    store's 12,000 texts were most of its first launch's embedding time)."""
+    return int.from_bytes(hashlib.blake2b(tok.encode(), digest_size=8).digest(), "little")
 
 
 def tokens(text: str) -> list[str]:
@@ -45,7 +54,7 @@ class HashEmbedder:
         out = np.zeros((len(texts), self.dim), np.float32)
         for row, text in enumerate(texts):
             for tok in tokens(text):
-                h = int.from_bytes(hashlib.blake2b(tok.encode(), digest_size=8).digest(), "little")
+                h = _token_hash(tok)
                 out[row, h % self.dim] += 1.0 if (h >> 63) & 1 else -1.0
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         norms[norms == 0] = 1.0

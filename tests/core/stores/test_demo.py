@@ -124,6 +124,37 @@ def test_ensure_demo_store_builds_once_in_the_data_folder(monkeypatch, tmp_path)
     assert (first / "memories.lance").stat().st_mtime_ns == mtime
 
 
+def test_two_callers_at_once_write_the_demo_store_once(monkeypatch, tmp_path):
+    """A first launch starts writing the demo store early (qt.app.write_demo_early) and the
+    open job asks for it too: the second caller waits for the first one's store."""
+    import threading
+    import time
+
+    from inspector.core.stores import demo as demo_module
+
+    monkeypatch.setenv("INSPECTOR_DATA_DIR", str(tmp_path / "data"))
+    calls = []
+    real = demo_module.build_demo
+
+    def slow_build(path, *args, **kwargs):
+        calls.append(path)
+        time.sleep(0.3)  # both callers are in before the first one's store is there
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(demo_module, "build_demo", slow_build)
+    got: list = []
+    threads = [threading.Thread(target=lambda: got.append(ensure_demo_store()))
+               for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert len(calls) == 1
+    assert got == [demo_module.demo_store_path()] * 2
+    assert sorted(p.name for p in (tmp_path / "data").iterdir()) == ["demo-store-v2"]
+    assert open_store(str(got[0])).rows == len(demo_module._rows())
+
+
 def test_the_demo_store_is_not_mistaken_for_a_real_system(demo):
     from inspector.core.stores.shapes import detect_shape
 
