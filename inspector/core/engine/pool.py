@@ -96,6 +96,9 @@ class Pool:
     # per row out of scope, the value it had instead of the scope ("" in scope); empty in a
     # receipt written before the field existed
     scope_value: list[str] = field(default_factory=list)
+    # per row, LanceDB's row address of the row read (None: a leg came without one); with the
+    # store and its version it names the stored row, so pools of one table can share its reading
+    rowids: np.ndarray | None = None
 
     def missing_importance(self) -> np.ndarray:
         if self.importance_missing is None:
@@ -229,6 +232,10 @@ def fetch_pool(store: Store, query: Query, params: Params, vec_k: int, fts_k: in
                              f"columns: {', '.join(store.schema.names)}.")
     jobs: dict[str, Callable[[], tuple[pa.Table, bool, float]]] = {}
     fts_ties = "arbitrary"
+    # every leg's _rowid addresses the rows of store.table (a private full-text copy and an
+    # FTS5 table number their rows their own way): only then does the pool say which stored
+    # rows it holds (Pool.rowids)
+    own_rowids = not hasattr(store.table, "source_rowids")
     if params.mode in ("vector", "hybrid"):
         vec = _checked_vector(store, query, params.distance)
         prefix = prefix_exact(getattr(store, "vector_index", None), params)
@@ -240,7 +247,9 @@ def fetch_pool(store: Store, query: Query, params: Params, vec_k: int, fts_k: in
         if not query.text or not query.text.strip():
             raise InspectorError("Full-text and hybrid search need query text (--text).")
         text = query.text
-        fts_src, _ = fts_table(store)  # build a private index first, outside the thread pool
+        fts_src, lives = fts_table(store)  # build a private index first, outside the pool
+        own_rowids = own_rowids and lives == "store" and fts_src is store.table and \
+            not hasattr(fts_src, "source_rowids")
         fts_ties = "rowid" if hasattr(fts_src, "source_rowids") else "arbitrary"  # FTS5: rowid
         jobs["fts"] = lambda: _leg_at(
             lambda k: _fts_leg(store, text, k, cols, where), fts_k, "_score", ascending=False,
@@ -262,7 +271,8 @@ def fetch_pool(store: Store, query: Query, params: Params, vec_k: int, fts_k: in
         heap.trim_after(int(store.rows) * int(store.dim or 0))
     legs = {name: r[0] for name, r in done.items()}
     exhausted = {name: r[1] for name, r in done.items()}
-    pool = _merge(store, query, params, spec, push, cols, legs, exhausted, vec_k, fts_k)
+    pool = _merge(store, query, params, spec, push, cols, legs, exhausted, vec_k, fts_k,
+                  own_rowids)
     after = {name: r[2] for name, r in done.items()}
     # for ties: what lies just past each leg's cut, and how full-text ties are ordered
     return replace(pool, vec_leg=_past(pool.vec_leg, after.get("vec")),
@@ -296,11 +306,14 @@ def _checked_vector(store: Store, query: Query, distance: str) -> np.ndarray:
 
 def _merge(store: Store, query: Query, params: Params, spec: scopes.ScopeSpec,
            push: scopes.Pushdown, cols: list[str], legs: dict[str, pa.Table],
-           exhausted: dict[str, bool], vec_k: int, fts_k: int) -> Pool:
+           exhausted: dict[str, bool], vec_k: int, fts_k: int,
+           own_rowids: bool = False) -> Pool:
     id_col = store.roles.id
     index: dict[Any, int] = {}
     columns: dict[str, list[Any]] = {c: [] for c in cols}
     leg_rows: dict[str, list[int]] = {}
+    # each leg's new rows' _rowid, as `columns` (None: the legs' row ids are not the table's)
+    rowid_parts: list[np.ndarray] | None = [] if own_rowids else None
     duplicates = 0
     for name, tbl in legs.items():
         rows: list[int] = []
@@ -326,7 +339,15 @@ def _merge(store: Store, query: Query, params: Params, spec: scopes.ScopeSpec,
             part = tbl if len(new) == tbl.num_rows else tbl.take(pa.array(new, pa.int64()))
             for c in cols:
                 columns[c].extend(part.column(c).to_pylist())
+            if rowid_parts is not None and "_rowid" in part.column_names:
+                rowid_parts.append(part.column("_rowid").to_numpy(zero_copy_only=False))
+            else:
+                rowid_parts = None
     n = len(index)
+    rowids = None if rowid_parts is None else \
+        np.concatenate(rowid_parts or [np.empty(0, np.uint64)]).astype(np.uint64)
+    if rowids is not None and len(rowids) != n:
+        rowids = None
     ids = np.empty(n, dtype=object)
     ids[:] = columns[id_col]
     rank = {"vec": np.full(n, -1, np.int64), "fts": np.full(n, -1, np.int64)}
@@ -370,7 +391,7 @@ def _merge(store: Store, query: Query, params: Params, spec: scopes.ScopeSpec,
                 pushdown_match=push_match, vec_rank=rank["vec"], vec_dist=value["vec"],
                 fts_rank=rank["fts"], fts_score=value["fts"], vec_leg=built.get("vec"),
                 fts_leg=built.get("fts"), warnings=tuple(warnings),
-                index=getattr(store, "vector_index", None))
+                index=getattr(store, "vector_index", None), rowids=rowids)
 
 
 # --- hook for batched scans (inspector.core.engine.pools.batched) ---------------------------------

@@ -37,6 +37,17 @@ class StageRun:
         return [s.id for s in self.rows]
 
 
+_FIELDS = tuple(StageRun.__dataclass_fields__)
+
+
+def _stage_run(*values: Any) -> StageRun:
+    """StageRun(*values), every field given, made without the frozen dataclass's __init__
+    (see rows.scored): a sweep makes one per stage of each of its thousands of runs."""
+    r = object.__new__(StageRun)
+    r.__dict__.update(zip(_FIELDS, values, strict=True))
+    return r
+
+
 class PoolCache(Lru):
     """Fetch-stage results of one store and query, keyed by everything that shapes them: the
     one owner of fetched rows for flow pipelines, under the pool source's one eviction rule
@@ -198,8 +209,9 @@ def run(store: Any, spec: PipelineSpec, *, text: str | None, vector: np.ndarray 
         else:
             out = kind.fn(ctx, current, params)
         rows_in = tuple(current) if kind.role != "fetch" else ()
-        runs.append(StageRun(st.name, st.kind, kind.role, params, rows_in, tuple(out.rows),
-                             out.dropped, out.note, out.deferred, dict(out.facts)))
+        runs.append(_stage_run(st.name, st.kind, kind.role, params, rows_in,
+                               tuple(out.rows), out.dropped, out.note, out.deferred,
+                               dict(out.facts)))
         if kind.role != "query":
             current = list(out.rows)
     return FlowTrace(spec=spec, route=route.name, stages=tuple(runs), limit=n,

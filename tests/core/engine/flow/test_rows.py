@@ -59,3 +59,20 @@ def test_row_makes_what_the_constructor_makes() -> None:
     assert pickle.loads(pickle.dumps(fast)) == slow
     with pytest.raises(dataclasses.FrozenInstanceError):
         fast.text = "other"  # type: ignore[misc]
+
+
+def test_a_stage_run_made_fast_is_what_the_constructor_makes() -> None:
+    from inspector.core.engine.flow.runner import StageRun, _stage_run
+
+    s = scored(_row(), 0.5, ())
+    values = ("fetch", "lancedb_pool", "fetch", {"cap": 50}, (), (s,),
+              (drop("m2", "past_limit"),), "depth 50", ("x",), {"depth": 50})
+    fast, slow = _stage_run(*values), StageRun(*values)
+    assert type(fast) is StageRun
+    assert fast == slow and repr(fast) == repr(slow) and fast.ids == ["m1"]
+    assert all(getattr(fast, f.name) is getattr(slow, f.name)
+               for f in dataclasses.fields(StageRun))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fast.note = "other"  # type: ignore[misc]
+    with pytest.raises(ValueError):  # every field is given, in order
+        _stage_run(*values[:-1])

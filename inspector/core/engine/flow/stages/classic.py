@@ -270,6 +270,35 @@ def _read(pool: Pool) -> _Read:
     return got
 
 
+# (store token, table, version, the pool's columns, its roles) -> row address -> the Row read:
+# pools of one table share its rows (a sweep's or an audit's queries each fetch their own pool
+# of the same rows, and a row's scope verdict is remembered by the Row, _scope_verdicts). A
+# version's rows never change and the token names one store object while it lives (never
+# reused), so a row read once is the row. Bounded: past SHARED_ROWS_MAX rows, start again.
+_SHARED: dict[Any, dict[int, Row]] = {}
+SHARED_ROWS_MAX = pools.CACHE_ROWS
+_SHARED_COUNT = [0]
+
+
+def _shared_rows(store: Any, pool: Pool) -> dict[int, Row] | None:
+    """The rows of the pool's table read so far by any pool of the same reading (None: the
+    pool or store cannot say which stored rows it holds)."""
+    if pool.rowids is None:
+        return None
+    token = pools.SOURCE.token(store)
+    if token is None:
+        return None
+    key = (token, pool.store.get("table"), pool.store.get("version"), tuple(pool.columns),
+           tuple(sorted(pool.roles.items())))
+    got = _SHARED.get(key)
+    if got is None:
+        if _SHARED_COUNT[0] > SHARED_ROWS_MAX:
+            _SHARED.clear()
+            _SHARED_COUNT[0] = 0
+        got = _SHARED.setdefault(key, {})
+    return got
+
+
 def _pool_row(pool: Pool, i: int) -> Row:
     """Row i of the pool, read once per pool."""
     rows = _read(pool)[0]
@@ -281,12 +310,24 @@ def _pool_row(pool: Pool, i: int) -> Row:
     return got
 
 
-def _read_rows(pool: Pool, wanted: list[int]) -> None:
+def _read_rows(pool: Pool, wanted: list[int], shared: dict[int, Row] | None = None) -> None:
     """Rows `wanted` of the pool not read yet, read at once (each column read per row, not
     each row per column): the row's columns as stored, its text, scope, importance and time
-    through the store's roles."""
+    through the store's roles. `shared` (_shared_rows): rows another pool of the same table
+    read already, taken from it, and where this pool's new rows go."""
     rows = _read(pool)[0]
     todo = [i for i in dict.fromkeys(wanted) if rows[i] is None]
+    if todo and shared is not None:
+        assert pool.rowids is not None
+        addresses = pool.rowids[todo].tolist()
+        left = []
+        for i, a in zip(todo, addresses, strict=True):
+            got = shared.get(a)
+            if got is None:
+                left.append(i)
+            else:
+                rows[i] = got
+        todo = left
     if not todo:
         return
     roles = pool.roles
@@ -313,6 +354,10 @@ def _read_rows(pool: Pool, wanted: list[int]) -> None:
                       None if scope is None else str(scope), float(importance[n]),
                       ts if math.isfinite(ts) else 0.0, {}, cols,
                       importance_missing=bool(missing[n]))
+    if shared is not None:
+        assert pool.rowids is not None
+        shared.update(zip(pool.rowids[todo].tolist(), (rows[i] for i in todo), strict=True))
+        _SHARED_COUNT[0] += len(todo)
 
 
 def _runs(values: np.ndarray, n: int, cut: int) -> list[tuple[int, int, int]]:
@@ -369,7 +414,8 @@ def _leg_ties(ctx: Context, pool: Pool, p: Params, stage_name: str) -> None:
 
 
 def _candidates(pool: Pool, mode: str, raw: np.ndarray, base: np.ndarray, fused: np.ndarray,
-                vr: np.ndarray, fr: np.ndarray) -> list[Scored]:
+                vr: np.ndarray, fr: np.ndarray,
+                shared: dict[int, Row] | None = None) -> list[Scored]:
     """The fetch's candidates in raw order, each with the inputs of its score. A row whose
     inputs another shape of the fetch gave already (an over-fetch tick: the same leg ranks)
     gets that shape's Scored again, so each tick builds only the rows new to it. Hybrid too:
@@ -380,7 +426,7 @@ def _candidates(pool: Pool, mode: str, raw: np.ndarray, base: np.ndarray, fused:
     if len(made) > pool.size:  # bounded by one shape's worth of rows
         made.clear()
     raw_ids = raw.tolist()
-    _read_rows(pool, raw_ids)
+    _read_rows(pool, raw_ids, shared)
     out = []
     for i, v, f, d, b, fu, bm in zip(raw_ids, vr[raw].tolist(), fr[raw].tolist(),
                                      pool.vec_dist[raw].tolist(), base[raw].tolist(),
@@ -442,7 +488,7 @@ def lancedb_pool(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome
     shape = (q.mode, d, q.rrf_k, q.tie_rule, None if native is None else native.tobytes())
     out = shapes.get(shape)
     if out is None:
-        out = _candidates(pool, q.mode, raw, base, fused, vr, fr)
+        out = _candidates(pool, q.mode, raw, base, fused, vr, fr, _shared_rows(ctx.store, pool))
         if len(shapes) >= min(_SHAPES_MAX, max(1, _SHAPE_ROWS_MAX // max(pool.size, 1))):
             shapes.clear()
         shapes[shape] = out
