@@ -310,19 +310,22 @@ def bench_tick(quick: bool) -> list[dict[str, Any]]:
 
 
 def bench_startup(quick: bool) -> list[dict[str, Any]]:
-    """5. `inspector` to first paint and to first results on the demo store: first launch
-    (writes the demo store) and later launches, each in a fresh process, alternating with a
-    bare Qt window holding a pyqtgraph plot (the first paint's peer)."""
+    """5. `inspector` to first paint and to first results on the demo store: first launches
+    (each writes the demo store into a data folder of its own; the later launches use the
+    last one's) and later launches, each in a fresh process, alternating with a bare Qt window
+    holding a pyqtgraph plot (the first paint's peer)."""
     import tempfile
 
     from cold_bench import peer_paint
 
     data = tempfile.mkdtemp(prefix="bench-start-")
     rows = []
-    for label, runs in (("first launch (writes demo store)", 1), ("later launch", 1 if quick
-                                                                     else 7)):
+    for label, runs in (("first launch (writes demo store)", 1 if quick else 3),
+                        ("later launch", 1 if quick else 7)):
         paint, first, peer = [], [], []
-        for _ in range(runs):
+        for n in range(runs):
+            if label.startswith("first") and n:  # each first launch writes its own demo store
+                data = tempfile.mkdtemp(prefix="bench-start-")
             env = _qt_env(INSPECTOR_DATA_DIR=data, BENCH_T0=f"{time.time():.6f}",
                           XDG_CONFIG_HOME=tempfile.mkdtemp(prefix="bench-start-settings-"))
             # Python keeps the bytecode it compiles, as for any user (the installed packages

@@ -311,19 +311,24 @@ def _widen(widen: Mapping[str, int] | None) -> dict[str, int]:
 def _vector(vector: Sequence[float] | None) -> list[float] | None:
     if vector is None:
         return None
-    try:
-        out = [float(x) for x in (vector.tolist() if hasattr(vector, "tolist") else vector)]
-    except (TypeError, ValueError):
-        raise InspectorError("The query vector must be a list of numbers.") from None
-    if not out or not all(math.isfinite(x) for x in out):
-        raise InspectorError("The query vector must be a non-empty list of finite numbers.")
     import numpy as np
 
+    if isinstance(vector, np.ndarray) and vector.ndim == 1 and vector.dtype.kind == "f":
+        out = vector  # a float array (what a notebook's embedder gives): checked as an array
+        finite = bool(len(out)) and bool(np.isfinite(out).all())
+    else:
+        try:
+            out = [float(x) for x in (vector.tolist() if hasattr(vector, "tolist") else vector)]
+        except (TypeError, ValueError):
+            raise InspectorError("The query vector must be a list of numbers.") from None
+        finite = bool(out) and all(map(math.isfinite, out))
+    if not finite:
+        raise InspectorError("The query vector must be a non-empty list of finite numbers.")
     with np.errstate(over="ignore"):
         f32 = np.asarray(out, np.float32)
     if not np.all(np.isfinite(f32)):
         raise InspectorError("The query vector holds a value beyond float32's range.")
-    return [float(x) for x in f32]  # float32, as the command line reads a vector
+    return f32.astype(np.float64).tolist()  # float32, as the command line reads a vector
 
 
 def _now(now: float | str | dt.datetime | None) -> float | None:

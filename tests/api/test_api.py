@@ -277,6 +277,30 @@ def test_bad_input_is_one_sentence(demo: inspector.Store, kw: dict[str, Any],
     assert "\n" not in str(exc.value)
 
 
+@pytest.mark.parametrize("vector", [
+    np.array([]), np.array([1.0, np.nan]), np.array([np.inf, 0.0], np.float32),
+    np.array([1e39, 0.0]), np.ones((2, 2)), np.array(["1.0", "x"]), np.array([1, 2], np.int8)])
+def test_an_array_vector_is_read_and_refused_as_its_list_is(demo: inspector.Store,
+                                                           vector: np.ndarray) -> None:
+    """A float array (what an embedder gives) is checked as an array, without a Python float
+    per component: the same vector and the same sentence as the list of its values."""
+    def outcome(v: Any) -> str:
+        try:
+            return repr(demo.query(vector=v, limit=3).question.vector)
+        except InspectorError as exc:
+            return str(exc)
+
+    assert outcome(vector) == outcome(vector.tolist())
+
+
+def test_a_float_array_vector_is_the_float32_values_of_its_list(
+        demo: inspector.Store) -> None:
+    v = np.random.default_rng(5).normal(size=256)
+    got = demo.query(vector=v, limit=3).question.vector
+    assert got == [float(x) for x in np.asarray(v.tolist(), np.float32)]
+    assert got == demo.query(vector=v.astype(np.float32), limit=3).question.vector
+
+
 def test_unknown_stage_and_audit_errors(demo: inspector.Store) -> None:
     r = demo.query(text="what timezone is the user in", preset="memory-plugin", limit=2)
     with pytest.raises(InspectorError, match="no stage 'nope'; the stages are scope_rule"):

@@ -81,7 +81,7 @@ class Question(BaseModel):
     @field_validator("vector")
     @classmethod
     def _vector(cls, v: list[float] | None) -> list[float] | None:
-        if v is not None and (not v or not all(math.isfinite(x) for x in v)):
+        if v is not None and (not v or not all(map(math.isfinite, v))):
             raise ValueError("the vector must be a non-empty list of finite numbers")
         return v
 
