@@ -63,9 +63,9 @@ class ParamDecl:
 
     def check(self, value: Any, where: str) -> Any:
         """The value as this parameter's type, or one sentence saying why it cannot be."""
-        what = f"{where}.{self.name}"
         if self.type in ("float", "int"):
-            return self._number(value, what)
+            return self._number(value, where)
+        what = f"{where}.{self.name}"
         if self.type == "bool":
             if not isinstance(value, bool):
                 raise InspectorError(f"{what} must be true or false, not {value!r}.")
@@ -85,21 +85,21 @@ class ParamDecl:
             raise InspectorError(f"{what} must be a table (a JSON object), not {value!r}.")
         return value
 
-    def _number(self, value: Any, what: str) -> float | int:
+    def _number(self, value: Any, where: str) -> float | int:
         """A number of this parameter's type within its range, or one sentence naming the
         parameter, its allowed values and what was given (inf, NaN, 1e999, a 400-digit
-        integer or a text included: never an OverflowError)."""
-        kind = "a whole number" if self.type == "int" else "a finite number"
-        allowed = kind if self.lo is None and self.hi is None else \
-            f"{kind} in [{_num(self.lo, '-inf')}, {_num(self.hi, 'inf')}]"
-        shown = _shown(value)
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise InspectorError(f"{what} must be {allowed}, not {shown}.")
-        if isinstance(value, float) and not math.isfinite(value) or \
-                self.type == "int" and isinstance(value, float) and not value.is_integer():
-            raise InspectorError(f"{what} must be {allowed}, not {shown}.")
-        if self.lo is not None and value < self.lo or self.hi is not None and value > self.hi:
-            raise InspectorError(f"{what} must be {allowed}, not {shown}.")
+        integer or a text included: never an OverflowError). The sentence is made only when
+        it is said: a sweep checks tens of thousands of good values."""
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+                isinstance(value, float) and not math.isfinite(value) or \
+                self.type == "int" and isinstance(value, float) and not value.is_integer() or \
+                self.lo is not None and value < self.lo or \
+                self.hi is not None and value > self.hi:
+            kind = "a whole number" if self.type == "int" else "a finite number"
+            allowed = kind if self.lo is None and self.hi is None else \
+                f"{kind} in [{_num(self.lo, '-inf')}, {_num(self.hi, 'inf')}]"
+            raise InspectorError(f"{where}.{self.name} must be {allowed}, not "
+                                 f"{_shown(value)}.")
         return int(value) if self.type == "int" else float(value)
 
     def to_json(self) -> dict[str, Any]:

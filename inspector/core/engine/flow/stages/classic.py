@@ -253,10 +253,12 @@ def pool_for(ctx: Context, p: Params) -> Pool:
 
 
 # id(pool) -> what was read from it once: its rows, the fetch stage's candidates per shape of
-# the fetch, and each candidate by its inputs (a live re-rank of a cached pool passes the same
-# ones on: a Row and a Scored are never changed, later stages re-score with new ones); dropped
-# with the pool
-_Read = tuple[list[Row | None], dict[Any, list[Scored]], dict[Any, Scored]]
+# the fetch (with the ties each fetch stage of that shape reports: the shape fixes them), and
+# each candidate by its inputs (a live re-rank of a cached pool passes the same ones on: a Row,
+# a Scored and a Tie are never changed, later stages re-score with new ones); dropped with
+# the pool
+_Read = tuple[list[Row | None], dict[Any, tuple[list[Scored], dict[str, tuple[Tie, ...]]]],
+              dict[Any, Scored]]
 _READ: dict[int, _Read] = {}
 _SHAPES_MAX = 32  # fetch shapes remembered a pool (over-fetch values a slider visits)
 _SHAPE_ROWS_MAX = 100_000  # and candidates a pool, over all its shapes
@@ -296,17 +298,6 @@ def _shared_rows(store: Any, pool: Pool) -> dict[int, Row] | None:
             _SHARED.clear()
             _SHARED_COUNT[0] = 0
         got = _SHARED.setdefault(key, {})
-    return got
-
-
-def _pool_row(pool: Pool, i: int) -> Row:
-    """Row i of the pool, read once per pool."""
-    rows = _read(pool)[0]
-    got = rows[i]
-    if got is None:
-        _read_rows(pool, [i])
-        got = rows[i]
-        assert got is not None
     return got
 
 
@@ -422,18 +413,19 @@ def _candidates(pool: Pool, mode: str, raw: np.ndarray, base: np.ndarray, fused:
     its base score is the fused one, so the key (row, leg ranks, base) fixes every input
     (distance and BM25 are the row's own), and a row keeps its leg ranks across depths."""
     hybrid = mode == "hybrid"
-    made = _read(pool)[2]
+    rows, _, made = _read(pool)
     if len(made) > pool.size:  # bounded by one shape's worth of rows
         made.clear()
     raw_ids = raw.tolist()
-    _read_rows(pool, raw_ids, shared)
+    _read_rows(pool, raw_ids, shared)  # every row of raw is read from here on
+    known = made.get
     out = []
     for i, v, f, d, b, fu, bm in zip(raw_ids, vr[raw].tolist(), fr[raw].tolist(),
                                      pool.vec_dist[raw].tolist(), base[raw].tolist(),
                                      fused[raw].tolist(), pool.fts_score[raw].tolist(),
                                      strict=True):
         key = (i, v, f, b)
-        got = made.get(key)
+        got = known(key)
         if got is None:
             inputs: list[tuple[str, float]] = []
             if v:
@@ -443,7 +435,7 @@ def _candidates(pool: Pool, mode: str, raw: np.ndarray, base: np.ndarray, fused:
                 inputs += [("fts_rank", float(f)), ("bm25", bm)]
             if hybrid:
                 inputs.append(("fused", fu))
-            got = made[key] = scored(_pool_row(pool, i), b, tuple(inputs))
+            got = made[key] = scored(rows[i], b, tuple(inputs))  # type: ignore[arg-type]
         out.append(got)
     return out
 
@@ -483,28 +475,38 @@ def lancedb_pool(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome
             ctx.warnings.append(f"LanceDB's full-text search at k {d.fts_k} returned {lost} "
                                 f"tied rows the fetched pool lacks; the fused ranking leaves "
                                 f"them out, so it may differ from the system's.")
-    raw, base, fused, vr, fr = raw_order(pool, q, native)
     shapes = _read(pool)[1]
     shape = (q.mode, d, q.rrf_k, q.tie_rule, None if native is None else native.tobytes())
-    out = shapes.get(shape)
-    if out is None:
-        out = _candidates(pool, q.mode, raw, base, fused, vr, fr, _shared_rows(ctx.store, pool))
+    entry = shapes.get(shape)
+    ordered = None
+    if entry is None:
+        ordered = raw, base, fused, vr, fr = raw_order(pool, q, native)
+        entry = (_candidates(pool, q.mode, raw, base, fused, vr, fr,
+                             _shared_rows(ctx.store, pool)), {})
         if len(shapes) >= min(_SHAPES_MAX, max(1, _SHAPE_ROWS_MAX // max(pool.size, 1))):
             shapes.clear()
-        shapes[shape] = out
-    out = list(out)
-    _leg_ties(ctx, pool, q, ctx.stage)
-    if q.mode == "hybrid":
-        c = min(d.pool, len(raw))
-        order, _ = fuse(pool, q, vr, fr)  # fr: LanceDB's own full-text order at fts_k
-        rule = ("merge order: vector results first, then full-text-only rows (a stable sort)"
-                if q.tie_rule == "lancedb" else "id ascending")
-        values = fused[order]
-        for s, e, end in _runs(values, c, c):
-            ids = tuple(str(pool.ids[i]) for i in order[s:e])
-            ctx.ties.append(Tie(stage=ctx.stage, ids=ids, value=float(values[s]),
-                                measure="fused", cut=d.pool, beyond=end - e, arbitrary=False,
-                                at_cut=s < c < end, members=ids, order=rule))
+        shapes[shape] = entry
+    out = list(entry[0])
+    ties = entry[1].get(ctx.stage)  # the shape fixes the ties too (its legs, depths, order)
+    if ties is not None:
+        ctx.ties.extend(ties)
+    else:
+        before = len(ctx.ties)
+        _leg_ties(ctx, pool, q, ctx.stage)
+        if q.mode == "hybrid":
+            raw, _, fused, vr, fr = ordered or raw_order(pool, q, native)
+            c = min(d.pool, len(raw))
+            order, _ = fuse(pool, q, vr, fr)  # fr: LanceDB's own full-text order at fts_k
+            rule = ("merge order: vector results first, then full-text-only rows (a stable "
+                    "sort)" if q.tie_rule == "lancedb" else "id ascending")
+            values = fused[order]
+            for s, e, end in _runs(values, c, c):
+                ids = tuple(str(pool.ids[i]) for i in order[s:e])
+                ctx.ties.append(Tie(stage=ctx.stage, ids=ids, value=float(values[s]),
+                                    measure="fused", cut=d.pool, beyond=end - e,
+                                    arbitrary=False, at_cut=s < c < end, members=ids,
+                                    order=rule))
+        entry[1][ctx.stage] = tuple(ctx.ties[before:])
     ctx.warnings.extend(w for w in pool.warnings if w not in ctx.warnings)
     legs = {"vector": d.vec_k, "fulltext": d.fts_k}
     shown = " and ".join(f"{k} {v}" for k, v in legs.items() if v)
@@ -523,7 +525,7 @@ def lancedb_pool(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome
 # ------------------------------------------------------------------------------ scope and blend
 
 # (spec, roles) -> id(row) -> (a weak reference to the row, its Drop or None): a Row is never
-# changed and a pool's rows are read once (_pool_row), so a live re-rank decides each row's
+# changed and a pool's rows are read once (_read_rows), so a live re-rank decides each row's
 # scope once; the reference still naming the row proves the id was not reused
 _VERDICTS: dict[Any, dict[int, tuple[weakref.ref[Row], Drop | None]]] = {}
 _VERDICTS_MAX = 50_000  # rows remembered across every (spec, roles); past it, start again
