@@ -78,6 +78,18 @@ def test_app_installs_the_app_alone_and_test_the_test_stack(tmp_path):
     assert _installs(_dev(repo, env, "setup")) == []
 
 
+def test_bench_installs_what_its_window_manager_rows_need(tmp_path: Path) -> None:
+    """The bench times the slider tick under Xvfb with openbox too; on a machine without them
+    it silently timed offscreen only."""
+    repo, env = _checkout(tmp_path)
+    (tmp_path / "bin" / "dpkg-query").write_text(
+        '#!/bin/sh\necho "dpkg-query $*" >> "$DEV_LOG"\necho \'install ok installed\'\n')
+    lines = _dev(repo, env, "bench", "--only", "tick")
+    asked = {x.split()[-1] for x in lines if x.startswith("dpkg-query")}
+    assert {"xvfb", "openbox", "xauth", "libxcb-cursor0"} <= asked, sorted(asked)
+    assert "python bench/run.py --only tick" in lines
+
+
 MKDOCS = """#!/bin/sh
 echo "mkdocs $*" >> "$DEV_LOG"
 while [ "$#" -gt 0 ]; do [ "$1" = --site-dir ] && site=$2; shift; done
