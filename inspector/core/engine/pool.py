@@ -248,8 +248,7 @@ def fetch_pool(store: Store, query: Query, params: Params, vec_k: int, fts_k: in
             raise InspectorError("Full-text and hybrid search need query text (--text).")
         text = query.text
         fts_src, lives = fts_table(store)  # build a private index first, outside the pool
-        own_rowids = own_rowids and lives == "store" and fts_src is store.table and \
-            not hasattr(fts_src, "source_rowids")
+        own_rowids = own_rowids and lives == "store"  # the table's own index: store.table
         fts_ties = "rowid" if hasattr(fts_src, "source_rowids") else "arbitrary"  # FTS5: rowid
         jobs["fts"] = lambda: _leg_at(
             lambda k: _fts_leg(store, text, k, cols, where), fts_k, "_score", ascending=False,

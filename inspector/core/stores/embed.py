@@ -30,8 +30,8 @@ def _stem(tok: str) -> str:
 
 @functools.lru_cache(maxsize=1 << 16)
 def _token_hash(tok: str) -> int:
-    """A token's 64-bit hash (kept: a store's texts repeat a small vocabulary, and the demo
-    store's 12,000 texts were most of its first launch's embedding time)."""
+    """A token's 64-bit hash (kept: a store's texts repeat a small vocabulary, and hashing
+    was most of the time the demo store's ~9,000 texts took to embed)."""
     return int.from_bytes(hashlib.blake2b(tok.encode(), digest_size=8).digest(), "little")
 
 

@@ -226,9 +226,6 @@ def _query_key(query: Query) -> tuple[Any, ...]:
             None if vec is None else (str(vec.dtype), vec.shape, vec.tobytes()))
 
 
-_QUERY_AT = 3  # where PoolSource._base puts the query's key
-
-
 class PoolSource:
     """The pools fetched so far, and the only caller of `fetch_pool`."""
 
@@ -275,7 +272,6 @@ class PoolSource:
             self.orders.drop(lambda k, t=token: k[0] != t)
 
     def _base(self, store: Store, query: Query, p: Params) -> tuple[Any, ...]:
-        # keep _QUERY_AT where this puts the query's key
         self._purge()
         return (self._token(store), store.table_name, store.version, _query_key(query),
                 pool_key(p))
@@ -316,11 +312,8 @@ class PoolSource:
         base = self._base(store, query, p)
         if base[0] is None:
             return None
-        n, asked = len(base), base[_QUERY_AT]
-        # the query's own key first: one comparison rules out another query's pool (a
-        # slice of every cached key was ~1 us a pool, 64 of them a query)
         found = [(key, pool) for key, pool in self.cache.values()
-                 if key[_QUERY_AT] == asked and key[:n] == base and answers(pool, p)]
+                 if key[:len(base)] == base and answers(pool, p)]
         if not found:
             return None
         key, pool = max(found, key=lambda e: e[1].size)
