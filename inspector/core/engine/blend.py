@@ -59,13 +59,13 @@ _ROUNDING = 1e-9  # far above the float64 rounding of the score (a few ulps)
 
 def outrank_refusal(p: Params) -> str | None:
     """Why a probe's rank under p cannot be read off the rows within its outrank radius (None:
-    it can). Only a vector pipeline scores a row by its own distance and importance alone."""
+    it can). Only a vector pipeline scores a row by its own distance and importance alone.
+    Under an active scope the rows are those the pool can hold and the scope filter keeps:
+    the caller restricts them (`analysis.audit.outrank`)."""
     if p.mode != "vector":
         return f"a {p.mode} pipeline's score depends on the other rows (fused ranks)"
     if p.distance != "l2":
         return "the radius bound is proved for squared L2 distances"
-    if p.scope_spec().active:
-        return "a scope is active (the pool is the scope's rows)"
     if p.tie_rule != "lancedb":
         return "equal scores are ordered by id, not by the pool's order"
     return None

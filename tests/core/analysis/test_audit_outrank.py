@@ -3,7 +3,8 @@
 pipeline wherever it cannot prove its answer: on a table of three fragments with deleted rows,
 exact duplicates (equal scores: the pool's row-id order decides), near-duplicates inside and
 around the outrank radius, a cluster larger than the pool, NULL, NaN and out-of-range
-importance, an own score exactly at the min score, and scoped probes."""
+importance, an own score exactly at the min score, and scoped probes (the scope pushed down or
+a post-filter, each probe in its own scope or all in one)."""
 
 from __future__ import annotations
 
@@ -133,14 +134,100 @@ def test_probes_the_shortcut_cannot_prove_run_their_pipeline(store_path: Path) -
             "its own score is NaN or not positive"} <= set(refused)
 
 
-def test_scoped_probes_take_the_whole_pipeline(store_path: Path) -> None:
+def _scoped(store: Any, sets: dict[str, Any], scan: bool, **kw: Any) -> dict[str, Any]:
+    prober = Prober(store, load_shipped("importance-blend"), 10, NOW, scan=scan)
+    return runs.recall_audit(prober.changed(sets) if sets else prober, **kw)
+
+
+@pytest.mark.parametrize("sets", [{}, {"min_score.min": 0.8}, {"scope_rule.pushdown": False},
+                                  {"scope_rule.pushdown": False, "blend.weight": 0.3}])
+@pytest.mark.parametrize("where", [{"own_scope": True},
+                                   {"own_scope": False, "scopes": ("agent-1",)}])
+def test_scoped_probes_get_the_verdict_their_pipeline_gives(
+        store_path: Path, sets: dict[str, Any], where: dict[str, Any]) -> None:
+    """Each probe in its own scope, or every probe in one (two in three then outside it): the
+    shortcut ranks a probe among the rows near it that its pool can hold (the scope pushed
+    down: the agent's rows; a post-filter: every row, the cluster of 36 past the pool of 30)
+    and the scope filter keeps, and gives the verdict the whole pipeline gives."""
     store = open_store(str(store_path), "memories")
-    fast = _audit(store, {}, 10, True, own=True)
-    slow = _audit(store, {}, 10, False, own=True)
+    fast = _scoped(store, sets, True, **where)
+    slow = _scoped(store, sets, False, **where)
     for key in VERDICTS:
         assert _same(fast[key], slow[key]), key
-    assert fast["scan"]["shortcut"] == 0 and fast["scan"]["shortcut_refused"] == {
-        "a scope is active (the pool is the scope's rows)": fast["probes"]}
+    how = fast["scan"]
+    refused = how["shortcut_refused"]
+    assert how["shortcut"] > (150 if where["own_scope"] else 50)
+    assert how["scanned"] + how["shortcut"] == fast["probes"] and not how["per_query"]
+    assert how["shortcut_checked"]
+    if not where["own_scope"]:
+        assert refused["its own row is outside its scope"] > 150
+    if sets.get("scope_rule.pushdown") is False:
+        assert "more rows within the outrank radius than the pool holds" in refused
+
+
+def test_a_scoped_check_searches_the_probe_s_scope(store_path: Path) -> None:
+    """The check of a scoped probe compares LanceDB's search in its scope (the pushed-down
+    predicate) with the rows near it its pool can hold: all of them, not the other scopes'."""
+    from lancedb.expr import col, lit
+
+    store = open_store(str(store_path), "memories")
+    prober = Prober(store, load_shipped("importance-blend"), 10, NOW)
+    mem = prober.read(None, 0)
+    i = mem.position[f"m{ORDER[19]:04d}"]  # the cluster of 36, 12 of them this agent's
+    p = prober._request(mem, i, (str(mem.scopes[i]),)).outrank
+    rows, dist = NR.Rows(mem.vectors).within(np.array([i]), np.array([2.0]))[0]
+    assert len(rows) > 30
+    where = col("agentId").isin([lit(str(mem.scopes[i]))])
+    mine = np.array([mem.scopes[r] == mem.scopes[i] for r in rows])
+    assert 5 < mine.sum() < 20
+    assert outrank._agrees(store, mem, i, p, (rows[mine], dist[mine]), 2.0, where)
+    assert not outrank._agrees(store, mem, i, p, (rows, dist), 2.0, where)
+    assert not outrank._agrees(store, mem, i, p, (rows[mine][1:], dist[mine][1:]), 2.0, where)
+
+
+@pytest.fixture(scope="module")
+def repo_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Rows in repos whose pushed-down allowlist (exact case) and post-filter (lower-cased
+    repo, or a path under the scope) disagree: `Repo-A` and rows of repo-b filed under
+    `repo-a/` are in scope repo-a for the filter but outside LanceDB's predicate; clusters of
+    near-duplicates cut across the repos."""
+    from tests.storekit import write_table
+
+    rng = np.random.default_rng(11)
+    n = 480
+    v = rng.normal(size=(n, DIM)).astype(np.float32)
+    for c in range(0, 240, 24):  # ten clusters of 24 (pool 30: all fit, until a post-filter
+        v[c + 1:c + 24] = v[c] + rng.normal(scale=0.03, size=(23, DIM))  # sees three)
+    v[300:340] = v[299] + rng.normal(scale=0.02, size=(40, DIM))
+    repos = [("repo-a", "Repo-A", "repo-b", "repo-c")[i % 4] for i in range(n)]
+    paths = [("repo-a/x" if i % 8 == 2 else f"{repos[i].lower()}/f{i}") for i in range(n)]
+    path = tmp_path_factory.mktemp("repos") / "db"
+    write_table(path, {
+        "id": [f"r{ORDER[i % 600]:04d}-{i}" for i in range(n)],
+        "text": [f"memory {i}" for i in range(n)], "repo": repos, "path": paths,
+        "importance": rng.uniform(0, 1, n), "vector": v})
+    return path
+
+
+@pytest.mark.parametrize("pushdown", [True, False])
+@pytest.mark.parametrize("where", [{"own_scope": True},
+                                   {"own_scope": False, "scopes": ("repo-a",)}])
+def test_a_repo_scope_s_pool_and_filter_are_each_their_own(
+        repo_store: Path, pushdown: bool, where: dict[str, Any]) -> None:
+    """Under a repo scope the pool holds LanceDB's predicate's rows and the filter keeps the
+    rule's (a superset here): the shortcut reads both, and its verdicts are the pipeline's."""
+    store = open_store(str(repo_store), "memories")
+    sets = {"scope_rule.strategy": "repo_prefix", "scope_rule.column": "",
+            "scope_rule.pushdown": pushdown}
+    before = snapshot(repo_store)
+    fast = _scoped(store, sets, True, **where)
+    slow = _scoped(store, sets, False, **where)
+    for key in VERDICTS:
+        assert _same(fast[key], slow[key]), key
+    how = fast["scan"]
+    assert how["shortcut"] > 100 and how["shortcut_checked"]
+    assert how["scanned"] + how["shortcut"] == fast["probes"] and not how["per_query"]
+    assert snapshot(repo_store) == before
 
 
 def test_a_failed_check_against_lancedb_sends_every_probe_to_its_pipeline(

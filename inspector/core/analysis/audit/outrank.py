@@ -4,11 +4,15 @@ stages the proof covers (`plan`: one vector leg, an importance blend, a min scor
 A probe is a stored row's own vector, so under a pipeline whose score is each row's own and at
 most 1 (`engine.blend.own_rank`) only the rows within its outrank radius can be ranked before it.
 One bounded pass (`vectorscan.near`) finds those rows for every probe with LanceDB's exact
-distances; the engine ranks the probe among them. A probe the shortcut cannot prove found
-(stages or a scope the proof does not cover, a NaN score, below the min score, past the
-limit, more rows near it than the pool holds) runs its whole pipeline, and
-`Shortcut.refused` says why. One LanceDB search checks the pass (rows near the first probe,
-and their distances) before any verdict is trusted.
+distances; the engine ranks the probe among them. Under an active scope the rows are those
+the pool can hold (LanceDB's own pushed-down filter picks them, `_Scopes`; every row under a
+post-filter), all of which must fit in the pool, and then those the scope filter keeps (the
+engine's own rule on the memories' columns); the probe's own row must be among them. A probe
+the shortcut cannot prove found (stages the proof does not cover, its own row out of its
+scope, a NaN score, below the min score, past the limit, more rows near it than the pool
+holds) runs its whole pipeline, and `Shortcut.refused` says why. One LanceDB search (in the
+checked probe's scope) checks the pass (rows near the probe, and their distances) before any
+verdict is trusted.
 """
 
 from __future__ import annotations
@@ -22,10 +26,13 @@ import numpy as np
 
 from inspector.core.analysis.audit.memories import Memories
 from inspector.core.engine import blend
+from inspector.core.engine import scope as scopes
 from inspector.core.engine.params import Params, depths
+from inspector.core.errors import InspectorError
 from inspector.core.stores.roles import importance_values
 from inspector.core.stores.vectorscan import kernels as LM
 from inspector.core.stores.vectorscan import near as NR
+from inspector.core.stores.vectorscan import scan as S
 
 
 @dataclass
@@ -115,10 +122,16 @@ def _rank_all(store: Any, mem: Memories, table: NR.Rows, probes: np.ndarray,
     imp, miss = _importance(mem, store.roles.importance, np.concatenate([r for r, _ in found]))
     ranks, at, check = {}, 0, None
     assert mem.rowids is not None
-    for j, (n, (rows, dist)) in enumerate(zip(ok, found, strict=True)):
+    scoped = _Scopes(store, mem)
+    for n, (rows, dist) in zip(ok, found, strict=True):
         inside = dist.astype(np.float64) <= radii[n]
         part = slice(at, at + len(rows))
         at += len(rows)
+        pooled, where, why = scoped.restrict(ps[n], rows, inside, int(probes[n]))
+        if why:
+            out.refused[why] += 1
+            continue
+        inside &= pooled
         r = rows[inside]
         own = np.flatnonzero(r == probes[n])
         rank, why = blend.own_rank(blend.Near(
@@ -130,24 +143,81 @@ def _rank_all(store: Any, mem: Memories, table: NR.Rows, probes: np.ndarray,
         ranks[int(probes[n])] = rank
         edge = abs(scores[n] - ps[n].min_score) <= 1e-6 * max(1.0, abs(ps[n].min_score))
         if check is None and (len(rows) > 1 or edge):
-            check = j
+            held = scoped.held(ps[n], rows)  # the rows its pool can hold: LanceDB's search's
+            check = (int(probes[n]), ps[n], (rows[held], dist[held]), radii[n], where)
     out.checked = check is not None
-    if check is not None and not _agrees(store, mem, int(probes[ok[check]]), ps[ok[check]],
-                                         found[check], radii[ok[check]]):
+    if check is not None and not _agrees(store, mem, *check):
         out.refused["the shortcut's check against LanceDB's own search failed"] += len(ranks)
         return
     out.ranks.update(ranks)
 
 
+class _Scopes:
+    """The rows near a probe its active scope lets it rank among: those the pool can hold
+    (under a pushed-down scope LanceDB's own filter decides, one read of the row ids it keeps
+    per predicate; under a post-filter every row) and, of them, those the scope filter keeps
+    (the engine's rule, `scope.evaluate`, on the memories' columns as the pool reads them)."""
+
+    def __init__(self, store: Any, mem: Memories) -> None:
+        self.store, self.mem = store, mem
+        self._allowed: dict[str, np.ndarray] = {}
+
+    def _where(self, p: Params) -> Any:
+        push = scopes.pushdown(p.scope_spec(), self.store.roles, self.store.schema)
+        return push if p.filter == "pushdown" and push.expr is not None else None
+
+    def held(self, p: Params, rows: np.ndarray) -> np.ndarray:
+        """Which of the memory rows `rows` the pool can hold (bool)."""
+        push = self._where(p) if p.scope_spec().active else None
+        if push is None:
+            return np.ones(len(rows), bool)
+        allowed = self._allowed.get(push.sql)
+        if allowed is None:
+            allowed = self._allowed[push.sql] = S.allowed_rowids(
+                self.store.table, push.expr, self.store.roles.id)
+        assert self.mem.rowids is not None
+        ids = self.mem.rowids[rows]
+        at = np.minimum(np.searchsorted(allowed, ids), max(len(allowed) - 1, 0))
+        return allowed[at] == ids if len(allowed) else np.zeros(len(rows), bool)
+
+    def restrict(self, p: Params, rows: np.ndarray, inside: np.ndarray, own: int
+                 ) -> tuple[np.ndarray, Any, str]:
+        """Which rows of `rows` the probe (memory row `own`) ranks among, the pushed-down
+        predicate (None: none), and why the shortcut cannot answer ('' when it can)."""
+        spec = p.scope_spec()
+        if not spec.active:
+            return np.ones(len(rows), bool), None, ""
+        try:
+            cols = scopes.scope_columns(self.store.roles, spec)
+        except InspectorError as exc:  # the run says it again, in its own words
+            return inside, None, str(exc).rstrip(".")
+        missing = [c for c in cols if c not in self.mem.kept
+                   or c not in self.store.schema.names]
+        if missing:
+            return inside, None, (f"the scope's columns ({', '.join(missing)}) are not "
+                                  "read as the pool reads them")
+        held = self.held(p, rows)
+        if int(np.count_nonzero(inside & held)) > depths(p).pool:
+            return inside, None, "more rows within the outrank radius than the pool holds"
+        values = {c: self.mem.kept[c].take(rows).to_pylist() for c in cols}
+        kept = np.asarray(scopes.evaluate(spec, self.store.roles, values, len(rows))[0], bool)
+        mine = rows == own
+        if not np.any(mine & held & kept):
+            return inside, None, "its own row is outside its scope"
+        push = self._where(p)
+        return held & kept, None if push is None else push.expr, ""
+
+
 def _agrees(store: Any, mem: Memories, i: int, p: Params, near: tuple[np.ndarray, np.ndarray],
-            radius: float) -> bool:
-    """LanceDB's own search for probe i (whose rows near it fit in the pool): the rows it
-    returns within the radius are the shortcut's, at the same distances, and the kernel gives
-    every returned row's distance."""
+            radius: float, where: Any = None) -> bool:
+    """LanceDB's own search for probe i (whose rows near it fit in the pool; `where` its
+    pushed-down scope): the rows it returns within the radius are the shortcut's (`near`, the
+    rows the pool can hold), at the same distances, and the kernel gives every returned row's
+    distance."""
     k = depths(p).pool
-    ref = (store.table.search(mem.vectors[i], vector_column_name=store.roles.vector)
-           .distance_type("l2").select([store.roles.id]).with_row_id(True).limit(k + 1)
-           .to_arrow())
+    q = (store.table.search(mem.vectors[i], vector_column_name=store.roles.vector)
+         .distance_type("l2").select([store.roles.id]).with_row_id(True).limit(k + 1))
+    ref = (q if where is None else q.where(where, prefilter=True)).to_arrow()
     d = ref.column("_distance").to_numpy(zero_copy_only=False).astype(np.float32)
     ids = ref.column("_rowid").to_numpy(zero_copy_only=False).astype(np.int64)
     assert mem.rowids is not None

@@ -9,7 +9,8 @@ ties in LanceDB's order, a min score and the limit. Here that is read from the r
 and their parameters, never from a preset's name: query stages of kind `scope_rule` only, one
 `lancedb_pool`, then some of `scope_filter`, `importance_blend`, `min_score` (not dropping
 expired rows), `limit`, in that order, the limit last. What depends on the parameters (vector
-mode, L2, no active scope, the tie rule) is `blend.outrank_refusal`'s, on the Params given here.
+mode, L2, the tie rule) is `blend.outrank_refusal`'s, on the Params given here; an active
+scope needs the scope filter among those stages, with the rule the fetch was given.
 """
 
 from __future__ import annotations
@@ -92,7 +93,7 @@ def _walk(spec: Any, ctx: Any) -> tuple[tuple[str, Params, Params | str] | str, 
                 return _searches_itself(spec), same
             ctx.stage = name
             p = fetch_params(ctx, params)
-            return (name, p, _outrank(stages, n, p)), same
+            return (name, p, _outrank(stages, n, p, ctx.request.get("scope_spec"))), same
     except InspectorError as exc:  # the run says it again, in its own words
         return str(exc).rstrip("."), same
     return _searches_itself(spec), same
@@ -105,10 +106,11 @@ def _searches_itself(spec: Any) -> str:
             f"batched scan serves the pool source's fetch ({POOL})")
 
 
-def _outrank(stages: list[tuple[str, str, dict[str, Any]]], at: int, p: Params
-             ) -> Params | str:
-    """The Params the outrank proof reads for these stages (the fetch at `at`), or why the
-    stages are not the ones it is proved for."""
+def _outrank(stages: list[tuple[str, str, dict[str, Any]]], at: int, p: Params,
+             rule: Any = None) -> Params | str:
+    """The Params the outrank proof reads for these stages (the fetch at `at`; `rule` the
+    scope the scope rule set, which the scope filter applies), or why the stages are not the
+    ones it is proved for."""
     for name, kind, _ in stages[:at]:
         if kind != "scope_rule":
             return f"stage {name} ({kind}) runs before the fetch"
@@ -122,6 +124,11 @@ def _outrank(stages: list[tuple[str, str, dict[str, Any]]], at: int, p: Params
     if not tail or tail[-1][1] != "limit":
         return "the pipeline does not end with its limit"
     by = {kind: params for _, kind, params in tail}
+    if p.scope_spec().active:  # the proof keeps the rows the pool holds and the filter keeps
+        if "scope_filter" not in by:
+            return "a scope is active and no scope filter follows the fetch"
+        if rule != p.scope_spec():
+            return "the scope filter's rule is not the one the fetch was given"
     blend, cut = by.get("importance_blend"), by.get("min_score")
     if cut is not None and cut["drop_expired"]:
         return "its min score also drops expired rows"

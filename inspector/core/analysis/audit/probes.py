@@ -90,9 +90,15 @@ def _columns(spec: Any, store: Any) -> _Columns:
                     col = p["column"] or roles.scope or roles.agent
                 else:  # a repo rule: the repo, else the path's first segment
                     col = roles.repo or roles.path
+                # and every column its scope filter may read (the shortcut's scope verdicts)
+                filtered = (p["column"] or None, roles.scope, roles.agent, roles.repo,
+                            roles.path)
+                keep = (roles.importance, *filtered) if any(
+                    x and x != "none" for x in (p["strategy"], p["strategy_unscoped"])) \
+                    else (roles.importance,)
                 return _Columns(roles.id, roles.text, roles.vector, col,
                                 col is not None and col == roles.path and col != roles.repo,
-                                (roles.importance,) if roles.importance else ())
+                                tuple(dict.fromkeys(c for c in keep if c)))
             if st.kind == "lancedb_vector_where":
                 return _Columns(p["id_column"], p["text_column"], p["vector_column"],
                                 p["scope_path"] or "scope")
