@@ -100,8 +100,17 @@ def _scopes(tbl: Any, columns: list[str], scope_of: Any, n: int) -> list[Any]:
     if not columns:
         return [scope_of({})] * n
     values = [tbl.column(c).to_pylist() for c in columns]
-    return [scope_of(dict(zip(columns, row, strict=True))) for row in zip(*values,
-                                                                           strict=True)]
+    seen: dict[tuple[Any, ...], Any] = {}  # text values (few: repos, agents) decided once
+    out = []
+    for row in zip(*values, strict=True):
+        if all(x is None or type(x) is str for x in row):
+            got = seen.get(row, seen)
+            if got is seen:
+                got = seen[row] = scope_of(dict(zip(columns, row, strict=True)))
+        else:  # numbers hash alike across kinds (0.0, -0.0, False): each decided on its own
+            got = scope_of(dict(zip(columns, row, strict=True)))
+        out.append(got)
+    return out
 
 
 def _read(store: Any, columns: list[str]) -> Any:

@@ -161,20 +161,31 @@ class _Scopes:
     def __init__(self, store: Any, mem: Memories) -> None:
         self.store, self.mem = store, mem
         self._allowed: dict[str, np.ndarray] = {}
+        self._specs: dict[Any, tuple[scopes.ScopeSpec, Any]] = {}
 
-    def _where(self, p: Params) -> Any:
-        push = scopes.pushdown(p.scope_spec(), self.store.roles, self.store.schema)
-        return push if p.filter == "pushdown" and push.expr is not None else None
+    def _rule(self, p: Params) -> tuple[scopes.ScopeSpec, Any]:
+        """The probe's scope and the predicate its pool is searched with (None: none)."""
+        key = (p.scope, p.scope_strategy, p.scope_map, p.scope_column, p.filter)
+        got = self._specs.get(key)
+        if got is None:
+            spec = p.scope_spec()
+            push = scopes.pushdown(spec, self.store.roles, self.store.schema) \
+                if spec.active and p.filter == "pushdown" else None
+            got = self._specs[key] = (spec, push if push is not None and push.expr is not None
+                                      else None)
+        return got
 
     def held(self, p: Params, rows: np.ndarray) -> np.ndarray:
         """Which of the memory rows `rows` the pool can hold (bool)."""
-        push = self._where(p) if p.scope_spec().active else None
+        push = self._rule(p)[1]
         if push is None:
             return np.ones(len(rows), bool)
         allowed = self._allowed.get(push.sql)
-        if allowed is None:
-            allowed = self._allowed[push.sql] = S.allowed_rowids(
-                self.store.table, push.expr, self.store.roles.id)
+        if allowed is None:  # the predicate's own column is the least LanceDB reads with it
+            small = push.column if push.column in self.store.schema.names else \
+                self.store.roles.id
+            allowed = self._allowed[push.sql] = S.allowed_rowids(self.store.table, push.expr,
+                                                                 small)
         assert self.mem.rowids is not None
         ids = self.mem.rowids[rows]
         at = np.minimum(np.searchsorted(allowed, ids), max(len(allowed) - 1, 0))
@@ -184,7 +195,7 @@ class _Scopes:
                  ) -> tuple[np.ndarray, Any, str]:
         """Which rows of `rows` the probe (memory row `own`) ranks among, the pushed-down
         predicate (None: none), and why the shortcut cannot answer ('' when it can)."""
-        spec = p.scope_spec()
+        spec, push = self._rule(p)
         if not spec.active:
             return np.ones(len(rows), bool), None, ""
         try:
@@ -204,7 +215,6 @@ class _Scopes:
         mine = rows == own
         if not np.any(mine & held & kept):
             return inside, None, "its own row is outside its scope"
-        push = self._where(p)
         return held & kept, None if push is None else push.expr, ""
 
 

@@ -134,7 +134,7 @@ class _Batch:
             raise ScanUnsupported(f"vectors are {flat.type}, not float32")
         self.x = flat.to_numpy(zero_copy_only=False).reshape(-1, dim)
         self.ids = batch.column("_rowid").to_numpy().astype(np.int64)
-        sq = np.einsum("ij,ij->i", self.x, self.x, dtype=np.float32)
+        self.sq = sq = np.einsum("ij,ij->i", self.x, self.x, dtype=np.float32)
         if not np.all(np.isfinite(sq)):
             raise ScanUnsupported("a stored vector has NaN or infinite values")
         if distance == "cosine" and not np.all(sq > 0):
@@ -203,15 +203,17 @@ def _scan_once(batches: Iterable[pa.RecordBatch], column: str, dim: int, req: Sc
     run = [_Running() for _ in range(n)]
     available = np.zeros(n, np.int64)
     guesses: np.ndarray | None = None
+    groups = req.group_of()
     for raw in _blocks(batches, max(BATCH_ROWS, req.k + 1)):
         b = _Batch(raw, column, dim, req.distance)
         masks = [None if a is None else np.isin(b.ids, a) for a in req.allowed]
         first = guesses is None
         if guesses is None:
             guesses = np.full(n, np.inf, np.float32)
-        for lo in range(0, n, QUERY_TILE):
-            _tile(b, q, q_sq, q_norms, masks, slice(lo, min(lo + QUERY_TILE, n)), req, run,
-                  available, guesses, first, jit)
+        for part, rows, part_masks in _parts(b, masks, groups, req.distance):
+            for lo in range(0, len(part), QUERY_TILE):
+                _tile(rows, q, q_sq, q_norms, part_masks, part[lo:lo + QUERY_TILE], req, run,
+                      available, guesses, first, jit)
     out_ids, out_vals = [], []
     for r in run:
         r.cut(req.k)
@@ -227,11 +229,39 @@ QUERY_TILE = 512  # queries per matrix product: a (512, 8192) float32 tile (16 M
 # at 1,024 a tile reaches malloc's largest reuse size (32 MB) and is mapped afresh each time
 
 
-def _tile(b: _Batch, q_all: np.ndarray, q_sq_all: np.ndarray, q_norms: np.ndarray | None,
-          masks: list[np.ndarray | None], t: slice, req: ScanRequest, run: list[_Running],
+class _Rows:
+    """A group's rows of one block (those its predicate keeps), as `_tile` reads a block."""
+
+    def __init__(self, b: _Batch, keep: np.ndarray, distance: str) -> None:
+        self.x = np.ascontiguousarray(b.x[keep])
+        self.ids = b.ids[keep]
+        self.block = BD.Block(self.x, b.sq[keep], distance)
+
+
+def _parts(b: _Batch, masks: list[np.ndarray | None], groups: np.ndarray, distance: str
+           ) -> Iterator[tuple[np.ndarray, Any, list[np.ndarray | None]]]:
+    """The block's queries (positions) with the rows they are scanned over: a group whose
+    predicate keeps part of the block, over those rows alone (its product over its own rows,
+    not the block's); the other queries over the whole block."""
+    every: list[np.ndarray | None] = [None] * len(masks)
+    whole = []
+    for g in np.unique(groups):
+        members = np.flatnonzero(groups == g)
+        m = masks[g]
+        if m is None or m.all():
+            whole.append(members)
+        else:
+            yield members, _Rows(b, m, distance), every
+    if whole:
+        yield np.concatenate(whole) if len(whole) > 1 else whole[0], b, every
+
+
+def _tile(b: Any, q_all: np.ndarray, q_sq_all: np.ndarray, q_norms: np.ndarray | None,
+          masks: list[np.ndarray | None], t: np.ndarray, req: ScanRequest, run: list[_Running],
           available: np.ndarray, guesses: np.ndarray, first: bool, jit: bool) -> None:
-    """One block's rows against the queries `t`: their candidates' exact distances join
-    each query's running top-k (`guesses` of the first block are filled in here)."""
+    """One block's rows (`_Batch` or `_Rows`) against the queries at positions `t`: their
+    candidates' exact distances join each query's running top-k (`guesses` of the first
+    block are filled in here)."""
     q, q_sq, groups = q_all[t], q_sq_all[t], req.group_of()[t]
     rows_in = len(b.ids)
     allowed = None
@@ -244,7 +274,7 @@ def _tile(b: _Batch, q_all: np.ndarray, q_sq_all: np.ndarray, q_norms: np.ndarra
     tile = BD.Tile(b.block, q, q_sq)
     if first:
         guesses[t] = _guesses(tile, allowed, req, groups)
-    bounds = np.minimum(np.array([r.bound for r in run[t]], np.float32), guesses[t])
+    bounds = np.minimum(np.array([run[i].bound for i in t], np.float32), guesses[t])
     if np.isinf(bounds).any():
         bounds = np.minimum(bounds, _first_bounds(tile, allowed, req.k))
     keep = tile.candidates(bounds)
@@ -258,7 +288,7 @@ def _tile(b: _Batch, q_all: np.ndarray, q_sq_all: np.ndarray, q_norms: np.ndarra
                     None if q_norms is None else q_norms[t], jit)
     ids = b.ids[rows]
     for i in np.flatnonzero(np.diff(ptr)):
-        run[t.start + i].add(vals[ptr[i]:ptr[i + 1]], ids[ptr[i]:ptr[i + 1]], req.k)
+        run[t[i]].add(vals[ptr[i]:ptr[i + 1]], ids[ptr[i]:ptr[i + 1]], req.k)
 
 
 def _blocks(batches: Iterable[pa.RecordBatch], rows: int) -> Iterator[pa.RecordBatch]:

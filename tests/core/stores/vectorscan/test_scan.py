@@ -119,6 +119,43 @@ def test_many_blocks_and_query_tiles_equal_lancedb(tmp_path: Path, dim: int, siz
             assert got.available[i] == len(d)
 
 
+@pytest.mark.parametrize("distance", ["l2", "cosine"])
+def test_a_scoped_group_s_product_spans_its_own_rows(tmp_path: Path, distance: str,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A group whose predicate keeps part of a block is scanned over those rows alone (its
+    matrix product a group's rows wide, not the block's); a group it keeps whole, and the
+    unfiltered one, over the block. Each query still gets LanceDB's ranking."""
+    from inspector.core.stores.vectorscan import bounds as BD
+
+    monkeypatch.setattr(S, "BATCH_ROWS", 128)
+    tbl = _table(tmp_path / "db", 40, (300, 200), seed=5, dup_every=9, delete=True)
+    widths: list[tuple[int, int]] = []
+    real = BD.Tile.__init__
+
+    def counted(self: Any, blk: Any, q: np.ndarray, q_sq: np.ndarray) -> None:
+        widths.append((len(q), blk.x.shape[0]))
+        real(self, blk, q, q_sq)
+
+    monkeypatch.setattr(BD.Tile, "__init__", counted)
+    wheres = [None, col("repo") == lit("repo1"), col("repo") == lit("repo2"),
+              col("repo").isin([lit("repo0"), lit("repo1"), lit("repo2")])]
+    allowed = tuple(None if w is None else S.allowed_rowids(tbl, w, "id") for w in wheres)
+    groups = np.array([0, 1, 2, 1, 3, 2, 1, 1, 2])  # 4 queries of repo1, 3 of repo2, and 2
+    rng = np.random.default_rng(6)  # over the whole table (unfiltered, and kept whole)
+    queries = rng.normal(size=(len(groups), 40)).astype(np.float32)
+    rows = tbl.count_rows()
+    req = S.ScanRequest(queries, 25, distance, groups, allowed, rows)
+    got = S.scan_batches(lambda: S.vector_batches(tbl, "vector", batch_rows=64), "vector",
+                         40, req)
+    for i, q in enumerate(queries):
+        d, ids = _lancedb_ranking(tbl, q, distance, wheres[groups[i]])
+        assert np.array_equal(got.rowids[i], ids[:25]), i
+        assert np.array_equal(got.distances[i], d[:25]), i
+    wide = {n: sum(w for m, w in widths if m == n) for n in (4, 3, 2)}
+    assert wide == {4: len(allowed[1]), 3: len(allowed[2]), 2: rows}
+    assert {m for m, _ in widths} == {4, 3, 2}
+
+
 def test_ties_are_ordered_by_row_id_across_fragments(tmp_path: Path) -> None:
     tbl = _table(tmp_path / "db", 32, (50, 50, 50), seed=1, dup_every=2, delete=True)
     q = np.zeros(32, np.float32)
