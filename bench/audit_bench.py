@@ -7,10 +7,11 @@ verdict, the others' vector legs from one batched scan), against
 one bare LanceDB flat search at the preset's depth (30), interleaved in one run. The target
 (issue 23): per 1,000 memories probed, at most 10x one bare search. `audit_scoped`: the same
 audit with each memory in its own scope (the scope rule on the repo, pushed down: the
-shortcut ranks each probe among the rows near it in its repo); `audit_crowded`: 200 memories all asked in one repo (most
-never recalled, so the command line's fixes run), per 1,000 probes (issue 34: any audit within
-10x one search per 1,000 probes). `audit_per_probe`: the audit with the scan off (one
-LanceDB search per probe), on a smaller sample, per 1,000 probes.
+shortcut ranks each probe among the rows near it in its repo); `audit_crowded`: 200
+memories all asked in one repo (most never recalled, so the command line's fixes run), per
+1,000 probes (issue 34: any audit within 10x one search per 1,000 probes).
+`audit_per_probe`: the audit with the scan off (one LanceDB search per probe), on a smaller
+sample, per 1,000 probes.
 """
 
 from __future__ import annotations
