@@ -132,6 +132,84 @@ def test_noise_filter_drops_short_and_denial_texts() -> None:
                                                    "hello": "noise"}
 
 
+def test_a_tick_matches_each_text_against_the_noise_patterns_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A slider tick runs the filter again on the same texts: each text is decided once per
+    rule (minimum length and patterns), with the drops a fresh filter gives; another rule
+    decides again."""
+    from inspector.core.engine import js
+    from inspector.core.engine.flow.stages import cuts
+
+    searched: list[str] = []
+    real = js.js_regex
+
+    class Counted:
+        def __init__(self, rx: Any) -> None:
+            self.rx = rx
+
+        def search(self, text: str) -> Any:
+            searched.append(text)
+            return self.rx.search(text)
+
+    monkeypatch.setattr(js, "js_regex", lambda pat, flags="": Counted(real(pat, flags)))
+    monkeypatch.setattr(cuts, "_NOISE", {})
+    monkeypatch.setattr(cuts, "_NOISE_COUNT", [0])
+    pats = {"denial": [["i don'?t remember", "i"]], "boiler": [["^(hi|hello)", "i"]]}
+    rows = [Scored(row("deny", text="I dont remember"), 0.9),
+            Scored(row("hello", text=" Hello there friend"), 0.8),
+            Scored(row("ok", text="the user likes tea"), 0.7),
+            Scored(row("short", text=" hey "), 0.6)]
+    first = apply("noise_filter", rows, patterns=pats)
+    n = len(searched)
+    assert n == 5  # deny: 1 pattern, hello: 2, ok: 2; the short text matches none
+    again = apply("noise_filter", list(reversed(rows)), patterns=pats)
+    assert len(searched) == n  # decided already
+    assert [s.id for s in again.rows] == ["ok"] and {d.id: d.detail for d in again.dropped} \
+        == {d.id: d.detail for d in first.dropped}
+    assert dict(first.dropped[1].detail) == {"group": "boiler", "pattern": "^(hi|hello)"}
+    other = apply("noise_filter", rows, patterns={"tea": [["tea", ""]]}, min_length=16)
+    assert len(searched) == n + 2  # another rule: "ok" and "deny" matched again
+    assert [s.id for s in other.rows] == ["hello"]
+
+
+def test_the_noise_memo_starts_again_past_its_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    from inspector.core.engine.flow.stages import cuts
+
+    monkeypatch.setattr(cuts, "_NOISE", {})
+    monkeypatch.setattr(cuts, "_NOISE_COUNT", [0])
+    monkeypatch.setattr(cuts, "NOISE_TEXTS_MAX", 5)
+    for i in range(4):
+        rows = [Scored(row(f"{i}-{j}", text=f"memory number {i} {j}"), 0.5) for j in range(3)]
+        assert len(apply("noise_filter", rows).rows) == 3
+        assert sum(map(len, cuts._NOISE.values())) <= 5
+
+
+def test_a_tick_compares_each_pair_of_vectors_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """MMR compares the same rows' vectors again on every tick: each pair is computed once,
+    the deferrals are a fresh run's, and equal vectors in other arrays are computed anew."""
+    from inspector.core.engine import js
+    from inspector.core.engine.flow.stages import diversity
+
+    calls: list[int] = []
+    real = js.cosine
+    monkeypatch.setattr(js, "cosine", lambda a, b: calls.append(1) or real(a, b))
+    monkeypatch.setattr(diversity, "_COSINES", {})
+    rows = [Scored(row("a", vec=[1, 0]), 0.9), Scored(row("a2", vec=[1, 0.1]), 0.8),
+            Scored(row("b", vec=[0, 1]), 0.5), Scored(row("c", vec=[0.2, 1]), 0.4)]
+    first = apply("mmr_defer", rows)
+    n = len(calls)
+    assert n == 4  # a2~a; b~a; c~a, c~b (a2 deferred: not compared)
+    again = apply("mmr_defer", rows)
+    assert len(calls) == n
+    assert [s.id for s in again.rows] == [s.id for s in first.rows] == ["a", "b", "a2", "c"]
+    copies = [Scored(row(s.id, vec=list(s.row.vector)), s.score) for s in rows]
+    assert [s.id for s in apply("mmr_defer", copies).rows] == ["a", "b", "a2", "c"]
+    assert len(calls) == 2 * n
+    monkeypatch.setattr(diversity, "COSINES_MAX", 3)
+    apply("mmr_defer", copies[::-1])
+    assert len(diversity._COSINES) <= 3
+
+
 def test_window_and_limit_drop_with_their_rank() -> None:
     rows = [Scored(row(str(i)), 1 - i / 10) for i in range(8)]
     out = apply("window", rows, ctx(limit=3), per_limit=2)

@@ -69,20 +69,47 @@ def noise(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     """Drop rows whose text is too short or matches a noise pattern."""
     if not p["enabled"]:
         return Outcome(rows, note="noise filter off")
-    compiled = [(g, pat, js.js_regex(pat, flags)) for g, pats in p["patterns"].items()
-                for pat, flags in pats]
+    rule = (p["min_length"], tuple((g, tuple((pat, flags) for pat, flags in pats))
+                                   for g, pats in p["patterns"].items()))
+    memo = _NOISE.setdefault(rule, {})
+    compiled: list[tuple[str, str, Any]] | None = None
     keep, dropped = [], []
     for s in rows:
         text = s.row.text.strip()
-        if js.length(text) < p["min_length"]:
-            dropped.append(Drop(s.id, "noise", (("group", "too_short"),)))
-            continue
-        hit = next(((g, pat) for g, pat, rx in compiled if rx.search(text)), None)
-        if hit:
-            dropped.append(Drop(s.id, "noise", (("group", hit[0]), ("pattern", hit[1]))))
-        else:
+        why = memo.get(text, memo)
+        if why is memo:  # a text not decided under this rule yet
+            if compiled is None:
+                compiled = [(g, pat, js.js_regex(pat, flags)) for g, pats in rule[1]
+                            for pat, flags in pats]
+            why = _noise_of(text, rule[0], compiled)
+            _NOISE_COUNT[0] += 1
+            if _NOISE_COUNT[0] > NOISE_TEXTS_MAX:
+                _NOISE.clear()
+                _NOISE_COUNT[0] = 1
+                memo = _NOISE.setdefault(rule, {})
+            memo[text] = why
+        if why is None:
             keep.append(s)
+        else:
+            dropped.append(Drop(s.id, "noise", why))
     return Outcome(keep, tuple(dropped))
+
+
+# (min length, patterns) -> text -> why it is noise (None: kept). A slider tick re-runs the
+# filter on the same texts: each is matched against the patterns once. Bounded: past
+# NOISE_TEXTS_MAX texts, start again.
+_NOISE: dict[Any, dict[str, Any]] = {}
+_NOISE_COUNT = [0]
+NOISE_TEXTS_MAX = 50_000
+
+
+def _noise_of(text: str, min_length: int, compiled: list[tuple[str, str, Any]]
+              ) -> tuple[tuple[str, str], ...] | None:
+    """Why a trimmed text is noise (the drop's details), or None."""
+    if js.length(text) < min_length:
+        return (("group", "too_short"),)
+    hit = next(((g, pat) for g, pat, rx in compiled if rx.search(text)), None)
+    return None if hit is None else (("group", hit[0]), ("pattern", hit[1]))
 
 
 @stage("must_contain_tags", "filter")
