@@ -55,3 +55,23 @@ def test_a_pipeline_reads_the_clock_when_a_stage_does() -> None:
     assert uses_clock(load_shipped("memory-lancedb-pro-cli"))
     spec = load_shipped("memory-lancedb-pro")
     assert spec.engine == "stages"
+
+
+def test_a_run_seen_again_keeps_its_summaries(trace, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A slider that comes back to a value gets the run it had there, and its stages'
+    summaries are not counted again: the same objects; a copy of a run is summarised anew,
+    to the same counts; past the bound the memo starts again."""
+    from dataclasses import replace
+
+    from inspector.core.engine.flow import summary
+
+    monkeypatch.setattr(summary, "_SUMMARIES", {})
+    first = [summarise(st) for st in trace.stages]
+    assert all(a is summarise(st) for a, st in zip(first, trace.stages, strict=True))
+    copies = [replace(st) for st in trace.stages]
+    again = [summarise(st) for st in copies]
+    assert again == first and not any(a is b for a, b in zip(again, first, strict=True))
+    monkeypatch.setattr(summary, "SUMMARIES_MAX", 4)
+    for st in trace.stages:
+        summarise(replace(st))
+        assert len(summary._SUMMARIES) <= 4
