@@ -48,7 +48,12 @@ WHY: dict[str, str] = {
             "made without the frozen dataclass's __init__, and that day the machine ran slower "
             "(`import lancedb` 0.87 s against 0.73 s at 10:05; the later launch 1.53 s against "
             "1.32 s with the same launch code): the spread between runs and machines, not "
-            "measured further.",
+            "measured further. The run of 15:22: 3 of 12. Since 12:53 the 13-stage re-rank "
+            "decides each text's noise verdict and each pair's cosine once (the re-rank alone "
+            "0.4-0.7 ms in this run, 1.7-2.6 ms at 12:53) and a run a slider comes back to "
+            "keeps its stages' summaries; what is left of a tick is the window's (the "
+            "offscreen 13-stage median of 17.1 ms held 0.4 ms of re-rank). The note on issue "
+            "34 has this bench's tick routine run old and new in turn.",
     "index": "IVF_PQ + post-filter, cProfile: the engine's own Python is ~0.5 ms a query; the "
              "rest is its one LanceDB search, which reads the columns of all 50 candidates (the "
              "stage tables show the rows the post-filter drops) where bare post-filtered LanceDB "
@@ -205,16 +210,13 @@ WHY: dict[str, str] = {
              "before it (every probe scanned and run: read 0.61 s, scan 1.24 s, stages "
              "0.68 s at 19:37). A miss now means probes fell back: `shortcut_refused` in the "
              "audit's JSON says how many and why (docs/guide/audits.md).",
-    "audit_scoped": "py-spy of 3 audits of 1,000 probes, each in its own repo (2026-12-05, "
-                    "after full collections began to wait through an audit, 21.0x -> 19.5x): "
-                    "the batched scan ~33 %, reading the 100k memories and their vectors ~17 %, "
-                    "the 1,000 probes' runs ~24 %, their pools built from the scanned legs "
-                    "~12 %. No outrank shortcut: a scope is active, so every probe is scanned "
-                    "and run. The compiled kernels, in the default install since 06:24 that day "
-                    "(21.1x in that run), do not shorten it: a probe's repo holds few rows, so "
-                    "its scan is the matrix products that pick candidates, not the exact "
-                    "distances they compute (numpy and compiled kernels run in turn by hand took "
-                    "the same within the noise; the note on issue 34 has the figures).",
+    "audit_scoped": "Met since the outrank shortcut answers scoped probes (2026-12-05, "
+                    "afternoon): a probe is ranked among the rows near it that its pool can "
+                    "hold (LanceDB's own pushed-down predicate, one read of its row ids per "
+                    "repo) and that the scope filter keeps. The run of 15:22: all 1,000 probes "
+                    "found by it, none scanned or run, 4.5x; at 12:53 every probe was scanned "
+                    "and run (23.5x; py-spy then: the batched scan ~33 %, reading the memories "
+                    "~17 %, the 1,000 probes' runs ~24 %, their pools ~12 %).",
     "audit_crowded": "py-spy of 3 audits of 200 probes in one repo with the command "
                      "line's 5 fixes (2026-12-05, after full collections began to wait through "
                      "an audit, 113.6x -> 75.1x): the fixes ~55 % (each fix's search for the "
@@ -223,7 +225,11 @@ WHY: dict[str, str] = {
                      "reading the memories ~10 %, the 200 probes' own runs ~9 %. Per 1,000 "
                      "probes the 5 fixes weigh as much as 25: the figure is per probe, the "
                      "fixes are per audit. Rerun at 06:24 the same day: 78.0x, within the "
-                     "run-to-run spread.",
+                     "run-to-run spread. The run of 15:22: 84.5x. 188 of the 200 probes are "
+                     "memories of other repos, so the shortcut refuses them (their own row is "
+                     "outside the asked scope) and each runs; a scoped group of the scan now "
+                     "multiplies only its repo's rows (the two scans 0.41 -> 0.23 s under "
+                     "cProfile by hand), which leaves the fixes most of it.",
     "scan": "Met since numba became a dependency (2026-12-05 06:24): the compiled kernels "
             "do the numpy kernels' float32 operations in the same order (the same bits, both "
             "checked against LanceDB) at ~0.78x their time on `scan_kernels`' 100 queries, and "
