@@ -250,7 +250,7 @@ def _parts(b: _Batch, masks: list[np.ndarray | None], groups: np.ndarray, distan
         m = masks[g]
         if m is None or m.all():
             whole.append(members)
-        else:
+        elif m.any():  # a block its predicate keeps nothing of adds nothing to its queries
             yield members, _Rows(b, m, distance), every
     if whole:
         yield np.concatenate(whole) if len(whole) > 1 else whole[0], b, every

@@ -154,6 +154,18 @@ def test_a_scoped_group_s_product_spans_its_own_rows(tmp_path: Path, distance: s
     wide = {n: sum(w for m, w in widths if m == n) for n in (4, 3, 2)}
     assert wide == {4: len(allowed[1]), 3: len(allowed[2]), 2: rows}
     assert {m for m, _ in widths} == {4, 3, 2}
+    widths.clear()  # a predicate keeping rows of the first block only: the others add none
+    first = col("id").isin([lit(f"r{i}") for i in range(0, 60, 3)])
+    req = S.ScanRequest(queries[:3], 7, distance, np.array([0, 1, 0]),
+                        (None, S.allowed_rowids(tbl, first, "id")), rows)
+    got = S.scan_batches(lambda: S.vector_batches(tbl, "vector", batch_rows=64), "vector",
+                         40, req)
+    for i, where in enumerate((None, first, None)):
+        d, ids = _lancedb_ranking(tbl, queries[i], distance, where)
+        assert np.array_equal(got.rowids[i], ids[:7]) and got.available[i] == len(d)
+        assert np.array_equal(got.distances[i], d[:7])
+    assert [w for m, w in widths if m == 1] == [len(req.allowed[1])]  # one block, its rows
+    assert sum(w for m, w in widths if m == 2) == rows
 
 
 def test_ties_are_ordered_by_row_id_across_fragments(tmp_path: Path) -> None:
