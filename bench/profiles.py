@@ -228,8 +228,8 @@ WHY: dict[str, str] = {
                      "run-to-run spread. The run of 15:22: 84.5x. 188 of the 200 probes are "
                      "memories of other repos, so the shortcut refuses them (their own row is "
                      "outside the asked scope) and each runs; a scoped group of the scan now "
-                     "multiplies only its repo's rows (the two scans 0.41 -> 0.23 s under "
-                     "cProfile by hand), which leaves the fixes most of it.",
+                     "multiplies only its repo's rows (the note on issue 34 has the by-hand "
+                     "figures), which leaves the fixes most of it.",
     "scan": "Met since numba became a dependency (2026-12-05 06:24): the compiled kernels "
             "do the numpy kernels' float32 operations in the same order (the same bits, both "
             "checked against LanceDB) at ~0.78x their time on `scan_kernels`' 100 queries, and "

@@ -72,15 +72,12 @@ class Tile:
         t32 = np.where(t32 < thr, np.nextafter(t32, F32(np.inf)), t32)  # never below thr
         return self.s <= t32[:, None]
 
-    def kth_upper(self, rows: np.ndarray, allowed: np.ndarray | None, rank: int
-                  ) -> np.ndarray:
-        """For the tile's queries `rows`, the rank-th smallest upper bound over their allowed
+    def kth_upper(self, rows: np.ndarray, rank: int) -> np.ndarray:
+        """For the tile's queries `rows`, the rank-th smallest upper bound over the block's
         rows (float32, rounded up)."""
         high = self.s[rows]
         if self.blk.w is not None:
             high += self.blk.w
-        if allowed is not None:
-            high[~allowed[rows]] = np.inf
         kth = np.partition(high, rank - 1, axis=1)[:, rank - 1].astype(np.float64)
         up = self.a[rows] * kth + self.d[rows]
         up += np.abs(up) * 2.0**-40  # the map's own float64 rounding, upward

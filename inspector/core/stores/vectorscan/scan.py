@@ -142,15 +142,12 @@ class _Batch:
         self.block = BD.Block(self.x, sq, distance)
 
 
-def _first_bounds(tile: BD.Tile, allowed: np.ndarray | None, k: int) -> np.ndarray:
+def _first_bounds(tile: BD.Tile, k: int) -> np.ndarray:
     """An upper bound of each query's k-th exact distance from one block alone, where the
-    block holds at least k of its rows (inf elsewhere)."""
-    n = len(tile.s)
-    out = np.full(n, np.inf, np.float32)
-    count = np.full(n, tile.s.shape[1]) if allowed is None else allowed.sum(axis=1)
-    rich = np.flatnonzero(count >= k)
-    if len(rich):
-        out[rich] = tile.kth_upper(rich, allowed, k)
+    block holds at least k rows (inf elsewhere)."""
+    out = np.full(len(tile.s), np.inf, np.float32)
+    if tile.s.shape[1] >= k:
+        out[:] = tile.kth_upper(np.arange(len(tile.s)), k)
     return out
 
 
@@ -174,8 +171,7 @@ def scan_batches(read: Reader, column: str, dim: int, req: ScanRequest,
     return res
 
 
-def _guesses(tile: BD.Tile, allowed: np.ndarray | None, req: ScanRequest,
-             groups: np.ndarray) -> np.ndarray:
+def _guesses(tile: BD.Tile, req: ScanRequest, groups: np.ndarray) -> np.ndarray:
     """Per query, the (1.25 k B / N + 16)-th smallest upper bound of the first block (B of
     the query's N allowed rows): a bound its k-th distance very likely stays under."""
     out = np.full(len(tile.s), np.inf, np.float32)
@@ -185,11 +181,11 @@ def _guesses(tile: BD.Tile, allowed: np.ndarray | None, req: ScanRequest,
         members = np.flatnonzero(groups == g)
         a = req.allowed[g]
         total = req.rows if a is None else len(a)
-        in_block = tile.s.shape[1] if allowed is None else int(allowed[members[0]].sum())
+        in_block = tile.s.shape[1]  # the group's rows of the block (`_parts`)
         rank = int(np.ceil(1.25 * req.k * in_block / max(total, 1))) + 16
         if total <= req.k or rank >= in_block:
             continue
-        out[members] = tile.kth_upper(members, allowed, rank)
+        out[members] = tile.kth_upper(members, rank)
     return out
 
 
@@ -210,10 +206,10 @@ def _scan_once(batches: Iterable[pa.RecordBatch], column: str, dim: int, req: Sc
         first = guesses is None
         if guesses is None:
             guesses = np.full(n, np.inf, np.float32)
-        for part, rows, part_masks in _parts(b, masks, groups, req.distance):
+        for part, rows in _parts(b, masks, groups, req.distance):
             for lo in range(0, len(part), QUERY_TILE):
-                _tile(rows, q, q_sq, q_norms, part_masks, part[lo:lo + QUERY_TILE], req, run,
-                      available, guesses, first, jit)
+                _tile(rows, q, q_sq, q_norms, part[lo:lo + QUERY_TILE], req, run, available,
+                      guesses, first, jit)
     out_ids, out_vals = [], []
     for r in run:
         r.cut(req.k)
@@ -239,11 +235,11 @@ class _Rows:
 
 
 def _parts(b: _Batch, masks: list[np.ndarray | None], groups: np.ndarray, distance: str
-           ) -> Iterator[tuple[np.ndarray, Any, list[np.ndarray | None]]]:
-    """The block's queries (positions) with the rows they are scanned over: a group whose
-    predicate keeps part of the block, over those rows alone (its product over its own rows,
-    not the block's); the other queries over the whole block."""
-    every: list[np.ndarray | None] = [None] * len(masks)
+           ) -> Iterator[tuple[np.ndarray, Any]]:
+    """The block's queries (positions) with the rows they are scanned over, every one of
+    which they may return: a group whose predicate keeps part of the block, over those rows
+    alone (its product over its own rows, not the block's); the other queries over the
+    whole block."""
     whole = []
     for g in np.unique(groups):
         members = np.flatnonzero(groups == g)
@@ -251,38 +247,30 @@ def _parts(b: _Batch, masks: list[np.ndarray | None], groups: np.ndarray, distan
         if m is None or m.all():
             whole.append(members)
         elif m.any():  # a block its predicate keeps nothing of adds nothing to its queries
-            yield members, _Rows(b, m, distance), every
+            yield members, _Rows(b, m, distance)
     if whole:
-        yield np.concatenate(whole) if len(whole) > 1 else whole[0], b, every
+        yield np.concatenate(whole) if len(whole) > 1 else whole[0], b
 
 
 def _tile(b: Any, q_all: np.ndarray, q_sq_all: np.ndarray, q_norms: np.ndarray | None,
-          masks: list[np.ndarray | None], t: np.ndarray, req: ScanRequest, run: list[_Running],
-          available: np.ndarray, guesses: np.ndarray, first: bool, jit: bool) -> None:
-    """One block's rows (`_Batch` or `_Rows`) against the queries at positions `t`: their
-    candidates' exact distances join each query's running top-k (`guesses` of the first
-    block are filled in here)."""
+          t: np.ndarray, req: ScanRequest, run: list[_Running], available: np.ndarray,
+          guesses: np.ndarray, first: bool, jit: bool) -> None:
+    """One block's rows (`_Batch` or a group's `_Rows`, every one of which the queries may
+    return) against the queries at positions `t`: their candidates' exact distances join
+    each query's running top-k (`guesses` of the first block are filled in here)."""
     q, q_sq, groups = q_all[t], q_sq_all[t], req.group_of()[t]
     rows_in = len(b.ids)
-    allowed = None
-    if any(masks[g] is not None for g in np.unique(groups)):
-        every = np.ones(rows_in, bool)
-        allowed = np.stack([every if masks[g] is None else masks[g] for g in groups])
-        available[t] += allowed.sum(axis=1)
-    else:
-        available[t] += rows_in
+    available[t] += rows_in
     tile = BD.Tile(b.block, q, q_sq)
     if first:
-        guesses[t] = _guesses(tile, allowed, req, groups)
+        guesses[t] = _guesses(tile, req, groups)
     bounds = np.minimum(np.array([run[i].bound for i in t], np.float32), guesses[t])
     if np.isinf(bounds).any():
-        bounds = np.minimum(bounds, _first_bounds(tile, allowed, req.k))
+        bounds = np.minimum(bounds, _first_bounds(tile, req.k))
     keep = tile.candidates(bounds)
     del tile
-    if allowed is not None:
-        keep &= allowed
     qi, rows = np.divmod(np.flatnonzero(keep), rows_in)
-    del keep, allowed
+    del keep
     ptr = np.searchsorted(qi, np.arange(len(q) + 1))
     vals = LM.pairs(b.x, q, ptr, rows, req.distance,
                     None if q_norms is None else q_norms[t], jit)
