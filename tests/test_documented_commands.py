@@ -48,6 +48,9 @@ ELSEWHERE: dict[str, tuple[str, str]] = {
     "ir_measures docs.qrels docs.run": ("tests/cli/test_exports_cli.py",
                                         '"docs.qrels", "docs.run", "nDCG@10"'),
     "bash scripts/dev heldout": (".ci/run", "bash scripts/dev heldout"),
+    # into a temporary folder, compared with the files shipped in resources/demo
+    ".venv/bin/python -m inspector.core.stores.demo --write-rows": (
+        "tests/core/stores/test_demo.py", '"-m", "inspector.core.stores.demo", "--write-rows"'),
 }
 RECORDING = ("records the fixtures into the checkout (the Python recorders, their installs "
              "and the held-out check run in CI into a temporary folder: scripts/dev heldout; "

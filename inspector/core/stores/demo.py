@@ -28,7 +28,8 @@ import numpy as np
 import pyarrow as pa
 
 from inspector.core.errors import InspectorError
-from inspector.core.stores.ann.demo import build_indexed
+from inspector.core.stores import shipped_rows
+from inspector.core.stores.ann import demo as indexed_demo
 from inspector.core.stores.embed import HashEmbedder
 from inspector.core.stores.store import META_KEY
 
@@ -267,10 +268,11 @@ def build_demo(path: str | Path, overwrite: bool = False) -> Path:
         # the indexed table's index training and story search run in LanceDB, which lets go
         # of the GIL, while this thread makes the main table's rows (the story goes into
         # the main table's metadata, so the main table is written after it)
-        indexed = pool.submit(build_indexed, target, META_KEY)
-        rows = _rows()
-        vectors = _jittered(HashEmbedder(dim=DIM).embed([r["text"] for r in rows]),
-                            keep=[r["id"] in _TIE_IDS for r in rows])
+        indexed = pool.submit(indexed_demo.build_indexed, target, META_KEY,
+                              shipped_rows.rows_table(indexed_demo.TABLE, indexed_demo._rows))
+        rows = shipped_rows.rows_table(TABLE, _rows)
+        vectors = _jittered(HashEmbedder(dim=DIM).embed(rows.column("text").to_pylist()),
+                            keep=[rid in _TIE_IDS for rid in rows.column("id").to_pylist()])
         story = indexed.result()
     meta = {"embedder": {"name": "hash-v1", "dim": DIM}, "demo": True,
             "suggested_queries": suggested_queries() + story}
@@ -281,7 +283,7 @@ def build_demo(path: str | Path, overwrite: bool = False) -> Path:
         pa.field("createdAt", pa.float64()), pa.field("repo", pa.utf8()),
         pa.field("path", pa.utf8()), pa.field("agentId", pa.utf8()),
     ], metadata={META_KEY: json.dumps(meta).encode()})
-    cols = {k: [r[k] for r in rows] for k in schema.names if k != "vector"}
+    cols = {k: rows.column(k) for k in schema.names if k != "vector"}
     cols["vector"] = pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), DIM)
     table = pa.table(cols, schema=schema)
     target.mkdir(parents=True, exist_ok=True)
@@ -338,3 +340,26 @@ def ensure_demo_store() -> Path:
         shutil.rmtree(target, ignore_errors=True)
         os.replace(tmp, target)
         return target
+
+
+def row_generators() -> dict[str, Any]:
+    """Each demo table's row generator (its rows without vectors), by table name."""
+    return {TABLE: _rows, indexed_demo.TABLE: indexed_demo._rows}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m inspector.core.stores.demo --write-rows FOLDER`: the demo tables' rows as
+    shipped (shipped_rows), written again from their generators."""
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 2 or args[0] != "--write-rows":
+        print("usage: python -m inspector.core.stores.demo --write-rows FOLDER", file=sys.stderr)
+        return 2
+    for path in shipped_rows.write(args[1], row_generators()):
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

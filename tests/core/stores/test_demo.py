@@ -160,3 +160,62 @@ def test_the_demo_store_is_not_mistaken_for_a_real_system(demo):
 
     shape = detect_shape(demo)
     assert shape.preset is None and "demo" in shape.title
+
+
+def test_the_shipped_rows_are_what_the_generators_make():
+    """A first launch reads the demo tables' rows from resources/demo instead of making them:
+    each file must hold exactly its generator's rows, types and order included."""
+    from inspector.core.stores import demo as demo_module
+    from inspector.core.stores import shipped_rows
+
+    generators = demo_module.row_generators()
+    assert sorted(generators) == ["memories", "memories_indexed"]
+    for table, make in generators.items():
+        got = shipped_rows.shipped(table)
+        assert got is not None, f"resources/demo has no rows of {table}"
+        made = shipped_rows.from_rows(make())
+        assert got.schema.equals(made.schema) and got.equals(made), table
+        assert got.num_rows == len(make()) and "vector" not in got.column_names
+
+
+def test_write_rows_writes_the_shipped_files_again(tmp_path):
+    """The documented command (docs/developer/layout.md), run as written but into a temporary
+    folder: its files hold the shipped rows; a wrong call says how to call it."""
+    import os
+    import subprocess
+    import sys
+
+    from inspector.core.stores import shipped_rows
+
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    done = subprocess.run([sys.executable, "-m", "inspector.core.stores.demo", "--write-rows",
+                           str(tmp_path / "out")], capture_output=True, text=True, env=env,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "memories.arrow", "memories_indexed.arrow"]
+    for table in ("memories", "memories_indexed"):
+        written = shipped_rows.read(tmp_path / "out" / f"{table}.arrow")
+        assert written is not None and written.equals(shipped_rows.shipped(table))
+        assert f"wrote {tmp_path / 'out' / f'{table}.arrow'}" in done.stdout
+    wrong = subprocess.run([sys.executable, "-m", "inspector.core.stores.demo"],
+                           capture_output=True, text=True, env=env, timeout=300)
+    assert wrong.returncode == 2 and "usage:" in wrong.stderr
+
+
+def test_a_demo_store_from_the_generators_equals_one_from_the_shipped_rows(monkeypatch,
+                                                                           tmp_path):
+    """Without the shipped files (a source tree missing them), the rows are made: the same
+    tables either way (the index story is read off each store's own trained index)."""
+    from inspector.core.stores import shipped_rows
+
+    shipped = open_store(str(build_demo(tmp_path / "shipped")))
+    calls = []
+    monkeypatch.setattr(shipped_rows, "shipped", lambda table: calls.append(table))
+    made = open_store(str(build_demo(tmp_path / "made")))
+    assert sorted(calls) == ["memories", "memories_indexed"]
+    for table in ("memories", "memories_indexed"):
+        a = open_store(str(tmp_path / "shipped"), table).table.to_arrow()
+        b = open_store(str(tmp_path / "made"), table).table.to_arrow()
+        assert a.equals(b), table
+    assert shipped.rows == made.rows
