@@ -158,7 +158,9 @@ def _canonical(tbl: pa.Table, value_col: str, ascending: bool) -> pa.Table:
     vals = tbl.column(value_col).to_numpy(zero_copy_only=False).astype(np.float64)
     rowid = tbl.column("_rowid").to_numpy(zero_copy_only=False)
     order = np.lexsort((rowid, vals if ascending else -vals))
-    return tbl.take(pa.array(order)) if len(order) else tbl
+    if not len(order) or bool(np.all(order[1:] > order[:-1])):
+        return tbl  # in order already (a vector leg mostly is): no copy of its columns
+    return tbl.take(pa.array(order))
 
 
 def _vector_leg_at(fetch: Any, k: int, prefix: bool) -> tuple[pa.Table, bool, float]:

@@ -162,3 +162,25 @@ def test_trace_json_lists_every_group_with_its_fields(make_store, mode):
     for entry, g in zip(doc, a.trace.ties, strict=True):
         assert entry["ids"] == list(g.ids) and entry["score"] == g.value
         assert entry["at_cut"] == g.at_cut and len(g.ids) + g.beyond >= 1
+
+
+def test_a_leg_already_in_canonical_order_is_kept_as_it_came():
+    """A leg is ranked by (value, row id) (`pool._canonical`): one in that order already (a
+    flat vector search's mostly is) is the very table LanceDB returned, not a copy of its
+    columns; one out of order (equal values in another row id order, or a descending full-text
+    leg) is sorted, ties by row id."""
+    from inspector.core.engine.pool import _canonical
+
+    ordered = pa.table({"_distance": pa.array([0.1, 0.2, 0.2, 0.5], pa.float32()),
+                        "_rowid": pa.array([7, 3, 9, 1], pa.uint64()),
+                        "id": ["a", "b", "c", "d"]})
+    assert _canonical(ordered, "_distance", ascending=True) is ordered
+    tied = ordered.take([0, 2, 1, 3])  # the tie at 0.2 by row id 9 before 3
+    got = _canonical(tied, "_distance", ascending=True)
+    assert got is not tied and got.column("id").to_pylist() == ["a", "b", "c", "d"]
+    scores = pa.table({"_score": [2.0, 5.0, 5.0, 1.0], "_rowid": pa.array([4, 8, 2, 6],
+                                                                            pa.uint64())})
+    assert _canonical(scores, "_score", ascending=False).column("_rowid").to_pylist() == \
+        [2, 8, 4, 6]
+    empty = ordered.slice(0, 0)
+    assert _canonical(empty, "_distance", ascending=True) is empty

@@ -31,6 +31,7 @@ from inspector.core.engine.flow.rows import (
     Row,
     Scored,
     Tie,
+    drop,
     scored,
 )
 from inspector.core.engine.flow.rows import row as stored_row
@@ -556,11 +557,12 @@ def _scope_verdicts(spec: scopes.ScopeSpec, roles: Any, rows: list[Row]) -> list
             _VERDICTS.clear()
             memo = _VERDICTS.setdefault((spec, roles), {})
         for i, good, rule, value in zip(todo, ok, why, had, strict=True):
-            drop = None if good else Drop(rows[i].id, "out_of_scope",
+            # rows.drop: a deep pool's scope filter drops thousands of rows a query
+            gone = None if good else drop(rows[i].id, "out_of_scope",
                                           (("rule", rule), ("scope", value)))
-            out[i] = drop
+            out[i] = gone
             if memo is not None:
-                memo[id(rows[i])] = (weakref.ref(rows[i]), drop)
+                memo[id(rows[i])] = (weakref.ref(rows[i]), gone)
     return out
 
 
@@ -599,8 +601,8 @@ def _copy(out: Outcome) -> Outcome:
 
 def _scope_filter(spec: scopes.ScopeSpec, roles: Any, rows: list[Scored]) -> Outcome:
     verdicts = _scope_verdicts(spec, roles, [s.row for s in rows])
-    keep = [s for s, drop in zip(rows, verdicts, strict=True) if drop is None]
-    dropped = [drop for drop in verdicts if drop is not None]
+    keep = [s for s, gone in zip(rows, verdicts, strict=True) if gone is None]
+    dropped = [gone for gone in verdicts if gone is not None]
     facts = {"rawCandidates": len(rows), "scopedCandidates": len(keep),
              "filteredByScope": len(rows) - len(keep)}
     note = "unscoped: nothing filtered" if not spec.active else \
