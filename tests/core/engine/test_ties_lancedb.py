@@ -237,3 +237,104 @@ def test_no_tie_in_the_full_text_leg_needs_no_search_of_lancedbs_order(tmp_path,
                 assert t.final.ids == _native(store.table, vec, text, k)[0], (text, k)
                 assert _fused(t) == _native(store.table, vec, text, k)[1]
     assert free >= 30 and tied >= 5, (free, tied)
+
+
+def _tied_store(path: Path, tied: int = 60, others: int = 400) -> Path:
+    """`tied` rows of one text (equal BM25 scores for any query of its words) among `others`
+    rows of other texts that share a word with it, each row its own vector."""
+    import pyarrow as pa
+
+    rng = np.random.default_rng(23)
+    n = tied + others
+    texts = ["rotate signing keys"] * tied + [f"rotate note {i} about item {i % 37}"
+                                              for i in range(others)]
+    order = rng.permutation(n)
+    tbl = lancedb.connect(str(path)).create_table("memories", pa.table({
+        "id": [f"m{i:04d}" for i in range(n)], "text": [texts[i] for i in order],
+        "vector": vectors_column(rng.normal(size=(n, 8)).astype(np.float32))}))
+    tbl.create_index("text", config=FTS())
+    return path
+
+
+def test_a_bm25_tie_past_the_cut_is_fetched_whole_by_the_first_search(tmp_path, monkeypatch):
+    """The full-text leg is first searched FTS_MARGIN_MIN rows past its k at least: a tie of 60
+    rows straddling k = 10 ends inside that first search, so the leg is searched once (at half
+    its k past the cut, it took four searches, 15, 30, 60 and 120 deep), and the pool holds
+    the whole tie at the cut."""
+    from inspector.core.engine import pool as P
+    from inspector.core.engine import pools
+
+    depths: list[int] = []
+    real = P._fts_leg
+    monkeypatch.setattr(P, "_fts_leg", lambda s, text, k, *a: depths.append(k) or
+                        real(s, text, k, *a))
+    fetched: list[P.Pool] = []
+    real_pool = pools.fetch_pool
+    monkeypatch.setattr(pools, "fetch_pool", lambda *a, **k: fetched.append(
+        real_pool(*a, **k)) or fetched[-1])
+    store = open_store(str(_tied_store(tmp_path / "tied")))
+    pools.SOURCE.clear()
+    t = ask(store, text="rotate signing keys", vector=np.zeros(8, np.float32), mode="fts",
+            limit=10, cap=0, cache=PoolCache()).trace
+    assert depths == [10 + P.FTS_MARGIN_MIN]
+    leg = [s for s in t.stage("fetch").rows if "fts_rank" in dict(s.inputs)]
+    assert len(leg) == 10 and {s.row.text for s in leg} == {"rotate signing keys"}
+    assert len(fetched) == 1 and len(fetched[0].fts_leg.rows) == 60  # the whole tie
+
+
+def test_lancedbs_order_at_k_is_searched_beside_the_vector_leg(tmp_path, monkeypatch):
+    """Where the full-text leg ties at k, LanceDB's own order at k (which the fetch stage
+    needs) is searched by the fetch in the full-text leg's thread, once, not by the stage
+    after both legs are in; the answer is the one the stage's own search gives."""
+    import threading
+
+    from inspector.core.engine import pool as P
+    from inspector.core.engine.pools import SOURCE
+
+    store = open_store(str(_tied_store(tmp_path / "tied")))
+    rng = np.random.default_rng(5)
+    vecs = [rng.normal(size=8).astype(np.float32) for _ in range(4)]
+
+    def answers() -> list[tuple[list[str], list[float]]]:
+        out = []
+        for v in vecs:
+            SOURCE.clear()
+            t = ask(store, text="rotate signing keys", vector=v, mode="hybrid", limit=10,
+                    cap=0, cache=PoolCache()).trace
+            out.append((t.final.ids, _fused(t)))
+        return out
+
+    threads: list[str] = []
+    real = P.native_fts_ids
+    monkeypatch.setattr(P, "native_fts_ids", lambda *a, **k: threads.append(
+        threading.current_thread().name) or real(*a, **k))
+    ahead = answers()
+    assert len(threads) == len(vecs)  # one search a query: the stage found it searched
+    assert threading.main_thread().name not in threads
+    threads.clear()
+    monkeypatch.setattr(P, "tied_at", lambda *a: False)  # the fetch sees no tie: none ahead
+    behind = answers()
+    assert threads == [threading.main_thread().name] * len(vecs)  # the stage's own search
+    assert ahead == behind
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_tied_at_says_what_the_runs_of_equal_values_say(seed):
+    """`pool.tied_at` (does a leg tie within its first k or across its cut) against the
+    engine's runs of equal values (stages.classic._runs), on values with ties, NaNs and a
+    known or unknown value past the leg."""
+    from inspector.core.engine.flow.stages.classic import _runs
+    from inspector.core.engine.pool import tied_at
+
+    rng = np.random.default_rng(seed)
+    for _ in range(300):
+        n = int(rng.integers(0, 12))
+        values = np.sort(rng.integers(0, 6, size=n).astype(np.float64))[::-1]
+        if n and rng.random() < 0.2:
+            values[rng.integers(0, n)] = np.nan
+        after = float(rng.choice([np.nan, *values[-1:], -1.0])) if n else np.nan
+        k = int(rng.integers(0, n + 3))
+        c = min(k, n)
+        cut = values[:c + 1] if c < n else (values if np.isnan(after) else
+                                            np.append(values, after))
+        assert tied_at(values, after, k) == bool(_runs(cut, c, c)), (values, after, k)

@@ -277,17 +277,27 @@ class PoolSource:
                 pool_key(p))
 
     def pool(self, store: Store, query: Query, p: Params, vec_k: int, fts_k: int,
-             vec_leg: tuple[Any, bool, float] | None = None, fresh: bool = False) -> Pool:
+             vec_leg: tuple[Any, bool, float] | None = None, fresh: bool = False,
+             order_ahead: bool = False) -> Pool:
         """The pool a fresh `fetch_pool` at these depths returns: cached, or fetched now.
         `vec_leg`: the vector leg already fetched by a batched scan (see pool.fetch_pool);
         `fresh`: search the store even when cached (a query the user runs again, so a version
-        removed under an open store is said, not answered from memory)."""
+        removed under an open store is said, not answered from memory); `order_ahead`: the
+        caller (the classic fetch stage) asks LanceDB's own full-text order at p's k where the
+        leg ties there, so it is searched beside the vector leg (`fts_order`)."""
         key = (*self._base(store, query, p), int(vec_k), int(fts_k))
         got = self.cache.get(key) if key[0] is not None and not fresh else None
         if got is not None:
             return got[1]
         _may_search()
-        pool = fetch_pool(store, query, p, vec_k=vec_k, fts_k=fts_k, vec_leg=vec_leg)
+        ahead = None
+        text = query.text
+        if order_ahead and key[0] is not None and p.mode in ("fts", "hybrid") and \
+                p.tie_rule == "lancedb" and text:
+            k = depths(p).fts_k
+            ahead = (k, lambda: self.fts_order(store, text, k, p))
+        pool = fetch_pool(store, query, p, vec_k=vec_k, fts_k=fts_k, vec_leg=vec_leg,
+                          fts_order=ahead)
         self.fetches += 1
         if key[0] is not None:
             self.cache.put(key, (key, pool))
@@ -331,9 +341,10 @@ SOURCE = PoolSource()  # the one owner of fetched pools in this process
 
 # ---- what the engine and its clients ask for ---------------------------------------------------
 def fetch(store: Store, query: Query, p: Params, vec_k: int, fts_k: int,
-          vec_leg: tuple[Any, bool, float] | None = None, fresh: bool = False) -> Pool:
+          vec_leg: tuple[Any, bool, float] | None = None, fresh: bool = False,
+          order_ahead: bool = False) -> Pool:
     """The pool at exactly these depths (see PoolSource.pool)."""
-    return SOURCE.pool(store, query, p, vec_k, fts_k, vec_leg, fresh)
+    return SOURCE.pool(store, query, p, vec_k, fts_k, vec_leg, fresh, order_ahead)
 
 
 def vector_legs(store: Store, cases: Any, base: Params, depth_of: Callable[[Any], int],
@@ -346,10 +357,10 @@ def vector_legs(store: Store, cases: Any, base: Params, depth_of: Callable[[Any]
 
 
 def fetch_for(store: Store, query: Query, p: Params, max_overfetch: float | None = None,
-              max_limit: int | None = None) -> Pool:
+              max_limit: int | None = None, order_ahead: bool = False) -> Pool:
     """A pool deep enough for p and for any over-fetch up to max_overfetch."""
     return fetch(store, query, p, *depth_for("params", store, p, max_overfetch=max_overfetch,
-                                             max_limit=max_limit))
+                                             max_limit=max_limit), order_ahead=order_ahead)
 
 
 def answering(store: Store, query: Query, p: Params) -> Pool:

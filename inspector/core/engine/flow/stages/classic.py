@@ -36,7 +36,7 @@ from inspector.core.engine.flow.rows import (
 )
 from inspector.core.engine.flow.rows import row as stored_row
 from inspector.core.engine.params import Params, depths, pool_depth
-from inspector.core.engine.pool import Pool, Query
+from inspector.core.engine.pool import Pool, Query, tied_at
 from inspector.core.engine.ties import score_order
 from inspector.core.errors import InspectorError
 from inspector.core.stores.safety.bounds import MAX_CANDIDATES
@@ -248,9 +248,12 @@ def pool_for(ctx: Context, p: Params) -> Pool:
     found = pools.SOURCE.answering(store, query, p)
     if found is not None:
         return found
+    # this stage asks LanceDB's own full-text order at p's k where the leg ties there: it is
+    # searched beside the vector leg (PoolSource.pool)
     if ctx.settings.get("_live"):
-        return pools.fetch(store, query, p, *pools.depth_for("live", store, p))
-    return pools.fetch_for(store, query, p)
+        return pools.fetch(store, query, p, *pools.depth_for("live", store, p),
+                           order_ahead=True)
+    return pools.fetch_for(store, query, p, order_ahead=True)
 
 
 # id(pool) -> what was read from it once: its rows, the fetch stage's candidates per shape of
@@ -381,8 +384,7 @@ def _fts_tied(pool: Pool, k: int) -> bool:
     """Some BM25 scores tie within the full-text leg's first k rows or across its cut. Without
     a tie, LanceDB's own order at k is the pool's (score descending, each row's place fixed),
     so its search at k is not needed to know it."""
-    c, values = _cut_values(pool.fts_leg, k)
-    return bool(_runs(values, c, c))
+    return tied_at(pool.fts_leg.values, pool.fts_leg.next_value, k)
 
 
 def _leg_ties(ctx: Context, pool: Pool, p: Params, stage_name: str) -> None:
