@@ -266,8 +266,9 @@ def build_demo(path: str | Path, overwrite: bool = False) -> Path:
 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="demo-indexed") as pool:
         # the indexed table's index training and story search run in LanceDB, which lets go
-        # of the GIL, while this thread makes the main table's rows (the story goes into
-        # the main table's metadata, so the main table is written after it)
+        # of the GIL, while this thread reads the main table's rows (as shipped) and embeds
+        # them (the story goes into the main table's metadata, so the main table is written
+        # after it)
         indexed = pool.submit(indexed_demo.build_indexed, target, META_KEY,
                               shipped_rows.rows_table(indexed_demo.TABLE, indexed_demo._rows))
         rows = shipped_rows.rows_table(TABLE, _rows)

@@ -31,14 +31,14 @@ def from_rows(rows: list[dict[str, Any]]) -> pa.Table:
 
 
 def read(path: Any) -> pa.Table | None:
-    """The table kept at `path` (a file or an importlib.resources traversable), None if absent."""
+    """The table kept at `path` (a file or an importlib.resources traversable), None if it is
+    absent or unreadable (the generator then makes the rows: a damaged install still starts)."""
     import pyarrow.ipc as ipc
 
     try:
-        data = path.read_bytes()
-    except (FileNotFoundError, NotADirectoryError):
+        return ipc.open_file(pa.BufferReader(path.read_bytes())).read_all()
+    except (OSError, pa.ArrowException):
         return None
-    return ipc.open_file(pa.BufferReader(data)).read_all()
 
 
 def shipped(table: str) -> pa.Table | None:

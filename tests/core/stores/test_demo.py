@@ -203,6 +203,21 @@ def test_write_rows_writes_the_shipped_files_again(tmp_path):
     assert wrong.returncode == 2 and "usage:" in wrong.stderr
 
 
+def test_a_missing_or_damaged_rows_file_reads_as_none(tmp_path):
+    """`shipped_rows.read` gives None for a file that is not there or not an Arrow file, so
+    the demo's generator makes the rows instead of the launch failing."""
+    from inspector.core.stores import shipped_rows
+
+    assert shipped_rows.read(tmp_path / "absent.arrow") is None
+    (tmp_path / "cut.arrow").write_bytes(b"ARROW1\x00\x00 not the rest of a file")
+    assert shipped_rows.read(tmp_path / "cut.arrow") is None
+    good = shipped_rows.shipped("memories")
+    assert good is not None
+    whole = (tmp_path / "whole")
+    shipped_rows.write(whole, {"memories": lambda: good.to_pylist()})
+    assert shipped_rows.read(whole / "memories.arrow").equals(good)
+
+
 def test_a_demo_store_from_the_generators_equals_one_from_the_shipped_rows(monkeypatch,
                                                                            tmp_path):
     """Without the shipped files (a source tree missing them), the rows are made: the same
