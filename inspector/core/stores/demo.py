@@ -21,6 +21,8 @@ import re
 import threading
 import uuid
 from collections import Counter
+from collections.abc import Callable
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +30,6 @@ import numpy as np
 import pyarrow as pa
 
 from inspector.core.errors import InspectorError
-from inspector.core.stores import shipped_rows
 from inspector.core.stores.ann import demo as indexed_demo
 from inspector.core.stores.embed import HashEmbedder
 from inspector.core.stores.store import META_KEY
@@ -270,8 +271,8 @@ def build_demo(path: str | Path, overwrite: bool = False) -> Path:
         # them (the story goes into the main table's metadata, so the main table is written
         # after it)
         indexed = pool.submit(indexed_demo.build_indexed, target, META_KEY,
-                              shipped_rows.rows_table(indexed_demo.TABLE, indexed_demo._rows))
-        rows = shipped_rows.rows_table(TABLE, _rows)
+                              rows_table(indexed_demo.TABLE, indexed_demo._rows))
+        rows = rows_table(TABLE, _rows)
         vectors = _jittered(HashEmbedder(dim=DIM).embed(rows.column("text").to_pylist()),
                             keep=[rid in _TIE_IDS for rid in rows.column("id").to_pylist()])
         story = indexed.result()
@@ -343,6 +344,72 @@ def ensure_demo_store() -> Path:
         return target
 
 
+# ---- the rows as shipped --------------------------------------------------------------------
+# Each demo table's rows without vectors, made by its generator (`row_generators`) once and
+# kept as an Arrow file under `inspector.resources` (demo/): a first launch reads them (~1 ms)
+# instead of making them (~0.2 s of Python, which held the GIL while the window was built).
+# The generators stay the source of truth: `rows_table` falls back to them where a file is
+# missing or unreadable, and a test checks that every shipped file equals what its generator
+# makes now. After changing a generator, write the files again (`main`):
+#     .venv/bin/python -m inspector.core.stores.demo --write-rows resources/demo
+
+ROWS_FOLDER = "demo"  # under inspector.resources
+
+
+def rows_file_name(table: str) -> str:
+    return f"{table}.arrow"
+
+
+def from_rows(rows: list[dict[str, Any]]) -> pa.Table:
+    """A generator's rows (dicts of plain values, every row the same keys) as a table."""
+    return pa.table({k: [r[k] for r in rows] for k in rows[0]})
+
+
+def read_rows_file(path: Any) -> pa.Table | None:
+    """The table kept at `path` (a file or an importlib.resources traversable), None if it is
+    absent or unreadable (the generator then makes the rows: a damaged install still starts)."""
+    import pyarrow.ipc as ipc
+
+    try:
+        return ipc.open_file(pa.BufferReader(path.read_bytes())).read_all()
+    except (OSError, pa.ArrowException):
+        return None
+
+
+def shipped_rows(table: str) -> pa.Table | None:
+    """Demo table `table`'s rows as shipped (None: not shipped, or unreadable)."""
+    try:
+        folder = resources.files("inspector.resources").joinpath(ROWS_FOLDER)
+    except ModuleNotFoundError:
+        return None
+    return read_rows_file(folder.joinpath(rows_file_name(table)))
+
+
+def rows_table(table: str, make: Callable[[], list[dict[str, Any]]]) -> pa.Table:
+    """The rows of demo table `table` without vectors: as shipped, else made by `make`."""
+    got = shipped_rows(table)
+    return got if got is not None else from_rows(make())
+
+
+def write_rows(folder: str | Path,
+               generators: dict[str, Callable[[], list[dict[str, Any]]]]) -> list[Path]:
+    """Write each table's generated rows into `folder` (made if missing): one Arrow file each,
+    zstd-compressed."""
+    import pyarrow.ipc as ipc
+
+    out = Path(folder).expanduser()
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for table, make in generators.items():
+        data = from_rows(make())
+        path = out / rows_file_name(table)
+        with ipc.new_file(str(path), data.schema,
+                          options=ipc.IpcWriteOptions(compression="zstd")) as w:
+            w.write_table(data)
+        written.append(path)
+    return written
+
+
 def row_generators() -> dict[str, Any]:
     """Each demo table's row generator (its rows without vectors), by table name."""
     return {TABLE: _rows, indexed_demo.TABLE: indexed_demo._rows}
@@ -350,14 +417,14 @@ def row_generators() -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     """`python -m inspector.core.stores.demo --write-rows FOLDER`: the demo tables' rows as
-    shipped (shipped_rows), written again from their generators."""
+    shipped (`rows_table`), written again from their generators."""
     import sys
 
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 2 or args[0] != "--write-rows":
         print("usage: python -m inspector.core.stores.demo --write-rows FOLDER", file=sys.stderr)
         return 2
-    for path in shipped_rows.write(args[1], row_generators()):
+    for path in write_rows(args[1], row_generators()):
         print(f"wrote {path}")
     return 0
 

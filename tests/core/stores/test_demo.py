@@ -6,6 +6,7 @@ import pytest
 
 from inspector.core.engine.flow.runner import PoolCache
 from inspector.core.errors import InspectorError
+from inspector.core.stores import demo as demo_module
 from inspector.core.stores.demo import (
     BLEND_QUERY,
     SCOPE_QUERY,
@@ -165,15 +166,12 @@ def test_the_demo_store_is_not_mistaken_for_a_real_system(demo):
 def test_the_shipped_rows_are_what_the_generators_make():
     """A first launch reads the demo tables' rows from resources/demo instead of making them:
     each file must hold exactly its generator's rows, types and order included."""
-    from inspector.core.stores import demo as demo_module
-    from inspector.core.stores import shipped_rows
-
     generators = demo_module.row_generators()
     assert sorted(generators) == ["memories", "memories_indexed"]
     for table, make in generators.items():
-        got = shipped_rows.shipped(table)
+        got = demo_module.shipped_rows(table)
         assert got is not None, f"resources/demo has no rows of {table}"
-        made = shipped_rows.from_rows(make())
+        made = demo_module.from_rows(make())
         assert got.schema.equals(made.schema) and got.equals(made), table
         assert got.num_rows == len(make()) and "vector" not in got.column_names
 
@@ -185,8 +183,6 @@ def test_write_rows_writes_the_shipped_files_again(tmp_path):
     import subprocess
     import sys
 
-    from inspector.core.stores import shipped_rows
-
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     done = subprocess.run([sys.executable, "-m", "inspector.core.stores.demo", "--write-rows",
                            str(tmp_path / "out")], capture_output=True, text=True, env=env,
@@ -195,8 +191,8 @@ def test_write_rows_writes_the_shipped_files_again(tmp_path):
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
         "memories.arrow", "memories_indexed.arrow"]
     for table in ("memories", "memories_indexed"):
-        written = shipped_rows.read(tmp_path / "out" / f"{table}.arrow")
-        assert written is not None and written.equals(shipped_rows.shipped(table))
+        written = demo_module.read_rows_file(tmp_path / "out" / f"{table}.arrow")
+        assert written is not None and written.equals(demo_module.shipped_rows(table))
         assert f"wrote {tmp_path / 'out' / f'{table}.arrow'}" in done.stdout
     wrong = subprocess.run([sys.executable, "-m", "inspector.core.stores.demo"],
                            capture_output=True, text=True, env=env, timeout=300)
@@ -204,29 +200,25 @@ def test_write_rows_writes_the_shipped_files_again(tmp_path):
 
 
 def test_a_missing_or_damaged_rows_file_reads_as_none(tmp_path):
-    """`shipped_rows.read` gives None for a file that is not there or not an Arrow file, so
+    """`demo.read_rows_file` gives None for a file that is not there or not an Arrow file, so
     the demo's generator makes the rows instead of the launch failing."""
-    from inspector.core.stores import shipped_rows
-
-    assert shipped_rows.read(tmp_path / "absent.arrow") is None
+    assert demo_module.read_rows_file(tmp_path / "absent.arrow") is None
     (tmp_path / "cut.arrow").write_bytes(b"ARROW1\x00\x00 not the rest of a file")
-    assert shipped_rows.read(tmp_path / "cut.arrow") is None
-    good = shipped_rows.shipped("memories")
+    assert demo_module.read_rows_file(tmp_path / "cut.arrow") is None
+    good = demo_module.shipped_rows("memories")
     assert good is not None
     whole = (tmp_path / "whole")
-    shipped_rows.write(whole, {"memories": lambda: good.to_pylist()})
-    assert shipped_rows.read(whole / "memories.arrow").equals(good)
+    demo_module.write_rows(whole, {"memories": lambda: good.to_pylist()})
+    assert demo_module.read_rows_file(whole / "memories.arrow").equals(good)
 
 
 def test_a_demo_store_from_the_generators_equals_one_from_the_shipped_rows(monkeypatch,
                                                                            tmp_path):
     """Without the shipped files (a source tree missing them), the rows are made: the same
     tables either way (the index story is read off each store's own trained index)."""
-    from inspector.core.stores import shipped_rows
-
     shipped = open_store(str(build_demo(tmp_path / "shipped")))
     calls = []
-    monkeypatch.setattr(shipped_rows, "shipped", lambda table: calls.append(table))
+    monkeypatch.setattr(demo_module, "shipped_rows", lambda table: calls.append(table))
     made = open_store(str(build_demo(tmp_path / "made")))
     assert sorted(calls) == ["memories", "memories_indexed"]
     for table in ("memories", "memories_indexed"):

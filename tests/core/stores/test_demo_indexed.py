@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from inspector.core.stores import shipped_rows
+from inspector.core.stores import demo as demo_module
 from inspector.core.stores.ann import demo as demo_indexed
 from inspector.core.stores.opening import open_store
 from inspector.core.stores.store import META_KEY
@@ -19,7 +19,7 @@ from tests.askkit import ask, final_ids
 def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list]:
     path = tmp_path_factory.mktemp("demo_indexed")
     return path, demo_indexed.build_indexed(
-        path, META_KEY, shipped_rows.from_rows(demo_indexed._rows()))
+        path, META_KEY, demo_module.from_rows(demo_indexed._rows()))
 
 
 def test_builds_a_trained_ivf_pq_table(built):
