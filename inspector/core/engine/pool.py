@@ -38,8 +38,8 @@ from inspector.core.stores.store import Store
 
 # The full-text leg is first fetched this many rows past its k at least (half its k when more):
 # a BM25 tie straddling the cut then mostly ends inside the first search. LanceDB's full-text
-# search costs about the same at 50 or 600 rows (3.5 against 4.4 ms on 10k rows, measured),
-# while a tie past the margin costs a whole second search.
+# search costs about the same at a few dozen rows or a few hundred, while a tie past the
+# margin costs a whole second search (the `overhead` bench's hybrid row).
 FTS_MARGIN_MIN = 128
 
 
@@ -161,13 +161,19 @@ def native_fts_ids(store: Store, text: str, k: int, params: Params) -> tuple[Any
     return tuple(q.to_arrow().column(store.roles.id).to_pylist())
 
 
-def tied_at(values: np.ndarray, next_value: float, k: int) -> bool:
-    """Equal values within a leg's first k (`values` in rank order, `next_value` the one past
-    them where the leg holds no more, NaN if unknown) or across its cut at k. NaNs never tie."""
+def cut_values(values: np.ndarray, next_value: float, k: int) -> tuple[int, np.ndarray]:
+    """A leg's rows inside its cut at k, and its values to one past the cut (when known):
+    `values` in rank order, `next_value` the one past them where the leg holds no more (NaN
+    if unknown)."""
     c = min(k, len(values))
-    v = values[:c + 1] if c < len(values) else \
-        (values if np.isnan(next_value) else np.append(values, next_value))
-    v = np.asarray(v, np.float64)
+    return c, values[:c + 1] if c < len(values) else (
+        values if np.isnan(next_value) else np.append(values, next_value))
+
+
+def tied_at(values: np.ndarray, next_value: float, k: int) -> bool:
+    """Equal values within a leg's first k or across its cut at k (see `cut_values`): two
+    neighbours among the values to one past the cut are equal. NaNs never tie."""
+    v = np.asarray(cut_values(values, next_value, k)[1], np.float64)
     return bool(len(v) >= 2 and np.any(v[1:] == v[:-1]))
 
 

@@ -346,8 +346,8 @@ def ensure_demo_store() -> Path:
 
 # ---- the rows as shipped --------------------------------------------------------------------
 # Each demo table's rows without vectors, made by its generator (`row_generators`) once and
-# kept as an Arrow file under `inspector.resources` (demo/): a first launch reads them (~1 ms)
-# instead of making them (~0.2 s of Python, which held the GIL while the window was built).
+# kept as an Arrow file under `inspector.resources` (demo/): a first launch reads them instead
+# of making them in Python, which held the GIL while the window was built.
 # The generators stay the source of truth: `rows_table` falls back to them where a file is
 # missing or unreadable, and a test checks that every shipped file equals what its generator
 # makes now. After changing a generator, write the files again (`main`):

@@ -4,7 +4,6 @@ a pipeline reads the clock. Every view of a flow trace renders these; none recou
 
 from __future__ import annotations
 
-import weakref
 from collections import Counter
 from dataclasses import dataclass
 
@@ -44,24 +43,15 @@ def _label(code: str) -> str:
 _NONE = object()
 
 
-# id(stage run) -> (a weak reference to it, its summary): a slider that comes back to a value
-# gets the run it had there (the question's memo of answers), and its stages' summaries with
-# it. A run never changes, so while the reference names it, the summary is its own. Bounded:
-# past SUMMARIES_MAX runs, start again.
-_SUMMARIES: dict[int, tuple[weakref.ref[StageRun], StageSummary]] = {}
-SUMMARIES_MAX = 4096
-
-
 def summarise(st: StageRun) -> StageSummary:
-    """The stage run's summary (remembered per run: `_SUMMARIES`)."""
-    hit = _SUMMARIES.get(id(st))
-    if hit is not None and hit[0]() is st:
-        return hit[1]
-    out = _summarise(st)
-    if len(_SUMMARIES) >= SUMMARIES_MAX:
-        _SUMMARIES.clear()
-    _SUMMARIES[id(st)] = (weakref.ref(st), out)
-    return out
+    """The stage run's summary, kept by the run once counted: a run never changes, and a
+    slider that comes back to a value gets the run it had there (the question's memo of
+    answers), so its stages are not counted again. Kept in the run's own __dict__ (as
+    rows.Scored keeps its id), outside its fields: equality, replace and JSON never see it."""
+    got = st.__dict__.get("_summary")
+    if got is None:
+        got = st.__dict__["_summary"] = _summarise(st)
+    return got
 
 
 def _summarise(st: StageRun) -> StageSummary:

@@ -108,10 +108,10 @@ def build_indexed(target: str | Path, meta_key: bytes, rows: pa.Table) -> list[d
         {meta_key: json.dumps(meta).encode()})
     Path(target).mkdir(parents=True, exist_ok=True)
     tbl = lancedb.connect(str(target)).create_table(TABLE, data, mode="overwrite")
-    # 4-bit codes (16 centroids a sub-vector, not 256): LanceDB trains them in a quarter of
-    # the time and a fifth of the CPU (measured: 0.08 s against 0.37 s), which a first launch
-    # spends beside the window's build on two cores; the index still loses rows its refine
-    # factor brings back, which is the story
+    # 4-bit codes (16 centroids a sub-vector, not 256): LanceDB trains them in a fraction of
+    # the CPU time, which a first launch spends beside the window's build on two cores (the
+    # startup bench's first launch); the index still loses rows its refine factor brings
+    # back, which is the story
     tbl.create_index("vector", config=IvfPq(num_partitions=32, num_sub_vectors=8,
                                             num_bits=4, sample_rate=64))
     story = find_story(tbl, embed)

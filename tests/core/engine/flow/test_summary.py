@@ -59,19 +59,24 @@ def test_a_pipeline_reads_the_clock_when_a_stage_does() -> None:
 
 def test_a_run_seen_again_keeps_its_summaries(trace, monkeypatch: pytest.MonkeyPatch) -> None:
     """A slider that comes back to a value gets the run it had there, and its stages'
-    summaries are not counted again: the same objects; a copy of a run is summarised anew,
-    to the same counts; past the bound the memo starts again."""
-    from dataclasses import replace
+    summaries are not counted again: the same objects; a run made anew (replace) is
+    summarised anew, to the same counts; the kept summary is no field of the run."""
+    from dataclasses import asdict, fields, replace
 
     from inspector.core.engine.flow import summary
 
-    monkeypatch.setattr(summary, "_SUMMARIES", {})
-    first = [summarise(st) for st in trace.stages]
-    assert all(a is summarise(st) for a, st in zip(first, trace.stages, strict=True))
-    copies = [replace(st) for st in trace.stages]
+    counted: list[object] = []
+    real = summary._summarise
+    monkeypatch.setattr(summary, "_summarise", lambda st: counted.append(st) or real(st))
+    runs = [replace(st) for st in trace.stages]  # runs no other test summarised yet
+    first = [summarise(st) for st in runs]
+    assert counted == runs
+    assert all(a is summarise(st) for a, st in zip(first, runs, strict=True))
+    assert counted == runs  # nothing counted again
+    copies = [replace(st) for st in runs]
     again = [summarise(st) for st in copies]
     assert again == first and not any(a is b for a, b in zip(again, first, strict=True))
-    monkeypatch.setattr(summary, "SUMMARIES_MAX", 4)
-    for st in trace.stages:
-        summarise(replace(st))
-        assert len(summary._SUMMARIES) <= 4
+    assert counted == runs + copies
+    assert all(st == copy for st, copy in zip(runs, copies, strict=True))
+    assert "_summary" not in {f.name for f in fields(runs[0])}
+    assert "_summary" not in asdict(runs[0])

@@ -36,7 +36,7 @@ from inspector.core.engine.flow.rows import (
 )
 from inspector.core.engine.flow.rows import row as stored_row
 from inspector.core.engine.params import Params, depths, pool_depth
-from inspector.core.engine.pool import Pool, Query, tied_at
+from inspector.core.engine.pool import Pool, Query, cut_values, tied_at
 from inspector.core.engine.ties import score_order
 from inspector.core.errors import InspectorError
 from inspector.core.stores.safety.bounds import MAX_CANDIDATES
@@ -374,10 +374,7 @@ def _runs(values: np.ndarray, n: int, cut: int) -> list[tuple[int, int, int]]:
 
 def _cut_values(leg: Any, k: int) -> tuple[int, np.ndarray]:
     """A leg's rows inside its cut at k, and its values to one past the cut (when known)."""
-    c = min(k, len(leg.rows))
-    values = leg.values[: c + 1] if c < len(leg.values) else (
-        leg.values if np.isnan(leg.next_value) else np.append(leg.values, leg.next_value))
-    return c, values
+    return cut_values(leg.values, leg.next_value, k)
 
 
 def _fts_tied(pool: Pool, k: int) -> bool:
