@@ -144,13 +144,14 @@ def _built_once(target: Path, build: Callable[[Path], Any], wait: float = 300.0)
 
 @pytest.fixture(scope="session")
 def data_root(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
-    """A data folder holding the deterministic demo store (3,022 rows, two stories, and its
-    indexed table), written once per run and shared by every worker: nothing writes to it."""
-    from inspector.core.stores.demo import DEMO_VERSION, build_demo
+    """A data folder holding the demo store as a first launch writes it (unpacked as shipped:
+    its rows, stories and indexed table), written once per run and shared by every worker:
+    nothing writes to it."""
+    from inspector.core.stores.demo import DEMO_VERSION, write_demo
 
     base = tmp_path_factory.getbasetemp()
     shared = base.parent if worker_id != "master" else base
-    _built_once(shared / "shared-data" / f"demo-store-v{DEMO_VERSION}", build_demo)
+    _built_once(shared / "shared-data" / f"demo-store-v{DEMO_VERSION}", write_demo)
     return shared / "shared-data"
 
 

@@ -49,8 +49,8 @@ ELSEWHERE: dict[str, tuple[str, str]] = {
                                         '"docs.qrels", "docs.run", "nDCG@10"'),
     "bash scripts/dev heldout": (".ci/run", "bash scripts/dev heldout"),
     # into a temporary folder, compared with the files shipped in resources/demo
-    ".venv/bin/python -m inspector.core.stores.demo --write-rows": (
-        "tests/core/stores/test_demo.py", '"-m", "inspector.core.stores.demo", "--write-rows"'),
+    ".venv/bin/python -m inspector.core.stores.demo --write": (
+        "tests/core/stores/test_demo.py", '"-m", "inspector.core.stores.demo", "--write",'),
 }
 RECORDING = ("records the fixtures into the checkout (the Python recorders, their installs "
              "and the held-out check run in CI into a temporary folder: scripts/dev heldout; "

@@ -103,7 +103,7 @@ def _cmd_demo(a: argparse.Namespace) -> int:
     from inspector.core.stores import demo
 
     if a.path is not None:
-        print(f"demo store written to {demo.build_demo(a.path)}")
+        print(f"demo store written to {demo.write_demo(a.path)}")
         return 0
     there = demo.has_demo_store(demo.demo_store_path())
     path = demo.ensure_demo_store()

@@ -197,9 +197,10 @@ def wait_then(gate: Any, then: Any) -> None:
 def write_demo_early() -> Any:
     """On a first launch on the demo store, start writing it now, in a thread, while the
     window's own modules import and the window is built (the open job then finds it written,
-    or waits for it: demo.ensure_demo_store holds a lock). Most of the writing is LanceDB's
-    index training, which runs without the GIL. Returns the gate the next import waits on:
-    the thread's own imports (lancedb), so no module is imported by two threads at once
+    or waits for it: demo.ensure_demo_store holds a lock). The store is unpacked as shipped
+    (demo.unpack_demo_store): no lancedb, no index training beside the window's build; where it
+    cannot be, this thread writes nothing and the open job builds it. Returns the gate the next
+    import waits on: the thread's own imports, so no module is imported by two threads at once
     (CPython's per-module import locks can then deadlock); None when the store exists."""
     import threading
 
@@ -211,14 +212,13 @@ def write_demo_early() -> Any:
 
     def write() -> None:
         try:
-            import concurrent.futures  # noqa: F401 - what the writing imports, imported here
-
-            import lancedb  # noqa: F401
-            import lancedb.index  # noqa: F401
+            import gzip  # noqa: F401 - what the unpacking imports, imported here
+            import tarfile  # noqa: F401
+            import zlib  # noqa: F401
         finally:
             imported.set()
         try:
-            demo.ensure_demo_store()
+            demo.unpack_demo_store()
         except Exception:  # noqa: BLE001 - the open job writes it again and says what failed
             pass
 

@@ -327,8 +327,20 @@ _WRITING = threading.Lock()  # one writer per process: a launch starts it early 
 
 
 def ensure_demo_store() -> Path:
-    """The bundled demo store in the user's data folder, written on first use (a second
-    caller while it is written waits for it)."""
+    """The bundled demo store in the user's data folder, written on first use: unpacked from
+    the store as shipped, else built (a second caller while it is written waits for it)."""
+    got = _ensure(build=True)
+    assert got is not None  # built where it could not be unpacked
+    return got
+
+
+def unpack_demo_store() -> Path | None:
+    """`ensure_demo_store` without building: None (nothing written) where the shipped store
+    cannot be unpacked. A first launch's early writer (qt.app) imports nothing more."""
+    return _ensure(build=False)
+
+
+def _ensure(build: bool) -> Path | None:
     import os
     import shutil
 
@@ -338,20 +350,36 @@ def ensure_demo_store() -> Path:
             return target
         tmp = target.with_name(target.name + f".tmp{os.getpid()}")
         shutil.rmtree(tmp, ignore_errors=True)
-        build_demo(tmp)
+        if build:
+            write_demo(tmp)
+        elif not unpack_store(tmp):
+            return None
         shutil.rmtree(target, ignore_errors=True)
         os.replace(tmp, target)
         return target
 
 
+def write_demo(path: str | Path) -> Path:
+    """The demo store written to a new or empty folder: the store as shipped (`shipped_store`),
+    else, where it is missing or damaged, built from the generators (`build_demo`)."""
+    target = Path(path).expanduser()
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise InspectorError(f"{target} already exists and is not empty; the demo store "
+                             "is only written to a new or empty folder.")
+    if unpack_store(target):
+        return target
+    return build_demo(target)
+
+
 # ---- the rows as shipped --------------------------------------------------------------------
 # Each demo table's rows without vectors, made by its generator (`row_generators`) once and
-# kept as an Arrow file under `inspector.resources` (demo/): a first launch reads them instead
-# of making them in Python, which held the GIL while the window was built.
+# kept as an Arrow file under `inspector.resources` (demo/): `build_demo` reads them instead of
+# making them in Python (it builds the packed store below, and the demo where that is missing
+# or damaged).
 # The generators stay the source of truth: `rows_table` falls back to them where a file is
 # missing or unreadable, and a test checks that every shipped file equals what its generator
-# makes now. After changing a generator, write the files again (`main`):
-#     .venv/bin/python -m inspector.core.stores.demo --write-rows resources/demo
+# makes now. After changing a generator, write the files and the packed store again (`main`):
+#     .venv/bin/python -m inspector.core.stores.demo --write resources/demo
 
 ROWS_FOLDER = "demo"  # under inspector.resources
 
@@ -415,16 +443,129 @@ def row_generators() -> dict[str, Any]:
     return {TABLE: _rows, indexed_demo.TABLE: indexed_demo._rows}
 
 
+# ---- the store as shipped -------------------------------------------------------------------
+# The whole demo store as `build_demo` writes it (both tables, their vectors, the full-text and
+# IVF_PQ indexes, the stories found on that index), packed into one gzip'd tar file under
+# resources/demo: a first launch unpacks it (no lancedb, no embedding, no index training
+# beside the window's build), and every install shows the same stories. A test checks that its
+# tables equal a fresh build's and that its stories hold on its own index; `main` writes it
+# again with the rows.
+
+STORE_ARCHIVE = "store.tar.gz"  # under ROWS_FOLDER
+
+
+def shipped_store() -> Any:
+    """The shipped store's archive (an importlib.resources traversable), None when the
+    package has none."""
+    try:
+        got = resources.files("inspector.resources").joinpath(ROWS_FOLDER, STORE_ARCHIVE)
+    except ModuleNotFoundError:
+        return None
+    return got if got.is_file() else None
+
+
+def _member_ok(m: Any) -> bool:
+    """A member an unpacked demo store may hold: a plain file or folder inside one of the
+    demo's table folders (no link, device, absolute path nor `..`)."""
+    from pathlib import PurePosixPath
+
+    parts = PurePosixPath(m.name).parts
+    return (m.isfile() or m.isdir()) and bool(parts) and ".." not in parts \
+        and not PurePosixPath(m.name).is_absolute() \
+        and parts[0] in (f"{TABLE}.lance", f"{indexed_demo.TABLE}.lance")
+
+
+def unpack_store(target: str | Path, archive: Any = None) -> bool:
+    """Unpack the shipped store (or `archive`: a path or traversable) into `target`, a new or
+    empty folder. False, with nothing of it left in `target`, when there is none or it is
+    damaged or holds anything but the demo's table folders (the caller then builds it)."""
+    import gzip
+    import shutil
+    import tarfile
+    import zlib
+
+    source = shipped_store() if archive is None else archive
+    if source is None:
+        return False
+    out = Path(target)
+    existed = out.exists()
+    try:
+        with source.open("rb") as raw, gzip.GzipFile(fileobj=raw) as gz, \
+                tarfile.open(fileobj=gz, mode="r|") as tar:
+            out.mkdir(parents=True, exist_ok=True)
+            for m in tar:  # a stream: each member checked before it is written
+                if not _member_ok(m):
+                    raise tarfile.TarError(f"unexpected member {m.name!r}")
+                if hasattr(tarfile, "data_filter"):
+                    tar.extract(m, out, filter="data")
+                else:  # Python before 3.11.4: _member_ok is the filter
+                    tar.extract(m, out)
+        if has_demo_store(out) and (out / f"{indexed_demo.TABLE}.lance").is_dir():
+            return True
+    except (OSError, EOFError, tarfile.TarError, zlib.error):
+        pass
+    if existed:  # empty before: everything in it now came from the archive
+        for child in out.iterdir():
+            if child.is_dir() and not child.is_symlink():
+                shutil.rmtree(child, ignore_errors=True)
+            else:
+                child.unlink(missing_ok=True)
+    else:
+        shutil.rmtree(out, ignore_errors=True)
+    return False
+
+
+def pack_store(store: str | Path, archive: str | Path) -> Path:
+    """A built demo store packed as `unpack_store` reads it: a tar of its table folders,
+    members sorted and without owners or times, gzip'd."""
+    import gzip
+    import io
+    import tarfile
+
+    root = Path(store)
+    out = Path(archive)
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for path in sorted(p for p in root.rglob("*")):
+            info = tar.gettarinfo(str(path), path.relative_to(root).as_posix())
+            info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "", ""
+            info.mode = 0o755 if path.is_dir() else 0o644
+            if path.is_file():
+                with path.open("rb") as f:
+                    tar.addfile(info, f)
+            else:
+                tar.addfile(info)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("wb") as f, gzip.GzipFile(fileobj=f, mode="wb", compresslevel=9,
+                                            mtime=0) as gz:
+        gz.write(buf.getvalue())
+    return out
+
+
+def write_shipped(folder: str | Path) -> list[Path]:
+    """What the demo ships, written into `folder`: each table's rows (`write_rows`) and the
+    store built from its generators, packed (`pack_store`)."""
+    import tempfile
+
+    out = Path(folder).expanduser()
+    written = write_rows(out, row_generators())
+    with tempfile.TemporaryDirectory(prefix="inspector-demo-") as tmp:
+        built = build_demo(Path(tmp) / "store")
+        written.append(pack_store(built, out / STORE_ARCHIVE))
+    return written
+
+
 def main(argv: list[str] | None = None) -> int:
-    """`python -m inspector.core.stores.demo --write-rows FOLDER`: the demo tables' rows as
-    shipped (`rows_table`), written again from their generators."""
+    """`python -m inspector.core.stores.demo --write FOLDER`: what the demo ships (the
+    tables' rows, `rows_table`, and the packed store, `unpack_store`), written again from the
+    generators."""
     import sys
 
     args = sys.argv[1:] if argv is None else argv
-    if len(args) != 2 or args[0] != "--write-rows":
-        print("usage: python -m inspector.core.stores.demo --write-rows FOLDER", file=sys.stderr)
+    if len(args) != 2 or args[0] != "--write":
+        print("usage: python -m inspector.core.stores.demo --write FOLDER", file=sys.stderr)
         return 2
-    for path in write_rows(args[1], row_generators()):
+    for path in write_shipped(args[1]):
         print(f"wrote {path}")
     return 0
 

@@ -135,14 +135,14 @@ def test_two_callers_at_once_write_the_demo_store_once(monkeypatch, tmp_path):
 
     monkeypatch.setenv("INSPECTOR_DATA_DIR", str(tmp_path / "data"))
     calls = []
-    real = demo_module.build_demo
+    real = demo_module.unpack_store
 
-    def slow_build(path, *args, **kwargs):
+    def slow_unpack(path, *args, **kwargs):
         calls.append(path)
         time.sleep(0.3)  # both callers are in before the first one's store is there
         return real(path, *args, **kwargs)
 
-    monkeypatch.setattr(demo_module, "build_demo", slow_build)
+    monkeypatch.setattr(demo_module, "unpack_store", slow_unpack)
     got: list = []
     threads = [threading.Thread(target=lambda: got.append(ensure_demo_store()))
                for _ in range(2)]
@@ -176,27 +176,162 @@ def test_the_shipped_rows_are_what_the_generators_make():
         assert got.num_rows == len(make()) and "vector" not in got.column_names
 
 
-def test_write_rows_writes_the_shipped_files_again(tmp_path):
+def test_write_writes_the_shipped_files_again(tmp_path):
     """The documented command (docs/developer/layout.md), run as written but into a temporary
-    folder: its files hold the shipped rows; a wrong call says how to call it."""
+    folder: its rows files hold the shipped rows and its packed store unpacks to the shipped
+    store's tables; a wrong call says how to call it."""
     import os
     import subprocess
     import sys
 
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-    done = subprocess.run([sys.executable, "-m", "inspector.core.stores.demo", "--write-rows",
+    done = subprocess.run([sys.executable, "-m", "inspector.core.stores.demo", "--write",
                            str(tmp_path / "out")], capture_output=True, text=True, env=env,
                           timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
-        "memories.arrow", "memories_indexed.arrow"]
+        "memories.arrow", "memories_indexed.arrow", "store.tar.gz"]
+    for name in ("memories.arrow", "memories_indexed.arrow", "store.tar.gz"):
+        assert f"wrote {tmp_path / 'out' / name}" in done.stdout
     for table in ("memories", "memories_indexed"):
         written = demo_module.read_rows_file(tmp_path / "out" / f"{table}.arrow")
         assert written is not None and written.equals(demo_module.shipped_rows(table))
-        assert f"wrote {tmp_path / 'out' / f'{table}.arrow'}" in done.stdout
-    wrong = subprocess.run([sys.executable, "-m", "inspector.core.stores.demo"],
-                           capture_output=True, text=True, env=env, timeout=300)
-    assert wrong.returncode == 2 and "usage:" in wrong.stderr
+    assert demo_module.unpack_store(tmp_path / "new", tmp_path / "out" / "store.tar.gz")
+    assert demo_module.unpack_store(tmp_path / "old")
+    for table in ("memories", "memories_indexed"):
+        _same_table(tmp_path / "new", tmp_path / "old", table)
+    wrong = subprocess.run([sys.executable, "-m", "inspector.core.stores.demo", "--write-rows",
+                            str(tmp_path / "x")], capture_output=True, text=True, env=env,
+                           timeout=300)
+    assert wrong.returncode == 2 and "usage:" in wrong.stderr and not (tmp_path / "x").exists()
+
+
+def _same_table(a, b, table: str) -> None:
+    """Both stores' `table` hold the same rows, vectors included, the same schema, the same
+    embedder and flags, and indexes of the same kind on the same columns."""
+    sa, sb = open_store(str(a), table), open_store(str(b), table)
+    ta, tb = sa.table.to_arrow(), sb.table.to_arrow()
+    assert ta.schema.equals(tb.schema) and ta.equals(tb), table
+    assert sa.embedder == sb.embedder and sa.fts_index_column() == sb.fts_index_column()
+    ia, ib = sa.vector_index, sb.vector_index
+    assert (ia is None) == (ib is None)
+    if ia is not None:
+        assert (ia.type, ia.column, ia.metric, ia.sub_vectors, ia.num_bits, ia.indexed_rows) \
+            == (ib.type, ib.column, ib.metric, ib.sub_vectors, ib.num_bits, ib.indexed_rows)
+
+
+def test_the_shipped_store_is_what_the_demo_builds(tmp_path):
+    """A first launch unpacks resources/demo/store.tar.gz instead of building the store: its
+    tables must equal a fresh build's (rows, vectors, schema, indexes), and it suggests the
+    same questions (the index story is read off its own index: the story test runs on it,
+    test_demo_indexed.py)."""
+    assert demo_module.shipped_store() is not None
+    assert demo_module.unpack_store(tmp_path / "shipped")
+    built = build_demo(tmp_path / "built")
+    for table in ("memories", "memories_indexed"):
+        _same_table(tmp_path / "shipped", built, table)
+    shipped, made = open_store(str(tmp_path / "shipped")), open_store(str(built))
+    fixed = demo_module.suggested_queries()
+    assert shipped.suggested_queries[:len(fixed)] == made.suggested_queries[:len(fixed)] == fixed
+    assert [q["table"] for q in shipped.suggested_queries[len(fixed):]] == ["memories_indexed"]
+    assert sorted(p.name for p in (tmp_path / "shipped").iterdir()) == [
+        "memories.lance", "memories_indexed.lance"]
+
+
+def test_a_first_launch_unpacks_the_store_without_lancedb(tmp_path):
+    """The early writer of a first launch (qt.app.write_demo_early) unpacks the store in a
+    fresh process without importing lancedb (it built the store with it before: an import and
+    an index training beside the window's build); the store is in the data folder."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys; from inspector.core.stores import demo; "
+            "print(demo.unpack_demo_store()); print('lancedb' in sys.modules)")
+    env = {**os.environ, "INSPECTOR_DATA_DIR": str(tmp_path / "data")}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    store = tmp_path / "data" / f"demo-store-v{demo_module.DEMO_VERSION}"
+    assert done.stdout.split() == [str(store), "False"]
+    assert sorted(p.name for p in (tmp_path / "data").iterdir()) == [store.name]
+    assert open_store(str(store)).rows == len(demo_module._rows())
+
+
+def _archive(path, members) -> None:
+    """A gzip'd tar of `members`: (name, bytes) for a file, (name, None) for a folder, (name,
+    "->target") for a symbolic link."""
+    import io
+    import tarfile
+
+    with tarfile.open(path, "w:gz") as tar:
+        for name, data in members:
+            info = tarfile.TarInfo(name)
+            if data is None:
+                info.type = tarfile.DIRTYPE
+                tar.addfile(info)
+            elif isinstance(data, str):
+                info.type, info.linkname = tarfile.SYMTYPE, data[2:]
+                tar.addfile(info)
+            else:
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+
+
+@pytest.mark.parametrize("members", [
+    [("memories.lance", None), ("../outside.txt", b"x")],
+    [("memories.lance", None), ("/tmp/absolute.txt", b"x")],
+    [("memories.lance", None), ("memories.lance/link", "->/etc/passwd")],
+    [("other.lance", None), ("other.lance/f", b"x")],
+    [("memories.lance", None), ("memories.lance/f", b"x")],  # not a whole store
+], ids=["dotdot", "absolute", "symlink", "foreign", "incomplete"])
+def test_an_archive_holding_anything_but_the_demo_store_is_not_unpacked(tmp_path, members):
+    """Nothing of a hostile or partial archive is left behind, inside the target or beside
+    it; the caller then builds the store."""
+    _archive(tmp_path / "a.tar.gz", members)
+    target = tmp_path / "in" / "target"
+    assert not demo_module.unpack_store(target, tmp_path / "a.tar.gz")
+    assert not target.exists() and not (tmp_path / "in" / "outside.txt").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.tar.gz", "in"]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert not demo_module.unpack_store(empty, tmp_path / "a.tar.gz")
+    assert empty.is_dir() and not any(empty.iterdir())
+
+
+def test_a_damaged_or_missing_archive_makes_the_launch_build_the_store(tmp_path, monkeypatch):
+    """A truncated archive is refused whole; without a usable shipped store the early writer
+    writes nothing and ensure_demo_store builds it from the generators."""
+    whole = demo_module.shipped_store().read_bytes()
+    (tmp_path / "cut.tar.gz").write_bytes(whole[: len(whole) // 2])
+    assert not demo_module.unpack_store(tmp_path / "t", tmp_path / "cut.tar.gz")
+    assert not (tmp_path / "t").exists()
+    monkeypatch.setenv("INSPECTOR_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setattr(demo_module, "shipped_store", lambda: None)
+    assert demo_module.unpack_demo_store() is None and not (tmp_path / "data").exists()
+    built = []
+    real = demo_module.build_demo
+    monkeypatch.setattr(demo_module, "build_demo",
+                        lambda path, *a, **k: built.append(path) or real(path, *a, **k))
+    store = ensure_demo_store()
+    assert len(built) == 1 and open_store(str(store)).rows == len(demo_module._rows())
+
+
+def test_the_demo_command_writes_the_shipped_store_and_refuses_a_full_folder(tmp_path, capsys):
+    """`inspector demo PATH` writes what a first launch unpacks; a folder with anything in it
+    is left as it was."""
+    from inspector.cli.main import main
+
+    assert main(["demo", str(tmp_path / "d")]) == 0
+    assert f"demo store written to {tmp_path / 'd'}" in capsys.readouterr().out
+    assert demo_module.unpack_store(tmp_path / "ref")
+    _same_table(tmp_path / "d", tmp_path / "ref", "memories")
+    full = tmp_path / "full"
+    full.mkdir()
+    (full / "keep.txt").write_text("mine")
+    assert main(["demo", str(full)]) != 0
+    assert "already exists and is not empty" in capsys.readouterr().err
+    assert [p.name for p in full.iterdir()] == ["keep.txt"]
 
 
 def test_a_missing_or_damaged_rows_file_reads_as_none(tmp_path):

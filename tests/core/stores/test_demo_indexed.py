@@ -29,8 +29,21 @@ def test_builds_a_trained_ivf_pq_table(built):
     assert store.vector_index.indexed_rows == store.rows and store.embedder["name"] == "hash-v1"
 
 
-def test_the_suggested_story_is_an_in_scope_memory_lost_to_the_index_with_its_fix(built):
-    path, stories = built
+@pytest.fixture(scope="module")
+def shipped(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list]:
+    """The demo store as shipped (resources/demo), unpacked, and the index story it suggests:
+    what every install shows, trained once when it was packed."""
+    path = tmp_path_factory.mktemp("demo_shipped") / "store"
+    assert demo_module.unpack_store(path)
+    stories = [q for q in open_store(str(path)).suggested_queries
+               if q.get("table") == demo_indexed.TABLE]
+    return path, stories
+
+
+@pytest.mark.parametrize("which", ["built", "shipped"])
+def test_the_suggested_story_is_an_in_scope_memory_lost_to_the_index_with_its_fix(which,
+                                                                                  request):
+    path, stories = request.getfixturevalue(which)
     assert len(stories) == 1
     s = stories[0]
     assert s["table"] == demo_indexed.TABLE and s["expect"]
