@@ -34,7 +34,7 @@ from inspector.core.stores.roles import (
     with_nested,
 )
 from inspector.core.stores.safety.bounds import TIE_FETCH_MAX
-from inspector.core.stores.store import Store
+from inspector.core.stores.store import Store, run_search, search_builder
 
 # The full-text leg is first fetched this many rows past its k at least (half its k when more):
 # a BM25 tie straddling the cut then mostly ends inside the first search. LanceDB's full-text
@@ -127,22 +127,22 @@ def _select(store: Store, spec: scopes.ScopeSpec) -> list[str]:
 
 def _vector_leg(store: Store, vec: np.ndarray, k: int, p: Params, cols: list[str],
                 where: Any) -> pa.Table:
-    q = (store.table.search(vec, vector_column_name=store.roles.vector)
+    q = (search_builder(store.table, vec, "vector", vector_column=store.roles.vector)
          .distance_type(p.distance).select([*lance_columns(store.schema, cols), "_distance"])
          .with_row_id(True).limit(k))
     q = apply_knobs(q, p)
     if where is not None:
         q = q.where(where, prefilter=True)
-    return with_nested(q.to_arrow(), store.schema, cols)
+    return with_nested(run_search(q), store.schema, cols)
 
 
 def _fts_leg(store: Store, text: str, k: int, cols: list[str], where: Any) -> pa.Table:
     tbl, _ = fts_table(store)
-    q = tbl.search(text, query_type="fts", fts_columns=store.roles.text)
+    q = search_builder(tbl, text, "fts", fts_columns=store.roles.text)
     q = q.select([*lance_columns(store.schema, cols), "_score"]).with_row_id(True).limit(k)
     if where is not None:
         q = q.where(where, prefilter=True)
-    return with_nested(q.to_arrow(), store.schema, cols)
+    return with_nested(run_search(q), store.schema, cols)
 
 
 def native_fts_ids(store: Store, text: str, k: int, params: Params) -> tuple[Any, ...]:
@@ -154,11 +154,12 @@ def native_fts_ids(store: Store, text: str, k: int, params: Params) -> tuple[Any
     push = scopes.pushdown(spec, store.roles, store.schema)
     where = push.expr if params.filter == "pushdown" else None
     tbl, _ = fts_table(store)
-    q = tbl.search(text, query_type="fts", fts_columns=store.roles.text)
+    q = search_builder(tbl, text, "fts", fts_columns=store.roles.text)
     q = q.select([store.roles.id]).limit(max(1, k))
     if where is not None:
         q = q.where(where, prefilter=True)
-    return tuple(q.to_arrow().column(store.roles.id).to_pylist())
+    got = run_search(q, store.schema if tbl is store.table else None)  # the same schema
+    return tuple(got.column(store.roles.id).to_pylist())
 
 
 def cut_values(values: np.ndarray, next_value: float, k: int) -> tuple[int, np.ndarray]:

@@ -343,6 +343,104 @@ def open_lance(uri: str, table: str | None = None, roles: dict[str, str] | None 
     return store
 
 
+# ---- searches in one trip to LanceDB's event loop ---------------------------------------------
+# LanceDB's synchronous API runs each step on its background event loop and waits for it: a
+# vector search asks the table's schema (to infer the vector column, given here), executes,
+# reads each batch, then reads the schema again (for a rule on blob columns that does not
+# apply once row ids are asked): five hand-overs between this thread and LanceDB's, each
+# waiting for the GIL. `search_builder` and `run_search` build the same query with the same
+# builder and run it through the same async execution (`AsyncTable._execute_query`, which the
+# sync `to_arrow` calls) in one hand-over: the same rows, in the same order, with the same
+# schema (tests/core/stores/test_one_trip.py). Where a table is not a local LanceTable, or
+# LanceDB's internals differ, the builder's own `to_arrow()` runs.
+
+def search_builder(table: Any, query: Any, query_type: str, vector_column: str | None = None,
+                   fts_columns: str | list[str] | None = None) -> Any:
+    """`table.search(query, vector_column_name=..., query_type=..., fts_columns=...)` without
+    its trip for the schema (it infers the vector column from it, which is given here); `table`
+    as the store holds it (Guarded)."""
+    raw = table.unwrapped if isinstance(table, Guarded) else table
+    create = _one_trip_builder(raw)
+    if create is None or (query_type == "vector" and not vector_column):
+        kw: dict[str, Any] = {"query_type": query_type}
+        if vector_column:
+            kw["vector_column_name"] = vector_column
+        if fts_columns is not None:
+            kw["fts_columns"] = fts_columns
+        return table.search(query, **kw)
+    made = create(raw, query, query_type, vector_column_name=vector_column,
+                  fts_columns=fts_columns or [])
+    return table.guard(made) if isinstance(table, Guarded) else made
+
+
+def _one_trip_builder(raw: Any) -> Any:
+    """LanceQueryBuilder.create where `raw` is a local LanceTable whose searches run on its
+    own async table (no namespace server to push them to), else None."""
+    try:
+        from lancedb.query import LanceQueryBuilder
+        from lancedb.table import LanceTable
+    except ImportError:  # pragma: no cover - lancedb is a dependency
+        return None
+    if type(raw) is not LanceTable or getattr(raw, "_namespace_client", True) is not None \
+            or not hasattr(getattr(raw, "_table", None), "_execute_query"):
+        return None
+    return LanceQueryBuilder.create
+
+
+def run_search(q: Any, schema: pa.Schema | None = None) -> pa.Table:
+    """`q.to_arrow()` for a vector or full-text builder made by `search_builder`, in one trip
+    to LanceDB's event loop where it can be; the store's error translation either way.
+    `schema`: the searched table's schema at its pinned version (what LanceDB would read
+    again), for a search without row ids."""
+    raw = q.unwrapped if isinstance(q, Guarded) else q
+    go = _one_trip(raw, schema)
+    if go is None:
+        return q.to_arrow()
+    return q.run(go) if isinstance(q, Guarded) else go(raw)
+
+
+def _one_trip(raw: Any, schema: pa.Schema | None = None) -> Any:
+    """The one-trip run of builder `raw` (what its `to_arrow` does, in one hand-over), or None
+    where `to_arrow` does more than run the query (a reranker, row ids LanceDB adds and takes
+    off again for blob columns, another kind of query) or the table is not a local
+    LanceTable."""
+    from lancedb.query import LanceFtsQueryBuilder, LanceVectorQueryBuilder
+
+    kind = type(raw)
+    if kind not in (LanceVectorQueryBuilder, LanceFtsQueryBuilder) \
+            or getattr(raw, "_reranker", True) is not None \
+            or _one_trip_builder(getattr(raw, "_table", None)) is None:
+        return None
+    if getattr(raw, "_with_row_id", None) is not True and (
+            schema is None or _blob_row_ids(raw, schema) is not False):
+        return None
+
+    def go(b: Any) -> pa.Table:
+        from lancedb.background_loop import LOOP
+
+        if kind is LanceFtsQueryBuilder:
+            b._table._ensure_no_legacy_fts_index()  # as its to_arrow checks first
+        return LOOP.run(_collect(b._table._table, b.to_query_object()))
+
+    return go
+
+
+def _blob_row_ids(raw: Any, schema: pa.Schema) -> bool | None:
+    """LanceDB's own rule for adding row ids to a search of blob columns (None: unknown)."""
+    try:
+        from lancedb._blob import blob_auto_row_id_for_scan
+
+        return bool(blob_auto_row_id_for_scan(schema, raw._columns,
+                                              with_row_id=raw._with_row_id))
+    except (ImportError, AttributeError, TypeError):
+        return None
+
+
+async def _collect(atable: Any, query: Any) -> pa.Table:
+    reader = await atable._execute_query(query)
+    return pa.Table.from_batches([b async for b in reader], reader.schema)
+
+
 def _pin(tbl: Any, name: str, version: int | None) -> None:
     """Check the table out at `version`, or at its current version so later writes by others
     do not change what the inspector sees. Checkout only reads a manifest; it never writes."""

@@ -75,6 +75,14 @@ class Guarded:
     def unwrapped(self) -> Any:
         return self._target
 
+    def guard(self, other: Any) -> Guarded:
+        """`other` (e.g. a query builder made of the object guarded) behind this proxy's rule."""
+        return Guarded(other, self._on_gone)
+
+    def run(self, fn: Callable[[Any], Any]) -> Any:
+        """fn(the object guarded), its failures translated as this proxy's calls are."""
+        return self._wrap_call(fn)(self._target)
+
     def _translate(self, exc: Exception) -> None:
         err = self._on_gone(exc)
         if err is not None:

@@ -35,6 +35,7 @@ from inspector.core.engine.flow.stages.lance_where import (
 )
 from inspector.core.errors import InspectorError
 from inspector.core.stores.safety.filters import checked_filter, column_ref, narrowed
+from inspector.core.stores.store import run_search, search_builder
 
 QUERY_TYPES = ("vector", "fts", "hybrid")
 # what the system hands its caller: a distance map (lance_where.score_of), the raw LanceDB
@@ -172,7 +173,7 @@ def _run(q: Any, where: str | None, prefilter: bool) -> pa.Table:
     if where:
         q = q.where(where, prefilter=prefilter)
     try:
-        return q.to_arrow()
+        return run_search(q)  # q.to_arrow(), in one trip to LanceDB's loop
     except ValueError as exc:
         if not where:
             raise
@@ -186,8 +187,8 @@ def vector_rows(ctx: Context, p: dict[str, Any], k: int, where: str | None) -> p
         raise InspectorError(ctx.settings.get("_vector_error") or "This search needs a query "
                              "vector: give --vector, --vector-of ID, or --text with an "
                              "embedder.")
-    q = (ctx.store.table.search(np.asarray(ctx.vector, np.float32),
-                                vector_column_name=p["vector_column"])
+    q = (search_builder(ctx.store.table, np.asarray(ctx.vector, np.float32), "vector",
+                        vector_column=p["vector_column"])
          .distance_type(p["distance"]).with_row_id(True).limit(k))
     tbl = _run(knobs(q, ctx, p), where, p["prefilter"])
     if tbl.num_rows:  # LanceDB's own order for a flat search; an index's order as given
@@ -204,8 +205,8 @@ def fts_rows(ctx: Context, p: dict[str, Any], k: int, where: str | None) -> pa.T
         raise InspectorError("This search needs query text: give --text.")
     src = fts_source(ctx, p)
     # the systems name no column: LanceDB searches every column its full-text index covers
-    cols = {} if src is ctx.store.table else {"fts_columns": fts_column(p)}
-    q = src.search(ctx.text, query_type="fts", **cols).with_row_id(True).limit(k)
+    cols = None if src is ctx.store.table else fts_column(p)
+    q = search_builder(src, ctx.text, "fts", fts_columns=cols).with_row_id(True).limit(k)
     return _run(q, where, p["prefilter"])
 
 
