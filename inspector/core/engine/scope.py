@@ -315,11 +315,12 @@ def evaluate(spec: ScopeSpec, roles: Roles, values: Mapping[str, Sequence[Any]],
     memo = _doc_memo(spec)
     if memo is None:
         return _decide(n, rule)
+    kind = type if set(map(type, repos)) | set(map(type, paths)) <= _PLAIN else _kind
     got = []
     for i in range(n):
         r, d = repos[i], paths[i]
         try:
-            key = (type(r), r, type(d), d)
+            key = (kind(r), r, kind(d), d)
             hit = memo.get(key)
         except TypeError:  # a list or a mapping in the column: decided now, not remembered
             got.append(rule(i))
@@ -351,9 +352,23 @@ def _doc_memo(spec: ScopeSpec) -> dict[Any, tuple[bool, str, str]] | None:
     return memo
 
 
+_PLAIN = frozenset((str, int, bool, type(None)))  # equal values of one of these print alike
+
+
+def _kind(value: Any) -> Any:
+    """What tells equal values apart in a remembered verdict: the type, and the text where
+    equal values can print differently (0.0 == -0.0; a row's words show which it had)."""
+    t = type(value)
+    return t if t in _PLAIN else (t, repr(value))
+
+
 def _decide(n: int, rule: Any, by: Sequence[Any] = ()) -> tuple[list[bool], list[str], list[str]]:
-    """Each row's (in scope, words, value it had); once per distinct (type, value) of `by`."""
-    scalar = bool(by) and set(map(type, by)) <= {str, int, float, bool, type(None)}
+    """Each row's (in scope, words, value it had); once per distinct (_kind, value) of `by`,
+    so a row's verdict is its own whatever rows it is decided with."""
+    kinds = set(map(type, by))
+    scalar = bool(by) and kinds <= _PLAIN | {float}
+    if scalar and not kinds <= _PLAIN:
+        by = [(_kind(v), v) for v in by]  # keyed below by (tuple, (kind, value))
     memo: dict[Any, Any] = {}
     got = [rule(i) if not scalar else memo[k] if (k := (type(by[i]), by[i])) in memo
            else memo.setdefault(k, rule(i)) for i in range(n)]

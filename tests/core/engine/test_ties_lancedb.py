@@ -338,3 +338,33 @@ def test_tied_at_says_what_the_runs_of_equal_values_say(seed):
         cut = values[:c + 1] if c < n else (values if np.isnan(after) else
                                             np.append(values, after))
         assert tied_at(values, after, k) == bool(_runs(cut, c, c)), (values, after, k)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_runs_of_equal_values_are_those_counted_one_by_one(seed):
+    """stages.classic._runs (a stage's ties: runs of two or more inside its first n, or one
+    across its cut) against a walk over the values, with and without any tie, and NaNs."""
+    from inspector.core.engine.flow.stages.classic import _runs
+
+    def walk(v: list[float], n: int, cut: int) -> list[tuple[int, int, int]]:
+        out, s = [], 0
+        while s < min(n, len(v)):
+            end = s + 1
+            while end < len(v) and v[end] == v[s]:
+                end += 1
+            inside = min(end, n)
+            if inside - s >= 2 or s < cut < end:
+                out.append((s, inside, end))
+            s = end
+        return out
+
+    rng = np.random.default_rng(seed)
+    for _ in range(400):
+        size = int(rng.integers(0, 14))
+        pool = rng.integers(0, 40 if rng.random() < 0.5 else 4, size=size).astype(np.float64)
+        values = np.sort(pool)[::-1]
+        if size and rng.random() < 0.2:
+            values[rng.integers(0, size)] = np.nan
+        n = int(rng.integers(0, size + 2))
+        cut = int(rng.integers(0, n + 2))
+        assert _runs(values, n, cut) == walk(values.tolist(), n, cut), (values, n, cut)

@@ -63,17 +63,19 @@ class Scored:
 _new = object.__new__
 
 
-def scored(row: Row, score: float, inputs: tuple[tuple[str, float], ...]) -> Scored:
+def scored(row: Row, score: float, inputs: tuple[tuple[str, float], ...],
+           rid: str | None = None) -> Scored:
     """Scored(row, score, inputs), made without the frozen dataclass's __init__ (it sets each
     field through object.__setattr__, ~0.5 us; this ~0.2): a re-rank makes one per row per
     stage it re-scores. The same object in every way (tests/core/engine/flow/test_rows.py);
-    its id is read now, as every view reads it."""
+    its id is read now, as every view reads it (`rid`: the row's id, known without reading
+    the row: a deep fetch's rows are mostly out of the processor's caches)."""
     s = _new(Scored)
     d = s.__dict__
     d["row"] = row
     d["score"] = score
     d["inputs"] = inputs
-    d["id"] = row.id
+    d["id"] = row.id if rid is None else rid
     return s
 
 
@@ -196,6 +198,9 @@ class Context:
     exact: bool = False
     widen: dict[str, int] = field(default_factory=dict)
     stage: str = ""  # the stage running now (set by the runner)
+    # the outcome whose rows the running stage was handed, unchanged (the runner's copy of
+    # its list; None past a query stage): a stage may answer from what it remembers of it
+    handed: Outcome | None = None
 
     def wide(self, n: int) -> int:
         """The depth the running stage uses: its own, or deeper where a what-if widens it."""
@@ -211,3 +216,6 @@ class Outcome:
     note: str = ""
     deferred: tuple[str, ...] = ()  # ids moved to the end without a re-sort (MMR)
     facts: dict[str, Any] = field(default_factory=dict)  # what else it computed (JSON-ready)
+    # what the rows were made from, for a later stage that can answer from it (the classic
+    # fetch: its pool and each row's position in it); never shown, never compared
+    source: Any = field(default=None, compare=False, repr=False)

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from inspector.core.engine.flow.registry import kind_of
-from inspector.core.engine.flow.rows import Context, Drop, Scored, Tie
+from inspector.core.engine.flow.rows import Context, Drop, Outcome, Scored, Tie
 from inspector.core.engine.flow.spec import PipelineSpec, RouteSpec
 from inspector.core.engine.pools import CACHE_ENTRIES, Lru
 from inspector.core.errors import InspectorError
@@ -189,11 +189,13 @@ def run(store: Any, spec: PipelineSpec, *, text: str | None, vector: np.ndarray 
     n = ctx.limit
     route = choose_route(spec, ctx)
     current: list[Scored] = []
+    handed: Outcome | None = None  # the outcome `current` copies, untouched since
     runs: list[StageRun] = []
     for st in route.stages:
         kind = kind_of(st.kind)
         params = _resolved(kind, st.kind, st.name, st.params)
         ctx.stage = st.name
+        ctx.handed = handed
         if kind.role == "fetch":
             key = _key(ctx, st.name, st.kind, params)
             hit = cache.get(key) if cache is not None else None
@@ -213,7 +215,9 @@ def run(store: Any, spec: PipelineSpec, *, text: str | None, vector: np.ndarray 
                                tuple(out.rows), out.dropped, out.note, out.deferred,
                                dict(out.facts)))
         if kind.role != "query":
-            current = list(out.rows)
+            current, handed = list(out.rows), out
+        else:  # a query stage was handed `current` itself
+            handed = None
     return FlowTrace(spec=spec, route=route.name, stages=tuple(runs), limit=n,
                      limit_asked=limit, now_ms=float(now_ms), scopes=scopes, text=text,
                      bm25_text=ctx.bm25_text, vector=vector, query_source=query_source,

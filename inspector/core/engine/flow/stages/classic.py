@@ -15,6 +15,7 @@ import ast
 import math
 import operator
 import weakref
+from itertools import compress, repeat
 from typing import Any
 
 import numpy as np
@@ -44,6 +45,9 @@ from inspector.core.stores.safety.bounds import MAX_CANDIDATES
 MODES = ("vector", "fts", "hybrid")
 TIE_RULES = ("lancedb", "id")
 _FTS_ONLY = 1 << 40  # merge key offset: full-text-only rows follow every vector result
+# a column of a list of rows at once (map, not a Python step per row)
+_ROW, _SCORE, _INPUTS, _ID = (operator.attrgetter(a) for a in ("row", "score", "inputs", "id"))
+_IMPORTANCE, _MISSING = (operator.attrgetter(a) for a in ("importance", "importance_missing"))
 
 
 # ------------------------------------------------------------------------------ the scope rule
@@ -257,12 +261,14 @@ def pool_for(ctx: Context, p: Params) -> Pool:
 
 
 # id(pool) -> what was read from it once: its rows, the fetch stage's candidates per shape of
-# the fetch (with the ties each fetch stage of that shape reports: the shape fixes them), and
-# each candidate by its inputs (a live re-rank of a cached pool passes the same ones on: a Row,
-# a Scored and a Tie are never changed, later stages re-score with new ones); dropped with
-# the pool
-_Read = tuple[list[Row | None], dict[Any, tuple[list[Scored], dict[str, tuple[Tie, ...]]]],
-              dict[Any, Scored]]
+# the fetch (with the ties each fetch stage of that shape reports: the shape fixes them, and
+# each candidate's row in the pool), each candidate by its inputs (a live re-rank of a cached
+# pool passes the same ones on: a Row, a Scored and a Tie are never changed, later stages
+# re-score with new ones), and the scope filter's verdict on each row per rule
+# (`_pool_verdicts`); dropped with the pool
+_Shape = tuple[list[Scored], dict[str, tuple[Tie, ...]], np.ndarray]
+_Verdicts = tuple[np.ndarray, list[str], list[str], dict[int, Drop]]
+_Read = tuple[list[Row | None], dict[Any, _Shape], dict[Any, Scored], dict[Any, _Verdicts]]
 _READ: dict[int, _Read] = {}
 _SHAPES_MAX = 32  # fetch shapes remembered a pool (over-fetch values a slider visits)
 _SHAPE_ROWS_MAX = 100_000  # and candidates a pool, over all its shapes
@@ -271,7 +277,7 @@ _SHAPE_ROWS_MAX = 100_000  # and candidates a pool, over all its shapes
 def _read(pool: Pool) -> _Read:
     got = _READ.get(id(pool))
     if got is None:
-        got = _READ[id(pool)] = ([None] * pool.size, {}, {})
+        got = _READ[id(pool)] = ([None] * pool.size, {}, {}, {})
         weakref.finalize(pool, _READ.pop, id(pool), None)
     return got
 
@@ -314,10 +320,8 @@ def _read_rows(pool: Pool, wanted: list[int], shared: dict[int, Row] | None = No
     todo = [i for i in dict.fromkeys(wanted) if rows[i] is None]
     if todo and shared is not None:
         assert pool.rowids is not None
-        addresses = pool.rowids[todo].tolist()
         left = []
-        for i, a in zip(todo, addresses, strict=True):
-            got = shared.get(a)
+        for i, got in zip(todo, map(shared.get, pool.rowids[todo].tolist()), strict=True):
             if got is None:
                 left.append(i)
             else:
@@ -327,32 +331,34 @@ def _read_rows(pool: Pool, wanted: list[int], shared: dict[int, Row] | None = No
         return
     roles = pool.roles
     names = list(pool.columns)
-    text_c = roles.get("text") or ""
     scope_c = roles.get("scope") or roles.get("agent") or roles.get("repo")
-    created_c = roles.get("created") or ""
-    per_column = [[v[i] for i in todo] for v in pool.columns.values()]
-    ids = [str(x) for x in pool.ids[todo].tolist()]
-    importance = pool.importance[todo].tolist()
-    missing = pool.missing_importance()[todo].tolist()
-    for n, (i, values) in enumerate(zip(todo, zip(*per_column, strict=True) if names else
-                                        ((),) * len(todo), strict=True)):
-        cols = dict(zip(names, values, strict=True))
-        text = cols.get(text_c)
-        scope = cols.get(scope_c) if scope_c is not None else None
-        created = cols.get(created_c)
-        try:
-            ts = float(created) if created is not None and not isinstance(created, bool) \
-                else 0.0
-        except (TypeError, ValueError):
-            ts = 0.0
-        rows[i] = stored_row(ids[n], "" if text is None else str(text), None,
-                      None if scope is None else str(scope), float(importance[n]),
-                      ts if math.isfinite(ts) else 0.0, {}, cols,
-                      importance_missing=bool(missing[n]))
+    column = {c: list(map(v.__getitem__, todo)) for c, v in pool.columns.items()}
+    nothing = [None] * len(todo)  # a role the pool has no column for
+    cols = list(map(dict, map(zip, repeat(names), zip(*column.values(), strict=True)))) \
+        if names else [{} for _ in todo]
+    text = ["" if t is None else str(t) for t in column.get(roles.get("text") or "", nothing)]
+    scope = [None if v is None else str(v) for v in
+             (column.get(scope_c, nothing) if scope_c is not None else nothing)]
+    made = map(stored_row, map(str, pool.ids[todo].tolist()), text, repeat(None), scope,
+               map(float, pool.importance[todo].tolist()),
+               map(_stamp, column.get(roles.get("created") or "", nothing)),
+               map(dict, repeat(())), cols, repeat(-1),
+               map(bool, pool.missing_importance()[todo].tolist()))
+    for i, got in zip(todo, made, strict=True):
+        rows[i] = got
     if shared is not None:
         assert pool.rowids is not None
         shared.update(zip(pool.rowids[todo].tolist(), (rows[i] for i in todo), strict=True))
         _SHARED_COUNT[0] += len(todo)
+
+
+def _stamp(created: Any) -> float:
+    """A row's time: its created value as a number (not a bool), 0 where it is none."""
+    try:
+        ts = float(created) if created is not None and not isinstance(created, bool) else 0.0
+    except (TypeError, ValueError):
+        ts = 0.0
+    return ts if math.isfinite(ts) else 0.0
 
 
 def _runs(values: np.ndarray, n: int, cut: int) -> list[tuple[int, int, int]]:
@@ -361,8 +367,11 @@ def _runs(values: np.ndarray, n: int, cut: int) -> list[tuple[int, int, int]]:
     v = np.asarray(values, np.float64)
     if n == 0 or not len(v):
         return []
+    tied = v[1:] == v[:-1]  # NaN never equals itself: NaNs never tie
+    if not tied.any():  # every run one value long: none of two, none across a cut
+        return []
     new = np.ones(len(v), bool)
-    new[1:] = v[1:] != v[:-1]  # NaN never equals itself: NaNs never tie
+    new[1:] = ~tied
     starts = np.flatnonzero(new)
     ends = np.append(starts[1:], len(v))
     starts, ends = starts[starts < n], ends[starts < n]
@@ -407,36 +416,63 @@ def _leg_ties(ctx: Context, pool: Pool, p: Params, stage_name: str) -> None:
 def _candidates(pool: Pool, mode: str, raw: np.ndarray, base: np.ndarray, fused: np.ndarray,
                 vr: np.ndarray, fr: np.ndarray,
                 shared: dict[int, Row] | None = None) -> list[Scored]:
-    """The fetch's candidates in raw order, each with the inputs of its score. A row whose
-    inputs another shape of the fetch gave already (an over-fetch tick: the same leg ranks)
-    gets that shape's Scored again, so each tick builds only the rows new to it. Hybrid too:
-    its base score is the fused one, so the key (row, leg ranks, base) fixes every input
-    (distance and BM25 are the row's own), and a row keeps its leg ranks across depths."""
-    hybrid = mode == "hybrid"
-    rows, _, made = _read(pool)
+    """The fetch's candidates in raw order (each pool row at most once), each with the inputs
+    of its score. A row whose inputs another shape of the fetch gave already (an over-fetch
+    tick: the same leg ranks) gets that shape's Scored again, so each tick builds only the
+    rows new to it. Hybrid too: its base score is the fused one, so the key (row, leg ranks,
+    base) fixes every input (distance and BM25 are the row's own), and a row keeps its leg
+    ranks across depths."""
+    rows, _, made, _ = _read(pool)
     if len(made) > pool.size:  # bounded by one shape's worth of rows
         made.clear()
     raw_ids = raw.tolist()
     _read_rows(pool, raw_ids, shared)  # every row of raw is read from here on
-    known = made.get
-    out = []
-    for i, v, f, d, b, fu, bm in zip(raw_ids, vr[raw].tolist(), fr[raw].tolist(),
-                                     pool.vec_dist[raw].tolist(), base[raw].tolist(),
-                                     fused[raw].tolist(), pool.fts_score[raw].tolist(),
-                                     strict=True):
-        key = (i, v, f, b)
-        got = known(key)
-        if got is None:
-            inputs: list[tuple[str, float]] = []
-            if v:
-                inputs += [("vec_rank", float(v)), ("distance", d),
-                           ("vector", 1.0 / (1.0 + d))]
-            if f:
-                inputs += [("fts_rank", float(f)), ("bm25", bm)]
-            if hybrid:
-                inputs.append(("fused", fu))
-            got = made[key] = scored(rows[i], b, tuple(inputs))  # type: ignore[arg-type]
-        out.append(got)
+    base_of = base[raw].tolist()
+    keys = list(zip(raw_ids, vr[raw].tolist(), fr[raw].tolist(), base_of, strict=True))
+    out: list[Scored | None] = list(map(made.get, keys)) if made else [None] * len(keys)
+    new = list(compress(range(len(out)), map(operator.is_, out, repeat(None))))
+    if not new:
+        return out  # type: ignore[return-value]
+    if len(new) < len(out):
+        at, base_of = raw[new], [base_of[j] for j in new]
+    else:
+        at = raw
+    inputs = _inputs(pool, at, vr[at], fr[at], fused[at], mode == "hybrid")
+    got = list(map(scored, map(rows.__getitem__, at.tolist()), base_of, inputs,
+                   map(str, pool.ids[at].tolist())))  # each row's id, as _read_rows reads it
+    made.update(zip(map(keys.__getitem__, new), got, strict=True))
+    if len(new) == len(out):
+        return got
+    for j, s in zip(new, got, strict=True):
+        out[j] = s
+    return out  # type: ignore[return-value]
+
+
+def _inputs(pool: Pool, at: np.ndarray, vr: np.ndarray, fr: np.ndarray, fused: np.ndarray,
+            hybrid: bool) -> list[tuple[tuple[str, float], ...]]:
+    """Per pool row `at`, the inputs of its score: its vector leg's rank, distance and
+    1 / (1 + distance) where it has a rank there, its full-text rank and BM25 where it has
+    one there, the fused score in hybrid; each a column at once (numpy's 1 / (1 + d) is the
+    same IEEE operations as Python's)."""
+    parts: list[tuple[np.ndarray | None, list[tuple[tuple[str, float], ...]]]] = []
+    if (has := vr != 0).any():
+        d = pool.vec_dist[at]
+        parts.append((has, list(zip(zip(repeat("vec_rank"), vr.astype(np.float64).tolist()),
+                                    zip(repeat("distance"), d.tolist()),
+                                    zip(repeat("vector"), (1.0 / (1.0 + d)).tolist()),
+                                    strict=True))))
+    if (has := fr != 0).any():
+        parts.append((has, list(zip(zip(repeat("fts_rank"), fr.astype(np.float64).tolist()),
+                                    zip(repeat("bm25"), pool.fts_score[at].tolist()),
+                                    strict=True))))
+    if hybrid:
+        parts.append((None, list(zip(zip(repeat("fused"), fused.tolist())))))
+    if len(parts) == 1 and (parts[0][0] is None or parts[0][0].all()):
+        return parts[0][1]  # every row has the same kinds of input
+    out: list[tuple[tuple[str, float], ...]] = [()] * len(at)
+    for has, got in parts:
+        out = [a + g for a, g in zip(out, got, strict=True)] if has is None else \
+            [a + g if h else a for a, g, h in zip(out, got, has.tolist(), strict=True)]
     return out
 
 
@@ -482,7 +518,7 @@ def lancedb_pool(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome
     if entry is None:
         ordered = raw, base, fused, vr, fr = raw_order(pool, q, native)
         entry = (_candidates(pool, q.mode, raw, base, fused, vr, fr,
-                             _shared_rows(ctx.store, pool)), {})
+                             _shared_rows(ctx.store, pool)), {}, raw)
         if len(shapes) >= min(_SHAPES_MAX, max(1, _SHAPE_ROWS_MAX // max(pool.size, 1))):
             shapes.clear()
         shapes[shape] = entry
@@ -519,7 +555,7 @@ def lancedb_pool(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome
     facts = {"depth": d.pool, "vec_k": d.vec_k, "fts_k": d.fts_k,
              "pushdown_sql": pool.pushdown_sql or None if q.filter == "pushdown" else None,
              "index": pool.index.type if pool.index is not None and not q.exact else None}
-    return Outcome(out, note=note, facts=facts)
+    return Outcome(out, note=note, facts=facts, source=(weakref.ref(pool), entry[2]))
 
 
 # ------------------------------------------------------------------------------ scope and blend
@@ -565,13 +601,41 @@ def _scope_verdicts(spec: scopes.ScopeSpec, roles: Any, rows: list[Row]) -> list
     return out
 
 
-# (rule, roles, the ids of the candidates in) -> (those candidates, the filter's outcome): a
-# truth or a grid cell that changes only a later stage (a weight, a threshold) passes the
-# fetch's very candidates again (`_candidates` keeps them per shape), and the filter's answer
-# is theirs. The entry holds the candidates, so while it lives their ids name the same objects.
-# Two deep pools' worth of rows at most (a truth's list and the cells' between its runs), so a
-# sweep's memory stays bounded by its pool whatever the number of queries (test_sweep_memory).
-_FILTERED = pools.Lru(16, 2 * pools.CACHE_ROWS, weigh=lambda got: len(got[0]))
+def _pool_verdicts(pool: Pool, spec: scopes.ScopeSpec, roles: Any) -> _Verdicts:
+    """The post-filter's verdict on every row of the pool (in scope, the rule's words, the
+    value it had; each out-of-scope row's Drop once made), decided once a rule over the
+    pool's own columns: the very values its rows were read with (`_read_rows`). The pool's
+    own verdict where the rule is the one it was fetched with. TypeError: an unhashable
+    setting."""
+    memo = _read(pool)[3]
+    got = memo.get((spec, roles))
+    if got is None:
+        as_dict = getattr(roles, "as_dict", None)
+        if spec == pool.scope and as_dict is not None and as_dict() == pool.roles \
+                and len(pool.scope_rule) == len(pool.scope_value) == pool.size:
+            ok, why, had = pool.in_scope, pool.scope_rule, pool.scope_value
+        else:
+            cols = scopes.scope_columns(roles, spec) if spec.active else []
+            ok, why, had = scopes.evaluate(spec, roles, {c: pool.columns[c] for c in cols
+                                                         if c in pool.columns}, pool.size)
+        if len(memo) >= _POOL_RULES_MAX:
+            memo.clear()
+        got = memo[(spec, roles)] = (np.asarray(ok, bool), why, had, {})
+    return got
+
+
+_POOL_RULES_MAX = 4  # scope rules remembered a pool (a pool is fetched for one scope)
+
+
+# (rule, roles, the fetch outcome handed in, or the ids of the candidates in) -> (what the key
+# names, its number of rows, the filter's outcome): a truth or a grid cell that changes only a
+# later stage (a weight, a threshold) passes the fetch's very candidates again (the runner's
+# fetch cache hands the same outcome; `_candidates` keeps them per shape), and the filter's
+# answer is theirs. The entry holds what its key names, so while it lives the ids name the
+# same objects. Two deep pools' worth of rows at most (a truth's list and the cells' between
+# its runs), so a sweep's memory stays bounded by its pool whatever the number of queries
+# (test_sweep_memory).
+_FILTERED = pools.Lru(16, 2 * pools.CACHE_ROWS, weigh=lambda got: got[1])
 
 
 @stage("scope_filter", "filter", store_roles=True)
@@ -579,16 +643,19 @@ def scope_filter(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome
     """Keep the rows the scope rule matches (post-filter: lower-cased repo and path, exact
     columns); counters as the docs engine reports them."""
     spec = ctx.request.get("scope_spec") or scopes.ScopeSpec()
-    key: Any = (spec, ctx.store.roles, tuple(map(id, rows)))
+    given = ctx.handed if ctx.handed is not None and len(ctx.handed.rows) == len(rows) \
+        else None
+    named: Any = given if given is not None else tuple(rows)
+    key: Any = (spec, ctx.store.roles, id(given) if given is not None else tuple(map(id, rows)))
     try:
         hit = _FILTERED.get(key)
     except TypeError:  # an unhashable setting: filter now, remember nothing
         hit = key = None
     if hit is not None:
-        return _copy(hit[1])
-    out = _scope_filter(spec, ctx.store.roles, rows)
+        return _copy(hit[2])
+    out = _scope_filter(spec, ctx.store.roles, rows, None if given is None else given.source)
     if key is not None:
-        _FILTERED.put(key, (tuple(rows), out))
+        _FILTERED.put(key, (named, len(rows), out))
     return _copy(out)
 
 
@@ -598,15 +665,51 @@ def _copy(out: Outcome) -> Outcome:
     return Outcome(list(out.rows), out.dropped, out.note, out.deferred, dict(out.facts))
 
 
-def _scope_filter(spec: scopes.ScopeSpec, roles: Any, rows: list[Scored]) -> Outcome:
-    verdicts = _scope_verdicts(spec, roles, [s.row for s in rows])
-    keep = [s for s, gone in zip(rows, verdicts, strict=True) if gone is None]
-    dropped = [gone for gone in verdicts if gone is not None]
+def _scope_filter(spec: scopes.ScopeSpec, roles: Any, rows: list[Scored],
+                  source: Any = None) -> Outcome:
+    """`source`: the fetch's (pool, each row's position in it), whose verdicts answer."""
+    pool = source[0]() if source is not None and rows else None
+    try:
+        verdicts = _pool_verdicts(pool, spec, roles) if pool is not None else None
+    except TypeError:  # an unhashable setting: each row decided now
+        verdicts = None
+    if verdicts is not None:
+        keep, dropped = _by_pool(verdicts, source[1], rows)
+    else:
+        decided = _scope_verdicts(spec, roles, [s.row for s in rows])
+        keep = [s for s, gone in zip(rows, decided, strict=True) if gone is None]
+        dropped = [gone for gone in decided if gone is not None]
     facts = {"rawCandidates": len(rows), "scopedCandidates": len(keep),
              "filteredByScope": len(rows) - len(keep)}
     note = "unscoped: nothing filtered" if not spec.active else \
         f"{spec.strategy} on {spec.scope!r}"
     return Outcome(keep, tuple(dropped), note=note, facts=facts)
+
+
+def _by_pool(verdicts: _Verdicts, at: np.ndarray, rows: list[Scored]
+             ) -> tuple[list[Scored], list[Drop]]:
+    """The rows kept and the Drops, in order, of candidates made from pool rows `at`."""
+    ok, why, had, drops = verdicts
+    inside = ok[at]
+    keep = list(map(rows.__getitem__, np.flatnonzero(inside).tolist()))
+    out = np.flatnonzero(~inside)
+    where = at[out].tolist()
+    dropped: list[Drop | None] = list(map(drops.get, where))
+    new = list(compress(range(len(where)), map(operator.is_, dropped, repeat(None))))
+    if new:  # rows.drop: a deep pool's scope filter drops thousands of rows, made by map
+        i_new = list(map(where.__getitem__, new))
+        shared: dict[Any, Any] = {}  # one detail tuple per (rule, value): a few a pool
+        details = [shared.get(k) or shared.setdefault(k, (("rule", k[0]), ("scope", k[1])))
+                   for k in zip(map(why.__getitem__, i_new), map(had.__getitem__, i_new),
+                                strict=True)]
+        made = list(map(drop, map(_ID, map(rows.__getitem__, out[new].tolist())),
+                        repeat("out_of_scope"), details))
+        drops.update(zip(i_new, made, strict=True))
+        if len(new) == len(dropped):
+            return keep, made
+        for n, gone in zip(new, made, strict=True):
+            dropped[n] = gone
+    return keep, dropped  # type: ignore[return-value]
 
 
 def id_key(rows: list[Scored], column: str) -> list[Any]:
@@ -620,14 +723,21 @@ def id_key(rows: list[Scored], column: str) -> list[Any]:
 def resort(rows: list[Scored], scores: np.ndarray, rule: str,
            id_column: str = "id") -> list[Scored]:
     """By the one tie rule (engine.ties.score_order) over the rows' ids."""
+    return list(map(rows.__getitem__, resort_order(rows, scores, rule, id_column).tolist()))
+
+
+def resort_order(rows: list[Scored], scores: np.ndarray, rule: str,
+                 id_column: str = "id") -> np.ndarray:
+    """The positions `resort` puts the rows in."""
     if not rows:
-        return []
+        return np.empty(0, np.int64)
     rank = None
     if rule == "id":
         keys = id_key(rows, id_column)
         rank = np.empty(len(rows), np.int64)
         rank[sorted(range(len(rows)), key=keys.__getitem__)] = np.arange(len(rows))
-    return [rows[i] for i in score_order(scores, rule, rank).tolist()]
+    return score_order(scores, rule, rank)
+
 
 
 @stage("importance_blend", "transform",
@@ -640,24 +750,29 @@ def importance_blend(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Out
 
     A stored NaN stays NaN (`??` keeps it), so at w > 0 that row scores NaN, which no min
     score keeps; at w = 0 the multiplier is exactly 1 and importance is never read."""
-    base = np.array([s.score for s in rows], np.float64)
-    imp = np.array([s.row.importance for s in rows], np.float64)
-    missing = np.array([s.row.importance_missing for s in rows], bool)
+    held = list(map(_ROW, rows))
+    base = np.array(list(map(_SCORE, rows)), np.float64)
+    imp = np.array(list(map(_IMPORTANCE, held)), np.float64)
+    missing = np.array(list(map(_MISSING, held)), bool)
     used, mult, score = blend_scores(base, imp, missing, p["default_importance"], p["weight"])
-    out = [scored(s.row, sc, (*s.inputs, ("importance", u), ("multiplier", m)))
-           for s, sc, u, m in zip(rows, score.tolist(), used.tolist(), mult.tolist(),
-                                  strict=True)]
+    added = zip(zip(repeat("importance"), used.tolist()),
+                zip(repeat("multiplier"), mult.tolist()), strict=True)
+    out = list(map(scored, held, score.tolist(), map(operator.add, map(_INPUTS, rows), added)))
     rule = ctx.settings.get("tie_rule", "lancedb")
     roles = getattr(ctx.store, "roles", None)
-    ranked = resort(out, score, rule, getattr(roles, "id", None) or "id")
+    order = resort_order(out, score, rule, getattr(roles, "id", None) or "id")
+    ranked = list(map(out.__getitem__, order.tolist()))
     _score_ties(ctx, ranked, "score", "their order before (a stable sort)"
-                if rule == "lancedb" else "id ascending")
+                if rule == "lancedb" else "id ascending", score[order])
     return Outcome(ranked)
 
 
-def _score_ties(ctx: Context, rows: list[Scored], measure: str, order: str) -> None:
-    """Groups of equal scores in this stage's list, and whether one straddles the limit."""
-    values = np.array([s.score for s in rows], np.float64)
+def _score_ties(ctx: Context, rows: list[Scored], measure: str, order: str,
+                values: np.ndarray | None = None) -> None:
+    """Groups of equal scores in this stage's list, and whether one straddles the limit;
+    `values`: the rows' scores, where known."""
+    if values is None:
+        values = np.array(list(map(_SCORE, rows)), np.float64)
     cut = min(ctx.limit, len(rows))
     for s, e, end in _runs(values, len(rows), cut):
         ids = tuple(r.id for r in rows[s:e])
