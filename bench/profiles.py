@@ -66,7 +66,12 @@ WHY: dict[str, str] = {
              "reads only the in-scope survivors (the 1,000-deep probe no longer runs by "
              "default). Flat + post-filter fetches pool and probe in one 1,000-deep search, so "
              "1,000 rows are read. The default IVF_PQ query is ~1.0 ms over bare LanceDB's 7.5 ms "
-             "(1.14x): the pool's columns and the stage bookkeeping, not profiled further.",
+             "(1.14x): the pool's columns and the stage bookkeeping, not profiled further. "
+             "On 2026-12-05 evening each leg's search began to run in one trip to LanceDB's "
+             "event loop (store.run_search; the sync to_arrow makes five, bare's post-filter "
+             "six). This table's run (22:06): IVF_PQ 1.106, pushdown 1.056, post-filter "
+             "1.208; what is left of the post-filter is the 50 candidates' columns, read "
+             "to show the rows the filter drops.",
     "api": "Profiled (cProfile and timers around each piece, 100k x 384 IVF_PQ, load 5-6): "
            "the API adds 0.1-0.3 ms to the engine's own run of the same question (the "
            "question model with its vector, the options' stages; the pipeline file is parsed "
@@ -77,7 +82,11 @@ WHY: dict[str, str] = {
            "the pool reads the columns of all 51 candidates to show the rows the filter drops, "
            "where LanceDB's own post-filter reads only the ~3 survivors (the pool alone "
            "1.34x, the run 1.5-1.7x). Flat tables' 100k searches (~0.4 s at this load) vary by "
-           "10 % run to run, within which API and bare are equal.",
+           "10 % run to run, within which API and bare are equal. "
+           "Since each leg's search runs in one trip to LanceDB's event loop "
+           "(store.run_search, 2026-12-05 evening) the unscoped and pushed-down IVF_PQ rows "
+           "meet the target (this table's run, 22:06: 1.072 and 1.068); the post-filter "
+           "(1.376) still reads the columns of all 51 candidates.",
     "overhead": "cProfile of 40 hybrid queries at 10,000 rows on the one engine (2026-12-05): "
                 "the two legs run side by side in threads, and the full-text leg, not the "
                 "vector leg, is the longer: the bench's texts tie in BM25 across the leg's cut, "
@@ -100,7 +109,14 @@ WHY: dict[str, str] = {
                 "as soon as the leg ties there, beside the vector leg: two full-text searches, "
                 "both done before the vector leg is. This table's run (18:12): hybrid 1.29 "
                 "(1.59 at 15:22), vector 1.16; the note on issue 34 has the old and new code "
-                "run in turn.",
+                "run in turn. "
+                "Later that day each leg's LanceDB search began to run in one trip to "
+                "LanceDB's event loop (store.run_search: the same builder and the same async "
+                "execution LanceDB's synchronous to_arrow calls, which hands over to that "
+                "loop's thread five times a vector search, each time waiting for the GIL; "
+                "bare LanceDB's hybrid call makes ten). This table's run (22:06, a slower "
+                "machine than at 18:12: `import lancedb` alone 1.39 s against 1.28 s): hybrid "
+                "1.08, vector 1.13; the note on issue 34 has the old and new code in turn.",
     "startup": "Later launches met the target on 2026-12-05 (1.32 s in the table's run "
                "of 10:05); the first launch did not (2.06 s): it writes the demo store, and "
                "compiles the inspector's bytecode where none was kept yet. Four changes that "
@@ -156,7 +172,15 @@ WHY: dict[str, str] = {
                "(the note on issue 34 has these figures). This "
                "table's run (18:12): first launch 1.73 s, later launch 1.41 s; what is left "
                "of the difference is mostly `import lancedb` in the demo's thread, under the "
-               "GIL beside the window's own imports.",
+               "GIL beside the window's own imports. "
+               "Later that day a first launch began to unpack the demo store as the "
+               "package ships it (resources/demo/store.tar.gz, the store as built) instead of "
+               "building it: no lancedb import, embedding or index training beside the "
+               "window's build (a test checks the early writer imports no lancedb). This "
+               "table's run (22:06): first launch 1.70 s, later launch 1.59 s, on a machine "
+               "slower than at 18:12 (`import lancedb` alone 1.39 s against 1.28 s); the "
+               "first launch is now a later launch plus the unpacking (the note on issue 34 "
+               "has the old and new first launches in turn).",
     "example_sweep": "On the one engine, 2026-12-05. The first run that day (5.71x) searched "
                      "LanceDB 10,000 deep for each query's vector leg and paid Python's full "
                      "garbage collections throughout; now the legs come from batched scans "
@@ -170,7 +194,14 @@ WHY: dict[str, str] = {
                      "10,000-row run per weight; the former engine's 0.50x (2026-12-01 19:37) "
                      "evaluated the grid in one call per query over one batched scan. At 06:24 "
                      "the same day, with the compiled kernels in the default install, 2.45x: "
-                     "the scan is a tenth of it, and the rest is as above.",
+                     "the scan is a tenth of it, and the rest is as above. "
+                     "On 2026-12-05 evening a query's first truth became about half as "
+                     "costly: the scope filter decides the fetch's candidates from their "
+                     "pool's verdicts and answers a repeated filter of the fetch's very "
+                     "outcome by its identity, and the candidates are built a column at a "
+                     "time (the same trace, compared over all 35 presets). This table's run "
+                     "(22:06): 2.04x (2.62x at 18:12); the note on issue 34 has the 40-query "
+                     "sweep old and new in turn.",
     "sweep": "On the one engine, 2026-12-05 (py-spy): Python's full garbage collections took "
              "about a third of the sweep, each walking every pool, row and answer the process "
              "held; they now wait through it (core/batch_gc.py), and a scope filter given the "
@@ -211,7 +242,11 @@ WHY: dict[str, str] = {
              "note on issue 34 has the figures) put the new code ahead, the same sweep to "
              "the bit. This "
              "table's run of 12:53 gave 4.91 s hybrid and 3.77 s vector, on a day the machine "
-             "ran slower than at 10:05 (`import lancedb` 0.87 s against 0.73 s then).",
+             "ran slower than at 10:05 (`import lancedb` 0.87 s against 0.73 s then). "
+             "This table's run (22:06): 5.10 s hybrid, 3.57 s vector, on a machine slower "
+             "than at 18:12; the 18:12 code and this code, each run twice in turn right "
+             "after through this bench's `--only sweep`, gave 5.41 / 5.13 s and 5.07 / "
+             "5.07 s hybrid: the machine, not the code.",
     "memory": "2026-12-05, from a trace of every LanceDB search the child made: the API's "
               "answer diagnoses the scoped miss, and the diagnosis's fix search made a flat "
               "search of the 1M rows for every depth it tried (12 searches in all): the pool "
@@ -232,7 +267,8 @@ WHY: dict[str, str] = {
               "run (18:12): 1.21x (954 / 785 MB). Between those runs no change touched the "
               "engine's part of a single query but a leg kept as LanceDB returned it when in "
               "order already (no copy); the old and new code run in turn with this bench's "
-              "own child peaked within each other's spread (the note on issue 34).",
+              "own child peaked within each other's spread (the note on issue 34). "
+              "This table's run (22:06): 1.10x (904 / 823 MB).",
     "audit": "Since the outrank shortcut (h23f) a probe proved found among the rows within "
              "its outrank radius skips its search and its pipeline; audit_design in the run "
              "of 2026-12-01 22:14 (load 3.7): read 0.36 s, the shortcut 0.62 s (the "
@@ -263,7 +299,8 @@ WHY: dict[str, str] = {
                      "figures), which leaves the fixes most of it. This table's run (18:12): "
                      "76.3x; at 200 probes the audit's fixed costs alone (reading the "
                      "memories, the two scans) are more than 10 bare searches per 1,000 "
-                     "probes (cProfile, the note on issue 34).",
+                     "probes (cProfile, the note on issue 34). "
+                     "This table's run (22:06, a slower machine): 89.6x.",
     "scan": "Met since numba became a dependency (2026-12-05 06:24): the compiled kernels "
             "do the numpy kernels' float32 operations in the same order (the same bits, both "
             "checked against LanceDB) at ~0.78x their time on `scan_kernels`' 100 queries, and "
