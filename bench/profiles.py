@@ -59,7 +59,12 @@ WHY: dict[str, str] = {
             "tick routine run old and new in turn showed neither ahead (the note on issue 34). "
             "A pool-1,000 over-fetch tick (timers around each piece, offscreen) spends most "
             "in its re-rank over 1,000-1,600 rows (the blend, the limit's drops, the fetch's "
-            "candidates), then the stage summaries, then Qt's paint.",
+            "candidates), then the stage summaries, then Qt's paint. This table's run "
+            "(22:06, a machine slower than at 18:12): 0 of 12. Since 18:12 a tick's re-rank "
+            "changed (the scope filter answers from the pool's verdicts, searches take one "
+            "trip into LanceDB; the re-rank alone as printed is 0.5-0.7 ms, as before), and "
+            "this bench's tick routine, old and new code in turn twice, put neither ahead "
+            "(the note on issue 34).",
     "index": "IVF_PQ + post-filter, cProfile: the engine's own Python is ~0.5 ms a query; the "
              "rest is its one LanceDB search, which reads the columns of all 50 candidates (the "
              "stage tables show the rows the post-filter drops) where bare post-filtered LanceDB "
