@@ -259,10 +259,8 @@ def build_demo(path: str | Path, overwrite: bool = False) -> Path:
     import lancedb
 
     target = Path(path).expanduser()
-    if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        if not overwrite:
-            raise InspectorError(f"{target} already exists and is not empty; the demo store "
-                                 "is only written to a new or empty folder.")
+    if not overwrite:
+        _refuse_full(target)
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="demo-indexed") as pool:
@@ -295,6 +293,13 @@ def build_demo(path: str | Path, overwrite: bool = False) -> Path:
 
     tbl.create_index("text", config=FTS())
     return target
+
+
+def _refuse_full(target: Path) -> None:
+    """The demo store is only written to a new or empty folder."""
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise InspectorError(f"{target} already exists and is not empty; the demo store "
+                             "is only written to a new or empty folder.")
 
 
 def demo_vector(text: str) -> np.ndarray:
@@ -363,9 +368,7 @@ def write_demo(path: str | Path) -> Path:
     """The demo store written to a new or empty folder: the store as shipped (`shipped_store`),
     else, where it is missing or damaged, built from the generators (`build_demo`)."""
     target = Path(path).expanduser()
-    if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        raise InspectorError(f"{target} already exists and is not empty; the demo store "
-                             "is only written to a new or empty folder.")
+    _refuse_full(target)
     if unpack_store(target):
         return target
     return build_demo(target)
