@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from operator import attrgetter, is_, ne
 
 from inspector.core.engine.flow.insight.expect import where_dropped
 from inspector.core.engine.flow.registry import kind_of
@@ -40,7 +41,8 @@ def _label(code: str) -> str:
     return DROP_LABELS.get(code, code.replace("_", " "))
 
 
-_NONE = object()
+_ID = attrgetter("id")
+_SCORE = attrgetter("score")
 
 
 def summarise(st: StageRun) -> StageSummary:
@@ -54,23 +56,42 @@ def summarise(st: StageRun) -> StageSummary:
     return got
 
 
-def _summarise(st: StageRun) -> StageSummary:
-    # a window summarises each stage a slider's tick changed, over up to thousands of rows:
-    # each list is read once, each id once
-    ids = [s.id for s in st.rows]
+def _counts(st: StageRun) -> tuple[tuple[tuple[str, int], ...], int, int, int]:
+    """(drops, cut, rescored, moved) of one stage run. A window counts each stage a slider's
+    tick changed, over up to thousands of rows, so each list is walked once by C-level maps;
+    a stage that kept its input's own rows in their order (a filter that dropped none, a cut
+    of a tail) is seen by identity."""
+    rows, rows_in = st.rows, st.rows_in
+    ids = list(map(_ID, rows))
     kept = set(ids)
     codes = Counter([d.code for d in st.dropped if d.id not in kept])
     drops = tuple(codes.most_common())
-    cut = rescored = moved = 0
-    if st.rows_in and st.role != "fusion":  # a fusion's input is every leg
-        ids_in = [s.id for s in st.rows_in]
-        recorded = {d.id for d in st.dropped}
-        cut = sum(1 for i in ids_in if i not in kept and i not in recorded)
-        before = dict(zip(ids_in, [s.score for s in st.rows_in], strict=True))  # the last
-        rescored = sum(1 for s, i in zip(st.rows, ids, strict=True)
-                       if (b := before.get(i, _NONE)) is not _NONE and s.score != b)
-        order_in = [i for i in ids_in if i in kept]
-        moved = sum(1 for a, b in zip(order_in, ids, strict=False) if a != b)
+    if not rows_in or st.role == "fusion":  # a fusion's input is every leg
+        return drops, 0, 0, 0
+    n = len(rows)
+    recorded = {d.id for d in st.dropped}
+    if len(kept) == n <= len(rows_in) and all(map(is_, rows, rows_in)):
+        # the input's head, untouched, each id once: nothing moved; an id repeated past the
+        # head would give its score to the dict below, so that case takes the long way
+        tail = list(map(_ID, rows_in[n:]))
+        if kept.isdisjoint(tail):
+            gone = kept | recorded
+            scores = list(map(_SCORE, rows))
+            # a NaN score differs from itself, as the comparison below counts it
+            return drops, len(tail) - sum(map(gone.__contains__, tail)), \
+                sum(map(ne, scores, scores)), 0
+    ids_in = list(map(_ID, rows_in))
+    gone = kept | recorded
+    cut = len(ids_in) - sum(map(gone.__contains__, ids_in))
+    before = dict(zip(ids_in, map(_SCORE, rows_in), strict=True))  # the last of an id
+    was = list(map(before.get, ids))  # None: a row the stage added
+    rescored = sum(map(ne, map(_SCORE, rows), was)) - was.count(None)
+    moved = sum(map(ne, filter(kept.__contains__, ids_in), ids))  # zip: the shorter's length
+    return drops, cut, rescored, moved
+
+
+def _summarise(st: StageRun) -> StageSummary:
+    drops, cut, rescored, moved = _counts(st)
     n_in = None if st.role == "fetch" else len(st.rows_in)
     parts: list[str] = []
     if st.role == "query":
