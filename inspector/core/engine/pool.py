@@ -249,15 +249,17 @@ def fetch_pool(store: Store, query: Query, params: Params, vec_k: int, fts_k: in
     push = scopes.pushdown(spec, store.roles, store.schema)
     where = push.expr if params.filter == "pushdown" else None
     cols = _select(store, spec)
+    names = set(store.schema.names)  # a list made anew on every read of .names
+    roles = set(store.roles.as_dict().values())
     for c in cols:  # roles were checked when the store opened; a --scope-column is now
-        if c not in store.roles.as_dict().values() and split_nested(c):
+        if c not in roles and split_nested(c):
             check_nested(store.schema, "scope", c)
     for c in scopes.scope_columns(store.roles, spec):
-        if c in store.schema.names and pa.types.is_list(store.schema.field(c).type):
+        if c in names and pa.types.is_list(store.schema.field(c).type):
             raise InspectorError(f"The scope column {c} holds lists: list membership runs in "
                                  "the pipelines of stages (a fetch stage's scope_rule "
                                  "contains), not in the fixed pipeline.")
-    absent = [c for c in cols if c not in store.schema.names and not split_nested(c)]
+    absent = [c for c in cols if c not in names and not split_nested(c)]
     if absent:
         raise InspectorError(f"Scope column '{absent[0]}' is not in table '{store.table_name}'; "
                              f"columns: {', '.join(store.schema.names)}.")

@@ -48,7 +48,13 @@ class Roles:
     path: str | None = None
 
     def as_dict(self) -> dict[str, str | None]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        # a query asks it several times; the roles never change (frozen): made once, kept in
+        # the object's own dict outside its fields, and copied (a caller may change its copy)
+        got = self.__dict__.get("_as_dict")
+        if got is None:
+            got = self.__dict__["_as_dict"] = {f.name: getattr(self, f.name)
+                                                 for f in fields(self)}
+        return dict(got)
 
     def attribute_columns(self) -> list[str]:
         """Every detected non-vector column, in role order, without duplicates."""
@@ -186,8 +192,12 @@ def lance_columns(schema: pa.Schema, cols: list[str]) -> list[str]:
 
 def with_nested(tbl: pa.Table, schema: pa.Schema, cols: list[str]) -> pa.Table:
     """`tbl` with a column named for each JSON-text key among `cols`, parsed from its rows."""
+    have = None
     for c in cols:
-        if c in tbl.column_names or nested_kind(schema, c) != "json":
+        if "." not in c:  # a plain column: never a JSON key (most calls have none)
+            continue
+        have = set(tbl.column_names) if have is None else have
+        if c in have or nested_kind(schema, c) != "json":
             continue
         column, key = split_nested(c) or (c, "")
         values = [json_key(v, key) for v in tbl.column(column).to_pylist()]

@@ -180,3 +180,18 @@ def test_list_membership_scopes_keep_the_rows_whose_list_holds_a_scope(tagged: t
         with pytest.raises(InspectorError, match="holds lists: list membership runs in"):
             ask(store.engine_store, preset="memory-plugin", vector=vecs[4], limit=5,
                 scope="ops", scope_strategy="column", scope_column=role, min_score=0.0)
+
+
+def test_roles_as_a_dict_are_a_fresh_copy_each_time() -> None:
+    # the dict is made once per Roles and handed out as a copy: a caller's change to its copy
+    # never reaches the next caller, and a Roles made by replace() has its own
+    from dataclasses import replace
+
+    from inspector.core.stores.roles import Roles
+
+    r = Roles(id="id", text="text", scope="scope")
+    first = r.as_dict()
+    first["scope"] = "changed"
+    assert r.as_dict()["scope"] == "scope"
+    assert replace(r, scope="agent").as_dict()["scope"] == "agent"
+    assert r == Roles(id="id", text="text", scope="scope")  # the memo is not a field
