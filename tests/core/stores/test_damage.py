@@ -45,3 +45,21 @@ def test_the_command_line_says_damage_in_one_line(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "is damaged" in err and missing in err, err
     assert "removed by a cleanup" not in err
+
+
+def test_a_missing_file_named_without_its_leading_slash_is_still_named(tmp_path):
+    # LanceDB's local object store names the file "tmp/…/memories.lance/data/….lance" (no
+    # leading "/") when the table's only data files are gone: the message names it all the same
+    from tests.storekit import write_random_store
+
+    path = write_random_store(tmp_path / "s", n=50, dim=4)
+    store = open_store(str(path))
+    gone = sorted(f"data/{f.name}" for f in (path / "memories.lance" / "data").iterdir())
+    for f in (path / "memories.lance" / "data").iterdir():
+        f.unlink()
+    with pytest.raises(StoreDamagedError) as got:
+        store.table.search(ORIGIN_VECTOR, vector_column_name="vector").limit(3).to_arrow()
+    text = str(got.value)
+    assert "refers to a data file that is missing (data/" in text, text
+    assert any(f"({name})" in text for name in gone), text
+    assert "(unknown)" not in text

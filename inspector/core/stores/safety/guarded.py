@@ -41,8 +41,10 @@ def looks_missing(exc: BaseException) -> bool:
     return "Not found" in text or "NotFound" in text or "No such file" in text
 
 
+# the path as LanceDB names it: a URL, an absolute path, or (its local object store's form)
+# a path without its leading "/" that runs through the table's folder
 _MISSING_PATH = re.compile(r"(?:Not found|No such file or directory)\W*"
-                           r"((?:[A-Za-z][A-Za-z0-9+.-]*://|/)[^\s,]+)")
+                           r"((?:[A-Za-z][A-Za-z0-9+.-]*://|/)[^\s,]+|[^\s,]*\.lance/[^\s,]+)")
 _KINDS = (("/data/", "data file"), ("/_indices/", "index file"), ("/_deletions/",
           "deletion file"), ("/_versions/", "version manifest"), ("/_transactions/",
           "transaction file"))
