@@ -5,13 +5,13 @@ text and stored columns. Reads the trace (FlowTrace); computes nothing."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from html import escape
 from typing import Any
 
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPaintEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QGridLayout,
     QHeaderView,
     QLabel,
     QTableWidget,
@@ -203,6 +203,72 @@ class Waterfall(QWidget):
         p.end()
 
 
+def _plain(name: str, wrap: bool = False) -> QLabel:
+    label = QLabel("", objectName=name)
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    label.setWordWrap(wrap)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    return label
+
+
+class RowPath(QWidget):
+    """The row's path: each stage that saw it, beside what happened to it there (its rank and
+    score, or why it left), then the inputs that fed its score. Plain labels in a grid, not a
+    rich-text table: every slider tick changes the scores, and Qt laid the table out again on
+    each (~2.5 ms a tick, most of what the detail pane cost); a changed plain label is laid
+    out in a fraction of that. A label is only told a text it does not show already."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("detailPath")
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(4)
+        self._grid = QGridLayout()
+        self._grid.setContentsMargins(0, 0, 0, 0)
+        self._grid.setHorizontalSpacing(8)
+        self._grid.setVerticalSpacing(1)
+        self._grid.setColumnStretch(1, 1)
+        lay.addLayout(self._grid)
+        self.inputs = _plain("pathInputs", wrap=True)
+        self.inputs.hide()
+        lay.addWidget(self.inputs)
+        self._pairs: list[tuple[QLabel, QLabel]] = []
+        self._shown: tuple[tuple[tuple[str, str], ...], str] = ((), "")
+
+    def set_path(self, rows: list[tuple[str, str]], inputs: str) -> None:
+        """(stage, what) per stage that saw the row; `inputs`: what fed its score ("" none)."""
+        shown = (tuple(rows), inputs)
+        if shown == self._shown:
+            return
+        self._shown = shown
+        while len(self._pairs) < len(rows):
+            pair = (_plain("pathStage"), _plain("pathWhat", wrap=True))
+            n = len(self._pairs)
+            self._grid.addWidget(pair[0], n, 0, Qt.AlignmentFlag.AlignTop)
+            self._grid.addWidget(pair[1], n, 1, Qt.AlignmentFlag.AlignTop)
+            self._pairs.append(pair)
+        for n, (stage_label, what_label) in enumerate(self._pairs):
+            here = n < len(rows)
+            if here:
+                _say(stage_label, rows[n][0])
+                _say(what_label, nobreak(rows[n][1]))
+            stage_label.setVisible(here)
+            what_label.setVisible(here)
+        _say(self.inputs, nobreak(inputs))
+        self.inputs.setVisible(bool(inputs))
+
+    def lines(self) -> list[str]:
+        """What the path shows, a line per stage then the inputs (as a person reads it)."""
+        rows, inputs = self._shown
+        return [f"{stage}  {what}" for stage, what in rows] + ([inputs] if inputs else [])
+
+
+def _say(label: QLabel, text: str) -> None:
+    if label.text() != text:
+        label.setText(text)
+
+
 class DetailPane(QWidget):
     """Everything about the selected row: what became of it, its path and score through every
     stage (a waterfall), its text and stored columns. Reads the trace; computes nothing."""
@@ -218,10 +284,7 @@ class DetailPane(QWidget):
         self.title.setWordWrap(True)
         self.fate = QLabel("", objectName="fate")
         self.fate.setWordWrap(True)
-        self.path = QLabel("", objectName="detailPath")
-        self.path.setTextFormat(Qt.TextFormat.RichText)
-        self.path.setWordWrap(True)
-        self.path.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.path = RowPath(self)
         self.text = QLabel("", objectName="detailText")
         self.text.setWordWrap(True)
         self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -254,8 +317,9 @@ class DetailPane(QWidget):
             self.title.setText("Select a row to see its path through the stages."
                                if rid is None or trace is None
                                else f"{rid} is in no stage of this answer")
-            for w in (self.fate, self.text, self.path):
+            for w in (self.fate, self.text):
                 w.setText("")
+            self.path.set_path([], "")
             self.waterfall.set_steps([])
             self.columns.setRowCount(0)
             self._shown_columns = None
@@ -272,13 +336,7 @@ class DetailPane(QWidget):
         self.waterfall.set_steps(waterfall_steps(trace, rid))
         r = row.row
         inputs = " · ".join(f"{INPUT_WORDS.get(k, k)} {_num(v)}" for k, v in row.inputs)
-        path = "".join(f"<tr><td>{escape(stage)}&nbsp;&nbsp;</td><td>{escape(what)}</td></tr>"
-                       for stage, what in row_path(trace, rid))
-        html = (f"<table cellspacing=0 cellpadding=1>{path}</table>"
-                + (f"<p>{escape(inputs)}</p>" if inputs else ""))
-        html = nobreak(html)
-        if self.path.text() != html:
-            self.path.setText(html)
+        self.path.set_path(row_path(trace, rid), inputs)
         facts = [f"scope {r.scope}" if r.scope is not None else "",
                  "" if r.importance_missing or r.importance != r.importance
                  else f"importance {r.importance:g}",
