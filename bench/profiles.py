@@ -75,7 +75,7 @@ WHY: dict[str, str] = {
             "passes, seeing by identity a stage that kept its input's head (1.85 -> 0.85 ms "
             "for the five stages of a 1,000-row pool, measured alone). This bench's tick "
             "routine old and new in turn (blend, pool 1,000, three rounds each, medians): "
-            "15.1-20.0 ms -> 12.7-17.5 ms. This table's run (2026-12-06 00:05): 1 of 12 "
+            "15.1-20.0 ms -> 12.7-17.5 ms. This table's run (2026-12-06 00:13): 1 of 12 "
             "met; key-to-frame medians 11.5-15.5 ms but for the over-fetch rows (19-32 ms), "
             "whose each tick re-ranks a pool re-cut at a new depth; the p95s miss by 2-10 ms.",
     "index": "IVF_PQ + post-filter, cProfile: the engine's own Python is ~0.5 ms a query; the "
@@ -99,7 +99,7 @@ WHY: dict[str, str] = {
              "search's result reused and nothing between queries: the search leaves the "
              "processor's caches cold (a 16 MB array summed between queries instead of the "
              "search costs the same Python 0.6 ms more). This table's run (2026-12-06 "
-             "00:05): IVF_PQ 1.162 (bare 5.38 ms, against 8.16 ms at 22:06), pushdown 1.026, "
+             "00:13): IVF_PQ 1.162 (bare 5.38 ms, against 8.16 ms at 22:06), pushdown 1.026, "
              "post-filter 1.297.",
     "api": "Profiled (cProfile and timers around each piece, 100k x 384 IVF_PQ, load 5-6): "
            "the API adds 0.1-0.3 ms to the engine's own run of the same question (the "
@@ -118,7 +118,7 @@ WHY: dict[str, str] = {
            "(1.376) still reads the columns of all 51 candidates. "
            "2026-12-06: the post-filter's search is not the excess (see `index`: the "
            "engine's search alone is faster than bare's call); the engine's Python after the "
-           "search, ~1.7 ms, is. This table's run (2026-12-06 00:05): unscoped 0.996, "
+           "search, ~1.7 ms, is. This table's run (2026-12-06 00:13): unscoped 0.996, "
            "pushdown 1.022, post-filter 1.298.",
     "overhead": "cProfile of 40 hybrid queries at 10,000 rows on the one engine (2026-12-05): "
                 "the two legs run side by side in threads, and the full-text leg, not the "
