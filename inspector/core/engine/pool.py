@@ -250,9 +250,9 @@ def fetch_pool(store: Store, query: Query, params: Params, vec_k: int, fts_k: in
     where = push.expr if params.filter == "pushdown" else None
     cols = _select(store, spec)
     names = set(store.schema.names)  # a list made anew on every read of .names
-    roles = set(store.roles.as_dict().values())
+    role_columns = set(store.roles.as_dict().values())
     for c in cols:  # roles were checked when the store opened; a --scope-column is now
-        if c not in roles and split_nested(c):
+        if c not in role_columns and split_nested(c):
             check_nested(store.schema, "scope", c)
     for c in scopes.scope_columns(store.roles, spec):
         if c in names and pa.types.is_list(store.schema.field(c).type):

@@ -739,7 +739,6 @@ def resort_order(rows: list[Scored], scores: np.ndarray, rule: str,
     return score_order(scores, rule, rank)
 
 
-
 @stage("importance_blend", "transform",
        P("weight", "float", 0.5, "w: score * ((1 - w) + w * clamp(importance, 0, 1))", 0, 1,
          effect="weight", step=0.05),
