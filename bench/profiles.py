@@ -75,7 +75,17 @@ WHY: dict[str, str] = {
             "by identity a stage that kept its input's head. This table's run (2026-12-06 "
             "00:13): 1 of 12 met; key-to-frame medians 11.3-19.3 ms, the over-fetch rows "
             "19.2-32.1 ms (each of their ticks re-ranks a pool re-cut at a new depth); "
-            "p95s 15.1-40.9 ms.",
+            "p95s 15.1-40.9 ms. "
+            "Later that day, from a timeline of over-fetch ticks: their re-rank ran in a job, "
+            "timed there slower than the 8 ms under which a tick runs it inline, so every "
+            "later tick went to a job too. The importance blend now re-scores a row once per "
+            "weight and default importance, and an over-fetch tick hands it the rows it "
+            "blended at the last depth (the fetch's candidates are the same objects at every "
+            "depth), so only the deeper pool's new rows are blended and the re-rank runs in "
+            "the tick again. This table's run (2026-12-06 03:13): 1 of 12 met; the over-fetch "
+            "rows' medians 21.4 ms offscreen, 19.3 ms at 1366x768 and 17.9 ms at 1920x1080 "
+            "(19.2, 29.4 and 32.1 ms at 00:13), their p95s 28.8, 27.7 and 26.1 ms; the other "
+            "key-to-frame medians 10.7-14.6 ms, p95s 15.4-19.9 ms.",
     "index": "IVF_PQ + post-filter, cProfile: the engine's own Python is ~0.5 ms a query; the "
              "rest is its one LanceDB search, which reads the columns of all 50 candidates (the "
              "stage tables show the rows the post-filter drops) where bare post-filtered LanceDB "
@@ -144,7 +154,11 @@ WHY: dict[str, str] = {
                 "loop's thread five times a vector search, each time waiting for the GIL; "
                 "bare LanceDB's hybrid call makes ten). This table's run (22:06, a slower "
                 "machine than at 18:12: `import lancedb` alone 1.39 s against 1.28 s): hybrid "
-                "1.08, vector 1.13; the note on issue 34 has the old and new code in turn.",
+                "1.08, vector 1.13; the note on issue 34 has the old and new code in turn. "
+                "This table's run (2026-12-06 03:13): hybrid 1.15, vector 1.09 at 10,000 rows "
+                "(1.10 and 1.06 at 00:13); the one change a query runs since then (the "
+                "blend's memo, which a new pool's rows miss) put neither code ahead run in "
+                "turn by hand (the note on issue 34).",
     "startup": "Later launches met the target on 2026-12-05 (1.32 s in the table's run "
                "of 10:05); the first launch did not (2.06 s): it writes the demo store, and "
                "compiles the inspector's bytecode where none was kept yet. Four changes that "
@@ -285,7 +299,12 @@ WHY: dict[str, str] = {
              "This table's run (22:06): 5.10 s hybrid, 3.57 s vector, on a machine slower "
              "than at 18:12; the 18:12 code and this code, each run twice in turn right "
              "after through this bench's `--only sweep`, gave 5.41 / 5.13 s and 5.07 / "
-             "5.07 s hybrid: the machine, not the code.",
+             "5.07 s hybrid: the machine, not the code. "
+             "This table's run (2026-12-06 03:13): 5.38 s hybrid (4.96 s at 00:13) and 3.88 "
+             "s vector (4.04 s). Since 00:13 the blend re-scores a row once per weight and "
+             "default importance; this sweep's code before and after that change, run in turn "
+             "by hand (the note on issue 34 has the figures), put neither ahead: the spread "
+             "between runs on this machine is wider than the gap.",
     "memory": "2026-12-05, from a trace of every LanceDB search the child made: the API's "
               "answer diagnoses the scoped miss, and the diagnosis's fix search made a flat "
               "search of the 1M rows for every depth it tried (12 searches in all): the pool "
