@@ -28,9 +28,14 @@ def _runs(path: Path, preset: str = "memory-plugin") -> Runs:
 
 
 def _fresh(path: Path, preset: str, sets: dict[str, float]):  # noqa: ANN202 - a FlowTrace
-    """The answer as a new process gives it: no memo of any kind."""
+    """The answer as a new process gives it: no memo of any kind, no pool held."""
+    from inspector.core.engine import pools
+
+    pools.SOURCE.clear()
     classic._BLENDED.clear()
     classic._FILTERED.clear()
+    classic._VERDICTS.clear()
+    classic._SHARED.clear()
     return _runs(path, preset).run(Change().with_sets(**sets))
 
 
