@@ -201,6 +201,10 @@ class Context:
     # the outcome whose rows the running stage was handed, unchanged (the runner's copy of
     # its list; None past a query stage): a stage may answer from what it remembers of it
     handed: Outcome | None = None
+    # one question's memo, shared by its runs (Runs.stage_memo; None: a run of its own): a
+    # stage keeps what each of its rows gave under its parameters, so a live tick or a sweep's
+    # cell makes again only the rows new to it, and nothing outlives the question
+    memo: dict[str, Any] | None = None
 
     def wide(self, n: int) -> int:
         """The depth the running stage uses: its own, or deeper where a what-if widens it."""

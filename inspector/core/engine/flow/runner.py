@@ -157,7 +157,8 @@ def _resolved(kind: Any, kind_name: str, name: str, given: dict[str, Any]) -> di
 def context(store: Any, spec: PipelineSpec, *, text: str | None, vector: np.ndarray | None,
             scopes: tuple[str, ...] | None, limit: int | None, now_ms: float,
             query_source: str = "text", vector_error: str | None = None, exact: bool = False,
-            widen: dict[str, int] | None = None, live: bool = False) -> Context:
+            widen: dict[str, int] | None = None, live: bool = False,
+            memo: dict[str, Any] | None = None) -> Context:
     """What a run of this query starts from (the limit clamped as the system clamps it): the
     one place a run's context is made, so what a stage will ask can be read before the run
     (an audit's batched scan)."""
@@ -169,7 +170,7 @@ def context(store: Any, spec: PipelineSpec, *, text: str | None, vector: np.ndar
     settings["_live"] = live  # a live session: fetches serve every slider position at once
     ctx = Context(store=store, text=text, vector=vector, scopes=scopes, limit=n,
                   now_ms=float(now_ms), settings=settings, exact=exact,
-                  widen=dict(widen or {}))
+                  widen=dict(widen or {}), memo=memo)
     if limit is not None and n != limit:
         ctx.warnings.append(f"limit {limit} clamped to {n}, as the system clamps it "
                             f"({spec.limit.min}..{spec.limit.max})")
@@ -180,12 +181,14 @@ def run(store: Any, spec: PipelineSpec, *, text: str | None, vector: np.ndarray 
         scopes: tuple[str, ...] | None, limit: int | None, now_ms: float,
         query_source: str = "text", cache: PoolCache | None = None,
         vector_error: str | None = None, exact: bool = False,
-        widen: dict[str, int] | None = None, live: bool = False) -> FlowTrace:
+        widen: dict[str, int] | None = None, live: bool = False,
+        memo: dict[str, Any] | None = None) -> FlowTrace:
     """Every stage of the route the system would take for this query; `exact` and `widen`
-    are what-ifs (the index bypassed; stages kept at least so many rows)."""
+    are what-ifs (the index bypassed; stages kept at least so many rows); `memo`: the
+    question's stage memo its runs share (Context.memo)."""
     ctx = context(store, spec, text=text, vector=vector, scopes=scopes, limit=limit,
                   now_ms=now_ms, query_source=query_source, vector_error=vector_error,
-                  exact=exact, widen=widen, live=live)
+                  exact=exact, widen=widen, live=live, memo=memo)
     n = ctx.limit
     route = choose_route(spec, ctx)
     current: list[Scored] = []

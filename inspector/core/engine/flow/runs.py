@@ -99,6 +99,9 @@ class Runs:
     # its next run: true `cancelled()` raises Cancelled there
     cancelled: Callable[[], bool] | None = None
     count: int = 0  # pipeline runs made (memoised answers not counted)
+    # what the stages keep across this question's runs (runner.Context.memo): shared by its
+    # copies (a truth's run, a live tick's), gone with the question
+    stage_memo: dict[str, Any] = field(default_factory=dict)
     _memo: Lru = field(default_factory=new_memo)
     _specs: Lru = field(default_factory=lambda: Lru(MEMO_MAX, None))
 
@@ -128,7 +131,7 @@ class Runs:
         return run(self.store, spec, text=self.text, vector=self.vector, scopes=self.scopes,
                    limit=limit, now_ms=self.now_ms, query_source=self.source,
                    cache=self.cache, vector_error=self.vector_error, exact=c.exact,
-                   widen=dict(c.widen), live=self.live)
+                   widen=dict(c.widen), live=self.live, memo=self.stage_memo)
 
     def _spec(self, sets: Sets) -> PipelineSpec:
         """The pipeline with `sets` applied (a frozen spec, remembered per set of changes:

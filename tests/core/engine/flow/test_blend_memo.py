@@ -1,10 +1,13 @@
-"""The importance blend re-scores each row once per (weight, default importance): a live
-over-fetch tick hands it the very rows it blended at the last depth, and only the rows new to
-the deeper pool are blended again. Every answer is the one a fresh process gives."""
+"""The importance blend re-scores each row once per (weight, default importance) within one
+question's runs: a live over-fetch tick hands it the very rows it blended at the last depth,
+and only the rows new to the deeper pool are blended again. Every answer is the one a fresh
+process gives, and nothing is kept past the question (a sweep's memory stays one query's)."""
 
 from __future__ import annotations
 
+import gc
 import random
+import weakref
 from pathlib import Path
 
 import pytest
@@ -32,11 +35,14 @@ def _fresh(path: Path, preset: str, sets: dict[str, float]):  # noqa: ANN202 - a
     from inspector.core.engine import pools
 
     pools.SOURCE.clear()
-    classic._BLENDED.clear()
     classic._FILTERED.clear()
     classic._VERDICTS.clear()
     classic._SHARED.clear()
     return _runs(path, preset).run(Change().with_sets(**sets))
+
+
+def _blend_rows(runs: Runs) -> int:
+    return sum(len(t) for t in runs.stage_memo.get("blend", {}).values())
 
 
 @pytest.mark.parametrize("preset", ["memory-plugin", "lancedb"])
@@ -46,7 +52,6 @@ def test_every_answer_is_a_fresh_runs_through_depths_weights_and_defaults(
     out-of-range importances in the store), answered through the memo, against each answer
     made fresh."""
     path = write_mixed_store(tmp_path / "s", n=240)
-    classic._BLENDED.clear()
     runs = _runs(path, preset)
     rng = random.Random(7)
     asked = []
@@ -56,7 +61,7 @@ def test_every_answer_is_a_fresh_runs_through_depths_weights_and_defaults(
                 "blend.default_importance": rng.choice([0.7, 0.2])}
         asked.append((sets, runs.run(Change().with_sets(**sets))))
     assert len({tuple(sorted(s.items())) for s, _ in asked}) > 10  # many different answers
-    reused = 0  # rows an answer took from an earlier one's blend (the memo answered)
+    reused = 0  # answers that took rows from an earlier one's blend (the memo answered)
     for n, (_, got) in enumerate(asked):
         mine = {id(r) for r in got.stage("blend").rows}
         reused += any(id(r) in mine for _, t in asked[:n] for r in t.stage("blend").rows)
@@ -68,7 +73,6 @@ def test_every_answer_is_a_fresh_runs_through_depths_weights_and_defaults(
 
 def test_a_deeper_pool_blends_only_its_new_rows(tmp_path: Path) -> None:
     path = write_mixed_store(tmp_path / "s", n=240)
-    classic._BLENDED.clear()
     runs = _runs(path)
     shallow = runs.run(Change().with_sets(**{"fetch.overfetch": 4.0, "blend.weight": 0.5}))
     deep = runs.run(Change().with_sets(**{"fetch.overfetch": 8.0, "blend.weight": 0.5}))
@@ -80,15 +84,35 @@ def test_a_deeper_pool_blends_only_its_new_rows(tmp_path: Path) -> None:
     assert not {id(r) for r in other.stage("blend").rows} & {id(r) for r in after.values()}
 
 
+def test_the_memo_is_the_questions_and_goes_with_it(tmp_path: Path) -> None:
+    """Another question starts with nothing kept; a question's blends go when its runs go,
+    and a run outside any question's runs keeps nothing."""
+    path = write_mixed_store(tmp_path / "s", n=240)
+    runs = _runs(path)
+    t = runs.run(Change().with_sets(**{"fetch.overfetch": 8.0, "blend.weight": 0.5}))
+    assert _blend_rows(runs) == len(t.stage("blend").rows) > 0
+    assert _blend_rows(_runs(path)) == 0
+    gone = weakref.ref(t.stage("blend").rows[0])
+    del runs, t
+    gc.collect()
+    assert gone() is None
+    from inspector.core.engine.flow.runner import run
+
+    q = _runs(path)
+    one = run(q.store, q.spec, text=q.text, vector=q.vector, scopes=q.scopes, limit=q.limit,
+              now_ms=q.now_ms)
+    again = run(q.store, q.spec, text=q.text, vector=q.vector, scopes=q.scopes, limit=q.limit,
+                now_ms=q.now_ms)
+    assert not {id(r) for r in one.stage("blend").rows} & \
+        {id(r) for r in again.stage("blend").rows}
+
+
 def test_the_memo_starts_again_past_its_bound(tmp_path: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    """Memory stays bounded whatever the number of weights and pools a session visits."""
+    """Memory stays bounded whatever the number of weights a session visits."""
     path = write_mixed_store(tmp_path / "s", n=240)
     monkeypatch.setattr(classic, "BLENDED_ROWS_MAX", 50)
-    classic._BLENDED.clear()
-    classic._BLENDED_COUNT[0] = 0
     runs = _runs(path)
     for w in (0.1, 0.2, 0.3, 0.4, 0.6, 0.7):
         runs.run(Change().with_sets(**{"fetch.overfetch": 8.0, "blend.weight": w}))
-        held = sum(len(m) for m in classic._BLENDED.values())
-        assert held <= 50 + 40  # at most the bound and one run's rows (40 a run here)
+        assert _blend_rows(runs) <= 50 + 40  # at most the bound and one run's rows (40 here)

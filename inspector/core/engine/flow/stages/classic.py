@@ -749,7 +749,7 @@ def importance_blend(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Out
 
     A stored NaN stays NaN (`??` keeps it), so at w > 0 that row scores NaN, which no min
     score keeps; at w = 0 the multiplier is exactly 1 and importance is never read."""
-    out = _blended(rows, p["weight"], p["default_importance"])
+    out = _blended(rows, p["weight"], p["default_importance"], ctx.memo)
     score = np.fromiter(map(_SCORE, out), np.float64, len(out))
     rule = ctx.settings.get("tie_rule", "lancedb")
     roles = getattr(ctx.store, "roles", None)
@@ -760,34 +760,38 @@ def importance_blend(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Out
     return Outcome(ranked)
 
 
-# (weight, default importance) -> id(row in) -> (row in, row out): each row's blend under
-# those parameters, made once. A live over-fetch tick hands the blend the very rows it blended
-# at the last depth (the fetch's candidates are kept per pool and the stages before pass them
-# on), so only the rows new to the deeper pool are blended again; a sweep's cells and its safe
-# depth's runs at one weight do the same. A row out is a function of its row in and the two
-# parameters alone, and an entry holds its row in, so its id names that object while it
-# lives. Bounded: past BLENDED_ROWS_MAX rows, start again.
-_BLENDED: dict[tuple[float, float], dict[int, tuple[Scored, Scored]]] = {}
+# the question's memo (Context.memo) keeps, under "blend", (weight, default importance) ->
+# id(row in) -> (row in, row out): each row's blend under those parameters, made once. A live
+# over-fetch tick hands the blend the very rows it blended at the last depth (the fetch's
+# candidates are kept per pool and the stages before pass them on), so only the rows new to
+# the deeper pool are blended again; a sweep's cells and its safe depth's runs at one weight do
+# the same. A row out is a function of its row in and the two parameters alone, and an entry
+# holds its row in, so its id names that object while it lives. It goes with the question's
+# runs; past BLENDED_ROWS_MAX rows it starts again.
 BLENDED_ROWS_MAX = 20_000
-_BLENDED_COUNT = [0]
 
 
-def _blended(rows: list[Scored], w: float, default: float) -> list[Scored]:
+def _blended(rows: list[Scored], w: float, default: float,
+             memo: dict[str, Any] | None) -> list[Scored]:
     """Each row re-scored by the blend (its importance and multiplier added to its inputs),
-    in the order given; rows blended before under (w, default) are the same objects again."""
-    if _BLENDED_COUNT[0] > BLENDED_ROWS_MAX:
-        _BLENDED.clear()
-        _BLENDED_COUNT[0] = 0
-    memo = _BLENDED.setdefault((float(w), float(default)), {})
-    pairs = list(map(memo.get, map(id, rows)))
+    in the order given; rows the question's runs blended before under (w, default) are the
+    same objects again (none without a memo)."""
+    if memo is None:
+        return _blend(rows, w, default)
+    kept = memo.setdefault("blend", {})
+    if memo.get("blend_rows", 0) > BLENDED_ROWS_MAX:
+        kept.clear()
+        memo["blend_rows"] = 0
+    table = kept.setdefault((float(w), float(default)), {})
+    pairs = list(map(table.get, map(id, rows)))
     new = [i for i, (s, got) in enumerate(zip(rows, pairs, strict=True))
            if got is None or got[0] is not s]
     if not new:
         return [got[1] for got in pairs]  # type: ignore[index]
     ins = rows if len(new) == len(rows) else list(map(rows.__getitem__, new))
     made = _blend(ins, w, default)
-    memo.update(zip(map(id, ins), zip(ins, made, strict=True), strict=True))
-    _BLENDED_COUNT[0] += len(ins)
+    table.update(zip(map(id, ins), zip(ins, made, strict=True), strict=True))
+    memo["blend_rows"] = memo.get("blend_rows", 0) + len(ins)
     if len(new) == len(rows):
         return made
     out = [None if got is None else got[1] for got in pairs]
