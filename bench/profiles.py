@@ -233,7 +233,17 @@ WHY: dict[str, str] = {
                "`lance_namespace` re-exports 108 of them and lancedb.db imports from it); "
                "`pandas` comes with pyarrow.dataset, whose module set-up calls pa.scalar, "
                "which asks pyarrow's pandas shim. Building the plots after the first results "
-               "is what is left to try.",
+               "is what is left to try. "
+               "Later on 2026-12-06: `scripts/dev app`, pipx and the wheel install the app's own "
+               "requirements, and pandas is not among them (only the test extras bring it); "
+               "with pandas importable, `import lancedb` imports it. The rows now launch as "
+               "the app alone is installed (startup.not_installed: the test extras refused as "
+               "absent), with the test environment's own later launch beside them. This bench "
+               "run three times in a row (04:14-04:16, the last is this table's) gave later "
+               "launches of 1.92, 1.62 and 2.06 s as installed, 1.81, 1.77 and 2.34 s with the "
+               "test extras, and first launches of 1.59, 1.89 and 1.91 s: this machine's spread "
+               "between runs minutes apart is wider than the import it saves; the note on "
+               "issue 34 has launches from a virtualenv holding the app alone.",
     "example_sweep": "On the one engine, 2026-12-05. The first run that day (5.71x) searched "
                      "LanceDB 10,000 deep for each query's vector leg and paid Python's full "
                      "garbage collections throughout; now the legs come from batched scans "

@@ -138,3 +138,30 @@ def test_a_subset_run_keeps_the_other_figures_rows_unless_told_to_replace(
     finally:
         registry.FIGURES.clear()
         registry.FIGURES.update(before)
+
+
+def test_the_launch_bench_refuses_what_an_install_of_the_app_alone_lacks(
+        tmp_path: Path) -> None:
+    """`scripts/dev app` and the wheel install the app's own requirements; this environment
+    has the test extras too. The startup bench launches as the former: pandas (which `import
+    lancedb` imports wherever it can) is refused as absent, the app's requirements are not."""
+    import os
+    import subprocess
+
+    import startup
+
+    absent = set(startup.not_installed())
+    assert {"pandas", "pytest", "hypothesis"} <= absent
+    assert not absent & {"numpy", "pyarrow", "lancedb", "PySide6", "pyqtgraph", "superqt",
+                         "pydantic", "numba", "inspector"}
+    probe = ("import sys, startup; startup.refuse(set(sys.argv[1].split(',')))\n"
+             "import lancedb, pyarrow.dataset\n"
+             "try:\n    import pandas\nexcept ModuleNotFoundError as e:\n"
+             "    print('refused', e.name)\n"
+             "print('pandas' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", probe, ",".join(sorted(absent))],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(BENCH)})
+    assert done.returncode == 0, done.stderr[-800:]
+    assert done.stdout.split() == ["refused", "pandas", "False"]
+
