@@ -15,9 +15,10 @@ LanceDB's full-text search returns equal BM25 scores in an arbitrary order (even
 top k, and not a prefix across depths); nobody can reproduce that, so such groups are marked
 `arbitrary`, and the inspector shows them by row id.
 
-The classic stages apply these rules to a run's rows (`flow/stages/classic.py`: `fuse`,
-`resort`); `resort` here is the same re-sort over a pool's rows, for the pool-level outrank
-analysis (`blend.own_rank`).
+The classic stages apply these rules to a run's rows (`flow/stages/classic.py`: `fuse`;
+`flow/stages/importance.py`: `resort_order`); `resort` here is the same re-sort over a
+pool's rows, for the pool-level outrank analysis (`blend.own_rank`). `tied_runs` finds the
+groups of equal values a stage reports as ties.
 """
 
 from __future__ import annotations
@@ -44,3 +45,23 @@ def resort(pool: Pool | None, p: Params, rows: np.ndarray, score: np.ndarray) ->
     reads it)."""
     rank = pool.id_order[rows] if p.tie_rule == "id" and pool is not None else None
     return rows[score_order(score[rows], p.tie_rule, rank)]
+
+
+def tied_runs(values: np.ndarray, n: int, cut: int) -> list[tuple[int, int, int]]:
+    """Runs of equal values among the first n of `values` (entries past n lie beyond the
+    stage): (start, end inside, end) for runs of two or more inside, or across the cut."""
+    v = np.asarray(values, np.float64)
+    if n == 0 or not len(v):
+        return []
+    tied = v[1:] == v[:-1]  # NaN never equals itself: NaNs never tie
+    if not tied.any():  # every run one value long: none of two, none across a cut
+        return []
+    new = np.ones(len(v), bool)
+    new[1:] = ~tied
+    starts = np.flatnonzero(new)
+    ends = np.append(starts[1:], len(v))
+    starts, ends = starts[starts < n], ends[starts < n]
+    inside = np.minimum(ends, n)
+    keep = (inside - starts >= 2) | ((starts < cut) & (cut < ends))
+    return list(zip(starts[keep].tolist(), inside[keep].tolist(), ends[keep].tolist(),
+                    strict=True))

@@ -1,4 +1,4 @@
-"""The blended re-sort's tie rule (flow/stages/classic.py resort): rows with equal blended
+"""The blended re-sort's tie rule (flow/stages/importance.py resort_order): rows with equal blended
 score go by id ascending under tie rule `id`, and keep their scoped order (a stable sort)
 under `lancedb`. The stores put the two orders apart: the closer row of each tie has the
 larger id."""

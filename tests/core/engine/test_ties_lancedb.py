@@ -321,10 +321,10 @@ def test_lancedbs_order_at_k_is_searched_beside_the_vector_leg(tmp_path, monkeyp
 @pytest.mark.parametrize("seed", range(6))
 def test_tied_at_says_what_the_runs_of_equal_values_say(seed):
     """`pool.tied_at` (does a leg tie within its first k or across its cut) against the
-    engine's runs of equal values (stages.classic._runs), on values with ties, NaNs and a
+    engine's runs of equal values (ties.tied_runs), on values with ties, NaNs and a
     known or unknown value past the leg."""
-    from inspector.core.engine.flow.stages.classic import _runs
     from inspector.core.engine.pool import tied_at
+    from inspector.core.engine.ties import tied_runs
 
     rng = np.random.default_rng(seed)
     for _ in range(300):
@@ -337,14 +337,14 @@ def test_tied_at_says_what_the_runs_of_equal_values_say(seed):
         c = min(k, n)
         cut = values[:c + 1] if c < n else (values if np.isnan(after) else
                                             np.append(values, after))
-        assert tied_at(values, after, k) == bool(_runs(cut, c, c)), (values, after, k)
+        assert tied_at(values, after, k) == bool(tied_runs(cut, c, c)), (values, after, k)
 
 
 @pytest.mark.parametrize("seed", range(4))
 def test_the_runs_of_equal_values_are_those_counted_one_by_one(seed):
-    """stages.classic._runs (a stage's ties: runs of two or more inside its first n, or one
+    """ties.tied_runs (a stage's ties: runs of two or more inside its first n, or one
     across its cut) against a walk over the values, with and without any tie, and NaNs."""
-    from inspector.core.engine.flow.stages.classic import _runs
+    from inspector.core.engine.ties import tied_runs
 
     def walk(v: list[float], n: int, cut: int) -> list[tuple[int, int, int]]:
         out, s = [], 0
@@ -367,4 +367,4 @@ def test_the_runs_of_equal_values_are_those_counted_one_by_one(seed):
             values[rng.integers(0, size)] = np.nan
         n = int(rng.integers(0, size + 2))
         cut = int(rng.integers(0, n + 2))
-        assert _runs(values, n, cut) == walk(values.tolist(), n, cut), (values, n, cut)
+        assert tied_runs(values, n, cut) == walk(values.tolist(), n, cut), (values, n, cut)

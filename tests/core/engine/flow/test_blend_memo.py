@@ -15,7 +15,7 @@ import pytest
 from inspector.core.engine.flow.question import Question, runs_for
 from inspector.core.engine.flow.runner import PoolCache
 from inspector.core.engine.flow.runs import Change, Runs
-from inspector.core.engine.flow.stages import classic
+from inspector.core.engine.flow.stages import classic, importance
 from inspector.core.stores.opening import open_store
 from tests.core.engine.flow.test_live_flow import shape
 from tests.storekit import write_mixed_store
@@ -113,7 +113,7 @@ def test_the_memo_starts_again_past_its_bound(tmp_path: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """Memory stays bounded whatever the number of weights a session visits."""
     path = write_mixed_store(tmp_path / "s", n=240)
-    monkeypatch.setattr(classic, "BLENDED_ROWS_MAX", 50)
+    monkeypatch.setattr(importance, "BLENDED_ROWS_MAX", 50)
     runs = _runs(path)
     for w in (0.1, 0.2, 0.3, 0.4, 0.6, 0.7):
         runs.run(Change().with_sets(**{"fetch.overfetch": 8.0, "blend.weight": w}))

@@ -5,6 +5,7 @@ from inspector.core.engine.flow.stages import (  # noqa: F401
     cuts,
     diversity,
     fusion,
+    importance,
     lance_where,
     legs,
     native,

@@ -1,6 +1,6 @@
 """The classic pipeline as ordinary stages: the scope rule, LanceDB's legs fused into a pool
-cut to `ceil(limit * F)` (capped), the scope post-filter, the importance blend; the min score
-and the limit are the shared cuts (`cuts.py`).
+cut to `ceil(limit * F)` (capped), the scope post-filter; the importance blend is
+`importance.py`, the min score and the limit are the shared cuts (`cuts.py`).
 
 The fetch asks the one pool source (`engine.pools`) for its legs, in the canonical order
 (distance ascending or BM25 descending, ties by row id) in which a shallow fetch is a prefix
@@ -22,7 +22,6 @@ import numpy as np
 
 from inspector.core.engine import pools
 from inspector.core.engine import scope as scopes
-from inspector.core.engine.blend import blend_scores
 from inspector.core.engine.flow.registry import ParamDecl as P
 from inspector.core.engine.flow.registry import stage
 from inspector.core.engine.flow.rows import (
@@ -38,7 +37,7 @@ from inspector.core.engine.flow.rows import (
 from inspector.core.engine.flow.rows import row as stored_row
 from inspector.core.engine.params import Params, depths, pool_depth
 from inspector.core.engine.pool import Pool, Query, cut_values, tied_at
-from inspector.core.engine.ties import score_order
+from inspector.core.engine.ties import tied_runs
 from inspector.core.errors import InspectorError
 from inspector.core.stores.safety.bounds import MAX_CANDIDATES
 
@@ -46,8 +45,7 @@ MODES = ("vector", "fts", "hybrid")
 TIE_RULES = ("lancedb", "id")
 _FTS_ONLY = 1 << 40  # merge key offset: full-text-only rows follow every vector result
 # a column of a list of rows at once (map, not a Python step per row)
-_ROW, _SCORE, _INPUTS, _ID = (operator.attrgetter(a) for a in ("row", "score", "inputs", "id"))
-_IMPORTANCE, _MISSING = (operator.attrgetter(a) for a in ("importance", "importance_missing"))
+_ID = operator.attrgetter("id")
 
 
 # ------------------------------------------------------------------------------ the scope rule
@@ -361,26 +359,6 @@ def _stamp(created: Any) -> float:
     return ts if math.isfinite(ts) else 0.0
 
 
-def _runs(values: np.ndarray, n: int, cut: int) -> list[tuple[int, int, int]]:
-    """Runs of equal values among the first n of `values` (entries past n lie beyond the
-    stage): (start, end inside, end) for runs of two or more inside, or across the cut."""
-    v = np.asarray(values, np.float64)
-    if n == 0 or not len(v):
-        return []
-    tied = v[1:] == v[:-1]  # NaN never equals itself: NaNs never tie
-    if not tied.any():  # every run one value long: none of two, none across a cut
-        return []
-    new = np.ones(len(v), bool)
-    new[1:] = ~tied
-    starts = np.flatnonzero(new)
-    ends = np.append(starts[1:], len(v))
-    starts, ends = starts[starts < n], ends[starts < n]
-    inside = np.minimum(ends, n)
-    keep = (inside - starts >= 2) | ((starts < cut) & (cut < ends))
-    return list(zip(starts[keep].tolist(), inside[keep].tolist(), ends[keep].tolist(),
-                    strict=True))
-
-
 def _cut_values(leg: Any, k: int) -> tuple[int, np.ndarray]:
     """A leg's rows inside its cut at k, and its values to one past the cut (when known)."""
     return cut_values(leg.values, leg.next_value, k)
@@ -405,7 +383,7 @@ def _leg_ties(ctx: Context, pool: Pool, p: Params, stage_name: str) -> None:
                  "rowid (the SQLite FTS5 table)" if not arbitrary else
                  "arbitrary: LanceDB's full-text search keeps any order (shown by row id)")
         label = f"{stage_name}.{name}" if p.mode == "hybrid" else stage_name
-        for s, e, end in _runs(values, c, c):
+        for s, e, end in tied_runs(values, c, c):
             rows = leg.rows[s:e]
             ctx.ties.append(Tie(stage=label, ids=tuple(str(pool.ids[i]) for i in rows),
                                 value=float(values[s]), measure=measure, cut=k,
@@ -536,7 +514,7 @@ def lancedb_pool(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome
             rule = ("merge order: vector results first, then full-text-only rows (a stable "
                     "sort)" if q.tie_rule == "lancedb" else "id ascending")
             values = fused[order]
-            for s, e, end in _runs(values, c, c):
+            for s, e, end in tied_runs(values, c, c):
                 ids = tuple(str(pool.ids[i]) for i in order[s:e])
                 ctx.ties.append(Tie(stage=ctx.stage, ids=ids, value=float(values[s]),
                                     measure="fused", cut=d.pool, beyond=end - e,
@@ -558,7 +536,7 @@ def lancedb_pool(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome
     return Outcome(out, note=note, facts=facts, source=(weakref.ref(pool), entry[2]))
 
 
-# ------------------------------------------------------------------------------ scope and blend
+# ------------------------------------------------------------------------------ the scope filter
 
 # (spec, roles) -> id(row) -> (a weak reference to the row, its Drop or None): a Row is never
 # changed and a pool's rows are read once (_read_rows), so a live re-rank decides each row's
@@ -710,117 +688,3 @@ def _by_pool(verdicts: _Verdicts, at: np.ndarray, rows: list[Scored]
         for n, gone in zip(new, made, strict=True):
             dropped[n] = gone
     return keep, dropped  # type: ignore[return-value]
-
-
-def id_key(rows: list[Scored], column: str) -> list[Any]:
-    """The stored ids in the order the docs engine breaks ties by: numbers numerically when
-    every id is a whole number, else as text."""
-    ids = [s.row.columns.get(column, s.id) for s in rows]
-    numeric = all(isinstance(x, int) and not isinstance(x, bool) for x in ids)
-    return ids if numeric else [str(x) for x in ids]
-
-
-def resort(rows: list[Scored], scores: np.ndarray, rule: str,
-           id_column: str = "id") -> list[Scored]:
-    """By the one tie rule (engine.ties.score_order) over the rows' ids."""
-    return list(map(rows.__getitem__, resort_order(rows, scores, rule, id_column).tolist()))
-
-
-def resort_order(rows: list[Scored], scores: np.ndarray, rule: str,
-                 id_column: str = "id") -> np.ndarray:
-    """The positions `resort` puts the rows in."""
-    if not rows:
-        return np.empty(0, np.int64)
-    rank = None
-    if rule == "id":
-        keys = id_key(rows, id_column)
-        rank = np.empty(len(rows), np.int64)
-        rank[sorted(range(len(rows)), key=keys.__getitem__)] = np.arange(len(rows))
-    return score_order(scores, rule, rank)
-
-
-@stage("importance_blend", "transform",
-       P("weight", "float", 0.5, "w: score * ((1 - w) + w * clamp(importance, 0, 1))", 0, 1,
-         effect="weight", step=0.05),
-       P("default_importance", "float", 0.7, "used where no importance is stored", -1e9,
-         1e9))
-def importance_blend(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
-    """score * ((1 - w) + w * clamp(importance ?? default, 0, 1)), re-sorted by the tie rule.
-
-    A stored NaN stays NaN (`??` keeps it), so at w > 0 that row scores NaN, which no min
-    score keeps; at w = 0 the multiplier is exactly 1 and importance is never read."""
-    out = _blended(rows, p["weight"], p["default_importance"], ctx.memo)
-    score = np.fromiter(map(_SCORE, out), np.float64, len(out))
-    rule = ctx.settings.get("tie_rule", "lancedb")
-    roles = getattr(ctx.store, "roles", None)
-    order = resort_order(out, score, rule, getattr(roles, "id", None) or "id")
-    ranked = list(map(out.__getitem__, order.tolist()))
-    _score_ties(ctx, ranked, "score", "their order before (a stable sort)"
-                if rule == "lancedb" else "id ascending", score[order])
-    return Outcome(ranked)
-
-
-# the question's memo (Context.memo) keeps, under "blend", (weight, default importance) ->
-# id(row in) -> (row in, row out): each row's blend under those parameters, made once. A live
-# over-fetch tick hands the blend the very rows it blended at the last depth (the fetch's
-# candidates are kept per pool and the stages before pass them on), so only the rows new to
-# the deeper pool are blended again; a sweep's cells and its safe depth's runs at one weight do
-# the same. A row out is a function of its row in and the two parameters alone, and an entry
-# holds its row in, so its id names that object while it lives. It goes with the question's
-# runs; past BLENDED_ROWS_MAX rows it starts again.
-BLENDED_ROWS_MAX = 20_000
-
-
-def _blended(rows: list[Scored], w: float, default: float,
-             memo: dict[str, Any] | None) -> list[Scored]:
-    """Each row re-scored by the blend (its importance and multiplier added to its inputs),
-    in the order given; rows the question's runs blended before under (w, default) are the
-    same objects again (none without a memo)."""
-    if memo is None:
-        return _blend(rows, w, default)
-    kept = memo.setdefault("blend", {})
-    if memo.get("blend_rows", 0) > BLENDED_ROWS_MAX:
-        kept.clear()
-        memo["blend_rows"] = 0
-    table = kept.setdefault((float(w), float(default)), {})
-    pairs = list(map(table.get, map(id, rows)))
-    new = [i for i, (s, got) in enumerate(zip(rows, pairs, strict=True))
-           if got is None or got[0] is not s]
-    if not new:
-        return [got[1] for got in pairs]  # type: ignore[index]
-    ins = rows if len(new) == len(rows) else list(map(rows.__getitem__, new))
-    made = _blend(ins, w, default)
-    table.update(zip(map(id, ins), zip(ins, made, strict=True), strict=True))
-    memo["blend_rows"] = memo.get("blend_rows", 0) + len(ins)
-    if len(new) == len(rows):
-        return made
-    out = [None if got is None else got[1] for got in pairs]
-    for i, s in zip(new, made, strict=True):
-        out[i] = s
-    return out  # type: ignore[return-value]
-
-
-def _blend(rows: list[Scored], w: float, default: float) -> list[Scored]:
-    """The blend of each row, made now (a column at a time)."""
-    held = list(map(_ROW, rows))
-    base = np.array(list(map(_SCORE, rows)), np.float64)
-    imp = np.array(list(map(_IMPORTANCE, held)), np.float64)
-    missing = np.array(list(map(_MISSING, held)), bool)
-    used, mult, score = blend_scores(base, imp, missing, default, w)
-    added = zip(zip(repeat("importance"), used.tolist()),
-                zip(repeat("multiplier"), mult.tolist()), strict=True)
-    return list(map(scored, held, score.tolist(), map(operator.add, map(_INPUTS, rows), added)))
-
-
-def _score_ties(ctx: Context, rows: list[Scored], measure: str, order: str,
-                values: np.ndarray | None = None) -> None:
-    """Groups of equal scores in this stage's list, and whether one straddles the limit;
-    `values`: the rows' scores, where known."""
-    if values is None:
-        values = np.array(list(map(_SCORE, rows)), np.float64)
-    cut = min(ctx.limit, len(rows))
-    for s, e, end in _runs(values, len(rows), cut):
-        ids = tuple(r.id for r in rows[s:e])
-        ctx.ties.append(Tie(stage=ctx.stage, ids=ids, value=float(values[s]), measure=measure,
-                            cut=ctx.limit, beyond=end - e, arbitrary=False,
-                            at_cut=s < cut < end, members=ids, order=order))
