@@ -357,24 +357,19 @@ def bench_startup(quick: bool) -> list[dict[str, Any]]:
 
 
 def _launch_once(data: str, absent: str) -> dict[str, float]:
-    """One launch in a fresh process (startup.py): its first paint and first results (s),
-    refusing the modules `absent` names (comma-separated)."""
+    """One launch in a fresh process (startup.one_launch): its first paint and first results
+    (s), refusing the modules `absent` names (comma-separated)."""
     import tempfile
 
-    env = _qt_env(INSPECTOR_DATA_DIR=data, BENCH_T0=f"{time.time():.6f}",
-                  BENCH_NOT_INSTALLED=absent,
+    from startup import one_launch
+
+    env = _qt_env(INSPECTOR_DATA_DIR=data, BENCH_NOT_INSTALLED=absent,
                   XDG_CONFIG_HOME=tempfile.mkdtemp(prefix="bench-start-settings-"))
     # Python keeps the bytecode it compiles, as for any user (the installed packages ship
     # theirs; the inspector's is written on its first launch): where the environment turns
     # that off, every launch would compile the inspector again
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    done = subprocess.run([sys.executable, str(HERE / "startup.py")], capture_output=True,
-                          text=True, env=env, timeout=300)
-    got = {k: float(v) for k, _, v in (x.partition(" ") for x in done.stdout.splitlines())
-           if k in ("PAINT", "FIRST")}
-    if "FIRST" not in got:
-        raise RuntimeError(f"startup run printed no FIRST line: {done.stderr[-400:]}")
-    return got
+    return one_launch(env)
 
 
 register("rerank", bench_rerank, item="1", what="engine re-rank of a cached pool (the stages "

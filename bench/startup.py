@@ -46,6 +46,9 @@ def not_installed(app: str = APP) -> list[str]:
     from packaging.requirements import Requirement
     from packaging.utils import canonicalize_name
 
+    if canonicalize_name(app) not in {canonicalize_name(d.metadata["Name"])
+                                      for d in md.distributions()}:
+        raise RuntimeError(f"{app} is not installed here: `pip install -e .` first")
     needed: set[str] = set()
     todo = [app]
     while todo:
@@ -61,9 +64,6 @@ def not_installed(app: str = APP) -> list[str]:
             req = Requirement(text)
             if req.marker is None or req.marker.evaluate({"extra": ""}):
                 todo.append(req.name)
-    if canonicalize_name(app) not in {canonicalize_name(d.metadata["Name"])
-                                      for d in md.distributions()}:
-        raise RuntimeError(f"{app} is not installed here: `pip install -e .` first")
     return sorted(top for top, dists in md.packages_distributions().items()
                   if not top.startswith("_") and top != APP
                   and all(canonicalize_name(d) not in needed for d in dists))
@@ -144,7 +144,9 @@ def _launch() -> int:
     return main()
 
 
-def _one(env: dict[str, str]) -> dict[str, float]:
+def one_launch(env: dict[str, str]) -> dict[str, float]:
+    """One launch in a fresh process with `env`: PAINT, LANCEDB_AT_PAINT and FIRST as it
+    printed them (seconds)."""
     env = {**env, "BENCH_T0": repr(time.time())}
     done = subprocess.run([sys.executable, __file__], env=env, capture_output=True, text=True,
                           timeout=120)
@@ -167,8 +169,8 @@ def _runs(n: int, as_json: bool, all_installed: bool = False) -> int:
     env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[1]),
                                          env.get("PYTHONPATH", "")])
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode kept, as any user's launches keep it
-    _one(env)  # the very first launch writes the demo store: not a cold start
-    samples = [_one(env) for _ in range(n)]
+    one_launch(env)  # the very first launch writes the demo store: not a cold start
+    samples = [one_launch(env) for _ in range(n)]
     paint = statistics.median(s.get("PAINT", float("nan")) for s in samples)
     first = statistics.median(s["FIRST"] for s in samples)
     early = sum(1 for s in samples if s.get("LANCEDB_AT_PAINT") == 0)
