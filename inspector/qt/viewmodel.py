@@ -34,6 +34,11 @@ FULL_DELAY_MS = 250  # the diagnosis's fixes and expected rows are found once a 
 # thread handover and the wait for the GIL while the moved slider paints (~1-2 ms a tick) are
 # saved, and no tick freezes the window longer than a re-rank known to be this quick
 INLINE_MS = 8.0
+# a re-rank timed in a job ran beside the painting main thread, on shared cores and waiting for
+# the GIL: 1.7-1.8x the same re-rank timed inline (issue 34's notes: 11 ms against 6.3). So a
+# job's time under JOB_SLOWER * INLINE_MS earns the next tick an inline try, and that try's own
+# time decides from then on; one slow job's tick no longer sends every later tick to jobs
+JOB_SLOWER = 2.0
 # fields whose change needs a new search (a new live session); `set` is split below
 SEARCH_FIELDS = frozenset({"text", "vector", "vector_of", "embedder", "preset",
                            "pipeline_file", "system_config", "columns", "scopes", "limit",
@@ -169,6 +174,7 @@ class Inspector(QObject):
         self.driven: str | None = None  # the stage the last moved slider drives
         self._asked: tuple[dict[str, Any], dict[str, Any]] = ({}, {})  # the live's sets
         self._rerank_ms: float | None = None  # how long the session's last re-rank took
+        self._rerank_in_job = False  # and whether it was timed in a job (JOB_SLOWER)
         self._batch = 0
         self._pending: set[str] = set()
         self._after_open: Any = None
@@ -254,7 +260,8 @@ class Inspector(QObject):
         self._asked = (fetch, live)
         self.reranking = True
         self.jobs.cancel("full")
-        if self._rerank_ms is not None and self._rerank_ms < INLINE_MS:
+        ms, in_job = self._rerank_ms, self._rerank_in_job
+        if ms is not None and ms < INLINE_MS * (JOB_SLOWER if in_job else 1.0):
             try:
                 got = quick_rerank(self.live, live)
             except Exception as exc:  # noqa: BLE001 - said in the error bar, as a job's is
@@ -266,12 +273,16 @@ class Inspector(QObject):
                 self.jobs.cancel("answer")  # an older tick's job must not answer after this
                 self._timed(got)
                 return
-        self.jobs.start("answer", timed_rerank, self.live, live, on_done=self._timed,
+        self.jobs.start("answer", timed_rerank, self.live, live, on_done=self._timed_in_job,
                         on_error=self._failed)
 
-    def _timed(self, got: tuple[FlowTrace, float]) -> None:
+    def _timed(self, got: tuple[FlowTrace, float], in_job: bool = False) -> None:
         trace, self._rerank_ms = got
+        self._rerank_in_job = in_job
         self._show(trace)
+
+    def _timed_in_job(self, got: tuple[FlowTrace, float]) -> None:
+        self._timed(got, in_job=True)
 
     # ---- answering ----
     def ask(self, fresh: bool = False) -> None:

@@ -112,3 +112,45 @@ def test_an_inline_rerank_whose_version_is_gone_offers_the_newest(pool, monkeypa
     monkeypatch.setattr(viewmodel, "timed_rerank", gone)
     _set(pool, "blend.weight", 0.75)
     assert offered == [(3, 7)] and pool.vm.trace is None
+
+
+def test_a_job_timed_rerank_under_twice_the_line_earns_an_inline_try(pool, monkeypatch) -> None:
+    """A re-rank timed in a job is slower than the same one inline (it shares the cores and the
+    GIL with the painting main thread), so a job's time under JOB_SLOWER x INLINE_MS sends the
+    next tick inline, and that tick's own time decides the one after: one slow job's tick does
+    not send every later tick to jobs."""
+    from inspector.qt import viewmodel
+
+    vm = pool.vm
+    real = viewmodel.timed_rerank
+    said = {"ms": 0.0}
+
+    def timed(live: Any, sets: dict[str, Any]) -> Any:
+        trace, _ms = real(live, sets)
+        return trace, said["ms"]  # the time the machine would have measured
+
+    monkeypatch.setattr(viewmodel, "timed_rerank", timed)
+    monkeypatch.setattr(viewmodel, "INLINE_MS", 10.0)
+    said["ms"] = 25.0  # a slow re-rank, timed inline: the next tick goes to a job
+    assert _set(pool, "blend.weight", 0.2) is not None and not vm.jobs.busy("answer")
+    said["ms"] = 15.0  # that job's time: over the line, under twice it
+    old = vm.trace
+    assert _set(pool, "blend.weight", 0.3) is old and vm.jobs.busy("answer")
+    _settle(pool, old)
+    said["ms"] = 12.0  # the inline try: over the line, so the next tick goes to a job
+    old = vm.trace
+    assert _set(pool, "blend.weight", 0.4) is not old and not vm.jobs.busy("answer")
+    old = vm.trace
+    said["ms"] = 25.0  # a job's time over twice the line: the tick after stays in a job
+    assert _set(pool, "blend.weight", 0.5) is old and vm.jobs.busy("answer")
+    _settle(pool, old)
+    old = vm.trace
+    assert _set(pool, "blend.weight", 0.6) is old and vm.jobs.busy("answer")
+    _settle(pool, old)
+    said["ms"] = 9.0  # a job's time under the line: inline from the next tick on
+    old = vm.trace
+    assert _set(pool, "blend.weight", 0.7) is old and vm.jobs.busy("answer")
+    _settle(pool, old)
+    for v in (0.75, 0.8):
+        old = vm.trace
+        assert _set(pool, "blend.weight", v) is not old and not vm.jobs.busy("answer")
