@@ -273,6 +273,11 @@ class Inspector(QObject):
                 self.jobs.cancel("answer")  # an older tick's job must not answer after this
                 self._timed(got)
                 return
+            # the tick needs a search: its job's time is the search's, not a re-rank's, and
+            # says nothing of the next tick (which re-ranks the pool this one fetched)
+            self.jobs.start("answer", timed_rerank, self.live, live, on_done=self._searched,
+                            on_error=self._failed)
+            return
         self.jobs.start("answer", timed_rerank, self.live, live, on_done=self._timed_in_job,
                         on_error=self._failed)
 
@@ -283,6 +288,9 @@ class Inspector(QObject):
 
     def _timed_in_job(self, got: tuple[FlowTrace, float]) -> None:
         self._timed(got, in_job=True)
+
+    def _searched(self, got: tuple[FlowTrace, float]) -> None:
+        self._show(got[0])  # the last re-rank's time still stands
 
     # ---- answering ----
     def ask(self, fresh: bool = False) -> None:

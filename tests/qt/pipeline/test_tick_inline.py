@@ -154,3 +154,30 @@ def test_a_job_timed_rerank_under_twice_the_line_earns_an_inline_try(pool, monke
     for v in (0.75, 0.8):
         old = vm.trace
         assert _set(pool, "blend.weight", v) is not old and not vm.jobs.busy("answer")
+
+
+def test_a_tick_that_searched_leaves_the_last_rerank_time_standing(pool, monkeypatch) -> None:
+    """A tick that needs a search runs in a job, and that job's time is the search's: the next
+    tick, which re-ranks the pool the search fetched, is judged by the last re-rank's time."""
+    from inspector.core.engine import pools
+    from inspector.qt import viewmodel
+
+    vm = pool.vm
+    real = viewmodel.timed_rerank
+    said = {"ms": 5.0}
+
+    def timed(live: Any, sets: dict[str, Any]) -> Any:
+        trace, _ms = real(live, sets)
+        return trace, said["ms"]
+
+    monkeypatch.setattr(viewmodel, "timed_rerank", timed)
+    monkeypatch.setattr(viewmodel, "INLINE_MS", 10.0)
+    assert _set(pool, "blend.weight", 0.2) is not None and not vm.jobs.busy("answer")
+    pools.SOURCE.clear()  # no pool fetched: the next over-fetch needs a search
+    said["ms"] = 50.0  # the search's job
+    old = vm.trace
+    assert _set(pool, "fetch.overfetch", 4.0) is old and vm.jobs.busy("answer")
+    _settle(pool, old)
+    said["ms"] = 5.0
+    old = vm.trace
+    assert _set(pool, "blend.weight", 0.3) is not old and not vm.jobs.busy("answer")
