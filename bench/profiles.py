@@ -243,7 +243,15 @@ WHY: dict[str, str] = {
                "launches of 1.92, 1.62 and 2.06 s as installed, 1.81, 1.77 and 2.34 s with the "
                "test extras, and first launches of 1.59, 1.89 and 1.91 s: this machine's spread "
                "between runs minutes apart is wider than the import it saves; the note on "
-               "issue 34 has launches from a virtualenv holding the app alone.",
+               "issue 34 has launches from a virtualenv holding the app alone. Later on "
+               "2026-12-06: pyqtgraph and the two plots are off the way to the first results. "
+               "The plots' boxes hold stand-ins of their size until the first results are "
+               "painted; pyqtgraph is imported and the plots built on the turns after (about "
+               "0.25 s on the main thread here: the import 0.13-0.19 s, the two plots "
+               "0.07-0.10 s), and a test checks sys.modules at that paint. bench/startup.py "
+               "on the code before and after, in turn (seven launches each, six rounds; not "
+               "this table's run): first results medians 1.32 / 1.13, 1.24 / 1.16, 1.50 / "
+               "1.14, 1.35 / 1.14, 1.49 / 1.41 and 1.42 / 1.24 s.",
     "example_sweep": "On the one engine, 2026-12-05. The first run that day (5.71x) searched "
                      "LanceDB 10,000 deep for each query's vector leg and paid Python's full "
                      "garbage collections throughout; now the legs come from batched scans "

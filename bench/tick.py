@@ -243,6 +243,7 @@ def main() -> int:
     vm = win.vm
     vm.open_store(None)
     wait_idle(vm)
+    win.ensure_plots()  # built a turn after the first results: never inside a timed tick
     setups = {
         "pool ~50 ": ("importance-blend", {"min_score.min": 0.0}, 10),
         "pool 1000": ("memory-plugin", {"min_score.min": 0.0, "fetch.overfetch": 20.0}, 50),

@@ -124,9 +124,9 @@ def release_after_results(win: Any, release: Any) -> None:
 
 
 # what the window needs and its frame does not, imported one per turn of the event loop once
-# the frame is on screen (each takes 0.1-0.5 s; the engine's lancedb loads in the open job)
-HEAVY_MODULES = ("numpy", "pyarrow", "pyqtgraph", "inspector.core.engine.flow.runner",
-                 "inspector.qt.window")
+# the frame is on screen (each takes 0.1-0.5 s; the engine's lancedb loads in the open job;
+# pyqtgraph, with the plots, once the first results are on screen: MainWindow.ensure_plots)
+HEAVY_MODULES = ("numpy", "pyarrow", "inspector.core.engine.flow.runner", "inspector.qt.window")
 
 
 def show_frame(app: Any, what: str) -> Any:
@@ -348,6 +348,7 @@ def shot_window(q: Any, options: Any, size: tuple[int, int]) -> Any:
     if vm.error or vm.trace is None:
         win.close()
         raise InspectorError(vm.error or "The pipeline gave no answer.")
+    win.ensure_plots()  # the picture has the plots, whether or not their turn came yet
     win.resize(*size)  # the size asked, once the answer is laid out
     wait_idle(vm)
     return win

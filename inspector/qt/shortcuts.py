@@ -77,7 +77,7 @@ def tab_chain(win: Any) -> list[QWidget]:
     chain += win.sliders.focus_chain()
     for sec in win.stages.sections:
         chain += [sec.toggle, sec.table]
-    chain += [win.scatter, win.bump]
+    chain += [win.scatter_box.plot, win.bump_box.plot]  # once built (never builds them)
     chain += [win.detail_scroll, win.detail.columns, win.expected.entry]
     seen: set[int] = set()
     out = []

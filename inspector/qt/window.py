@@ -8,9 +8,8 @@ state of its own beyond the layout."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pyqtgraph as pg
 from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtGui import (
     QAction,
@@ -43,10 +42,9 @@ from inspector.qt.pipeline.banner import CountersChart, DiagnosisBanner, ErrorBa
 from inspector.qt.pipeline.detail import DetailPane
 from inspector.qt.pipeline.expected import ExpectedPanel
 from inspector.qt.pipeline.index_bar import IndexBar
-from inspector.qt.pipeline.plots import PlotBox, ScoreScatter, plotted_stage
+from inspector.qt.pipeline.plot_box import BUMP, SCATTER, PlotBox, plotted_stage
 from inspector.qt.pipeline.query_bar import FILE_ITEM, QueryBar
 from inspector.qt.pipeline.question_bar import QuestionBar
-from inspector.qt.pipeline.rank_chart import BumpChart
 from inspector.qt.pipeline.sliders import FlowSliders
 from inspector.qt.pipeline.stage_list import FlowStagesPanel
 from inspector.qt.shortcuts import ShortcutGuard
@@ -54,9 +52,14 @@ from inspector.qt.viewmodel import Inspector, scored
 from inspector.qt.window_files import FilesMixin
 from inspector.qt.wording import gui_words, plural
 
+if TYPE_CHECKING:
+    from inspector.qt.pipeline.plots import ScoreScatter
+    from inspector.qt.pipeline.rank_chart import BumpChart
+
 SPLITTERS = ("main", "left", "plots", "side")
 RERANK_BUSY_MS = 300  # a re-rank shows the busy bar only once it has taken this long
 PLOT_SETTLE_MS = 120  # plots redraw once a slider has rested this long (or at once when shown)
+PLOTS_LATEST_MS = 1000  # the plots are built this long after the first results at the latest
 STAGES_MIN_HEIGHT = 190
 PIPELINE_FIELDS = frozenset({"preset", "pipeline_file", "system_config", "columns"})
 
@@ -71,7 +74,6 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         query) as the user works. `inspector shot` does neither."""
         super().__init__()
         self.persist = persist
-        pg.setConfigOptions(antialias=True)
         self.vm = vm or Inspector(self)
         self.setWindowTitle("")  # Qt adds the application's display name
         self.setWindowIcon(theme.app_icon())
@@ -82,6 +84,7 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         self._reranks = 0  # re-ranks that made the window busy (a slow one shows the bar)
         self._open_handler = self.choose_store
         self._plots_stale: set[PlotBox] = set()
+        self._plots_after_paint = False  # the first results came: build on the next paint
         self._plots_later = qdebounced(self.flush_plots, timeout=PLOT_SETTLE_MS)
         self._fit_later = qdebounced(self._fit_plots, timeout=0)
         self._slider_pipeline: Any = None
@@ -119,9 +122,9 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         self.stages = FlowStagesPanel(self)
         self.stages.setMinimumHeight(STAGES_MIN_HEIGHT)
         self.funnel = CountersChart(self)
-        self.scatter = ScoreScatter(self)
-        self.bump = BumpChart(self)
-        self.scatter_box, self.bump_box = PlotBox(self.scatter, self), PlotBox(self.bump, self)
+        # the plots' boxes hold stand-ins until the first results are on screen: pyqtgraph
+        # and the plots are built then (ensure_plots), off the launch's way to them
+        self.scatter_box, self.bump_box = PlotBox(SCATTER, self), PlotBox(BUMP, self)
         self.detail = DetailPane(self)
         # the banner's place is kept while it is hidden: results arriving never push the
         # stages down
@@ -253,7 +256,7 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         self.sliders.value_changed.connect(self._slider_moved)
         self.sliders.chosen_changed.connect(self._save_chosen)
         for box in (self.scatter_box, self.bump_box):
-            box.became_visible.connect(self.flush_plots)
+            box.became_visible.connect(self._catch_up_plots)
         self.banner.fix_applied.connect(vm.apply_change)
         self.banner.what_if_cleared.connect(vm.clear_what_ifs)
         self.index_bar.param_set.connect(lambda k, v: vm.set_param(k, v))
@@ -263,8 +266,6 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         self.expected.change_applied.connect(vm.apply_change)
         self.stages.row_picked.connect(vm.select)
         self.stages.row_action.connect(self._row_action)
-        self.scatter.point_clicked.connect(vm.select)
-        self.bump.point_clicked.connect(vm.select)
         self.error_bar.dismissed.connect(vm.clear_error)
         vm.question.events.connect(self._question_changed)
         vm.store_opened.connect(self._store_opened)
@@ -368,7 +369,12 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         self._status()
         self._fit_later()
         self._plots_stale = {self.scatter_box, self.bump_box}
-        if self.vm.reranked:  # a tick: tables and counters follow each, the plots its rests
+        if not self.plots_built:  # built once these results are painted: ensure_plots
+            if t is not None:
+                for box in (self.scatter_box, self.bump_box):
+                    box.stand_in.set_text("")  # no "Run a query" beside its results
+                self._build_plots_after_paint()
+        elif self.vm.reranked:  # a tick: tables and counters follow each, the plots its rests
             self._plots_later()
         else:
             self.flush_plots()
@@ -446,6 +452,64 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         # with its fixes is taller than none): Ctrl+T docks it where it fits
         fit.prepare_docks(self, self.dock_areas)
 
+    # ---- the plots: built after the first results are on screen ----
+    @property
+    def plots_built(self) -> bool:
+        return self.scatter_box.plot is not None
+
+    @property
+    def scatter(self) -> ScoreScatter:
+        """The score plot (built first if it is not yet: ensure_plots)."""
+        self.ensure_plots()
+        return self.scatter_box.plot
+
+    @property
+    def bump(self) -> BumpChart:
+        """The rank-shift chart (built first if it is not yet: ensure_plots)."""
+        self.ensure_plots()
+        return self.bump_box.plot
+
+    def ensure_plots(self) -> None:
+        """Build the two plots in their boxes (once), showing the run on screen. The launch
+        leaves them to the turn after its first results are painted (pyqtgraph alone imports
+        in ~0.1 s); whatever reaches into them sooner (`scatter`, `bump`, `flush_plots`, a
+        shot, the visual checks) builds them here first."""
+        if self.plots_built:
+            return
+        from inspector.qt.pipeline.plots import ScoreScatter
+        from inspector.qt.pipeline.rank_chart import BumpChart
+
+        self._plots_after_paint = False
+        for box, plot in ((self.scatter_box, ScoreScatter(self)),
+                          (self.bump_box, BumpChart(self))):
+            box.set_plot(plot)
+            plot.point_clicked.connect(self.vm.select)
+        self._plots_stale = {self.scatter_box, self.bump_box}
+        self.flush_plots()
+        if getattr(self, "tab_order", None) is not None:
+            self.tab_order.apply()  # the plots join the Tab order
+
+    def _build_plots_after_paint(self) -> None:
+        """Build the plots on the turn after the window's next paint (the first results'),
+        or after PLOTS_LATEST_MS if it does not paint (hidden)."""
+        if not self._plots_after_paint:
+            self._plots_after_paint = True
+            QTimer.singleShot(PLOTS_LATEST_MS, self, self.ensure_plots)
+
+    def _import_plots(self) -> None:
+        """pyqtgraph and the plots' modules on one turn of the event loop (~0.1 s), the plots
+        built on the next (the window repaints and takes input between)."""
+        if not self.plots_built:
+            import inspector.qt.pipeline.plots  # noqa: F401 - pyqtgraph with it
+            import inspector.qt.pipeline.rank_chart  # noqa: F401
+
+            QTimer.singleShot(0, self, self.ensure_plots)
+
+    def _catch_up_plots(self) -> None:
+        """A plot became visible: it catches up with the run on screen, if built."""
+        if self.plots_built:
+            self.flush_plots()
+
     @property
     def plots_pending(self) -> bool:
         """True while a plot still shows an older run than the tables (during a drag)."""
@@ -453,8 +517,12 @@ class MainWindow(FilesMixin, ExtensibleWindow):
 
     def flush_plots(self) -> None:
         """Bring every visible plot up to the run on screen now; hidden ones catch up when
-        shown. Runs by itself once a slider rests; tests and scripts may call it."""
+        shown. Runs by itself once a slider rests; tests and scripts may call it (it builds
+        the plots first if they are not yet: ensure_plots)."""
         self._plots_later.cancel()
+        if not self.plots_built:
+            self.ensure_plots()  # which brings them up to the run on screen
+            return
         vm = self.vm
         stage = plotted_stage(vm.trace, vm.driven, vm.question.expect) \
             if vm.trace is not None else None
@@ -487,7 +555,7 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         vm = self.vm
         self.stages.show_selected(row_id)
         self._plots_stale = {self.scatter_box, self.bump_box}
-        self.flush_plots()
+        self._catch_up_plots()
         self.detail.show_row(vm.trace, row_id, scored(vm.trace, row_id))
 
     def _busy_changed(self, busy: bool) -> None:
@@ -594,7 +662,11 @@ class MainWindow(FilesMixin, ExtensibleWindow):
 
     def event(self, event: QEvent) -> bool:
         done = super().event(event)
-        if event.type() == QEvent.Type.LayoutRequest:  # a notice, the index bar came or went
+        if event.type() == QEvent.Type.UpdateRequest and getattr(self, "_plots_after_paint", False):
+            # the first results have just been painted: the plots come on the next turns
+            self._plots_after_paint = False
+            QTimer.singleShot(0, self, self._import_plots)
+        elif event.type() == QEvent.Type.LayoutRequest:  # a notice, the index bar came or went
             fit.make_way(self)
             if hasattr(self, "_fit_later"):
                 self._fit_later()

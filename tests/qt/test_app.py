@@ -410,3 +410,80 @@ def test_full_collections_wait_from_the_launch_until_the_first_results_have_show
     if depth == 0:
         assert gc.get_threshold()[2] != batch_gc.OFF  # CPython's schedule is back
     win.vm.jobs.cancel_all()
+
+
+_PLOTS_AFTER_RESULTS = """
+import json, os, sys, time
+import inspector.qt.app as app_module
+from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtWidgets import QApplication, QWidget
+original = app_module._application
+seen = {}
+def results_window():
+    for w in QApplication.topLevelWidgets():
+        t = getattr(getattr(w, "vm", None), "trace", None)
+        if t is not None and any(st.rows for st in t.stages):
+            return w
+    return None
+def plots_of(win):  # the plots if built, without building them (main builds them at once)
+    if hasattr(win, "plots_built"):
+        return (win.scatter_box.plot, win.bump_box.plot) if win.plots_built else None
+    return win.scatter, win.bump
+class ResultsPainted(QObject):
+    def eventFilter(self, obj, event):
+        if event.type() == QEvent.Type.Paint and "at" not in seen and isinstance(obj, QWidget):
+            win = results_window()
+            if win is not None and win.stages.isAncestorOf(obj):
+                seen.update(at=time.monotonic(), pyqtgraph="pyqtgraph" in sys.modules,
+                            built=plots_of(win) is not None)
+                QTimer.singleShot(0, lambda: wait_for_plots(win))
+        return False
+def wait_for_plots(win):
+    plots = plots_of(win)
+    if plots is None:
+        QTimer.singleShot(5, lambda: wait_for_plots(win))
+        return
+    from inspector.qt.pipeline.plots import stage_points
+    try:
+        from inspector.qt.pipeline.plot_box import plotted_stage
+    except ImportError:
+        from inspector.qt.pipeline.plots import plotted_stage
+    scatter, bump = plots
+    vm = win.vm
+    stage = plotted_stage(vm.trace, vm.driven, vm.question.expect)
+    want = {k: list(x) for k, (x, _, _) in stage_points(vm.trace, stage).items()}
+    got = {k: list(g.getData()[0]) for k, g in scatter.groups.items()}
+    print(json.dumps({**seen, "after": time.monotonic() - seen["at"], "stage": stage.name,
+                      "scatter_stage": scatter.stage, "same_points": got == want,
+                      "points": sum(map(len, want.values())),
+                      "bump_dots": len(bump.dots.data), "shown": scatter.isVisible()
+                      and bump.isVisible(), "pending": win.plots_pending}), flush=True)
+    os._exit(0)
+def application():
+    app = original()
+    app._seen = ResultsPainted(app)
+    app.installEventFilter(app._seen)
+    return app
+app_module._application = application
+sys.argv = ["inspector"]
+from inspector.__main__ import main
+main()
+"""
+
+
+def test_pyqtgraph_and_the_plots_come_after_the_first_results_are_painted(tmp_path) -> None:
+    """`inspector` paints its first results with no pyqtgraph imported (~0.1 s of the launch
+    on the main thread, and the two plots' build beside it): the plots' boxes hold stand-ins
+    until then, and the plots are built on the turns after, showing the engine's numbers for
+    the plotted stage."""
+    env = {**_env(tmp_path), "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+           "INSPECTOR_DATA_DIR": str(tmp_path / "data")}
+    done = subprocess.run([sys.executable, "-c", _PLOTS_AFTER_RESULTS], env=env,
+                          capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0 and done.stdout.strip(), done.stderr[-800:]
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    assert got["pyqtgraph"] is False, "pyqtgraph was imported before the first results"
+    assert got["built"] is False, "the plots were built before the first results"
+    assert got["after"] < 5.0, got  # then at once (the turn after that paint)
+    assert got["scatter_stage"] == got["stage"] and got["same_points"] and got["points"] > 0
+    assert got["bump_dots"] > 0 and got["shown"] and not got["pending"], got

@@ -180,3 +180,53 @@ def test_dock_layout_survives_a_restart(qtbot, isolated):
     qtbot.addWidget(second)
     second.show()
     assert second.tuning_dock.isVisible() and second.tuning_dock.isFloating()
+
+
+def _layout(win) -> tuple:
+    """Where everything is: the window's size and least size, every splitter's sizes, each
+    plot box's place and least size."""
+    return ((win.size(), win.minimumSizeHint()),
+            tuple((name, sp.sizes()) for name, sp in sorted(win.splitters.items())),
+            tuple((b.geometry(), b.minimumSizeHint()) for b in (win.scatter_box, win.bump_box)))
+
+
+def test_a_saved_layout_restores_before_the_plots_and_stays_when_they_come(qtbot, isolated):
+    """The plots are built after the window's first results (pyqtgraph off the launch's
+    way): the saved geometry, splitters and docks restore onto their stand-ins, and nothing
+    moves when the plots take their places (the stand-ins ask a layout what a plot asks)."""
+    from PySide6.QtCore import QCoreApplication
+
+    from inspector.qt.window import MainWindow
+
+    first = MainWindow()
+    qtbot.addWidget(first)
+    first.resize(1366, 900)
+    first.show()
+    qtbot.waitExposed(first)
+    first.splitters["plots"].setSizes([300, 400, 500])
+    first.splitters["left"].setSizes([500, 300])
+    first.tuning_dock.show()
+    first.tuning_dock.setFloating(True)
+    QCoreApplication.processEvents()
+    saved = _layout(first)
+    first.close()  # closeEvent saves
+    second = MainWindow()
+    qtbot.addWidget(second)
+    second.show()
+    qtbot.waitExposed(second)
+    QCoreApplication.processEvents()
+    assert not second.plots_built  # no results yet: nothing asked for them
+    assert second.tuning_dock.isVisible() and second.tuning_dock.isFloating()
+    assert _layout(second) == saved
+    def asks(w) -> tuple:  # what a widget asks of its layout
+        p = w.sizePolicy()
+        return (w.minimumSize(), w.minimumSizeHint(), w.sizeHint(), p.horizontalPolicy(),
+                p.verticalPolicy(), p.horizontalStretch(), p.verticalStretch(),
+                p.hasHeightForWidth())
+
+    stand_in = asks(second.scatter_box.stand_in)
+    second.ensure_plots()
+    QCoreApplication.processEvents()
+    assert second.plots_built and second.scatter.isVisible() and second.bump.isVisible()
+    assert _layout(second) == saved
+    assert asks(second.scatter) == stand_in

@@ -22,7 +22,8 @@ from tests.qt.qtkit import move
 
 def _scores_on_screen(win) -> tuple[float, float]:
     """The plotted stage's scores after it (the scatter's y axis), as the engine gave them."""
-    from inspector.qt.pipeline.plots import plotted_stage, stage_points
+    from inspector.qt.pipeline.plot_box import plotted_stage
+    from inspector.qt.pipeline.plots import stage_points
 
     t = win.vm.trace
     points = stage_points(t, plotted_stage(t, win.vm.driven, win.vm.question.expect))

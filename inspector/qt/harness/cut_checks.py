@@ -136,6 +136,8 @@ def cut_plot_text_problems(win: QWidget) -> list[str]:
 def cut_problems(win: Any) -> list[str]:
     """All of the above, on the layout the next paint will have (pending layout requests
     are applied first: a label whose text just changed has its old width until then)."""
+    if hasattr(win, "ensure_plots"):
+        win.ensure_plots()  # the plots checked, even before their turn after the results
     QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
     return (screen_problems(win) + cut_label_problems(win) + cut_plot_text_problems(win)
             + cut_painted_problems(win))

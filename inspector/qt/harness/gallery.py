@@ -305,6 +305,7 @@ def enter_state(win: Any, state: str, work: Path) -> None:
     reset(win)
     ENTER[state](win, work)
     _idle(win)
+    win.ensure_plots()  # a picture of the plots, even where they would come a turn later
 
 
 def make_window(size: tuple[int, int], theme: str, maximized: bool = False,

@@ -338,6 +338,8 @@ def splitter_problems(win: Any) -> list[str]:
 
 def problems(win: Any) -> list[str]:
     """Everything the checks find, one sentence each."""
+    if hasattr(win, "ensure_plots"):
+        win.ensure_plots()  # the plots checked, even before their turn after the results
     return (plot_axis_problems(win) + text_overlap_problems(win) + outside_problems(win)
             + own_window_problems(win) + plot_size_problems(win) + elided_scope_problems(win)
             + dock_problems(win) + covered_stage_problems(win) + clipped_title_problems(win)

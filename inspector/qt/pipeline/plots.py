@@ -1,23 +1,26 @@
 """pyqtgraph views of one run: the plotted stage's scores before against after (the rank
-shift is in rank_chart), the plots' shared style and their title-and-key box. Items are made
-once and updated with setData on every tick."""
+shift is in rank_chart) and the plots' shared style (their title-and-key box, which the window
+builds before pyqtgraph is imported, is plot_box). Items are made once and updated with setData
+on every tick."""
 
 from __future__ import annotations
 
-import html
 from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QMargins, QRectF, Qt, Signal
-from PySide6.QtGui import QFontMetricsF, QResizeEvent, QShowEvent, QTextOption
-from PySide6.QtWidgets import QGraphicsItem, QLabel, QVBoxLayout, QWidget
+from PySide6.QtCore import QRectF, Qt, Signal
+from PySide6.QtGui import QFontMetricsF, QTextOption
+from PySide6.QtWidgets import QGraphicsItem
 
 from inspector.core.engine.flow.runner import FlowTrace, StageRun
+from inspector.qt.pipeline.plot_box import GROUPS, MIN_PLOT, SCATTER
 from inspector.qt.theme import LIGHT, Tokens
 
 EMPTY_RANGE = (-0.03, 1.03)  # the score plot with no answer: scores 0..1
-MIN_PLOT = (220, 120)  # below this tick labels crowd; Y_NAME fits its height (formulas: tips)
+
+# every plot of the window imports this module first (the tuning dock's too): smooth lines
+pg.setConfigOptions(antialias=True)
 
 
 class PlainAxis(pg.AxisItem):
@@ -110,84 +113,6 @@ def _style(widget: pg.PlotWidget, tk: Tokens) -> None:
         ax.label.setDefaultTextColor(pg.mkColor(tk.text))
 
 
-def key_html(tk: Tokens, title: str, items: list[tuple[str, ...]], more: int = 0) -> str:
-    """A title and a colour key of (colour, text[, glyph]) items (lines break between items;
-    `more`: items left out, "+N more") for a wrapping label: a legend would cover points."""
-    def one(item: tuple[str, ...]) -> str:
-        glyph = item[2] if len(item) > 2 else "●"
-        label = html.escape(item[1]).replace(" ", "&nbsp;")
-        return f"<span style='color:{item[0]}'>{glyph}</span>&nbsp;{label}"
-
-    bullets = " &nbsp;".join([one(i) for i in items] + [f"+{more}&nbsp;more"] * (more > 0))
-    return (f"<b>{html.escape(title)}</b><br><span style='color:{tk.muted}; "
-            f"font-size:8pt'>{bullets}</span>")
-
-
-class PlotBox(QWidget):
-    """A plot under its title-and-key line, which keeps its height (title plus two lines of
-    key): where the key needs more at this width its last items give way to "+N more" and
-    the whole key is the tooltip, so the plot never jumps and the window never grows."""
-
-    became_visible = Signal()  # a hidden plot skips updates and catches up when shown
-
-    def __init__(self, plot: Any, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.plot, self.tokens = plot, LIGHT
-        self.header = QLabel("", objectName="plotKey", wordWrap=True,
-                             alignment=Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        self.header.setFixedHeight(3 * self.header.fontMetrics().lineSpacing() + 4)
-        lay = QVBoxLayout(self, spacing=0, contentsMargins=QMargins(0, 0, 0, 0))
-        lay.addWidget(self.header)
-        lay.addWidget(plot, 1)
-
-    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
-        super().showEvent(event)
-        self.became_visible.emit()
-
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
-        super().resizeEvent(event)
-        self._fit_key()
-
-    def set_tokens(self, tk: Tokens) -> None:
-        self.tokens = tk
-        self.plot.set_tokens(tk)
-        self._fit_key()
-
-    def _fit_key(self) -> None:
-        items, lab = self.plot.key(self.tokens), self.header
-        for n in range(len(items), 0, -1):
-            lab.setText(key_html(self.tokens, self.plot.TITLE, items[:n], len(items) - n))
-            if self.width() <= 0 or lab.heightForWidth(self.width()) <= lab.height():
-                break
-        lab.setToolTip("" if n == len(items) else " · ".join(i[1] for i in items))
-
-
-GROUPS = {"returned": "returned", "kept": "kept here, not returned",
-          "dropped": "dropped here"}
-
-
-def plotted_stage(t: FlowTrace, driven: str | None,
-                  expected: list[str] | tuple[str, ...] = ()) -> StageRun:
-    """The stage the plots show: the one the last moved slider drives, else the stage that
-    matters (where an expected row fell, else the one that removed the most rows), else the
-    first stage that re-scores rows, else the first fetch."""
-    from inspector.core.engine.flow.summary import stage_that_matters
-
-    names = [s.name for s in t.stages]
-    if driven in names:
-        return t.stage(driven)
-    k = stage_that_matters(t, expected)
-    if k is not None and t.stages[k].role != "query":
-        return t.stages[k]
-    for test in (lambda s: s.role == "transform" and bool(s.rows_in),
-                 lambda s: s.role not in ("query", "fetch") and len(s.rows) < len(s.rows_in),
-                 lambda s: s.role == "fetch"):
-        found = next((s for s in t.stages if test(s)), None)
-        if found is not None:
-            return found
-    return t.stages[-1]
-
-
 def stage_points(t: FlowTrace, st: StageRun) -> dict[str, tuple[list[float], list[float],
                                                                   list[str]]]:
     """(x, y, ids) per group for the stage: score before against score after (a dropped row
@@ -231,13 +156,7 @@ class ScoreScatter(pg.PlotWidget):
     each row's rank against its score. Coloured by what became of each row."""
 
     point_clicked = Signal(object)  # row id
-    TITLE = "Score before and after"
-
-    @staticmethod
-    def key(tk: Tokens) -> list[tuple[str, ...]]:
-        return [(tk.returned, GROUPS["returned"]), (tk.scoped, GROUPS["kept"]),
-                (tk.cut, GROUPS["dropped"]), (tk.expected, "expected", "★"),
-                (tk.muted, "unchanged (y = x)", "┈┈"), (tk.cut, "threshold", "╌╌")]
+    TITLE, key = SCATTER.title, staticmethod(SCATTER.key)
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent, axisItems=plain_axes())
@@ -264,8 +183,7 @@ class ScoreScatter(pg.PlotWidget):
             item.sigClicked.connect(self._clicked)
         self.stage: str | None = None
         self._shown: dict[str, Any] = {}
-        self.empty = empty_note(self, "Run a query to see each stage's scores",
-                                EMPTY_RANGE, EMPTY_RANGE)
+        self.empty = empty_note(self, SCATTER.empty, EMPTY_RANGE, EMPTY_RANGE)
         self.set_tokens(LIGHT)
 
     @staticmethod

@@ -15,7 +15,8 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFontMetricsF, QTextOption
 
 from inspector.core.engine.flow.runner import FlowTrace, StageRun
-from inspector.qt.pipeline.plots import MIN_PLOT, _style, plain_axes
+from inspector.qt.pipeline.plot_box import BUMP, MIN_PLOT
+from inspector.qt.pipeline.plots import _style, plain_axes
 from inspector.qt.theme import LIGHT, Tokens
 
 X_RANGE = (-0.35, 2.0)  # before at 0, after at 1, labels from LABEL_X
@@ -103,13 +104,7 @@ class BumpChart(pg.PlotWidget):
     """The plotted stage's rows: rank before (left) joined to rank after (right)."""
 
     point_clicked = Signal(object)
-    TITLE = "Rank before and after"
-
-    @staticmethod
-    def key(tk: Tokens) -> list[tuple[str, ...]]:
-        return [(tk.returned, "returned"), (tk.out, "not returned"), (tk.accent, "selected",
-                                                                        "━"),
-                (tk.cut, "limit", "╌╌")]
+    TITLE, key = BUMP.title, staticmethod(BUMP.key)
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent, axisItems=plain_axes())
@@ -181,7 +176,7 @@ class BumpChart(pg.PlotWidget):
             self._words = ("before", "after")  # nor its stage's name (another store's)
             self._fit_ticks()
             self.empty.setText("No rows came into this stage" if trace is not None else
-                               "Run a query to see ranks before and after a stage")
+                               BUMP.empty)
             self._fit_text()  # wrapped to the width the chart has
             self.empty.setPos(sum(X_RANGE) / 2, 5.5)
             self.getPlotItem().setRange(xRange=X_RANGE, yRange=(0.5, 10.5), padding=0)

@@ -17,15 +17,9 @@ from PySide6.QtGui import QFontMetricsF
 
 from inspector.qt.pipeline.plots import MIN_PLOT, _style, empty_note, plain_axes
 from inspector.qt.theme import LIGHT, Tokens
+from inspector.qt.wording import show_value
 
 MAX_LABELS = 240  # cell value labels above this many cells would be unreadable
-
-
-def show_value(v: Any) -> str:
-    """A grid value as a tick, a label or a combo entry shows it."""
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    return f"{v:g}" if isinstance(v, (int, float)) else str(v)
 
 
 def _position(v: Any, values: Sequence[Any]) -> float | None:

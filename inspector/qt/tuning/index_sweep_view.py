@@ -22,9 +22,9 @@ from PySide6.QtWidgets import (
 
 from inspector.core.analysis.sweep import SweepResult
 from inspector.core.errors import InspectorError
-from inspector.qt.tuning.heatmap import show_value
 from inspector.qt.tuning.tuning_jobs import axes_for, grid_text, has_query, index_sweep_job
 from inspector.qt.viewmodel import Inspector
+from inspector.qt.wording import show_value
 
 METRICS = {"index_recall": "index recall@k (against the exact search)",
            "scoped_recall": "scoped recall@k (against the truth)"}

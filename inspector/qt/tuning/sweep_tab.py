@@ -36,10 +36,11 @@ from inspector.core.analysis.safe import change_words, safe_words, summarize_saf
 from inspector.core.analysis.sweep import QuerySweep, SweepResult, best_of
 from inspector.core.errors import InspectorError
 from inspector.qt.theme import Tokens
-from inspector.qt.tuning.heatmap import Heatmap, SafeCurve, SafeShare, show_value
+from inspector.qt.tuning.heatmap import Heatmap, SafeCurve, SafeShare
 from inspector.qt.tuning.stale import StaleNote
 from inspector.qt.tuning.tuning_jobs import SweepRequest, axes_for, grid_text, sweep_job
 from inspector.qt.viewmodel import Inspector
+from inspector.qt.wording import show_value
 
 METRIC_NAMES = {"objective": "objective (nDCG if judged, else scoped recall)",
                 "scoped_recall": "scoped recall@k", "recall": "recall@k",

@@ -5,7 +5,7 @@ core's analyses in worker jobs. `install_tuning(window)` is the window's only ho
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
@@ -19,21 +19,44 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.qt import fit, theme
-from inspector.qt.tuning.audit_tab import AuditPanel
-from inspector.qt.tuning.compare_view import CompareView
-from inspector.qt.tuning.heatmap import show_value
-from inspector.qt.tuning.index_sweep_view import IndexSweepView
 from inspector.qt.tuning.judgments_panel import JudgmentsPanel
-from inspector.qt.tuning.poolmap_view import PoolMapView
 from inspector.qt.tuning.receipts import Receipts
-from inspector.qt.tuning.sweep_tab import SweepPanel
+from inspector.qt.wording import show_value
+
+if TYPE_CHECKING:
+    from inspector.qt.tuning.audit_tab import AuditPanel
+    from inspector.qt.tuning.compare_view import CompareView
+    from inspector.qt.tuning.index_sweep_view import IndexSweepView
+    from inspector.qt.tuning.poolmap_view import PoolMapView
+    from inspector.qt.tuning.sweep_tab import SweepPanel
 
 TABS = ("sweep", "judgments", "compare", "map", "index", "audit")
 TITLES = {"sweep": "Sweep", "judgments": "Judgments", "compare": "Compare", "map": "Map",
           "index": "Index", "audit": "Audit"}
-PANELS: dict[str, Any] = {"sweep": SweepPanel, "judgments": JudgmentsPanel,
-                          "compare": CompareView, "map": PoolMapView, "index": IndexSweepView,
-                          "audit": AuditPanel}
+
+
+def panel_class(name: str) -> Any:
+    """The class of the named tab's panel, its module imported when the panel is first built:
+    the sweep's and the map's modules import pyqtgraph, which the launch leaves until its
+    first results are on screen."""
+    if name == "sweep":
+        from inspector.qt.tuning.sweep_tab import SweepPanel
+        return SweepPanel
+    if name == "judgments":
+        return JudgmentsPanel
+    if name == "compare":
+        from inspector.qt.tuning.compare_view import CompareView
+        return CompareView
+    if name == "map":
+        from inspector.qt.tuning.poolmap_view import PoolMapView
+        return PoolMapView
+    if name == "index":
+        from inspector.qt.tuning.index_sweep_view import IndexSweepView
+        return IndexSweepView
+    if name == "audit":
+        from inspector.qt.tuning.audit_tab import AuditPanel
+        return AuditPanel
+    raise KeyError(name)
 
 
 class _Tab(QWidget):
@@ -93,7 +116,7 @@ class TuningDock(QDockWidget):
         return panel
 
     def _build(self, name: str) -> QWidget:
-        panel: Any = PANELS[name](self.window_.vm, self)
+        panel: Any = panel_class(name)(self.window_.vm, self)
         self._built[name] = panel
         if name == "sweep":
             panel.grades = self.judgments.grade_pairs

@@ -101,7 +101,8 @@ def test_the_plots_wait_for_the_slider_to_rest(window) -> None:
     """The tables follow every tick and the plots redraw once the slider rests
     (PLOT_SETTLE_MS). On the old code the window decided by a flag that was cleared before
     the tick's re-rank came back, so every tick redrew both plots (~9 ms of a demo tick)."""
-    from inspector.qt.pipeline.plots import plotted_stage, stage_points
+    from inspector.qt.pipeline.plot_box import plotted_stage
+    from inspector.qt.pipeline.plots import stage_points
     from tests.qt.qtkit import rest
 
     def plotted() -> dict[str, tuple]:  # the scatter's points per group, as drawn last
