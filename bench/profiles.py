@@ -85,7 +85,17 @@ WHY: dict[str, str] = {
             "the tick again. This table's run (2026-12-06 03:13): 1 of 12 met; the over-fetch "
             "rows' medians 21.4 ms offscreen, 19.3 ms at 1366x768 and 17.9 ms at 1920x1080 "
             "(19.2, 29.4 and 32.1 ms at 00:13), their p95s 28.8, 27.7 and 26.1 ms; the other "
-            "key-to-frame medians 10.7-14.6 ms, p95s 15.4-19.9 ms.",
+            "key-to-frame medians 10.7-14.6 ms, p95s 15.4-19.9 ms. Later that day: a re-rank "
+            "timed in a job is slower than the same one in the tick (the job shares the cores "
+            "and the GIL with the paint), so one job's tick over the 8 ms line sent every "
+            "later tick of a session to jobs; a job's time under twice the line now earns the "
+            "next tick a try in the tick, and a tick that searched leaves the last re-rank's "
+            "time standing (viewmodel.JOB_SLOWER; the note on issue 34 has the old and new "
+            "code's counts in turn). This table's run (2026-12-06 07:00, load 0.7-0.8, the "
+            "machine otherwise idle): 8 of 12 met, every 13-stage row and pool 1,000's blend "
+            "but at 1920x1080 (p95 16.6 ms); the over-fetch rows' medians 16.9, 17.1 and "
+            "16.7 ms, p95s 22.1, 23.3 and 18.7 ms: a key tick past the fetched depth searches "
+            "once, and each of their re-ranks re-cuts a pool of 1,000 rows and more.",
     "index": "IVF_PQ + post-filter, cProfile: the engine's own Python is ~0.5 ms a query; the "
              "rest is its one LanceDB search, which reads the columns of all 50 candidates (the "
              "stage tables show the rows the post-filter drops) where bare post-filtered LanceDB "
@@ -105,7 +115,9 @@ WHY: dict[str, str] = {
              "the search, which costs more right after a search than with the search's "
              "result reused and nothing run between queries (the processor's caches left "
              "cold). This table's run (2026-12-06 00:13): IVF_PQ 1.162 (6.25 / 5.38 ms; "
-             "9.02 / 8.16 ms at 22:06), pushdown 1.026, post-filter 1.297 (5.89 / 4.54 ms).",
+             "9.02 / 8.16 ms at 22:06), pushdown 1.026, post-filter 1.297 (5.89 / 4.54 ms). "
+             "This table's run (2026-12-06 07:04): IVF_PQ 1.171 (6.01 / 5.14 ms), pushdown "
+             "1.019, post-filter 1.284 (5.42 / 4.22 ms).",
     "api": "Profiled (cProfile and timers around each piece, 100k x 384 IVF_PQ, load 5-6): "
            "the API adds 0.1-0.3 ms to the engine's own run of the same question (the "
            "question model with its vector, the options' stages; the pipeline file is parsed "
@@ -124,7 +136,8 @@ WHY: dict[str, str] = {
            "2026-12-06: the post-filter's search is not the excess (see `index`: timed by "
            "hand, the engine's search alone is quicker than bare's call); the engine's "
            "Python after the search is. This table's run (2026-12-06 00:13): unscoped "
-           "0.996, pushdown 1.022, post-filter 1.298.",
+           "0.996, pushdown 1.022, post-filter 1.298. This table's run (2026-12-06 07:04): "
+           "unscoped 1.025, pushdown 1.019, post-filter 1.261 (5.47 / 4.33 ms).",
     "overhead": "cProfile of 40 hybrid queries at 10,000 rows on the one engine (2026-12-05): "
                 "the two legs run side by side in threads, and the full-text leg, not the "
                 "vector leg, is the longer: the bench's texts tie in BM25 across the leg's cut, "
@@ -158,7 +171,10 @@ WHY: dict[str, str] = {
                 "This table's run (2026-12-06 03:13): hybrid 1.15, vector 1.09 at 10,000 rows "
                 "(1.10 and 1.06 at 00:13); the one change a query runs since then (the "
                 "blend's memo, which a new pool's rows miss) put neither code ahead run in "
-                "turn by hand (the note on issue 34).",
+                "turn by hand (the note on issue 34). This table's run (2026-12-06 07:04): "
+                "vector 1.12 (11.8 / 10.5 ms), hybrid 1.12 at 10,000 rows; no change a query "
+                "runs since 03:13, so the two rows traded places within the spread between "
+                "runs.",
     "startup": "Later launches met the target on 2026-12-05 (1.32 s in the table's run "
                "of 10:05); the first launch did not (2.06 s): it writes the demo store, and "
                "compiles the inspector's bytecode where none was kept yet. Four changes that "
@@ -249,9 +265,9 @@ WHY: dict[str, str] = {
                "painted; pyqtgraph is imported and the plots built on the turns after (about "
                "0.25 s on the main thread here: the import 0.13-0.19 s, the two plots "
                "0.07-0.10 s), and a test checks sys.modules at that paint. bench/startup.py "
-               "on the code before and after, in turn (seven launches each, six rounds; not "
-               "this table's run): first results medians 1.32 / 1.13, 1.24 / 1.16, 1.50 / "
-               "1.14, 1.35 / 1.14, 1.49 / 1.41 and 1.42 / 1.24 s.",
+               "on the code before and after, in turn, put the new code ahead in each of six "
+               "rounds (the note on issue 34 has the medians). This table's run (2026-12-06 "
+               "07:00, load 0.7-0.8): first launch 1.12 s, later launch 1.09 s, both met.",
     "example_sweep": "On the one engine, 2026-12-05. The first run that day (5.71x) searched "
                      "LanceDB 10,000 deep for each query's vector leg and paid Python's full "
                      "garbage collections throughout; now the legs come from batched scans "
@@ -322,7 +338,8 @@ WHY: dict[str, str] = {
              "s vector (4.04 s). Since 00:13 the blend re-scores a row once per weight and "
              "default importance; this sweep's code before and after that change, run in turn "
              "by hand (the note on issue 34 has the figures), put neither ahead: the spread "
-             "between runs on this machine is wider than the gap.",
+             "between runs on this machine is wider than the gap. This table's run "
+             "(2026-12-06 07:04): 4.44 s hybrid and 3.05 s vector, both met.",
     "memory": "2026-12-05, from a trace of every LanceDB search the child made: the API's "
               "answer diagnoses the scoped miss, and the diagnosis's fix search made a flat "
               "search of the 1M rows for every depth it tried (12 searches in all): the pool "
@@ -344,7 +361,8 @@ WHY: dict[str, str] = {
               "engine's part of a single query but a leg kept as LanceDB returned it when in "
               "order already (no copy); the old and new code run in turn with this bench's "
               "own child peaked within each other's spread (the note on issue 34). "
-              "This table's run (22:06): 1.10x (904 / 823 MB).",
+              "The run of 22:06: 1.10x (904 / 823 MB). This table's run (2026-12-06 07:04): "
+              "1.11x (851 / 769 MB); no change to a query's searches since.",
     "audit": "Since the outrank shortcut (h23f) a probe proved found among the rows within "
              "its outrank radius skips its search and its pipeline; audit_design in the run "
              "of 2026-12-01 22:14 (load 3.7): read 0.36 s, the shortcut 0.62 s (the "
