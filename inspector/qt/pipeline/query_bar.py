@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
 from PySide6.QtGui import QPaintEvent
 from PySide6.QtWidgets import (
     QComboBox,
@@ -119,8 +119,10 @@ class QueryBar(QWidget):
         super().__init__(parent)
         from inspector.core.engine.flow.shipped import shipped_names
 
-        self.store_label = QElidingLabel("No store open", objectName="sectionTitle")
+        self.store_label = QElidingLabel("", objectName="sectionTitle")
         self.store_label.setElideMode(Qt.TextElideMode.ElideMiddle)
+        self.store_label.installEventFilter(self)  # its font comes with the style sheet
+        self._name_store("No store open")  # while the first store opens too
         self.table = QComboBox(objectName="table")
         self.table.setToolTip("Table in this store")
         self.table.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
@@ -200,13 +202,28 @@ class QueryBar(QWidget):
         self.table.activated.connect(lambda _: self.table_picked.emit(self.table.currentText()))
 
     # ---- showing state ----
+    def _name_store(self, text: str) -> None:
+        """The header's store name, given the room it needs (a long path elides in the
+        middle, past 260 px): a label sized for none was squeezed ("No s…open")."""
+        self.store_label.setText(text)
+        self._fit_store_name()
+
+    def _fit_store_name(self) -> None:
+        label = self.store_label
+        width = label.fontMetrics().horizontalAdvance(label.text()) + 8
+        label.setMinimumWidth(min(width, 260))
+        label.setMaximumWidth(min(width, 480))
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        # the style sheet's font (bold) reaches the label when it is polished, after it was
+        # sized with Qt's default font, and again when the theme changes
+        if obj is self.store_label and event.type() == QEvent.Type.FontChange:
+            self._fit_store_name()
+        return super().eventFilter(obj, event)
+
     def show_offline(self, name: str, tip: str) -> None:
         """Receipt mode: the header names the receipt, not a store that is not open."""
-        text = f"receipt {name} (offline)"
-        self.store_label.setText(text)
-        width = self.store_label.fontMetrics().horizontalAdvance(text) + 8
-        self.store_label.setMinimumWidth(min(width, 260))
-        self.store_label.setMaximumWidth(min(width, 480))
+        self._name_store(f"receipt {name} (offline)")
         self.store_label.setToolTip(tip)
         self.table.clear()
 
@@ -214,10 +231,7 @@ class QueryBar(QWidget):
         self._opened = opened
         st = opened.store
         name = "demo store" if opened.demo else st.display_uri
-        self.store_label.setText(f"{name}")
-        width = self.store_label.fontMetrics().horizontalAdvance(name) + 8
-        self.store_label.setMinimumWidth(min(width, 260))  # long paths elide in the middle
-        self.store_label.setMaximumWidth(min(width, 480))
+        self._name_store(name)
         self.store_label.setToolTip(f"{st.display_uri}\n{st.rows} rows, version {st.version}, "
                                     f"{st.dim}-dimensional vectors")
         with signals_blocked(self.table):
