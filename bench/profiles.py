@@ -262,9 +262,9 @@ WHY: dict[str, str] = {
                "issue 34 has launches from a virtualenv holding the app alone. Later on "
                "2026-12-06: pyqtgraph and the two plots are off the way to the first results. "
                "The plots' boxes hold stand-ins of their size until the first results are "
-               "painted; pyqtgraph is imported and the plots built on the turns after (about "
-               "0.25 s on the main thread here: the import 0.13-0.19 s, the two plots "
-               "0.07-0.10 s), and a test checks sys.modules at that paint. bench/startup.py "
+               "painted; pyqtgraph is imported and the plots built on the turns after (timed by "
+               "hand: the note on issue 34), and a test checks sys.modules at that paint. "
+               "bench/startup.py "
                "on the code before and after, in turn, put the new code ahead in each of six "
                "rounds (the note on issue 34 has the medians). This table's run (2026-12-06 "
                "07:00, load 0.7-0.8): first launch 1.12 s, later launch 1.09 s, both met.",

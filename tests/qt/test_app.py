@@ -425,10 +425,8 @@ def results_window():
         if t is not None and any(st.rows for st in t.stages):
             return w
     return None
-def plots_of(win):  # the plots if built, without building them (main builds them at once)
-    if hasattr(win, "plots_built"):
-        return (win.scatter_box.plot, win.bump_box.plot) if win.plots_built else None
-    return win.scatter, win.bump
+def plots_of(win):  # the plots if built, without building them
+    return (win.scatter_box.plot, win.bump_box.plot) if win.plots_built else None
 class ResultsPainted(QObject):
     def eventFilter(self, obj, event):
         if event.type() == QEvent.Type.Paint and "at" not in seen and isinstance(obj, QWidget):
@@ -443,11 +441,8 @@ def wait_for_plots(win):
     if plots is None:
         QTimer.singleShot(5, lambda: wait_for_plots(win))
         return
+    from inspector.qt.pipeline.plot_box import plotted_stage
     from inspector.qt.pipeline.plots import stage_points
-    try:
-        from inspector.qt.pipeline.plot_box import plotted_stage
-    except ImportError:
-        from inspector.qt.pipeline.plots import plotted_stage
     scatter, bump = plots
     vm = win.vm
     stage = plotted_stage(vm.trace, vm.driven, vm.question.expect)
