@@ -394,7 +394,15 @@ WHY: dict[str, str] = {
                      "76.3x; at 200 probes the audit's fixed costs alone (reading the "
                      "memories, the two scans) are more than 10 bare searches per 1,000 "
                      "probes (cProfile, the note on issue 34). "
-                     "This table's run (22:06, a slower machine): 89.6x.",
+                     "This table's run (22:06, a slower machine): 89.6x. 2026-12-06: those "
+                     "188 probes were verdicted 'crowded out' (never fetched) and searched for "
+                     "fixes that could not exist: they are other repos' memories, which the "
+                     "scope filter drops whatever the parameters. They are now out of scope by "
+                     "the scope filter's own rule, said without a run (as `--expect ID` says "
+                     "it), and get no fix; the fixes go to memories a change may return, of "
+                     "which this audit has none. The row now audits 1,000 memories, as the "
+                     "others do, where it audited 200 and multiplied by 5 (which counted the "
+                     "audit's fixed costs, reading the memories, five times).",
     "scan": "Met since numba became a dependency (2026-12-05 06:24): the compiled kernels "
             "do the numpy kernels' float32 operations in the same order (the same bits, both "
             "checked against LanceDB) at ~0.78x their time on `scan_kernels`' 100 queries, and "

@@ -57,7 +57,12 @@ def test_query_json_follows_the_contract(capsys, demo_path):
     assert d["code"] == "filter_after_cut" and d["stage"] == "scope" and d["first_at"] == 25
     assert ["--set", "scope_rule.pushdown=true"] in [f["argv"] for f in d["fixes"]]
     (e,) = doc["expect"]
-    assert e["id"] == "agent-memory-theme-far" and e["reason"] == "not_fetched"
+    # another repo's row: outside the asked scope by the rule the scope filter applies, so
+    # no change is searched (none returns it)
+    assert e["id"] == "agent-memory-theme-far" and e["reason"] == "out_of_scope"
+    assert e["dropped_at"] == "scope" and e["tried"] == 0
+    assert e["detail"] == {"rule": "repo 'agent-memory' != 'vault-agent'",
+                           "scope": "agent-memory"}
     assert e["fix"] is None and "no change" in e["no_fix"]
 
 

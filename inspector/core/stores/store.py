@@ -216,6 +216,22 @@ class Store:
             found.setdefault(str(rid), vec)
         return {r: self._checked_example(r, found.get(str(r))) for r in want}
 
+    def columns_of(self, row_id: str, columns: Sequence[str]) -> dict[str, Any] | None:
+        """One row's values in `columns`, as a pool reads them (None: no row has that id).
+        `id IN (...)` with the columns only: a read, as every search is."""
+        want = [c for c in dict.fromkeys(columns) if c in self.schema.names]
+        where = in_predicate(self.roles.id, [row_id], self.schema.field(self.roles.id).type)
+        try:
+            got = (self.table.search().where(where).select([self.roles.id, *want])
+                   .limit(None).to_arrow())
+        except InspectorError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a vanished version or unreadable file
+            raise self.gone(exc) from exc
+        if not got.num_rows:
+            return None
+        return {c: got.column(c)[0].as_py() for c in want}
+
     def _checked_example(self, row_id: str, cell: Any) -> np.ndarray:
         if cell is None:
             raise InspectorError(f"No row with {self.roles.id} = {row_id!r} in table "

@@ -145,10 +145,11 @@ def _scoped(store: Any, sets: dict[str, Any], scan: bool, **kw: Any) -> dict[str
                                    {"own_scope": False, "scopes": ("agent-1",)}])
 def test_scoped_probes_get_the_verdict_their_pipeline_gives(
         store_path: Path, sets: dict[str, Any], where: dict[str, Any]) -> None:
-    """Each probe in its own scope, or every probe in one (two in three then outside it): the
-    shortcut ranks a probe among the rows near it that its pool can hold (the scope pushed
-    down: the agent's rows; a post-filter: every row, the cluster of 36 past the pool of 30)
-    and the scope filter keeps, and gives the verdict the whole pipeline gives."""
+    """Each probe in its own scope, or every probe in one (two in three then outside it: the
+    scope rule says so without a run, the verdict each run gives): the shortcut ranks a probe
+    among the rows near it that its pool can hold (the scope pushed down: the agent's rows; a
+    post-filter: every row, the cluster of 36 past the pool of 30) and the scope filter keeps,
+    and gives the verdict the whole pipeline gives."""
     store = open_store(str(store_path), "memories")
     fast = _scoped(store, sets, True, **where)
     slow = _scoped(store, sets, False, **where)
@@ -157,10 +158,14 @@ def test_scoped_probes_get_the_verdict_their_pipeline_gives(
     how = fast["scan"]
     refused = how["shortcut_refused"]
     assert how["shortcut"] > (150 if where["own_scope"] else 50)
-    assert how["scanned"] + how["shortcut"] == fast["probes"] and not how["per_query"]
+    assert how["scanned"] + how["shortcut"] + how["outside_scope"] == fast["probes"]
+    assert not how["per_query"] and how["pipeline_runs"] == how["scanned"]
     assert how["shortcut_checked"]
-    if not where["own_scope"]:
-        assert refused["its own row is outside its scope"] > 150
+    if not where["own_scope"]:  # the other agents' memories: outside by the rule, not run
+        assert how["outside_scope"] == fast["counts"]["out_of_scope"] > 150
+        assert "its own row is outside its scope" not in refused
+    else:
+        assert how["outside_scope"] == 0
     if sets.get("scope_rule.pushdown") is False:
         assert "more rows within the outrank radius than the pool holds" in refused
 
@@ -226,7 +231,10 @@ def test_a_repo_scope_s_pool_and_filter_are_each_their_own(
         assert _same(fast[key], slow[key]), key
     how = fast["scan"]
     assert how["shortcut"] > 100 and how["shortcut_checked"]
-    assert how["scanned"] + how["shortcut"] == fast["probes"] and not how["per_query"]
+    assert how["scanned"] + how["shortcut"] + how["outside_scope"] == fast["probes"]
+    assert not how["per_query"]
+    # the other repos' memories: outside repo-a by the rule (its lower-cased repo and path)
+    assert (how["outside_scope"] > 100) is (not where["own_scope"])
     assert snapshot(repo_store) == before
 
 

@@ -49,6 +49,28 @@ class Planner:
     def __init__(self, store: Any, spec: Any, limit: int | None, now_ms: float) -> None:
         self.store, self.spec, self.limit, self.now_ms = store, spec, limit, now_ms
         self._walks: dict[Any, tuple[str, Params, Params | str] | str] = {}
+        self._barriers: dict[Any, Any] = {}
+
+    def barrier(self, *, text: str | None, scopes: tuple[str, ...] | None) -> Any:
+        """The scope filter of the route a probe's run takes that no change gets past
+        (`flow.insight.expect.scope_barrier`), or None; once per scope list and tags."""
+        from inspector.core.engine.flow.insight.expect import scope_barrier
+        from inspector.core.engine.flow.runner import choose_route, context
+
+        ctx = context(self.store, self.spec, text=text, vector=None, scopes=scopes,
+                      limit=self.limit, now_ms=self.now_ms)
+        key = (scopes, ctx.settings["_tags"])
+        if key not in self._barriers:
+            try:
+                route = choose_route(self.spec, ctx)
+            except InspectorError:  # the run says it again, in its own words
+                self._barriers[key] = None
+            else:
+                self._barriers[key] = scope_barrier(
+                    [(st.name, st.kind, kind_of(st.kind).role,
+                      kind_of(st.kind).resolve(st.params, st.name)) for st in route.stages],
+                    scopes, self.store.roles)
+        return self._barriers[key]
 
     def request(self, *, text: str | None, vector: np.ndarray | None,
                 scopes: tuple[str, ...] | None, source: str) -> Request | str:

@@ -115,7 +115,7 @@ class Prober:
         self.store, self.spec, self.limit, self.now_ms = store, spec, limit, now_ms
         self.scan, self.facet_mode = scan, facet_mode
         self.name = spec.name
-        self.scanned = self.searched = self.shortcut = self.runs = 0
+        self.scanned = self.searched = self.shortcut = self.runs = self.outside = 0
         self.unfaceted = 0  # probes on an indexed table not compared with an exact run
         self._why: str | None = "not prepared"
         self._short = Shortcut()
@@ -123,6 +123,7 @@ class Prober:
         self._asked: dict[int, Request] = {}
         self._slot: dict[int, int] = {}
         self._deep: dict[int, tuple[Request, Any]] = {}
+        self._out: dict[int, Any] = {}  # probes whose memory the scope rule excludes: Fall
         self._planner = Planner(store, spec, limit, now_ms)
 
     # -- the memories ---------------------------------------------------------------------
@@ -180,10 +181,18 @@ class Prober:
         own fate), the outrank shortcut for the probes it proves found, then one batched scan
         for the other probes' vector legs."""
         self._legs, self._slot, self._asked, self._short = None, {}, {}, Shortcut()
+        pairs = list(zip(positions, scopes, strict=True))
+        self._out = {}
+        if own_only and self.scan:  # a memory outside its asked scope: the scope rule says
+            # so, no run (with `scan` off every probe runs: the reference the tests hold)
+            self._out = {i: f for i, s in pairs if (f := self._outside(
+                mem, i, self._planner.barrier(text=mem.texts[i], scopes=s), True))
+                is not None}
+            pairs = [(i, s) for i, s in pairs if i not in self._out]
         self._why = self._refusal()
-        if self._why is not None:
+        if self._why is not None or not pairs:
             return
-        asked = {i: self._request(mem, i, s) for i, s in zip(positions, scopes, strict=True)}
+        asked = {i: self._request(mem, i, s) for i, s in pairs}
         reqs = {i: r for i, r in asked.items() if isinstance(r, Request)}
         if not reqs:
             self._why = next((r for r in asked.values() if isinstance(r, str)), "no probe")
@@ -211,12 +220,17 @@ class Prober:
                     *pools.depth_for(purpose, self.store, req.params), vec_leg=leg)
 
     def ask(self, mem: Memories, i: int, scopes: tuple[str, ...] | None) -> Answer:
-        from inspector.core.engine.flow.insight.expect import where_dropped
+        from inspector.core.engine.flow.insight.expect import trace_barrier, where_dropped
         from inspector.core.engine.flow.runner import clamp_limit
 
         batch_gc.valve()  # an audit's probes are one batch: a full collection a minute at most
 
         rid = mem.ids[i]
+        if i in self._out:
+            self.outside += 1
+            f = self._out.pop(i)
+            return Answer((), clamp_limit(self.spec, self.limit), f.stage, f.code,
+                          dict(f.detail), own_only=True)
         if i in self._short.ranks:
             self.shortcut += 1
             return Answer((), clamp_limit(self.spec, self.limit), None, "returned",
@@ -235,6 +249,8 @@ class Prober:
         ids = tuple(trace.final.ids)
         crowded = _crowded(trace, mem)
         fall = where_dropped(trace, rid)
+        if fall.code == "not_fetched":  # as `--expect ID` says it (flow.expect.explain)
+            fall = self._outside(mem, i, trace_barrier(trace, self.store.roles)) or fall
         if fall.code == "returned":
             return Answer(ids, trace.limit, None, "returned", dict(fall.detail), crowded,
                           runs=runs)
@@ -254,6 +270,19 @@ class Prober:
             detail["crowded_by"] = crowded
         return Answer(ids, trace.limit, stage, code, detail, crowded, runs=runs, facet=fc)
 
+    def _outside(self, mem: Memories, i: int, barrier: Any, unrun: bool = False) -> Any:
+        """Where memory i falls when the barrier's scope rule excludes it (its columns as the
+        audit read them, as `--expect ID` reads them from the store); None: inside, no
+        barrier, or a column the audit did not read. `unrun`: for a probe not run, which
+        needs the barrier to be the first stage that can drop its row."""
+        from inspector.core.engine.flow.insight.expect import outside_scope
+
+        if barrier is None or (unrun and not barrier.first) \
+                or any(c not in mem.kept for c in barrier.columns):
+            return None
+        return outside_scope(barrier, self.store.roles,
+                             {c: mem.kept[c][i].as_py() for c in barrier.columns})
+
     def _facet(self, trace: Any, runs: Any, count: bool = True) -> Any:
         """The index facet of a probe's run (None: no leg searched an index, or not
         compared: `facet_mode`, counted in `method` when `count`)."""
@@ -268,6 +297,19 @@ class Prober:
         return facet(trace, runs, index)
 
     # -- the fixes of the probes that get them ----------------------------------------------
+    def fixable(self, a: Answer) -> bool:
+        """Whether a change of the pipeline's parameters may return the probe's memory: not
+        one outside its asked scope, which the scope filter drops whatever they are
+        (`--expect ID` searches nothing for it either)."""
+        from inspector.core.engine.flow.insight.expect import trace_barrier
+
+        if a.code != "out_of_scope":
+            return True
+        if a.runs is None:  # proved before any run (`prepare`)
+            return False
+        barrier = trace_barrier(a.runs.run(), self.store.roles)
+        return barrier is None or barrier.stage != a.stage
+
     def deepen(self, mem: Memories, items: Sequence[tuple[int, tuple[str, ...] | None]]
                ) -> None:
         """One batched scan at the analysis depth (10,000 rows or the table) for the probes
@@ -333,14 +375,18 @@ class Prober:
                       self.scan, self.facet_mode)
 
     def method(self) -> dict[str, Any]:
-        batched = self._why is None and self.scanned + self.shortcut > 0
+        batched = self._why is None and self.scanned + self.shortcut + self.outside > 0
         why = self._why or "some passes fell back to per-query search"
         if batched and not self.searched:
-            why = ("the outrank shortcut found some probes, one pass over the vectors gave "
-                   "the others their vector legs" if self.shortcut else
-                   "one pass over the vectors answered every probe's vector leg")
+            why = "; ".join(x for x in (
+                "the scope rule put some probes' memories outside their asked scope"
+                if self.outside else "",
+                "the outrank shortcut found some probes" if self.shortcut else "",
+                "one pass over the vectors gave the others their vector legs"
+                if self.scanned else "") if x)
         return {"batched": batched, "scanned": self.scanned, "per_query": self.searched,
-                "shortcut": self.shortcut, "pipeline_runs": self.runs,
+                "shortcut": self.shortcut, "outside_scope": self.outside,
+                "pipeline_runs": self.runs,
                 "shortcut_refused": dict(self._short.refused.most_common()),
                 "shortcut_checked": self._short.checked, "index_unchecked": self.unfaceted,
                 "why": why}

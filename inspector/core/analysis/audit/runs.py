@@ -85,8 +85,9 @@ def recall_audit(prober: Prober, *, own_scope: bool = True,
                  fixes: int = 0, only_scope: str | None = None) -> dict[str, Any]:
     """Every memory probed with its own vector (and text); `progress(done, total)` returning
     False cancels and returns what was probed so far. The first `fixes` never-recalled
-    memories get the smallest change that returns each (`--expect ID`'s search, each change
-    run). `only_scope`: only the memories of that scope (then a sample of them)."""
+    memories a change may return get the smallest change that returns each (`--expect ID`'s
+    search, each change run; a memory outside its asked scope gets none: no change returns
+    it). `only_scope`: only the memories of that scope (then a sample of them)."""
     mem = prober.read(None if only_scope is not None else sample, seed)
     if only_scope is not None:
         mine = [i for i in mem.picked if str(mem.scopes[i]) == only_scope]
@@ -109,7 +110,7 @@ def recall_audit(prober: Prober, *, own_scope: bool = True,
             a = prober.ask(mem, i, s)
             limit = a.limit
             r = classify(a, mem, i)
-            if r.cls != "found" and len(pending) < fixes:
+            if r.cls != "found" and len(pending) < fixes and prober.fixable(a):
                 pending.append((len(results), i, s, a))
             results.append(r)
         if progress is not None and progress(n, len(mem.picked)) is False:
@@ -152,16 +153,20 @@ def _fixes(prober: Prober, mem: Memories, results: list[ProbeResult],
 
 def method_line(m: dict[str, Any]) -> str:
     """What served the probes, in one line (`scan` in JSON has the counts)."""
+    outside = f"{m['outside_scope']} probes outside their asked scope by its rule (no run)" \
+        if m.get("outside_scope") else ""
     if m.get("batched"):
         tail = "" if not m.get("per_query") else \
             f"; {m['per_query']} probes searched one by one ({m['why']})"
         short = (f"{m['shortcut']} probes found among the rows within their outrank radius "
                  "(one bounded pass over the vectors)") if m.get("shortcut") else ""
         scan = (f"one batched scan over the vectors for {m['scanned']} probes' vector legs, "
-                "then each probe's stages") if m.get("scanned") or not short else ""
-        line = "; ".join(x for x in (short, scan) if x) + tail
+                "then each probe's stages") if m.get("scanned") or not (short or outside) \
+            else ""
+        line = "; ".join(x for x in (outside, short, scan) if x) + tail
     else:
-        line = f"one pipeline run per probe, no batched scan: {m['why']}"
+        line = "; ".join(x for x in (outside, "one pipeline run per" + (
+            " other" if outside else "") + f" probe, no batched scan: {m['why']}") if x)
     if m.get("index_unchecked"):
         line += (f"; {m['index_unchecked']} probes not found were not compared with an exact "
                  "search (a large indexed table: --index-facet on compares them)")

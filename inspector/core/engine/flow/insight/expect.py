@@ -6,7 +6,7 @@ tried on their grid, nearest first."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,15 +67,100 @@ def where_dropped(t: FlowTrace, rid: str) -> Fall:
                                               "or not matched)"})
 
 
-def explain(t: FlowTrace, rid: str, runs: Runs, max_runs: int = MAX_RUNS) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Barrier:
+    """A scope filter no change of the pipeline's parameters gets past: the stage, the rule
+    its scope rule set for the scopes asked, and the columns the rule reads."""
+
+    stage: str
+    rule: Any  # scope.ScopeSpec
+    columns: tuple[str, ...]
+    # only the scope rule and the pool source's fetch (which drops no row) come before it: a
+    # row the rule excludes falls there, fetched or not, whatever else it is
+    first: bool = False
+
+
+# the roles whose stages bring rows in (a fetch, a fusion of the fetches' legs); every other
+# stage keeps some of the rows it is handed
+_BRINGS_ROWS = ("fetch", "fusion")
+
+
+def scope_barrier(stages: Sequence[tuple[str, str, str, dict[str, Any]]],
+                  asked: tuple[str, ...] | None, roles: Any) -> Barrier | None:
+    """The route's scope filter (`stages`: name, kind, role, resolved parameters, in order)
+    when it drops every row outside the asked scope whatever the parameters: a `scope_filter`
+    applying the rule of the one `scope_rule` before it, an active rule, and no stage after it
+    that brings rows in. None otherwise (or when the rule would be refused: the run says
+    why). The rule is the stage's own (`classic.rule_spec`), applied to one row by the
+    filter's own evaluation (`outside_scope`)."""
+    from inspector.core.engine import scope as scopes
+    from inspector.core.engine.flow.stages.classic import rule_spec
+    from inspector.core.errors import InspectorError
+
+    kinds = [k for _, k, _, _ in stages]
+    if "scope_filter" not in kinds:
+        return None
+    at = kinds.index("scope_filter")
+    rules = [i for i, k in enumerate(kinds[:at]) if k == "scope_rule"]
+    if len(rules) != 1 or any(r in _BRINGS_ROWS for _, _, r, _ in stages[at + 1:]):
+        return None
+    try:
+        rule = rule_spec(asked, stages[rules[0]][3])
+        if not rule.active:
+            return None
+        return Barrier(stages[at][0], rule, tuple(scopes.scope_columns(roles, rule)),
+                       all(k in ("scope_rule", "lancedb_pool") for k in kinds[:at]))
+    except InspectorError:
+        return None
+
+
+def trace_barrier(t: FlowTrace, roles: Any) -> Barrier | None:
+    """`scope_barrier` of the stages a run went through."""
+    return scope_barrier([(s.name, s.kind, s.role, s.params) for s in t.stages], t.scopes,
+                         roles)
+
+
+def outside_scope(barrier: Barrier, roles: Any, values: Mapping[str, Any]) -> Fall | None:
+    """Where a row with these values (its columns the rule reads) falls when the barrier's
+    rule excludes it: the scope filter, in the words it drops a row with; None: inside."""
+    from inspector.core.engine import scope as scopes
+
+    ok, why, had = scopes.evaluate(barrier.rule, roles,
+                                   {c: [values.get(c)] for c in barrier.columns}, 1)
+    if ok[0]:
+        return None
+    return Fall(barrier.stage, "out_of_scope", {"rule": why[0], "scope": had[0]})
+
+
+OUTSIDE = ("the row is outside the asked scope ({rule}): the scope filter drops it wherever "
+           "it is fetched, so no change of the pipeline's parameters returns it (asked in a "
+           "scope that holds it, it can be)")
+
+
+def explain(t: FlowTrace, rid: str, runs: Runs, max_runs: int = MAX_RUNS,
+            values: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Where the row fell and why, and the smallest change of each parameter that returns it:
     the system's own parameters first (depths, flags, thresholds, index knobs by search;
-    weights on their grid; the limit), then a what-if depth. Each change was run."""
+    weights on their grid; the limit), then a what-if depth. Each change was run. A row
+    outside the asked scope (the scope filter dropped it, or the rule excludes it where it
+    was not fetched: its columns read from the store, or `values` when the caller read them)
+    gets no search: no change returns it."""
     fall = where_dropped(t, rid)
+    barrier = trace_barrier(t, runs.store.roles) \
+        if fall.code in ("not_fetched", "out_of_scope") else None
+    if barrier is not None and fall.code == "not_fetched":
+        got = values if values is not None else runs.store.columns_of(rid, barrier.columns) \
+            if hasattr(runs.store, "columns_of") else None
+        if got is not None and all(c in got for c in barrier.columns):  # each one read
+            fall = outside_scope(barrier, runs.store.roles, got) or fall
     out: dict[str, Any] = {"id": rid, "dropped_at": fall.stage, "reason": fall.code,
                            "detail": fall.detail, "fix": None, "alternatives": []}
     if fall.code == "returned":
         out["rank"] = fall.detail["rank"]
+        return out
+    if barrier is not None and fall.code == "out_of_scope" and fall.stage == barrier.stage:
+        out["tried"] = 0
+        out["no_fix"] = OUTSIDE.format(rule=fall.detail.get("rule", "its rule"))
         return out
     names = [s.name for s in t.stages]
     fetches = [s.name for s in t.stages if s.role == "fetch"]

@@ -51,13 +51,17 @@ _ID = operator.attrgetter("id")
 # ------------------------------------------------------------------------------ the scope rule
 
 def _scope_of(ctx: Context) -> str | None:
-    if ctx.scopes is None:
+    return _one_scope(ctx.scopes)
+
+
+def _one_scope(asked: tuple[str, ...] | None) -> str | None:
+    if asked is None:
         return None
-    if len(ctx.scopes) != 1:
+    if len(asked) != 1:
         raise InspectorError("This pipeline takes one scope (or none): give --scope once"
-                             + ("; an empty list is not a scope it knows." if not ctx.scopes
+                             + ("; an empty list is not a scope it knows." if not asked
                                 else "."))
-    return ctx.scopes[0]
+    return asked[0]
 
 
 @stage("scope_rule", "query",
@@ -76,13 +80,8 @@ def scope_rule(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     """The scope the legs and the post-filter apply, and whether it is pushed down."""
     scope = _scope_of(ctx)
     scoped = scope is not None and not scopes.is_global(scope)
-    strategy = p["strategy_unscoped"] if not scoped and p["strategy_unscoped"] \
-        else p["strategy"]
-    if strategy not in scopes.STRATEGIES:
-        raise InspectorError(f"scope_rule.strategy_unscoped must be one of "
-                             f"{', '.join(scopes.STRATEGIES)}, not {strategy!r}.")
-    smap = scopes.parse_scope_map(p["map"], "scope_rule.map") if p["map"] else {}
-    spec = scopes.make_scope(scope, strategy, smap, p["column"] or None)
+    spec = rule_spec(ctx.scopes, p)
+    strategy = spec.strategy
     ctx.request = {**ctx.request, "scope_spec": spec, "scoped": scoped,
                    "pushdown": bool(p["pushdown"])}
     if not spec.active:
@@ -91,6 +90,21 @@ def scope_rule(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
         note = f"{strategy} on {scope!r}" + (", pushed down" if p["pushdown"] else
                                              ", post-filter only")
     return Outcome(rows, note=note)
+
+
+def rule_spec(asked: tuple[str, ...] | None, p: dict[str, Any]) -> scopes.ScopeSpec:
+    """The rule a scope rule stage with parameters `p` sets for the scopes asked (what its
+    scope filter applies): the one place it is made, so an explanation can apply it to a row
+    the run never fetched (`insight.expect`). InspectorError as the stage raises it."""
+    scope = _one_scope(asked)
+    scoped = scope is not None and not scopes.is_global(scope)
+    strategy = p["strategy_unscoped"] if not scoped and p["strategy_unscoped"] \
+        else p["strategy"]
+    if strategy not in scopes.STRATEGIES:
+        raise InspectorError(f"scope_rule.strategy_unscoped must be one of "
+                             f"{', '.join(scopes.STRATEGIES)}, not {strategy!r}.")
+    smap = scopes.parse_scope_map(p["map"], "scope_rule.map") if p["map"] else {}
+    return scopes.make_scope(scope, strategy, smap, p["column"] or None)
 
 
 # ------------------------------------------------------------------------------ the fetch
