@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 
 from inspector.core.engine.flow.answer import Answer
 from inspector.core.engine.flow.insight.diagnosis import TITLES, Diagnosis, Fix, diagnose, main_line
-from inspector.core.engine.flow.insight.expect import where_dropped
+from inspector.core.engine.flow.insight.expect import Fall, where_dropped
 from inspector.core.engine.flow.rows import DROP_LABELS, Tie
 from inspector.core.engine.flow.runner import FlowTrace
 from inspector.qt.theme import LIGHT, Tokens
@@ -162,7 +162,12 @@ class DiagnosisBanner(QFrame):
             return
         d: Diagnosis = answer.diagnosis if answer is not None else diagnose(trace)
         self.code = d.code
-        missing = [(rid, where_dropped(trace, rid)) for rid in expected
+        # where each expected row fell: the engine's explanation once the run's answer has it
+        # (a row outside the scope is said so even where the run never fetched it), until
+        # then what the trace alone shows
+        told = {e["id"]: e for e in answer.expected} if answer is not None else {}
+        missing = [(rid, Fall(told[rid]["dropped_at"], told[rid]["reason"], {})
+                    if rid in told else where_dropped(trace, rid)) for rid in expected
                    if rid not in trace.final.ids]
         title = TITLES.get(d.code, d.code)
         if d.code == "ok" and missing:
@@ -181,7 +186,8 @@ class DiagnosisBanner(QFrame):
         lines += [tie_sentence(x) for x in trace.ties if x.at_cut]
         for rid, fall in missing:
             where = f" at {fall.stage}" if fall.stage else ""
-            lines.append(f"★ expected {rid}: {DROP_LABELS.get(fall.code, fall.code)}{where}")
+            words = DROP_LABELS.get(fall.code, fall.code.replace("_", " "))
+            lines.append(f"★ expected {rid}: {words}{where}")
         if answer is None and finding and d.code != "ok":
             lines.append("Finding fixes (each one is run before it is offered)…")
         elif answer is not None and d.code not in ("ok",) and not d.fixes \

@@ -279,3 +279,24 @@ def test_a_switched_store_shows_no_plot_of_the_last_one(window, tmp_path) -> Non
     (x0, x1), (y0, y1) = plot.getViewBox().viewRange()
     assert (x0, x1, y0, y1) == pytest.approx((*EMPTY_RANGE, *EMPTY_RANGE))
     assert plot.getAxis("bottom").labelText == "" and plot.getAxis("left").labelText == ""
+
+
+def test_another_repos_expected_row_is_out_of_scope_in_the_banner_and_the_panel(
+        window, qtbot, capsys) -> None:
+    """The scoped-miss story with another repo's row typed in as expected: the run never
+    fetched it, and once the answer is found the banner and the expected rows say what
+    `inspector query --expect ID` says: out of scope at the scope filter, no change returns
+    it (the banner said "not fetched" until then, and after it before 2026-12-06)."""
+    story(window, 0)
+    rid = "agent-memory-theme-far"
+    qtbot.keyClicks(window.expected.entry, rid)
+    qtbot.keyClick(window.expected.entry, Qt.Key.Key_Return)
+    window.vm.jobs.wait_idle(60)
+    assert window.vm.question.expect == [rid]
+    (e,) = query_json(capsys, window.vm.question.plain())["expect"]
+    assert (e["reason"], e["dropped_at"], e["fix"], e["tried"]) == \
+        ("out_of_scope", "scope", None, 0)
+    assert f"★ expected {rid}: out of scope at scope" in window.banner.message.text()
+    body = window.expected.body.text()
+    assert "out of scope at <b>scope</b>" in body and \
+        "repo &#x27;agent-memory&#x27; != &#x27;vault-agent&#x27;" in body
