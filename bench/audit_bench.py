@@ -146,7 +146,7 @@ register("audit", bench_audit, item="23.5",
 register("audit_scoped", bench_audit_scoped, item="34",
          what="recall audit, each memory in its own repo: per 1,000 probes vs one search")
 register("audit_crowded", bench_audit_crowded, item="34",
-         what="recall audit, every memory in one repo, the default fixes: per 1,000 probes vs "
-              "one search", slow=True)
+         what="recall audit, every memory asked in one repo (most are other repos': outside "
+              "it, no fix), the default fixes: per 1,000 probes vs one search", slow=True)
 register("audit_per_probe", bench_audit_per_probe, item="23.5",
          what="the same audit with the batched scan off (one search per probe)", slow=True)
