@@ -124,6 +124,7 @@ class Prober:
         self._slot: dict[int, int] = {}
         self._deep: dict[int, tuple[Request, Any]] = {}
         self._out: dict[int, Any] = {}  # probes whose memory the scope rule excludes: Fall
+        self._mem: Memories | None = None  # the memories the fixes are for (`deepen`)
         self._planner = Planner(store, spec, limit, now_ms)
 
     # -- the memories ---------------------------------------------------------------------
@@ -272,16 +273,22 @@ class Prober:
 
     def _outside(self, mem: Memories, i: int, barrier: Any, unrun: bool = False) -> Any:
         """Where memory i falls when the barrier's scope rule excludes it (its columns as the
-        audit read them, as `--expect ID` reads them from the store); None: inside, no
-        barrier, or a column the audit did not read. `unrun`: for a probe not run, which
-        needs the barrier to be the first stage that can drop its row."""
+        audit read them, else from the store as `--expect ID` reads them); None: inside, or
+        no barrier. `unrun`: for a probe not run, which needs the barrier to be the first
+        stage that can drop its row, and the columns the audit read."""
         from inspector.core.engine.flow.insight.expect import outside_scope
 
-        if barrier is None or (unrun and not barrier.first) \
-                or any(c not in mem.kept for c in barrier.columns):
+        if barrier is None or (unrun and not barrier.first):
             return None
-        return outside_scope(barrier, self.store.roles,
-                             {c: mem.kept[c][i].as_py() for c in barrier.columns})
+        if all(c in mem.kept for c in barrier.columns):
+            values = {c: mem.kept[c][i].as_py() for c in barrier.columns}
+        elif unrun:  # a probe the run will answer
+            return None
+        else:  # a column the audit did not read: the store's, as `--expect ID` reads it
+            values = self.store.columns_of(mem.ids[i], barrier.columns)
+            if values is None or any(c not in values for c in barrier.columns):
+                return None
+        return outside_scope(barrier, self.store.roles, values)
 
     def _facet(self, trace: Any, runs: Any, count: bool = True) -> Any:
         """The index facet of a probe's run (None: no leg searched an index, or not
@@ -314,7 +321,7 @@ class Prober:
                ) -> None:
         """One batched scan at the analysis depth (10,000 rows or the table) for the probes
         that get fixes: their fix searches then read one pool each, not a deep search each."""
-        self._deep = {}
+        self._deep, self._mem = {}, mem
         if self._refusal() is not None or not items:
             return
         reqs = {i: r for i, s in items if isinstance(r := self._request(mem, i, s), Request)
@@ -335,7 +342,10 @@ class Prober:
         from inspector.core.engine.flow.insight.expect import explain
 
         self._deep_pool(i)
-        e = explain(a.runs.run(), rid, a.runs)
+        mem = self._mem  # the memory's columns as read, so its scope is not read again
+        values = {c: col[i].as_py() for c, col in mem.kept.items()} \
+            if mem is not None and i is not None else None
+        e = explain(a.runs.run(), rid, a.runs, values=values)
         return {k: e[k] for k in ("fix", "alternatives", "tried", "no_fix") if k in e}
 
     def diagnosis(self, mem: Memories, i: int, scopes: tuple[str, ...] | None) -> list[str]:

@@ -149,7 +149,8 @@ def explain(t: FlowTrace, rid: str, runs: Runs, max_runs: int = MAX_RUNS,
     barrier = trace_barrier(t, runs.store.roles) \
         if fall.code in ("not_fetched", "out_of_scope") else None
     if barrier is not None and fall.code == "not_fetched":
-        got = values if values is not None else runs.store.columns_of(rid, barrier.columns) \
+        got = values if values is not None and all(c in values for c in barrier.columns) \
+            else runs.store.columns_of(rid, barrier.columns) \
             if hasattr(runs.store, "columns_of") else None
         if got is not None and all(c in got for c in barrier.columns):  # each one read
             fall = outside_scope(barrier, runs.store.roles, got) or fall
