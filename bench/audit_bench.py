@@ -13,8 +13,11 @@ outside it: the scope rule says so without a run, and no change returns them; un
 2026-12-06 it audited 200 and multiplied by 5, and those memories were run and searched for
 fixes as "crowded out"), per 1,000 probes (issue 34: any audit within 10x one search per 1,000
 probes).
-`audit_per_probe`: the audit with the scan off (one LanceDB search per probe), on a smaller
-sample, per 1,000 probes.
+`audit_threshold`: each memory in its own repo under a min score of 0.8, which about half
+of them miss with their own vector, so those run and the command line's fixes run (what an
+audit with fixes costs, since `audit_crowded` has none to give). `audit_per_probe`: the
+audit with the scan off (one LanceDB search per probe), on a smaller sample, per 1,000
+probes.
 """
 
 from __future__ import annotations
@@ -76,14 +79,15 @@ def bench_audit(quick: bool) -> list[dict[str, Any]]:
                 shortcut=took.get("shortcut", 0), scanned=took["scanned"])]
 
 
-def _scoped(name: str, quick: bool, crowded: bool) -> list[dict[str, Any]]:
-    """The audit with a scope: each memory in its own repo, or (`crowded`) every memory in
-    one repo (most of them then never recalled: the fixes run); the command line's fixes."""
+def _scoped(name: str, quick: bool, crowded: bool,
+            sets: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The audit with a scope: each memory in its own repo, or (`crowded`) every memory
+    asked in one repo; the command line's fixes; `sets` on top of the repo rule."""
     from inspector.core.analysis.audit import FIXES, Prober, runs
     from inspector.core.engine.flow.spec import apply_set
 
     store, spec, probes = _setup(quick)
-    spec = apply_set(spec, SCOPED)
+    spec = apply_set(spec, {**SCOPED, **(sets or {})})
     rng = np.random.default_rng(34)
     seeds = iter(range(10**6))
     last: dict[str, Any] = {}
@@ -103,11 +107,14 @@ def _scoped(name: str, quick: bool, crowded: bool) -> list[dict[str, Any]]:
     per_k = a * 1_000 / probes
     ratio = per_k / b
     took = last["scan"]
-    how = "every memory in one repo" if crowded else "each in its own repo"
+    how = ("every memory in one repo" if crowded else "each in its own repo") + "".join(
+        f", {k} {v}" for k, v in (sets or {}).items())
+    below = last["counts"].get("below_threshold", 0)
     outside = took.get("outside_scope", 0)
     return [row(name, f"{per_k:.2f} s per 1,000 memories probed, {how}, {last['fixes']} "
                       f"fixes ({probes} probed: "
                       + (f"{outside} outside the repo by its rule, " if outside else "")
+                      + (f"{below} below the min score, " if below else "")
                       + f"{took.get('shortcut', 0)} found by the "
                       f"outrank shortcut, {took['scanned']} legs from the scan, "
                       f"{took['per_query']} searched); one bare LanceDB search in a repo "
@@ -126,6 +133,14 @@ def bench_audit_scoped(quick: bool) -> list[dict[str, Any]]:
 
 def bench_audit_crowded(quick: bool) -> list[dict[str, Any]]:
     return _scoped("audit_crowded", quick, crowded=True)
+
+
+def bench_audit_threshold(quick: bool) -> list[dict[str, Any]]:
+    """Each memory in its own repo under a min score of 0.8: a memory less important than
+    0.6 scores below it with its own vector (1 x (0.5 + 0.5 x importance)), so about half are
+    never recalled, the outrank shortcut refuses them (each runs its pipeline) and the
+    command line's 5 fixes run: what an audit with fixes costs."""
+    return _scoped("audit_threshold", quick, crowded=False, sets={"min_score.min": 0.8})
 
 
 def bench_audit_per_probe(quick: bool) -> list[dict[str, Any]]:
@@ -148,5 +163,9 @@ register("audit_scoped", bench_audit_scoped, item="34",
 register("audit_crowded", bench_audit_crowded, item="34",
          what="recall audit, every memory asked in one repo (most are other repos': outside "
               "it, no fix), the default fixes: per 1,000 probes vs one search", slow=True)
+register("audit_threshold", bench_audit_threshold, item="34",
+         what="recall audit, each memory in its own repo, min score 0.8 (about half below "
+              "it: each runs, the default fixes run): per 1,000 probes vs one search",
+         slow=True)
 register("audit_per_probe", bench_audit_per_probe, item="23.5",
          what="the same audit with the batched scan off (one search per probe)", slow=True)

@@ -403,6 +403,16 @@ WHY: dict[str, str] = {
                      "which this audit has none. The row now audits 1,000 memories, as the "
                      "others do, where it audited 200 and multiplied by 5 (which counted the "
                      "audit's fixed costs, reading the memories, five times).",
+    "audit_threshold": "New on 2026-12-06, to measure what an audit with fixes costs once "
+                       "`audit_crowded` had none to give. Timers and cProfile of one audit "
+                       "(the note on issue 34 has the figures): about half is the batched "
+                       "scan of the probes the shortcut refuses (their own score is below "
+                       "the min score), each ranked among its repo's rows by the exact "
+                       "pairwise kernel that gives LanceDB's bits, with its bounds; then the "
+                       "probes' runs, the 5 fixes with the deep scan they read, and reading "
+                       "the memories. The scan alone, per 1,000 probes, is more than 10 bare "
+                       "searches in a repo here: the target needs a cheaper exact kernel or "
+                       "fewer rows per probe, not trimming of the runs.",
     "scan": "Met since numba became a dependency (2026-12-05 06:24): the compiled kernels "
             "do the numpy kernels' float32 operations in the same order (the same bits, both "
             "checked against LanceDB) at ~0.78x their time on `scan_kernels`' 100 queries, and "
