@@ -203,34 +203,34 @@ class Store:
         """The stored vectors of many rows (queries by example) in one read, `id IN (...)`;
         the first id without a row or a usable vector is one clear error."""
         want = list(dict.fromkeys(row_ids))
-        where = in_predicate(self.roles.id, want, self.schema.field(self.roles.id).type)
-        try:
-            got = (self.table.search().where(where).select([self.roles.id, self.roles.vector])
-                   .limit(None).to_arrow())
-        except InspectorError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - a vanished version or unreadable file
-            raise self.gone(exc) from exc
+        got = self._by_ids(want, [self.roles.vector])
         found: dict[str, Any] = {}
         for rid, vec in zip(got.column(0).to_pylist(), got.column(1), strict=True):
             found.setdefault(str(rid), vec)
         return {r: self._checked_example(r, found.get(str(r))) for r in want}
 
     def columns_of(self, row_id: str, columns: Sequence[str]) -> dict[str, Any] | None:
-        """One row's values in `columns`, as a pool reads them (None: no row has that id).
-        `id IN (...)` with the columns only: a read, as every search is."""
+        """One row's values in `columns` (those the table has), as a pool reads them (None: no
+        row has that id)."""
         want = [c for c in dict.fromkeys(columns) if c in self.schema.names]
-        where = in_predicate(self.roles.id, [row_id], self.schema.field(self.roles.id).type)
+        got = self._by_ids([row_id], want)
+        if not got.num_rows:
+            return None
+        return {c: got.column(c)[0].as_py() for c in want}
+
+    def _by_ids(self, row_ids: Sequence[str], columns: Sequence[str]) -> Any:
+        """The rows with these ids, `id IN (...)`, with the id column first, then `columns`:
+        one read, as every search is."""
+        where = in_predicate(self.roles.id, list(row_ids),
+                             self.schema.field(self.roles.id).type)
         try:
-            got = (self.table.search().where(where).select([self.roles.id, *want])
-                   .limit(None).to_arrow())
+            return (self.table.search().where(where)
+                    .select(list(dict.fromkeys([self.roles.id, *columns])))
+                    .limit(None).to_arrow())
         except InspectorError:
             raise
         except Exception as exc:  # noqa: BLE001 - a vanished version or unreadable file
             raise self.gone(exc) from exc
-        if not got.num_rows:
-            return None
-        return {c: got.column(c)[0].as_py() for c in want}
 
     def _checked_example(self, row_id: str, cell: Any) -> np.ndarray:
         if cell is None:
