@@ -95,7 +95,13 @@ def test_the_shortcut_gives_every_verdict_the_whole_pipeline_gives(
     for key in VERDICTS:
         assert _same(fast[key], slow[key]), key
     how = fast["scan"]
-    assert how["shortcut"] > 200 and how["scanned"] + how["shortcut"] == fast["probes"]
+    assert how["shortcut"] > 200
+    assert how["scanned"] + how["shortcut"] + how["shortcut_below"] == fast["probes"]
+    if sets.get("min_score.min"):  # a memory below the min score with its own vector: its
+        # verdict proved, not run (each equal to the run's above, its score to the bit)
+        assert fast["counts"]["below_threshold"] >= how["shortcut_below"] > 200
+    else:
+        assert how["shortcut_below"] == 0
     assert how["shortcut_checked"]  # twins' ranks read their distances: LanceDB checked them
     assert not how["per_query"] and sum(how["shortcut_refused"].values()) == how["scanned"]
     assert "its own score is NaN or not positive" in how["shortcut_refused"]
@@ -130,7 +136,7 @@ def test_probes_the_shortcut_cannot_prove_run_their_pipeline(store_path: Path) -
     refused = _audit(store, {"min_score.min": 0.8}, 10, True, own=False)["scan"][
         "shortcut_refused"]
     assert {"more rows within the outrank radius than the pool holds",
-            "rows near it outrank it past the limit", "its own score is below the min score",
+            "rows near it outrank it past the limit",
             "its own score is NaN or not positive"} <= set(refused)
 
 
@@ -158,8 +164,10 @@ def test_scoped_probes_get_the_verdict_their_pipeline_gives(
     how = fast["scan"]
     refused = how["shortcut_refused"]
     assert how["shortcut"] > (150 if where["own_scope"] else 50)
-    assert how["scanned"] + how["shortcut"] + how["outside_scope"] == fast["probes"]
+    assert how["scanned"] + how["shortcut"] + how["shortcut_below"] + how["outside_scope"] \
+        == fast["probes"]
     assert not how["per_query"] and how["pipeline_runs"] == how["scanned"]
+    assert (how["shortcut_below"] > 0) == ("min_score.min" in sets)
     assert how["shortcut_checked"]
     if not where["own_scope"]:  # the other agents' memories: outside by the rule, not run
         assert how["outside_scope"] == fast["counts"]["out_of_scope"] > 150
@@ -231,24 +239,55 @@ def test_a_repo_scope_s_pool_and_filter_are_each_their_own(
         assert _same(fast[key], slow[key]), key
     how = fast["scan"]
     assert how["shortcut"] > 100 and how["shortcut_checked"]
-    assert how["scanned"] + how["shortcut"] + how["outside_scope"] == fast["probes"]
+    assert how["scanned"] + how["shortcut"] + how["shortcut_below"] + how["outside_scope"] \
+        == fast["probes"]
     assert not how["per_query"]
     # the other repos' memories: outside repo-a by the rule (its lower-cased repo and path)
     assert (how["outside_scope"] > 100) is (not where["own_scope"])
     assert snapshot(repo_store) == before
 
 
+@pytest.mark.parametrize("sets", [{}, {"min_score.min": 0.8}])
 def test_a_failed_check_against_lancedb_sends_every_probe_to_its_pipeline(
-        store_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        store_path: Path, monkeypatch: pytest.MonkeyPatch, sets: dict[str, Any]) -> None:
     store = open_store(str(store_path), "memories")
     monkeypatch.setattr(outrank, "_agrees", lambda *a: False)
-    fast = _audit(store, {}, 10, True, own=False)
-    assert fast["scan"]["shortcut"] == 0
+    fast = _audit(store, sets, 10, True, own=False)
+    assert fast["scan"]["shortcut"] == fast["scan"]["shortcut_below"] == 0
     assert "the shortcut's check against LanceDB's own search failed" in \
         fast["scan"]["shortcut_refused"]
-    slow = _audit(store, {}, 10, False, own=False)
+    slow = _audit(store, sets, 10, False, own=False)
     for key in VERDICTS:
         assert _same(fast[key], slow[key]), key
+
+
+def test_a_probe_below_the_min_score_behind_a_full_pool_of_copies_runs(tmp_path: Path) -> None:
+    """41 copies of one vector, each too unimportant for the min score: by row id the first
+    30 fill the pool (each fetched, then dropped by the min score: proved, no run), the last
+    11 are never fetched, which only their runs say. Five lone rows below the min score are
+    proved too, and one of them is checked against LanceDB (the copies cannot be: LanceDB's
+    search returns 31 of the 41 rows at their distance)."""
+    from tests.storekit import write_table
+
+    rng = np.random.default_rng(3)
+    v = rng.normal(size=(300, DIM)).astype(np.float32)
+    v[100:140] = v[99]
+    imp = rng.uniform(0.7, 1, 300)
+    imp[99:140] = 0.1  # own score 1 x (0.5 + 0.5 x 0.1) = 0.55 < 0.8
+    imp[0:5] = 0.2
+    write_table(tmp_path / "db", {"id": [f"r{i:03d}" for i in range(300)],
+                                  "importance": imp, "vector": v})
+    store = open_store(str(tmp_path / "db"), "memories")
+    fast = _audit(store, {"min_score.min": 0.8}, 10, True, own=False)
+    slow = _audit(store, {"min_score.min": 0.8}, 10, False, own=False)
+    for key in VERDICTS:
+        assert _same(fast[key], slow[key]), key
+    how = fast["scan"]
+    assert how["shortcut_refused"]["rows before its own fill the pool"] == 11
+    codes = {r["id"]: r["code"] for r in fast["never_recallable"]}
+    assert [codes[f"r{i:03d}"] for i in range(99, 140)] == \
+        ["below_min_score"] * 30 + ["not_fetched"] * 11
+    assert how["scanned"] == 11 and how["shortcut_below"] == 35 and how["shortcut_checked"]
 
 
 def test_probes_alone_within_their_radius_need_no_check(tmp_path: Path,

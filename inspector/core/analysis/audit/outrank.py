@@ -43,6 +43,10 @@ class Shortcut:
     ranks: dict[int, int] = field(default_factory=dict)
     refused: Counter[str] = field(default_factory=Counter)
     checked: bool = False  # LanceDB's own search was compared (a verdict read rows' distances)
+    # probes proved dropped by the min score (memory position -> its own score there): its
+    # row is fetched (fewer rows ahead of it than the pool holds), the scope filter keeps it,
+    # and its own score is below the min score
+    below: dict[int, float] = field(default_factory=dict)
 
 
 def _importance(mem: Memories, column: str | None, rows: np.ndarray
@@ -91,13 +95,14 @@ def shortcut(store: Any, mem: Memories, positions: Sequence[int],
 
 
 def _own_scores(store: Any, mem: Memories, probes: np.ndarray, ps: list[Params], jit: bool
-                ) -> np.ndarray:
-    """Each probe's own score, from its LanceDB distance to itself and its importance."""
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Each probe's own score, from its LanceDB distance to itself and its importance, and
+    that distance."""
     own_d = LM.pairs(mem.vectors, mem.vectors[probes], np.arange(len(probes) + 1), probes,
                      "l2", jit=jit)
     imp, miss = _importance(mem, store.roles.importance, probes)
     return np.array([blend.own_score(float(d), float(v), bool(m), p)
-                     for d, v, m, p in zip(own_d, imp, miss, ps, strict=True)])
+                     for d, v, m, p in zip(own_d, imp, miss, ps, strict=True)]), own_d
 
 
 def _rank_all(store: Any, mem: Memories, table: NR.Rows, probes: np.ndarray,
@@ -106,23 +111,26 @@ def _rank_all(store: Any, mem: Memories, table: NR.Rows, probes: np.ndarray,
     rows are found within a rounding margin past the radius: a probe alone even there is
     found at rank 1 whatever LanceDB's last bits; any other verdict read rows' distances,
     so the kernel is first checked against LanceDB's own search."""
-    scores = _own_scores(store, mem, probes, ps, jit)
+    scores, own_d = _own_scores(store, mem, probes, ps, jit)
     radii = np.array([blend.outrank_radius(s) for s in scores])
-    ok = []
+    ok, low = [], []
     for n, (sc, p) in enumerate(zip(scores, ps, strict=True)):
         if not np.isfinite(radii[n]):
             out.refused["its own score is NaN or not positive"] += 1
         elif not sc >= p.min_score:
-            out.refused["its own score is below the min score"] += 1
+            low.append(n)
         else:
             ok.append(n)
-    if not ok:
+    if not ok and not low:
         return
-    found = table.within(probes[ok], radii[ok] + table.slack(probes[ok]), jit)
-    imp, miss = _importance(mem, store.roles.importance, np.concatenate([r for r, _ in found]))
-    ranks, at, check = {}, 0, None
     assert mem.rowids is not None
     scoped = _Scopes(store, mem)
+    below, check = _below(mem, table, probes, ps, scores, own_d, low, scoped, out, jit)
+    ranks: dict[int, int] = {}
+    found = table.within(probes[ok], radii[ok] + table.slack(probes[ok]), jit) if ok else []
+    imp, miss = _importance(mem, store.roles.importance,
+                            np.concatenate([r for r, _ in found] or [np.empty(0, np.int64)]))
+    at = 0
     for n, (rows, dist) in zip(ok, found, strict=True):
         inside = dist.astype(np.float64) <= radii[n]
         part = slice(at, at + len(rows))
@@ -145,11 +153,59 @@ def _rank_all(store: Any, mem: Memories, table: NR.Rows, probes: np.ndarray,
         if check is None and (len(rows) > 1 or edge):
             held = scoped.held(ps[n], rows)  # the rows its pool can hold: LanceDB's search's
             check = (int(probes[n]), ps[n], (rows[held], dist[held]), radii[n], where)
+    if below and check is None:  # their scores read distances no check has compared
+        out.refused["no probe below the min score could be checked against LanceDB"] += \
+            len(below)
+        below = {}
     out.checked = check is not None
     if check is not None and not _agrees(store, mem, *check):
-        out.refused["the shortcut's check against LanceDB's own search failed"] += len(ranks)
+        out.refused["the shortcut's check against LanceDB's own search failed"] += \
+            len(ranks) + len(below)
         return
     out.ranks.update(ranks)
+    out.below.update(below)
+
+
+def _below(mem: Memories, table: NR.Rows, probes: np.ndarray, ps: list[Params],
+           scores: np.ndarray, own_d: np.ndarray, low: list[int], scoped: _Scopes,
+           out: Shortcut, jit: bool) -> tuple[dict[int, float], Any]:
+    """The probes (`low`: positions in `probes` whose own score is below their min score)
+    proved dropped there, with their own score, and the check against LanceDB a verdict
+    needs (None: none). Its own score is the run's: its row is fetched when fewer rows than
+    the pool holds come before it in the pool's order (distance, then row id; every such row
+    is within its own distance, which `within` finds them all inside), the scope filter keeps
+    it, and the stages between (an importance blend) drop no row. The score is read off its
+    own distance's bits, so LanceDB's own search is compared as for a rank (on a probe whose
+    rows within its own distance fit in the pool, so LanceDB returns them all)."""
+    below: dict[int, float] = {}
+    check = None
+    if not low:
+        return below, check
+    assert mem.rowids is not None
+    found = table.within(probes[low], own_d[low] + table.slack(probes[low]), jit)
+    for n, (rows, dist) in zip(low, found, strict=True):
+        own = int(probes[n])
+        mine = np.flatnonzero(rows == own)
+        if len(mine) != 1:
+            out.refused["its own row is not within its radius"] += 1
+            continue
+        d0 = dist[mine[0]]
+        inside = dist <= d0
+        _, where, why = scoped.restrict(ps[n], rows, inside, own)
+        if why:
+            out.refused[why] += 1
+            continue
+        held = scoped.held(ps[n], rows)
+        rid = mem.rowids[rows]
+        ahead = held & ((dist < d0) | ((dist == d0) & (rid < rid[mine[0]])))
+        if int(np.count_nonzero(ahead)) >= depths(ps[n]).pool:
+            out.refused["rows before its own fill the pool"] += 1
+            continue
+        below[own] = float(scores[n])
+        if check is None and int(np.count_nonzero(inside & held)) <= depths(ps[n]).pool:
+            # a probe whose rows within its own distance LanceDB's search returns whole
+            check = (own, ps[n], (rows[held], dist[held]), float(d0), where)
+    return below, check
 
 
 class _Scopes:

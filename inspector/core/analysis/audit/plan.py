@@ -39,6 +39,9 @@ class Request:
     query: Query
     params: Params
     outrank: Params | str
+    # the min score stage's name and its `min` as the stage reads it (None: no min score),
+    # for a verdict the shortcut proves there (`outrank.Shortcut.below`)
+    cut: tuple[str, Any] | None = None
 
 
 class Planner:
@@ -48,7 +51,7 @@ class Planner:
 
     def __init__(self, store: Any, spec: Any, limit: int | None, now_ms: float) -> None:
         self.store, self.spec, self.limit, self.now_ms = store, spec, limit, now_ms
-        self._walks: dict[Any, tuple[str, Params, Params | str] | str] = {}
+        self._walks: dict[Any, tuple[str, Params, Params | str, Any] | str] = {}
         self._barriers: dict[Any, Any] = {}
 
     def barrier(self, *, text: str | None, scopes: tuple[str, ...] | None) -> Any:
@@ -89,13 +92,14 @@ class Planner:
                 self._walks[key] = got
         if isinstance(got, str):
             return got
-        return Request(got[0], query_of(ctx), got[1], got[2])
+        return Request(got[0], query_of(ctx), got[1], got[2], got[3])
 
 
-def _walk(spec: Any, ctx: Any) -> tuple[tuple[str, Params, Params | str] | str, bool]:
+def _walk(spec: Any, ctx: Any) -> tuple[tuple[str, Params, Params | str, Any] | str, bool]:
     """The route's stages up to its first fetch, run as the run will (query stages on an
-    empty list): the fetch stage, its Params and the outrank Params, or why none; and whether
-    another probe with the same scopes walks the same (only scope rules ran)."""
+    empty list): the fetch stage, its Params, the outrank Params (or why none) and the min
+    score stage after it (`Request.cut`), or why none; and whether another probe with the
+    same scopes walks the same (only scope rules ran)."""
     from inspector.core.engine.flow.runner import choose_route
     from inspector.core.engine.flow.stages.classic import fetch_params
 
@@ -115,7 +119,9 @@ def _walk(spec: Any, ctx: Any) -> tuple[tuple[str, Params, Params | str] | str, 
                 return _searches_itself(spec), same
             ctx.stage = name
             p = fetch_params(ctx, params)
-            return (name, p, _outrank(stages, n, p, ctx.request.get("scope_spec"))), same
+            cut = next(((nm, prm["min"]) for nm, kd, prm in stages[n + 1:]
+                        if kd == "min_score"), None)
+            return (name, p, _outrank(stages, n, p, ctx.request.get("scope_spec")), cut), same
     except InspectorError as exc:  # the run says it again, in its own words
         return str(exc).rstrip("."), same
     return _searches_itself(spec), same

@@ -116,6 +116,7 @@ class Prober:
         self.scan, self.facet_mode = scan, facet_mode
         self.name = spec.name
         self.scanned = self.searched = self.shortcut = self.runs = self.outside = 0
+        self.below = 0  # probes the shortcut proved dropped by the min score (no run)
         self.unfaceted = 0  # probes on an indexed table not compared with an exact run
         self._why: str | None = "not prepared"
         self._short = Shortcut()
@@ -124,6 +125,7 @@ class Prober:
         self._slot: dict[int, int] = {}
         self._deep: dict[int, tuple[Request, Any]] = {}
         self._out: dict[int, Any] = {}  # probes whose memory the scope rule excludes: Fall
+        self._cuts: dict[int, tuple[str, Any]] = {}  # probes proved below: the min score stage
         self._mem: Memories | None = None  # the memories the fixes are for (`deepen`)
         self._planner = Planner(store, spec, limit, now_ms)
 
@@ -182,6 +184,7 @@ class Prober:
         own fate), the outrank shortcut for the probes it proves found, then one batched scan
         for the other probes' vector legs."""
         self._legs, self._slot, self._asked, self._short = None, {}, {}, Shortcut()
+        self._cuts = {}
         pairs = list(zip(positions, scopes, strict=True))
         self._out = {}
         if own_only and self.scan:  # a memory outside its asked scope: the scope rule says
@@ -204,7 +207,14 @@ class Prober:
         if own_only:
             self._short = shortcut(self.store, mem, list(reqs),
                                    lambda i: reqs[i].outrank)
-            reqs = {i: r for i, r in reqs.items() if i not in self._short.ranks}
+            for i in list(self._short.below):
+                cut = reqs[i].cut
+                if cut is None:  # no min score stage to name: the run answers
+                    del self._short.below[i]
+                else:
+                    self._cuts[i] = cut
+            reqs = {i: r for i, r in reqs.items()
+                    if i not in self._short.ranks and i not in self._short.below}
             if not reqs:
                 return
         self._asked = reqs
@@ -236,6 +246,13 @@ class Prober:
             self.shortcut += 1
             return Answer((), clamp_limit(self.spec, self.limit), None, "returned",
                           {"rank": self._short.ranks.pop(i)}, own_only=True)
+        if i in self._short.below:  # the min score stage's drop, in its words; the run is
+            # made for a fix, which runs it then
+            self.below += 1
+            name, least = self._cuts.pop(i)
+            return Answer((), clamp_limit(self.spec, self.limit), name, "below_min_score",
+                          {"score": self._short.below.pop(i), "min": least}, own_only=True,
+                          runs=self._runs(mem, i, scopes))
         req, slot = self._asked.pop(i, None), self._slot.pop(i, None)
         leg = self._legs.pop(slot) if self._legs is not None and slot is not None else None
         if req is not None and leg is not None:
@@ -385,17 +402,20 @@ class Prober:
                       self.scan, self.facet_mode)
 
     def method(self) -> dict[str, Any]:
-        batched = self._why is None and self.scanned + self.shortcut + self.outside > 0
+        batched = self._why is None and \
+            self.scanned + self.shortcut + self.below + self.outside > 0
         why = self._why or "some passes fell back to per-query search"
         if batched and not self.searched:
             why = "; ".join(x for x in (
                 "the scope rule put some probes' memories outside their asked scope"
                 if self.outside else "",
                 "the outrank shortcut found some probes" if self.shortcut else "",
+                "it proved some below the min score" if self.below else "",
                 "one pass over the vectors gave the others their vector legs"
                 if self.scanned else "") if x)
         return {"batched": batched, "scanned": self.scanned, "per_query": self.searched,
-                "shortcut": self.shortcut, "outside_scope": self.outside,
+                "shortcut": self.shortcut, "shortcut_below": self.below,
+                "outside_scope": self.outside,
                 "pipeline_runs": self.runs,
                 "shortcut_refused": dict(self._short.refused.most_common()),
                 "shortcut_checked": self._short.checked, "index_unchecked": self.unfaceted,

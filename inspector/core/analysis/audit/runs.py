@@ -160,10 +160,13 @@ def method_line(m: dict[str, Any]) -> str:
             f"; {m['per_query']} probes searched one by one ({m['why']})"
         short = (f"{m['shortcut']} probes found among the rows within their outrank radius "
                  "(one bounded pass over the vectors)") if m.get("shortcut") else ""
+        low = (f"{m['shortcut_below']} probes dropped by the min score, their own score below "
+               "it with their row fetched (the same pass, no run)") \
+            if m.get("shortcut_below") else ""
         scan = (f"one batched scan over the vectors for {m['scanned']} probes' vector legs, "
-                "then each probe's stages") if m.get("scanned") or not (short or outside) \
+                "then each probe's stages") if m.get("scanned") or not (short or outside or low) \
             else ""
-        line = "; ".join(x for x in (outside, short, scan) if x) + tail
+        line = "; ".join(x for x in (outside, short, low, scan) if x) + tail
     else:
         line = "; ".join(x for x in (outside, "one pipeline run per" + (
             " other" if outside else "") + f" probe, no batched scan: {m['why']}") if x)
