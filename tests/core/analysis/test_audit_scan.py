@@ -140,3 +140,39 @@ def test_a_table_that_gives_no_row_ids_is_read_as_before(store_path: Path) -> No
     full = read_memories(store, "id", "text", "vector")
     assert plain.rowids is None and full.rowids is not None
     assert plain.ids == full.ids and np.array_equal(plain.vectors, full.vectors)
+
+
+@pytest.mark.parametrize("shuffled", [False, True])
+def test_memories_hold_each_row_s_own_vector_and_scope_in_id_order(tmp_path: Path,
+                                                                   shuffled: bool) -> None:
+    """The memories as read row by row from the table, sorted by id: each row's own vector
+    and its scope decided from its text columns (NULL, empty and repeated values, two columns
+    at once) or, for a number column, row by row; written in id order or shuffled."""
+    from inspector.core.analysis.audit.memories import read_memories
+    from tests.storekit import write_table
+
+    rng = np.random.default_rng(11)
+    n = 500
+    order = rng.permutation(n) if shuffled else np.arange(n)
+    repos = ["a", "b", "", None, "A"]
+    paths = ["a/x", None, "b/y", "", "a/x/z"]
+    data = {"id": [f"m{i:04d}" for i in order],
+            "repo": [repos[i % 5] for i in order], "path": [paths[i % 7 % 5] for i in order],
+            "level": pa.array([float(i % 3) if i % 4 else None for i in order], pa.float64()),
+            "vector": rng.normal(size=(n, 16)).astype(np.float32)}
+    write_table(tmp_path / "db", data)
+    store = open_store(str(tmp_path / "db"), "memories")
+    rows = sorted(store.table.to_arrow().to_pylist(), key=lambda r: r["id"])
+    for cols in (["repo"], ["repo", "path"], ["level"], ["repo", "level"]):
+        calls: list[dict[str, Any]] = []
+
+        def scope_of(row: dict[str, Any], calls: list = calls) -> Any:
+            calls.append(row)
+            return tuple(row.values())
+
+        mem = read_memories(store, "id", None, "vector", scope_of, cols)
+        assert list(mem.ids) == [r["id"] for r in rows]
+        assert mem.scopes == tuple(tuple(r[c] for c in cols) for r in rows), cols
+        assert np.array_equal(mem.vectors, np.array([r["vector"] for r in rows], np.float32))
+        if "level" not in cols:  # text: each distinct tuple of values decided once
+            assert len(calls) == len({tuple(r[c] for c in cols) for r in rows})

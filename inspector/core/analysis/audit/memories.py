@@ -66,11 +66,13 @@ def read_memories(store: Any, id_col: str | None, text_col: str | None,
     order = _id_order(tbl.column(id_col), ids)
     col = tbl.column(vector_col)
     vecs = _in_order(col, store.dim, order)
+    same = _identity(order)  # read in id order already
     rowids = tbl.column("_rowid").to_numpy().astype(np.int64)[order] \
         if "_rowid" in tbl.column_names and _stored_float32(col, store.dim) else None
-    tbl = tbl.drop_columns([c for c in (vector_col, "_rowid") if c in tbl.column_names]
-                           ).take(order)  # the small columns only
-    ids = [ids[i] for i in order]
+    tbl = tbl.drop_columns([c for c in (vector_col, "_rowid") if c in tbl.column_names])
+    if not same:
+        tbl = tbl.take(order)  # the small columns only
+        ids = [ids[i] for i in order]
     texts = tbl.column(text_col).to_pylist() if text_col in cols else [None] * len(ids)
     kept = {c: tbl.column(c) for c in keep if c in cols}
     scopes = _scopes(tbl, [c for c in scope_cols if c in cols], scope_of, len(ids))
@@ -99,6 +101,11 @@ def _scopes(tbl: Any, columns: list[str], scope_of: Any, n: int) -> list[Any]:
         return [None] * n
     if not columns:
         return [scope_of({})] * n
+    texts = _text_codes(tbl, columns)
+    if texts is not None:  # each distinct tuple of texts decided once, by Arrow's codes
+        values, inverse = texts
+        decided = [scope_of(dict(zip(columns, row, strict=True))) for row in values]
+        return [decided[j] for j in inverse.tolist()]
     values = [tbl.column(c).to_pylist() for c in columns]
     seen: dict[tuple[Any, ...], Any] = {}  # text values (few: repos, agents) decided once
     out = []
@@ -111,6 +118,41 @@ def _scopes(tbl: Any, columns: list[str], scope_of: Any, n: int) -> list[Any]:
             got = scope_of(dict(zip(columns, row, strict=True)))
         out.append(got)
     return out
+
+
+def _text_codes(tbl: Any, columns: list[str]
+                ) -> tuple[list[tuple[Any, ...]], np.ndarray] | None:
+    """Where every column holds text (or NULL): the distinct tuples of the rows' values (str
+    or None, as `to_pylist` reads them) and each row's tuple among them. None: another type,
+    whose values `_scopes` decides row by row as before."""
+    import pyarrow as pa
+
+    codes, names = [], []
+    for c in columns:
+        col = tbl.column(c)
+        if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+            return None
+        enc = (col.combine_chunks() if hasattr(col, "combine_chunks") else col
+               ).dictionary_encode()
+        codes.append(enc.indices.fill_null(-1).to_numpy(zero_copy_only=False)
+                     .astype(np.int64))
+        names.append(enc.dictionary.to_pylist())
+    if not codes or not len(codes[0]):
+        return None
+    key = np.zeros(len(codes[0]), np.int64)  # the codes as one number (NULL: 0), mixed radix
+    for c, n in zip(codes, names, strict=True):
+        if len(n) + 1 > (2**62) // max(1, int(key.max(initial=0)) + 1):
+            return None  # too many distinct values to number this way: row by row
+        key = key * (len(n) + 1) + (c + 1)
+    keys, inverse = np.unique(key, return_inverse=True)
+    values = []
+    for k in keys.tolist():
+        row = []
+        for n in reversed(names):
+            k, at = divmod(k, len(n) + 1)
+            row.append(None if at == 0 else n[at - 1])
+        values.append(tuple(reversed(row)))
+    return values, inverse.reshape(-1)
 
 
 def _read(store: Any, columns: list[str]) -> Any:
@@ -175,13 +217,23 @@ def _in_order(col: Any, dim: int, order: np.ndarray) -> np.ndarray:
                and c.type.value_type == pa.float32() and not c.null_count for c in chunks):
         return _matrix(col, dim)[order]
     out = np.empty((len(order), dim), np.float32)
+    lo = 0
+    if _identity(order):  # read in id order already: each chunk copied whole, in turn
+        for c in chunks:
+            out[lo:lo + len(c)] = c.flatten().to_numpy().reshape(len(c), dim)
+            lo += len(c)
+        return out
     at = np.empty(len(order), np.int64)
     at[order] = np.arange(len(order))  # where each row goes
-    lo = 0
     for c in chunks:
         out[at[lo:lo + len(c)]] = c.flatten().to_numpy().reshape(len(c), dim)
         lo += len(c)
     return out
+
+
+def _identity(order: np.ndarray) -> bool:
+    """True when `order` (a permutation) keeps every row where it is."""
+    return bool(len(order) and order[0] == 0 and np.all(order[1:] > order[:-1]))
 
 
 def _matrix(col: Any, dim: int) -> np.ndarray:

@@ -218,6 +218,9 @@ class _Scopes:
         self.store, self.mem = store, mem
         self._allowed: dict[str, np.ndarray] = {}
         self._specs: dict[Any, tuple[scopes.ScopeSpec, Any]] = {}
+        self._names = set(store.schema.names)
+        self._values: dict[str, list[Any]] = {}  # a scope column's values as the pool reads
+        # them (`to_pylist`), read once: each probe looks up its few rows near it
 
     def _rule(self, p: Params) -> tuple[scopes.ScopeSpec, Any]:
         """The probe's scope and the predicate its pool is searched with (None: none)."""
@@ -229,6 +232,12 @@ class _Scopes:
                 if spec.active and p.filter == "pushdown" else None
             got = self._specs[key] = (spec, push if push is not None and push.expr is not None
                                       else None)
+        return got
+
+    def _column(self, c: str) -> list[Any]:
+        got = self._values.get(c)
+        if got is None:
+            got = self._values[c] = self.mem.kept[c].to_pylist()
         return got
 
     def held(self, p: Params, rows: np.ndarray) -> np.ndarray:
@@ -258,15 +267,14 @@ class _Scopes:
             cols = scopes.scope_columns(self.store.roles, spec)
         except InspectorError as exc:  # the run says it again, in its own words
             return inside, None, str(exc).rstrip(".")
-        missing = [c for c in cols if c not in self.mem.kept
-                   or c not in self.store.schema.names]
+        missing = [c for c in cols if c not in self.mem.kept or c not in self._names]
         if missing:
             return inside, None, (f"the scope's columns ({', '.join(missing)}) are not "
                                   "read as the pool reads them")
         held = self.held(p, rows)
         if int(np.count_nonzero(inside & held)) > depths(p).pool:
             return inside, None, "more rows within the outrank radius than the pool holds"
-        values = {c: self.mem.kept[c].take(rows).to_pylist() for c in cols}
+        values = {c: list(map(self._column(c).__getitem__, rows.tolist())) for c in cols}
         kept = np.asarray(scopes.evaluate(spec, self.store.roles, values, len(rows))[0], bool)
         mine = rows == own
         if not np.any(mine & held & kept):

@@ -3,8 +3,8 @@ keep the order they are given."""
 
 from __future__ import annotations
 
-from itertools import repeat
-from operator import attrgetter
+from itertools import compress, repeat
+from operator import attrgetter, not_
 from typing import Any
 
 from inspector.core.engine import js
@@ -19,10 +19,17 @@ from inspector.core.engine.flow.stages.meta import expired_at
        P("drop_expired", "bool", False, "also drop rows whose valid_until has passed"))
 def min_score(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     """Keep rows scoring at least `min` (then, optionally, drop expired rows)."""
+    least = p["min"]
+    ok = [s.score >= least for s in rows]  # a NaN score is below every threshold
+    if not p["drop_expired"]:  # a deep run's threshold drops thousands: made by map
+        gone = list(compress(rows, map(not_, ok)))
+        return Outcome(list(compress(rows, ok)), tuple(map(
+            drop, map(_ID, gone), repeat("below_min_score"),
+            zip(zip(repeat("score"), map(_SCORE, gone)), repeat(("min", least))))))
     keep, dropped = [], []
-    for s in rows:
-        if not s.score >= p["min"]:
-            dropped.append(Drop(s.id, "below_min_score", (("score", s.score), ("min", p["min"]))))
+    for s, fine in zip(rows, ok, strict=True):
+        if not fine:
+            dropped.append(Drop(s.id, "below_min_score", (("score", s.score), ("min", least))))
         elif p["drop_expired"] and expired_at(s.row, ctx.now_ms):
             dropped.append(Drop(s.id, "expired", (("valid_until",
                                                   s.row.metadata.get("valid_until")),)))
@@ -67,6 +74,7 @@ def _past(rows: list[Scored], n: int, code: str, cut: str) -> tuple[Drop, ...]:
 
 
 _ID = attrgetter("id")
+_SCORE = attrgetter("score")
 
 
 @stage("noise_filter", "filter",
