@@ -181,8 +181,8 @@ class Prober:
     def prepare(self, mem: Memories, positions: Sequence[int],
                 scopes: Sequence[tuple[str, ...] | None], own_only: bool = False) -> None:
         """Where the table allows it: with `own_only` (a recall audit reads only each memory's
-        own fate), the outrank shortcut for the probes it proves found, then one batched scan
-        for the other probes' vector legs."""
+        own fate), the outrank shortcut for the probes it proves found or dropped by the min
+        score, then one batched scan for the other probes' vector legs."""
         self._legs, self._slot, self._asked, self._short = None, {}, {}, Shortcut()
         self._cuts = {}
         pairs = list(zip(positions, scopes, strict=True))
