@@ -158,8 +158,8 @@ def bench_audit_crowded(quick: bool) -> list[dict[str, Any]]:
 def bench_audit_threshold(quick: bool) -> list[dict[str, Any]]:
     """Each memory in its own repo under a min score of 0.8: a memory less important than
     0.6 scores below it with its own vector (1 x (0.5 + 0.5 x importance)), so about half are
-    never recalled, the outrank shortcut refuses them (each runs its pipeline) and the
-    command line's 5 fixes run: what an audit with fixes costs."""
+    never recalled (the outrank shortcut proves each dropped by the min score, no run) and
+    the command line's 5 fixes run: what an audit with fixes costs."""
     return _scoped("audit_threshold", quick, crowded=False, sets={"min_score.min": 0.8})
 
 

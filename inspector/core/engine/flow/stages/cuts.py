@@ -30,7 +30,7 @@ def min_score(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     for s, fine in zip(rows, ok, strict=True):
         if not fine:
             dropped.append(Drop(s.id, "below_min_score", (("score", s.score), ("min", least))))
-        elif p["drop_expired"] and expired_at(s.row, ctx.now_ms):
+        elif expired_at(s.row, ctx.now_ms):  # drop_expired: the path above returned
             dropped.append(Drop(s.id, "expired", (("valid_until",
                                                   s.row.metadata.get("valid_until")),)))
         else:
