@@ -123,7 +123,11 @@ def _expect() -> dict[str, Any]:
                  "reason": {"description": "a drop code, or returned / not_fetched", **_STR},
                  "detail": _ANY_OBJ, "rank": _INT,
                  "fix": _maybe(change), "alternatives": {"type": "array", "items": change},
-                 "tried": _INT, "no_fix": _STR}, ("rank", "tried", "no_fix"))
+                 "tried": _INT, "no_fix": _STR,
+                 "proved": {"description": "what the search proved from the run instead of "
+                            "running it (no deeper search returns a row its row-wise stages "
+                            "dropped)", **_TEXTS}},
+                ("rank", "tried", "no_fix", "proved"))
 
 
 def _tie() -> dict[str, Any]:

@@ -363,7 +363,8 @@ class Prober:
         values = {c: col[i].as_py() for c, col in mem.kept.items()} \
             if mem is not None and i is not None else None
         e = explain(a.runs.run(), rid, a.runs, values=values)
-        return {k: e[k] for k in ("fix", "alternatives", "tried", "no_fix") if k in e}
+        return {k: e[k] for k in ("fix", "alternatives", "tried", "no_fix", "proved")
+                if k in e}
 
     def diagnosis(self, mem: Memories, i: int, scopes: tuple[str, ...] | None) -> list[str]:
         """What the engine's diagnosis of the probe's run offers (each fix run), as

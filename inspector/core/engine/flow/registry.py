@@ -145,6 +145,17 @@ class StageKind:
     vector: bool = False
     # reads the columns by the store's roles (detected, or named by --column when it opens)
     store_roles: bool = False
+    # row-wise (under these parameters): a row's fate here, kept or dropped and the score it
+    # leaves with, is a function of that row and the score it came with alone; never of the
+    # other rows, their number or order, nor a depth asked (a fetch: the score a row is
+    # fetched with is its own at any depth). A query stage that reads no rows is row-wise.
+    # What the fix search proves from (`expect.depth_free`); tests/core/engine/flow/
+    # test_rowwise.py runs each declared kind over lists that differ around a row.
+    rowwise: bool | Callable[[dict[str, Any]], bool] = False
+
+    def is_rowwise(self, params: dict[str, Any]) -> bool:
+        """True when a run of this kind with these (resolved) parameters is row-wise."""
+        return bool(self.rowwise(params)) if callable(self.rowwise) else self.rowwise
 
     def resolve(self, given: dict[str, Any], where: str) -> dict[str, Any]:
         """Every parameter's effective value: the declared default unless given, checked."""
@@ -161,11 +172,13 @@ KINDS: dict[str, StageKind] = {}
 
 
 def stage(kind: str, role: str, *params: ParamDecl, widens: bool = False,
-          vector: bool = False, store_roles: bool = False
+          vector: bool = False, store_roles: bool = False,
+          rowwise: bool | Callable[[dict[str, Any]], bool] = False
           ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register a stage function under `kind`; its docstring's first line is its description.
     `widens`: the function reads its depth through `ctx.wide` (a what-if can deepen it);
-    `vector`: a vector leg that reads `ctx.exact` and its index knobs."""
+    `vector`: a vector leg that reads `ctx.exact` and its index knobs; `rowwise`: each row's
+    fate is its own (StageKind.rowwise; a function of the parameters where they decide)."""
     if role not in ROLES:
         raise ValueError(f"unknown stage role {role}")
 
@@ -174,7 +187,7 @@ def stage(kind: str, role: str, *params: ParamDecl, widens: bool = False,
             raise ValueError(f"stage kind {kind} registered twice")
         doc = (fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else ""
         KINDS[kind] = StageKind(kind, role, fn, params, doc, {p.name: p for p in params},
-                                widens, vector, store_roles)
+                                widens, vector, store_roles, rowwise)
         return fn
 
     return register

@@ -191,7 +191,10 @@ def explain(t: FlowTrace, rid: str, runs: Runs, max_runs: int = MAX_RUNS,
         found += _on_a_flag(t, upto, runs, goal, sig, budget)
     wide = widenable(t, t.stages[-1].name) + [t.stages[-1].name] \
         if kind_of(t.stages[-1].kind).widens else widenable(t, t.stages[-1].name)
-    if wide:  # what-if: every fetch and cut deeper (the last one too: a longer list)
+    proof = depth_free(t, fall, wide) if wide else None
+    if proof is not None:  # no deeper run returns it: proved from the run, none made
+        out["proved"] = [proof]
+    elif wide:  # what-if: every fetch and cut deeper (the last one too: a longer list)
         rows = int(t.store.get("rows") or PROBE_DEPTH)
         ladder = list(range(t.limit, max(t.limit, min(rows, PROBE_DEPTH)) + 1))
         got = first_reaching(ladder, lambda d: Change(widen=tuple((w, d) for w in wide)),
@@ -215,6 +218,32 @@ def explain(t: FlowTrace, rid: str, runs: Runs, max_runs: int = MAX_RUNS,
                          "limit, nor a deeper" + (" or exact" if t.store.get("index") is not None
                                                   else "") + " search returns this row")
     return out
+
+
+def depth_free(t: FlowTrace, fall: Fall, wide: Sequence[str]) -> str | None:
+    """Why no deeper what-if returns a row, when the run proves it (None: it does not).
+
+    The row came to stage S and S dropped it. Every stage up to S is row-wise under its
+    parameters (`StageKind.rowwise`): its fetch scores the row by itself (a vector leg:
+    1 / (1 + its own distance)), and each stage after keeps or drops it, and scores it, from
+    the row and its score alone. S is none of the stages a what-if deepens. So in a run with
+    any stage deeper the row either never comes to S or comes with the same score and is
+    dropped there again. A vector index (its search not exact) is not proved from: which rows
+    a deeper approximate search returns, and at what distance, is its own."""
+    names = [st.name for st in t.stages]
+    if fall.stage is None or fall.stage not in names or fall.stage in wide \
+            or fall.code == "not_fetched":
+        return None
+    if t.store.get("index") is not None and not t.exact:
+        return None
+    upto = t.stages[:names.index(fall.stage) + 1]
+    if not any(st.role == "fetch" for st in upto):
+        return None
+    if not all(kind_of(st.kind).is_rowwise(st.params) for st in upto):
+        return None
+    return (f"no deeper search returns it: every stage up to {fall.stage} decides each row "
+            f"by itself, so at any depth it comes to {fall.stage} with the same score and is "
+            f"dropped there ({fall.code})")
 
 
 def _limit_fix(t: FlowTrace, runs: Runs, goal: Callable[[FlowTrace], bool],

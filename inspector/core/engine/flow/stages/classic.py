@@ -75,7 +75,7 @@ def _one_scope(asked: tuple[str, ...] | None) -> str | None:
          live=False),
        P("pushdown", "bool", False, "the scope also goes into each leg as a LanceDB prefilter "
          "(an exact repo or column allowlist) before its top-k cut; the post-filter stays as "
-         "defence in depth", live=False, effect="prefilter"))
+         "defence in depth", live=False, effect="prefilter"), rowwise=True)
 def scope_rule(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     """The scope the legs and the post-filter apply, and whether it is pushed down."""
     scope = _scope_of(ctx)
@@ -484,7 +484,8 @@ def _inputs(pool: Pool, at: np.ndarray, vr: np.ndarray, fr: np.ndarray, fused: n
          "exactly)", 0, MAX_CANDIDATES, effect="depth"),
        P("rrf_k", "int", 60, "the RRF constant: score = sum of 1 / (k + rank)", 0,
          MAX_CANDIDATES),
-       *_KNOBS, widens=True, vector=True, store_roles=True)
+       *_KNOBS, widens=True, vector=True, store_roles=True,
+       rowwise=lambda p: p["mode"] == "vector")  # 1 / (1 + its own distance); RRF is ranks
 def lancedb_pool(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     """LanceDB's legs fused into the pool the rest of the pipeline sees: the first
     ceil(limit * F) rows (capped); vector 1 / (1 + d), full-text s / (1 + s), hybrid RRF."""
@@ -630,7 +631,7 @@ _POOL_RULES_MAX = 4  # scope rules remembered a pool (a pool is fetched for one 
 _FILTERED = pools.Lru(16, 2 * pools.CACHE_ROWS, weigh=lambda got: got[1])
 
 
-@stage("scope_filter", "filter", store_roles=True)
+@stage("scope_filter", "filter", store_roles=True, rowwise=True)
 def scope_filter(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     """Keep the rows the scope rule matches (post-filter: lower-cased repo and path, exact
     columns); counters as the docs engine reports them."""

@@ -16,7 +16,8 @@ from inspector.core.engine.flow.stages.meta import expired_at
 
 @stage("min_score", "cut",
        P("min", "float", 0.3, "keep score >= min", -1e9, 1e9, effect="threshold", step=0.01),
-       P("drop_expired", "bool", False, "also drop rows whose valid_until has passed"))
+       P("drop_expired", "bool", False, "also drop rows whose valid_until has passed"),
+       rowwise=True)
 def min_score(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     """Keep rows scoring at least `min` (then, optionally, drop expired rows)."""
     least = p["min"]

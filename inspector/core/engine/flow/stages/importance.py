@@ -49,7 +49,7 @@ def resort_order(rows: list[Scored], scores: np.ndarray, rule: str,
        P("weight", "float", 0.5, "w: score * ((1 - w) + w * clamp(importance, 0, 1))", 0, 1,
          effect="weight", step=0.05),
        P("default_importance", "float", 0.7, "used where no importance is stored", -1e9,
-         1e9))
+         1e9), rowwise=True)
 def importance_blend(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     """score * ((1 - w) + w * clamp(importance ?? default, 0, 1)), re-sorted by the tie rule.
 
