@@ -83,6 +83,52 @@ def _same(a: Any, b: Any) -> bool:
     return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
 
 
+def test_fixes_of_probes_proved_below_read_their_own_pool_and_equal_their_runs(
+        store_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A memory proved below the min score gets a fix search that tries no deeper fetch
+    (every stage the shortcut covers is row-wise: `expect.depth_free`), so its leg is scanned
+    at the fetch's own depth, not 10,000 rows deep; its fix equals the scan-off audit's, where
+    the probe ran and its fix searched every depth, and says what it proved."""
+    from inspector.core.engine import pool, pools
+    from inspector.core.engine.pools import batched
+
+    store = open_store(str(store_path), "memories")
+    taken: list[int] = []
+    searched: list[Any] = []
+    real_take, real_leg = batched._take, pool._vector_leg
+
+    def take(store: Any, rowids: Any, columns: Any) -> Any:
+        taken.append(len(rowids))
+        return real_take(store, rowids, columns)
+
+    def leg(*a: Any, **k: Any) -> Any:
+        searched.append(a[2])
+        return real_leg(*a, **k)
+
+    sets = {"min_score.min": 0.8}
+    prober = Prober(store, load_shipped("importance-blend"), 10, NOW).changed(sets)
+    monkeypatch.setattr(batched, "_take", take)
+    monkeypatch.setattr(pool, "_vector_leg", leg)
+    pools.SOURCE.clear()
+    fast = runs.recall_audit(prober, own_scope=False, fixes=4)
+    monkeypatch.undo()
+    slow = runs.recall_audit(Prober(store, load_shipped("importance-blend"), 10, NOW,
+                                    scan=False).changed(sets), own_scope=False, fixes=4)
+    below = [r for r in fast["never_recallable"] if "fix" in r["detail"]]
+    assert len(below) == 4 and fast["scan"]["shortcut_below"] > 200
+    assert all(r["code"] == "below_min_score" for r in below)
+    for r in below:
+        fix = r["detail"]["fix"]
+        assert fix["fix"] is not None and fix["tried"] < 30
+        assert "no deeper search returns it" in fix["proved"][0]
+    for key in VERDICTS:  # fixes included
+        assert _same(fast[key], slow[key]), key
+    # the fixes' scan (the last; the first gave the probes the shortcut refused their legs)
+    # took the rows of each probe's own pool of 30, not the table's 596
+    assert len(taken) == 2 and taken[-1] <= 4 * 30
+    assert searched == []  # and no LanceDB search for any change the fixes tried
+
+
 @pytest.mark.parametrize(("limit", "sets"), [(10, {}), (3, {}), (1, {}),
                                              (10, {"min_score.min": 0.8}),
                                              (10, {"blend.weight": 0.3})])

@@ -51,10 +51,11 @@ class Answer:
 
 @dataclass(frozen=True)
 class _Case:
-    """A probe as `pools.vector_legs` takes a query."""
+    """A probe as `pools.vector_legs` takes a query, and the purpose of its leg's depth."""
 
     query: Any
     p: Any
+    purpose: str = "params"
 
     def params(self, base: Any) -> Any:
         return self.p
@@ -123,9 +124,10 @@ class Prober:
         self._legs: Any = None
         self._asked: dict[int, Request] = {}
         self._slot: dict[int, int] = {}
-        self._deep: dict[int, tuple[Request, Any]] = {}
+        self._deep: dict[int, tuple[Request, Any, str]] = {}  # leg, and the purpose of its depth
         self._out: dict[int, Any] = {}  # probes whose memory the scope rule excludes: Fall
         self._cuts: dict[int, tuple[str, Any]] = {}  # probes proved below: the min score stage
+        self._below: set[int] = set()  # the probes answered so (their fixes search no deeper)
         self._mem: Memories | None = None  # the memories the fixes are for (`deepen`)
         self._planner = Planner(store, spec, limit, now_ms)
 
@@ -158,18 +160,20 @@ class Prober:
                                      vec.astype(np.float64), scopes=scopes,
                                      source=f"example:{mem.ids[i]}")
 
-    def _scan(self, mem: Memories, reqs: dict[int, Request], deep: bool) -> Any:
+    def _scan(self, mem: Memories, reqs: dict[int, Request],
+              purposes: dict[int, str] | None = None) -> Any:
         """Every request's vector leg from batched scans over the table (the audit's vectors
-        when read as stored): at the depth the fetch stage asks, or (`deep`) the analysis
-        depth the fixes search to."""
+        when read as stored): at the depth the fetch stage asks ("params"), or at the depth of
+        each probe's purpose (`purposes`: "exhaustive", the analysis depth its fixes search
+        to)."""
         from inspector.core.engine import pools
         from inspector.core.engine.pools.batched import Source
 
-        purpose = "exhaustive" if deep else "params"
-        cases = [_Case(r.query, r.params) for r in reqs.values()]
+        cases = [_Case(r.query, r.params, (purposes or {}).get(i, "params"))
+                 for i, r in reqs.items()]
         source = None if mem.rowids is None else Source(mem.vectors, mem.rowids)
         return pools.vector_legs(self.store, cases, cases[0].p,
-                                 lambda c: pools.depth_for(purpose, self.store, c.p)[0],
+                                 lambda c: pools.depth_for(c.purpose, self.store, c.p)[0],
                                  source=source, per_pass=PER_PASS)
 
     def _refusal(self) -> str | None:
@@ -184,7 +188,7 @@ class Prober:
         own fate), the outrank shortcut for the probes it proves found or dropped by the min
         score, then one batched scan for the other probes' vector legs."""
         self._legs, self._slot, self._asked, self._short = None, {}, {}, Shortcut()
-        self._cuts = {}
+        self._cuts, self._below = {}, set()
         pairs = list(zip(positions, scopes, strict=True))
         self._out = {}
         if own_only and self.scan:  # a memory outside its asked scope: the scope rule says
@@ -218,7 +222,7 @@ class Prober:
             if not reqs:
                 return
         self._asked = reqs
-        self._legs = self._scan(mem, reqs, deep=False)
+        self._legs = self._scan(mem, reqs)
         self._slot = {i: n for n, i in enumerate(reqs)}
         if not len(self._legs):
             self._why = "the scan could not reproduce LanceDB's search on this table"
@@ -250,6 +254,7 @@ class Prober:
             # made for a fix, which runs it then
             self.below += 1
             name, least = self._cuts.pop(i)
+            self._below.add(i)
             return Answer((), clamp_limit(self.spec, self.limit), name, "below_min_score",
                           {"score": self._short.below.pop(i), "min": least}, own_only=True,
                           runs=self._runs(mem, i, scopes))
@@ -336,8 +341,11 @@ class Prober:
 
     def deepen(self, mem: Memories, items: Sequence[tuple[int, tuple[str, ...] | None]]
                ) -> None:
-        """One batched scan at the analysis depth (10,000 rows or the table) for the probes
-        that get fixes: their fix searches then read one pool each, not a deep search each."""
+        """One batched scan for the probes that get fixes, at the analysis depth (10,000 rows
+        or the table): their fix searches then read one pool each, not a deep search each.
+        A probe the shortcut proved below the min score is scanned at its fetch's own depth:
+        its fix search tries no deeper fetch (the stages the shortcut covers are row-wise, so
+        `expect.depth_free` proves none returns it), only the changes of its score."""
         self._deep, self._mem = {}, mem
         if self._refusal() is not None or not items:
             return
@@ -345,13 +353,14 @@ class Prober:
                 and r.params.mode != "fts"}
         if not reqs:
             return
-        legs = self._scan(mem, reqs, deep=True)
-        self._deep = {i: (r, legs.pop(n)) for n, (i, r) in enumerate(reqs.items())}
+        purposes = {i: "params" if i in self._below else "exhaustive" for i in reqs}
+        legs = self._scan(mem, reqs, purposes)
+        self._deep = {i: (r, legs.pop(n), purposes[i]) for n, (i, r) in enumerate(reqs.items())}
 
     def _deep_pool(self, i: int | None) -> None:
         got = self._deep.pop(i, None) if i is not None else None
         if got is not None and got[1] is not None:
-            self._warm(got[0], got[1], "exhaustive")
+            self._warm(got[0], got[1], got[2])
 
     def fix(self, a: Answer, rid: str, i: int | None = None) -> dict[str, Any]:
         """The smallest change that returns the probe's memory, and the alternatives, each

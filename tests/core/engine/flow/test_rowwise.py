@@ -14,6 +14,7 @@ as before."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -156,6 +157,8 @@ def test_a_row_below_the_min_score_gets_the_same_fixes_without_a_deeper_search(
         e = explain(q.run(), rid, q)
         assert e["reason"] == "below_min_score" and e["dropped_at"] == "min_score"
         assert len(e["proved"]) == 1 and "no deeper search returns it" in e["proved"][0]
+        # only the weights and the min score itself are searched: they change its score
+        assert e["tried"] <= 20
         with monkeypatch.context() as m:  # the same search with the what-if run
             m.setattr(E, "depth_free", lambda *a: None)
             q2 = _runs(store, spec, store.vector_of(rid), q.scopes)
@@ -164,12 +167,35 @@ def test_a_row_below_the_min_score_gets_the_same_fixes_without_a_deeper_search(
         assert {k: e.get(k) for k in ("fix", "alternatives", "no_fix")} == \
             {k: full.get(k) for k in ("fix", "alternatives", "no_fix")}
         assert e["tried"] < full["tried"]
-        # what the proof says, run: the whole repo fetched, the row is still dropped there
-        wide = tuple((w, N) for w in ("fetch", "final"))
-        deep = q.run(Change(widen=wide))
-        assert rid not in deep.final.ids
-        assert where_dropped(deep, rid).code == "below_min_score"
+        # what the proof says, run: the whole repo fetched deeper, by a what-if, the fetch's
+        # own depths, the limit or the scope pushed the other way, the row is still dropped
+        # at the min score
+        fetched = []
+        for change in (Change(widen=tuple((w, N) for w in ("fetch", "final"))),
+                       Change().with_sets(**{"fetch.overfetch": 100.0, "fetch.cap": 0}),
+                       Change(limit=spec.limit.max),
+                       Change().with_sets(**{"scope_rule.pushdown": not pushdown})):
+            deep = q.run(change)
+            assert rid not in deep.final.ids, change
+            assert where_dropped(deep, rid).code == "below_min_score", change
+            fetched.append(len(deep.stage("fetch").rows))
+        assert min(fetched[:3]) > len(q.run().stage("fetch").rows)  # deeper than its own
     assert snapshot(store_path) == before
+
+
+def test_a_proved_row_still_gets_the_threshold_that_returns_it(store_path: Path) -> None:
+    """The proof skips what cannot change the row's score; the min score itself is searched."""
+    store = open_store(str(store_path), "memories")
+    spec = apply_set(load_shipped("importance-blend"), {**REPO, "min_score.min": 0.8})
+    rid, q = _below(store, spec, 1)[0]
+    score = where_dropped(q.run(), rid).detail["score"]
+    below = math.floor(score * 100) / 100  # the highest min score on its grid it passes
+    just = apply_set(spec, {"min_score.min": round(below + 0.02, 2)})
+    q = _runs(store, just, store.vector_of(rid), q.scopes)
+    e = explain(q.run(), rid, q)
+    assert "proved" in e
+    assert (e["fix"]["stage"], e["fix"]["param"], e["fix"]["to"]) == \
+        ("min_score", "min", pytest.approx(below))
 
 
 def test_where_the_proof_does_not_hold_the_deeper_search_runs(store_path: Path) -> None:

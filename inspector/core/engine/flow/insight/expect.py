@@ -176,7 +176,16 @@ def explain(t: FlowTrace, rid: str, runs: Runs, max_runs: int = MAX_RUNS,
                                                        for s in x.stages))
     budget = Budget(runs, max_runs)
     found: list[tuple[str, Found]] = []
+    wide = widenable(t, t.stages[-1].name) + [t.stages[-1].name] \
+        if kind_of(t.stages[-1].kind).widens else widenable(t, t.stages[-1].name)
+    # no deeper or differently placed fetch returns it (a depth, a prefilter, the limit, a
+    # what-if depth): proved from the run, none of those run
+    proof = depth_free(t, fall, wide)
+    if proof is not None:
+        out["proved"] = [proof]
     for key, decl, cur, _stage in candidates(t, upto):
+        if proof is not None and decl.effect in DEPTH_ONLY:
+            continue
         got = smallest(runs, key, decl, cur, goal, sig, budget)
         if got is not None:
             found.append(("own" if own_param(t, key) else "what_if", got))
@@ -184,17 +193,12 @@ def explain(t: FlowTrace, rid: str, runs: Runs, max_runs: int = MAX_RUNS,
         got = scan(runs, key, decl, float(cur), goal, budget, decl.step or 0.05)
         if got is not None:
             found.append(("own" if own_param(t, key) else "what_if", got))
-    limit = _limit_fix(t, runs, goal, budget)
+    limit = _limit_fix(t, runs, goal, budget) if proof is None else None
     if limit is not None:
         found.append(("own", limit))
     if not found:  # one change is not enough: a flag turned on, then the rest on top of it
         found += _on_a_flag(t, upto, runs, goal, sig, budget)
-    wide = widenable(t, t.stages[-1].name) + [t.stages[-1].name] \
-        if kind_of(t.stages[-1].kind).widens else widenable(t, t.stages[-1].name)
-    proof = depth_free(t, fall, wide) if wide else None
-    if proof is not None:  # no deeper run returns it: proved from the run, none made
-        out["proved"] = [proof]
-    elif wide:  # what-if: every fetch and cut deeper (the last one too: a longer list)
+    if wide and proof is None:  # what-if: every fetch and cut deeper (a longer list too)
         rows = int(t.store.get("rows") or PROBE_DEPTH)
         ladder = list(range(t.limit, max(t.limit, min(rows, PROBE_DEPTH)) + 1))
         got = first_reaching(ladder, lambda d: Change(widen=tuple((w, d) for w in wide)),
@@ -220,16 +224,23 @@ def explain(t: FlowTrace, rid: str, runs: Runs, max_runs: int = MAX_RUNS,
     return out
 
 
+# the parameter effects that change only which rows are fetched or kept, never a row's score
+DEPTH_ONLY = ("depth", "prefilter")
+
+
 def depth_free(t: FlowTrace, fall: Fall, wide: Sequence[str]) -> str | None:
-    """Why no deeper what-if returns a row, when the run proves it (None: it does not).
+    """Why no deeper or differently placed fetch returns a row, when the run proves it (None:
+    it does not): no change of a depth or prefilter parameter (DEPTH_ONLY) of the stages up
+    to the one that dropped it, of the limit, nor a what-if depth.
 
     The row came to stage S and S dropped it. Every stage up to S is row-wise under its
     parameters (`StageKind.rowwise`): its fetch scores the row by itself (a vector leg:
     1 / (1 + its own distance)), and each stage after keeps or drops it, and scores it, from
-    the row and its score alone. S is none of the stages a what-if deepens. So in a run with
-    any stage deeper the row either never comes to S or comes with the same score and is
-    dropped there again. A vector index (its search not exact) is not proved from: which rows
-    a deeper approximate search returns, and at what distance, is its own."""
+    the row and its score alone, whatever the other rows and whatever depth is asked. S is
+    none of the stages a what-if deepens. So in a run with any of those changed the row either
+    never comes to S or comes with the same score and is dropped there again. A vector index
+    (its search not exact) is not proved from: which rows a deeper approximate search
+    returns, and at what distance, is its own."""
     names = [st.name for st in t.stages]
     if fall.stage is None or fall.stage not in names or fall.stage in wide \
             or fall.code == "not_fetched":
@@ -241,9 +252,9 @@ def depth_free(t: FlowTrace, fall: Fall, wide: Sequence[str]) -> str | None:
         return None
     if not all(kind_of(st.kind).is_rowwise(st.params) for st in upto):
         return None
-    return (f"no deeper search returns it: every stage up to {fall.stage} decides each row "
-            f"by itself, so at any depth it comes to {fall.stage} with the same score and is "
-            f"dropped there ({fall.code})")
+    return (f"no deeper search returns it (no depth, prefilter or limit): every stage up to "
+            f"{fall.stage} decides each row by itself, so at any depth it comes to "
+            f"{fall.stage} with the same score and is dropped there ({fall.code})")
 
 
 def _limit_fix(t: FlowTrace, runs: Runs, goal: Callable[[FlowTrace], bool],
