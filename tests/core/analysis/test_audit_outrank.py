@@ -119,7 +119,7 @@ def test_fixes_of_probes_proved_below_read_their_own_pool_and_equal_their_runs(
     assert all(r["code"] == "below_min_score" for r in below)
     for r in below:
         fix = r["detail"]["fix"]
-        assert fix["fix"] is not None and fix["tried"] < 30
+        assert fix["fix"] is not None
         assert "no deeper search returns it" in fix["proved"][0]
     for key in VERDICTS:  # fixes included
         assert _same(fast[key], slow[key]), key

@@ -54,6 +54,21 @@ def test_an_index_knob_is_searched_past_values_that_return_the_same_rows() -> No
     assert got is not None and dict(got.change.sets)["fetch.refine_factor"] == 16
 
 
+def test_a_threshold_is_searched_past_values_that_pass_no_new_row() -> None:
+    """A min score of 0.8 over scores 0.95, 0.9 and the lost row's 0.57: lowering it 0.01
+    twice passes nothing new, and 0.57 returns the row (`inspector query --expect` offered no
+    min score for a row far below it, and said every parameter was searched over its range)."""
+    decl = ParamDecl("min", "float", 0.3, "", -1e9, 1e9, effect="threshold", step=0.01)
+    scores = {"r0": 0.95, "r1": 0.9, LOST: 0.5695}
+    runs = FakeRuns("min_score.min", lambda v: [r for r, x in scores.items() if x >= v])
+    got = smallest(runs, "min_score.min", decl, 0.8, _goal, _sig, Budget(runs, 160))
+    assert got is not None and dict(got.change.sets)["min_score.min"] == 0.56
+    # a row no threshold passes (a NaN score) is searched to the bound, within the budget
+    runs = FakeRuns("min_score.min", lambda v: ["r0"])
+    assert smallest(runs, "min_score.min", decl, 0.8, _goal, _sig, Budget(runs, 160)) is None
+    assert 30 < runs.count <= 64
+
+
 def test_a_depth_that_stopped_mattering_ends_its_search() -> None:
     """The early stop is kept where it is sound: a depth whose runs change nothing twice."""
     decl = ParamDecl("k", "int", 10, "", 1, 1_000_000, live=False, effect="depth")

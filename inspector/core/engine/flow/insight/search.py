@@ -3,8 +3,9 @@ expected row), found by running the pipeline: values tried in order of growing c
 galloping (1, 2, 4, ... steps) until one reaches the goal, then bisected down to the smallest
 that does. A value whose run changes nothing the goal depends on, twice in a row, ends the
 search: the parameter has stopped mattering (a cap binds, a leg ran out of rows). An index
-knob is searched to its bound (or the run budget): which rows an approximate search returns
-can stay the same over a doubling and change after it."""
+knob and a threshold are searched to their bound (or the run budget): which rows an
+approximate search returns can stay the same over a doubling and change after it, and a
+threshold passes no new row until it comes to the next score."""
 
 from __future__ import annotations
 
@@ -161,8 +162,10 @@ def smallest(runs: Runs, key: str, decl: ParamDecl, cur: Any, goal: Goal, sig: S
     if decl.type not in ("int", "float") or decl.helps() not in ("raise", "lower"):
         return None
     ladder = Ladder(decl, cur, decl.helps() == "lower", data)
-    if decl.effect == "index":  # two values returning the same rows prove nothing here:
-        sig = _no_stop  # refine_factor 4 and 8 may both miss a row that 16 returns
+    if decl.effect in ("index", "threshold"):  # two values returning the same rows prove
+        # nothing here: refine_factor 4 and 8 may both miss a row that 16 returns, and a min
+        # score lowered 0.01 twice passes no row until it comes to the next score below
+        sig = _no_stop
     got = first_reaching(ladder, lambda v: base.with_sets(**{key: v}), runs, goal, sig, budget)
     if got is None:
         return None
