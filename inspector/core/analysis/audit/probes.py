@@ -127,7 +127,7 @@ class Prober:
         self._deep: dict[int, tuple[Request, Any, str]] = {}  # leg, and the purpose of its depth
         self._out: dict[int, Any] = {}  # probes whose memory the scope rule excludes: Fall
         self._cuts: dict[int, tuple[str, Any]] = {}  # probes proved below: the min score stage
-        self._below: set[int] = set()  # the probes answered so (their fixes search no deeper)
+        self._proved_below: set[int] = set()  # answered so: their fixes search no deeper
         self._mem: Memories | None = None  # the memories the fixes are for (`deepen`)
         self._planner = Planner(store, spec, limit, now_ms)
 
@@ -188,7 +188,7 @@ class Prober:
         own fate), the outrank shortcut for the probes it proves found or dropped by the min
         score, then one batched scan for the other probes' vector legs."""
         self._legs, self._slot, self._asked, self._short = None, {}, {}, Shortcut()
-        self._cuts, self._below = {}, set()
+        self._cuts, self._proved_below = {}, set()
         pairs = list(zip(positions, scopes, strict=True))
         self._out = {}
         if own_only and self.scan:  # a memory outside its asked scope: the scope rule says
@@ -254,7 +254,7 @@ class Prober:
             # made for a fix, which runs it then
             self.below += 1
             name, least = self._cuts.pop(i)
-            self._below.add(i)
+            self._proved_below.add(i)
             return Answer((), clamp_limit(self.spec, self.limit), name, "below_min_score",
                           {"score": self._short.below.pop(i), "min": least}, own_only=True,
                           runs=self._runs(mem, i, scopes))
@@ -353,7 +353,7 @@ class Prober:
                 and r.params.mode != "fts"}
         if not reqs:
             return
-        purposes = {i: "params" if i in self._below else "exhaustive" for i in reqs}
+        purposes = {i: "params" if i in self._proved_below else "exhaustive" for i in reqs}
         legs = self._scan(mem, reqs, purposes)
         self._deep = {i: (r, legs.pop(n), purposes[i]) for n, (i, r) in enumerate(reqs.items())}
 
