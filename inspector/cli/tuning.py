@@ -25,6 +25,11 @@ def add_parsers(sub: Any) -> None:
     _add_grid_options(sw)
     sw.add_argument("--json", action="store_true", help="one JSON object instead of text")
     sw.add_argument("--out", metavar="FILE", help="also write the JSON result to FILE")
+    sw.add_argument("--jobs", type=_jobs, metavar="N",
+                    help="processes sharing a query set's queries, this one included, each "
+                         "opening the table read-only at the same version; the same answers "
+                         "(default: one per processor when each gets 32 queries or more; 1: "
+                         "this process alone)")
     rp = sub.add_parser("report", help="write a receipt (JSON + self-contained HTML): the "
                                        "verdict, the fixes, the evidence")
     rp.add_argument("store")
@@ -131,9 +136,21 @@ def _progress(done: int, total: int, label: str) -> None:
         sys.stderr.flush()
 
 
+def _jobs(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number of processes (0: "
+                                          f"automatic), got {text!r}")
+    return n
+
+
 def _cmd_sweep(a: argparse.Namespace) -> int:
     from inspector.core.analysis.judgments import load_judgments
     from inspector.core.analysis.sweep import Case, cases_from_judgments, run_sweep
+    from inspector.core.analysis.sweep_jobs import processes
     from inspector.core.analysis.tuning_text import format_sweep
     from inspector.core.engine.flow.question import resolve
 
@@ -150,7 +167,10 @@ def _cmd_sweep(a: argparse.Namespace) -> int:
         grades = _grades(a.judgments, q.text, q.scopes) or {}
         cases = [Case(q.text or q.vector_of or "query", q, tuple(sorted(grades.items())))]
     warn_unknown_ids(store, [rid for c in cases for rid, _ in c.grades])
-    result = run_sweep(store, q, cases, axes, k=a.k, progress=_progress)
+    why = processes(store, len(cases), a.jobs)[1]
+    if why:
+        print(f"inspector: --jobs {a.jobs}: {why}", file=sys.stderr)
+    result = run_sweep(store, q, cases, axes, k=a.k, progress=_progress, jobs=a.jobs)
     data = result.to_json()
     if a.out:
         write_out(a, data)

@@ -26,6 +26,7 @@ import numpy as np
 
 from inspector.core import batch_gc
 from inspector.core.analysis import metrics as M
+from inspector.core.analysis import sweep_jobs
 from inspector.core.analysis.grid import Axis, cells, check_size, companions
 from inspector.core.analysis.judgments import Judgments
 from inspector.core.analysis.safe import SafeDepth, depth_key, safe_depth, summarize_safe
@@ -335,11 +336,20 @@ class _Asked:
 
 
 def iter_sweep(store: Any, cases: Sequence[Case], axes: Sequence[Axis],
-               k: int | None = None, scan: bool = True) -> Iterator[QuerySweep]:
-    """One query's sweep at a time, so a caller can show progress or stop early; with `scan`
-    (on a flat table) every case's vector leg from batched scans (`Scanned`). Full garbage
-    collections wait until the last query is taken or the caller stops (`batch_gc`)."""
+               k: int | None = None, scan: bool = True, jobs: int | None = 1
+               ) -> Iterator[QuerySweep]:
+    """One query's sweep at a time, in the cases' order, so a caller can show progress or stop
+    early; with `scan` (on a flat table) every case's vector leg from batched scans
+    (`Scanned`). Full garbage collections wait until the last query is taken or the caller
+    stops (`batch_gc`). `jobs`: processes sharing the queries, this one included (None or 0:
+    one per processor when each has enough queries; see `sweep_jobs`); the same answers."""
     check_size(list(axes))
+    parts = sweep_jobs.processes(store, len(cases), jobs)[0]
+    if parts > 1:
+        yield from sweep_jobs.shared_sweep(
+            store, cases, axes, k, scan, parts,
+            lambda some: iter_sweep(store, some, axes, k, scan, jobs=1))
+        return
     with batch_gc.deferred():  # ended when the caller has every query, or stops early
         legs = Scanned(store, cases, axes) if scan else None
         for i, case in enumerate(cases):
@@ -420,13 +430,14 @@ def aggregate(question: Question, axes: Sequence[Axis], sweeps: Sequence[QuerySw
 
 def run_sweep(store: Any, question: Question, cases: Sequence[Case], axes: Sequence[Axis],
               k: int | None = None, progress: Progress | None = None,
-              cancelled: Cancelled | None = None) -> SweepResult:
+              cancelled: Cancelled | None = None, jobs: int | None = 1) -> SweepResult:
     """Sweep a query set around `question`; progress(done, total, label) after each query; a
-    true `cancelled()` stops between queries and returns what is done, flagged."""
+    true `cancelled()` stops between queries and returns what is done, flagged. `jobs`: as
+    `iter_sweep`'s."""
     t0 = time.perf_counter()
     done: list[QuerySweep] = []
     stopped = False
-    for q in iter_sweep(store, cases, axes, k):
+    for q in iter_sweep(store, cases, axes, k, jobs=jobs):
         done.append(q)
         if progress is not None:
             progress(len(done), len(cases), q.case.name)

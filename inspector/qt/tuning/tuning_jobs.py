@@ -96,13 +96,15 @@ def sweep_cases(store: Store, req: SweepRequest) -> list[Case]:
 def sweep_job(store: Store, req: SweepRequest, cancelled: Callable[[], bool]
               ) -> Generator[tuple[int, int, str], None, SweepResult]:
     """A generator over the core's per-query sweep: yields (done, total, query name) after
-    each query, stops between queries once `cancelled()`, and returns the aggregate of what
-    was swept (flagged cancelled when it stopped early), as `run_sweep` would."""
+    each query, stops between queries once `cancelled()` (which stops any helper process),
+    and returns the aggregate of what was swept (flagged cancelled when it stopped early), as
+    `run_sweep` would. A large query set is shared with helper processes as the command
+    line's is by default (`sweep_jobs`): the same answers, in the same order."""
     cases = sweep_cases(store, req)
     t0 = time.perf_counter()
     done = []
     stopped = False
-    for one in iter_sweep(store, cases, list(req.axes), req.k):
+    for one in iter_sweep(store, cases, list(req.axes), req.k, jobs=None):  # auto
         done.append(one)
         yield len(done), len(cases), one.case.name
         if len(done) < len(cases) and cancelled():

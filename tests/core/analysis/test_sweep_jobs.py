@@ -1,0 +1,240 @@
+"""A query set's sweep shared with helper processes (`sweep_jobs`, `iter_sweep(jobs=N)`, `inspector
+sweep --jobs N`) gives exactly what one process gives, query by query, in the same order: real
+helper processes open the same table at the same version, and the answers are compared whole.
+A helper that fails or dies leaves its queries to this process; a caller that stops early
+stops the helpers; the store is never written and nothing lands in the working folder."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from inspector.core.analysis import grid as G
+from inspector.core.analysis import sweep as SW
+from inspector.core.analysis import sweep_jobs as J
+from inspector.core.analysis.judgments import Judgments
+from inspector.core.engine.flow.question import Question, resolve
+from inspector.core.stores.opening import open_store
+from tests.storekit import build_docs_db, snapshot, vectors_column, write_fragments
+
+REPOS = ("repo0", "repo1", "repo2")
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _rows(start: int, n: int, rng: np.random.Generator) -> pa.Table:
+    vecs = rng.normal(size=(n, 16)).astype(np.float32)
+    vecs[::9] = vecs[0]  # exact duplicates: ties by row id
+    return pa.table({
+        "id": [f"m{i:04d}" for i in range(start, start + n)],
+        "text": [f"memory {i}" for i in range(start, start + n)],
+        "importance": pa.array([None if i % 7 == 0 else float(rng.uniform(0, 1))
+                                for i in range(start, start + n)], pa.float64()),
+        "repo": [REPOS[i % 3] if i % 5 else REPOS[0] for i in range(start, start + n)],
+        "vector": vectors_column(vecs)})
+
+
+@pytest.fixture(scope="module")
+def store_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    rng = np.random.default_rng(11)
+    return write_fragments(tmp_path_factory.mktemp("sweepjobs") / "db",
+                           [_rows(0, 160, rng), _rows(160, 140, rng)], "id = 'm0299'")
+
+
+def _examples(n: int) -> Judgments:
+    out = Judgments()
+    for i in range(n):
+        rid = f"m{(i * 37 + 5) % 300:04d}"
+        out = out.with_query(f"like {rid}", REPOS[i % 3], vector_of=rid)
+        if i % 2:
+            out = out.add(f"like {rid}", REPOS[i % 3], f"m{(i * 13 + 1) % 300:04d}")
+    return out
+
+
+def _setup(path: Path, n: int = 9) -> tuple[Any, list[SW.Case], list[G.Axis]]:
+    store = open_store(str(path))
+    base = Question(store=str(path), preset="lancedb", limit=4,
+                    set={"scope_rule.strategy": "column", "scope_rule.column": "repo",
+                         "fetch.cap": 0})
+    axes = G.parse_grid(resolve(base)[0], ["fetch.overfetch=1,3,9", "blend.weight=0,0.5,1"])
+    return store, SW.cases_from_judgments(base, _examples(n), store), axes
+
+
+@pytest.fixture
+def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
+    """The helpers started (their processes) and the queries swept in this process."""
+    seen: dict[str, list[Any]] = {"helpers": [], "here": []}
+    start, case = J._start, SW.sweep_case
+
+    def started(*a: Any) -> Any:
+        got = start(*a)
+        seen["helpers"].append(got[0])
+        return got
+
+    def here(store: Any, c: SW.Case, *a: Any, **k: Any) -> Any:
+        seen["here"].append(c.name)
+        return case(store, c, *a, **k)
+
+    monkeypatch.setattr(J, "_start", started)
+    monkeypatch.setattr(SW, "sweep_case", here)
+    return seen
+
+
+def _alone(store: Any, cases: list[SW.Case], axes: list[G.Axis],
+           counted: dict[str, list[Any]]) -> list[dict[str, Any]]:
+    """The sweep in this process alone, as JSON; the count of queries swept here reset."""
+    got = [q.to_json() for q in SW.iter_sweep(store, cases, axes, jobs=1)]
+    assert counted["here"] == [c.name for c in cases] and not counted["helpers"]
+    counted["here"].clear()
+    return got
+
+
+def test_helpers_sweep_their_queries_as_this_process_would(
+        store_path: Path, counted: dict[str, list[Any]], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    before = snapshot(store_path)
+    store, cases, axes = _setup(store_path)
+    alone = _alone(store, cases, axes, counted)
+    shared = [q.to_json() for q in SW.iter_sweep(store, cases, axes, jobs=3)]
+    assert shared == alone  # every cell, truth, metric, note and safe depth, in order
+    assert len({json.dumps(q["values"], sort_keys=True) for q in alone}) > 1  # they differ
+    # this process swept its third; two real helpers the rest, and both have ended
+    assert counted["here"] == [c.name for c in cases[:3]]
+    assert len(counted["helpers"]) == 2
+    assert all(p.poll() == 0 for p in counted["helpers"])
+    assert snapshot(store_path) == before
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("how", ["fails", "killed"])
+def test_a_helper_that_fails_or_dies_leaves_its_queries_here(
+        store_path: Path, counted: dict[str, list[Any]], monkeypatch: pytest.MonkeyPatch,
+        how: str) -> None:
+    """fails: it cannot open the table (told a version it lacks), says so and ends (1);
+    killed: it is killed as it starts, saying nothing. Either way this process sweeps its
+    queries, and the answers are the one process's."""
+    store, cases, axes = _setup(store_path, 6)
+    alone = _alone(store, cases, axes, counted)
+    if how == "fails":
+        real = J.reopen_args
+        monkeypatch.setattr(J, "reopen_args", lambda s: {**real(s), "version": 999})
+    else:
+        start = J._start
+
+        def killed(*a: Any) -> Any:
+            proc, answers = start(*a)
+            proc.kill()
+            return proc, answers
+
+        monkeypatch.setattr(J, "_start", killed)
+    shared = [q.to_json() for q in SW.iter_sweep(store, cases, axes, jobs=2)]
+    assert shared == alone
+    assert counted["here"] == [c.name for c in cases]  # the helper's half too
+    assert counted["helpers"][0].wait(30) == (1 if how == "fails" else -9)
+
+
+def test_stopping_early_stops_the_helpers(store_path: Path,
+                                          counted: dict[str, list[Any]]) -> None:
+    store, cases, axes = _setup(store_path, 9)
+    sweeps = SW.iter_sweep(store, cases, axes, jobs=3)
+    first = next(sweeps)
+    assert first.case.name == cases[0].name
+    assert all(p.poll() is None for p in counted["helpers"])  # still sweeping
+    sweeps.close()  # a cancel: run_sweep stops taking queries
+    assert len(counted["helpers"]) == 2
+    assert all(p.poll() is not None for p in counted["helpers"])
+
+
+def test_how_many_processes(store_path: Path, tmp_path: Path,
+                            monkeypatch: pytest.MonkeyPatch) -> None:
+    store = open_store(str(store_path))
+    monkeypatch.setattr(J, "usable_cpus", lambda: 2)
+    assert J.processes(store, 63, None) == (1, "")  # auto: 32 queries each at least
+    assert J.processes(store, 64, None) == (2, "")
+    assert J.processes(store, 64, 0) == (2, "")
+    monkeypatch.setattr(J, "usable_cpus", lambda: 64)
+    assert J.processes(store, 10_000, None) == (J.AUTO_MAX, "")  # each holds its own pools
+    assert J.processes(store, 5, 3) == (3, "")  # asked: as asked
+    assert J.processes(store, 2, 3) == (2, "")
+    assert J.processes(store, 1, 3) == (1, "one query to sweep: one process")
+    assert J.processes(store, 9, 1) == (1, "")
+    with pytest.raises(ValueError):
+        J.processes(store, 9, -1)
+    build_docs_db(tmp_path / "docs.sqlite")
+    docs = open_store(str(tmp_path / "docs.sqlite"))
+    n, why = J.processes(docs, 100, 2)
+    assert n == 1 and "cannot open this store again" in why
+    assert [list(r) for r in J.chunks(7, 3)] == [[0, 1, 2], [3, 4], [5, 6]]
+    assert [list(r) for r in J.chunks(2, 3)] == [[0], [1]]
+
+
+def _cli(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "LANCEDB_LOG": "error"}
+    return subprocess.run([sys.executable, "-m", "inspector", *argv], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_the_command_shares_a_query_set_and_answers_the_same(store_path: Path,
+                                                             tmp_path: Path) -> None:
+    queries = tmp_path / "queries.json"
+    queries.write_text(json.dumps(_examples(8).to_json()))
+    work = tmp_path / "work"
+    work.mkdir()
+    before = snapshot(store_path)
+    common = ("sweep", str(store_path), "--queries", str(queries), "--scope-strategy",
+              "column", "--scope-column", "repo", "--limit", "4", "--cap", "0",
+              "--grid-overfetch", "1,4", "--grid-blend", "0,1", "--json")
+    one, two = _cli(*common, "--jobs", "1", cwd=work), _cli(*common, "--jobs", "2", cwd=work)
+    assert one.returncode == 0 and two.returncode == 0, (one.stderr, two.stderr)
+    a, b = json.loads(one.stdout), json.loads(two.stdout)
+    assert a.pop("seconds") >= 0 and b.pop("seconds") >= 0
+    assert b == a and len(a["queries"]) == 8
+    assert two.stderr == ""
+    bad = _cli(*common, "--jobs", "-2", cwd=work)
+    assert bad.returncode == 2 and "whole number of processes" in bad.stderr
+    single = _cli("sweep", str(store_path), "--vector-of", "m0007", "--grid-overfetch", "1,2",
+                  "--grid-blend", "0,1", "--jobs", "2", "--json", cwd=work)
+    assert single.returncode == 0, single.stderr
+    assert "--jobs 2: one query to sweep: one process" in single.stderr
+    assert list(work.iterdir()) == []
+    assert snapshot(store_path) == before
+
+
+def test_the_windows_sweep_job_shares_a_large_query_set(
+        store_path: Path, counted: dict[str, list[Any]], monkeypatch: pytest.MonkeyPatch
+        ) -> None:
+    """The sweep tab's job asks for the automatic number of processes: a query set large
+    enough (here the threshold lowered to 3 queries a process) is shared, and its answer is
+    the one process's; cancelled after the first query, its helpers stop."""
+    from inspector.qt.tuning.tuning_jobs import SweepRequest, sweep_job
+
+    store, cases, axes = _setup(store_path, 6)
+    base = cases[0].question.model_copy(update={"vector_of": None, "scopes": None})
+    req = SweepRequest(question=base, axes=tuple(axes), query_set=_examples(6))
+
+    def finish(job: Any) -> Any:
+        while True:
+            try:
+                next(job)
+            except StopIteration as stop:
+                return stop.value
+
+    alone = finish(sweep_job(store, req, lambda: False))
+    assert not counted["helpers"]  # 6 queries: fewer than 32 a process
+    monkeypatch.setattr(J, "MIN_PER_PROCESS", 3)
+    monkeypatch.setattr(J, "usable_cpus", lambda: 2)
+    shared = finish(sweep_job(store, req, lambda: False))
+    assert len(counted["helpers"]) == 1
+    assert [q.to_json() for q in shared.queries] == [q.to_json() for q in alone.queries]
+    assert shared.to_json()["cells"] == alone.to_json()["cells"]
+    stopped = finish(sweep_job(store, req, lambda: True))
+    assert stopped.cancelled and len(stopped.queries) == 1
+    assert len(counted["helpers"]) == 2 and counted["helpers"][1].poll() is not None
