@@ -296,11 +296,12 @@ WHY: dict[str, str] = {
                      "~20 ms: no one part to take away. A query set of 64 queries or more is "
                      "now shared with helper processes (core/analysis/sweep_jobs.py: one per "
                      "processor, at most 4; each opens the table at the same version and "
-                     "sweeps its share; the same answers, compared whole by a test). By hand "
-                     "on this 2-core machine, the 200 queries: one process 35.3 and 37.7 s, "
-                     "two 18.3 and 20.4 s, the JSON equal. The processor time is not less: on "
-                     "one processor nothing changes. This table's run (2026-12-06 18:38, load "
-                     "up to 2.6): 1.32x.",
+                     "sweeps the blocks of 8 queries dealt to it; the same answers, compared "
+                     "whole by a test). By hand on this 2-core machine, the 200 queries: one "
+                     "process 34.4 to 37.7 s, two 18.3 to 20.4 s, the JSON equal; half the "
+                     "answers were in at 9.7 of 18.3 s (one process: 18.1 of 34.4 s). The "
+                     "processor time is not less: on one processor nothing changes. This "
+                     "table's run (2026-12-06 18:46, load 1.0-1.3): 1.26x.",
     "sweep": "On the one engine, 2026-12-05 (py-spy): Python's full garbage collections took "
              "about a third of the sweep, each walking every pool, row and answer the process "
              "held; they now wait through it (core/batch_gc.py), and a scope filter given the "

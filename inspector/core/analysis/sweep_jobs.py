@@ -3,15 +3,15 @@
 A sweep's queries are independent: each is swept through its own runs and fetch cache, and
 its answer is a function of the table at its pinned version, the question and the grid. A
 query's sweep is Python from end to end, so one process uses one core. With `jobs` > 1 the
-queries are cut into even contiguous chunks: this process sweeps the first, and each helper
-process (a fresh interpreter running `sweep_helper`, not a fork: LanceDB's threads do not
-survive a fork; and not multiprocessing's spawn, which runs the caller's main script again)
-opens the same table at the same version, read-only as every open is, and sweeps its chunk
-as this process would (`iter_sweep` with one job, its own batched scan included). The answers come
-back in the queries' order, so a caller sees the same sequence as one process gives
-(tests/core/analysis/test_sweep_jobs.py compares them whole).
+queries are dealt in blocks to this process and helper processes in turn (`shares`). Each
+helper process (a fresh interpreter running `sweep_helper`, not a fork: LanceDB's threads
+do not survive a fork; and not multiprocessing's spawn, which runs the caller's main script
+again) opens the same table at the same version, read-only as every open is, and sweeps its
+share as this process would (`iter_sweep` with one job, its own batched scan included). The
+answers reach the caller in the queries' order, so a caller sees the same sequence as one
+process gives (tests/core/analysis/test_sweep_jobs.py compares them whole).
 
-Nothing is lost to a helper: one that fails or dies leaves the rest of its chunk to this
+Nothing is lost to a helper: one that fails or dies leaves the rest of its share to this
 process, which sweeps it as it would have (and so raises the same error, if the error is the
 query's). A caller that stops early (a cancel) stops the helpers.
 
@@ -33,6 +33,7 @@ from typing import Any
 
 MIN_PER_PROCESS = 32  # auto: a helper only for at least this many queries each
 AUTO_MAX = 4  # auto: at most this many processes (each holds its own pools and scan)
+BLOCK = 8  # queries dealt to a process at a time
 
 
 def usable_cpus() -> int:
@@ -74,18 +75,16 @@ def processes(store: Any, n: int, jobs: int | None) -> tuple[int, str]:
     return want, ""
 
 
-def chunks(n: int, parts: int) -> list[range]:
-    """`n` queries cut into at most `parts` contiguous chunks of even size (the first ones one
-    larger where they do not divide), every query in exactly one. Even: a helper starts ~2 s
-    after this process, which pays for reading every helper's answers (measured on 200
-    queries: with this process taking 10 % more the two finished no nearer together)."""
-    parts = max(1, min(parts, n))
-    size, extra = divmod(n, parts)
-    out, start = [], 0
-    for i in range(parts):
-        end = start + size + (1 if i < extra else 0)
-        out.append(range(start, end))
-        start = end
+def shares(n: int, parts: int, block: int | None = None) -> list[list[int]]:
+    """Each process's queries, of `n`: blocks of `block` queries dealt in turn (this
+    process's first), every query in exactly one share. Dealt, not cut in halves, so the
+    answers reach the caller in order at about every process's pace together: progress moves
+    evenly and a cancel keeps what the processes did in the queries' order."""
+    block = block or BLOCK
+    parts = max(1, min(parts, -(-n // block) if n else 1))
+    out: list[list[int]] = [[] for _ in range(parts)]
+    for b, at in enumerate(range(0, n, block)):
+        out[b % parts].extend(range(at, min(n, at + block)))
     return out
 
 
@@ -127,41 +126,79 @@ def _start(args: dict[str, Any], cases: Sequence[Any], axes: Sequence[Any], k: i
     return proc, answers
 
 
+class _Helper:
+    """A started helper: its process, its answers as they arrive, its queries (their places
+    in the query set) and how many of them have been answered."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], answers: queue.Queue[Any],
+                 share: list[int]) -> None:
+        self.proc, self.answers, self.share = proc, answers, share
+        self.got = 0
+        self.ended = False  # done, failed or dead: nothing more comes
+
+    def take(self, done: dict[int, Any], wait: bool) -> None:
+        """Its answers that have arrived into `done` (by place); with `wait`, at least one,
+        or its end."""
+        while not self.ended and self.got < len(self.share):
+            try:
+                kind, one = self.answers.get(block=wait)
+            except queue.Empty:
+                return
+            if kind != "one":
+                self.ended = True
+                return
+            done[self.share[self.got]] = one
+            self.got += 1
+            wait = False
+
+
 def shared_sweep(store: Any, cases: Sequence[Any], axes: Sequence[Any], k: int | None,
                  scan: bool, parts: int,
                  here: Callable[[Sequence[Any]], Iterator[Any]]) -> Iterator[Any]:
-    """Every query's sweep in order, `parts` processes sharing them; `here(cases)` sweeps
-    cases in this process (iter_sweep with one job)."""
+    """Every query's sweep in the queries' order, `parts` processes sharing them (`shares`);
+    `here(cases)` sweeps cases in this process (iter_sweep with one job). This process keeps
+    sweeping its own share while answers wait for an earlier one of a helper's; a helper that
+    ends before its share is answered leaves the rest to this process."""
     args = reopen_args(store)
     assert args is not None
-    spans = chunks(len(cases), parts)
-    helpers: list[tuple[subprocess.Popen[bytes], queue.Queue[Any], range]] = []
+    dealt = shares(len(cases), parts)
+    helpers: list[_Helper] = []
+    owner = {i: h for h, share in enumerate(dealt) for i in share}
+    done: dict[int, Any] = {}
     complete = False
     try:
-        for span in spans[1:]:
-            helpers.append((*_start(args, [cases[i] for i in span], axes, k, scan), span))
-        yield from here([cases[i] for i in spans[0]])
-        for _, answers, span in helpers:
-            got = 0
-            while got < len(span):
-                kind, one = answers.get()
-                if kind != "one":
-                    break
-                yield one
-                got += 1
-            if got < len(span):  # it failed or died: the rest here, as one process would
-                yield from here([cases[i] for i in span[got:]])
+        for share in dealt[1:]:
+            helpers.append(_Helper(*_start(args, [cases[i] for i in share], axes, k, scan),
+                                   share))
+        nxt = 0
+        for i, one in zip(dealt[0], here([cases[i] for i in dealt[0]]), strict=True):
+            done[i] = one
+            for h in helpers:
+                h.take(done, wait=False)
+            while nxt in done:
+                yield done.pop(nxt)
+                nxt += 1
+        while nxt < len(cases):
+            h = helpers[owner[nxt] - 1]  # this process's own are all done
+            h.take(done, wait=True)
+            if nxt not in done and h.ended:  # failed or died: the rest here
+                rest = h.share[h.got:]
+                done.update(zip(rest, here([cases[i] for i in rest]), strict=True))
+                h.got = len(h.share)
+            while nxt in done:
+                yield done.pop(nxt)
+                nxt += 1
         complete = True
     finally:  # done: each helper ends by itself; stopped early or failed: each is stopped
-        for proc, _, _ in helpers:
-            if not complete and proc.poll() is None:
-                proc.terminate()
+        for h in helpers:
+            if not complete and h.proc.poll() is None:
+                h.proc.terminate()
             try:
-                proc.wait(5)
+                h.proc.wait(5)
             except subprocess.TimeoutExpired:  # pragma: no cover - a helper ignoring TERM
-                proc.kill()
-                proc.wait()
+                h.proc.kill()
+                h.proc.wait()
 
 
-__all__ = ["AUTO_MAX", "MIN_PER_PROCESS", "chunks", "processes", "reopen_args", "shared_sweep",
-           "usable_cpus"]
+__all__ = ["AUTO_MAX", "BLOCK", "MIN_PER_PROCESS", "processes", "reopen_args", "shared_sweep",
+           "shares", "usable_cpus"]

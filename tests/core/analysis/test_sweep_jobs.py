@@ -84,6 +84,7 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
 
     monkeypatch.setattr(J, "_start", started)
     monkeypatch.setattr(SW, "sweep_case", here)
+    monkeypatch.setattr(J, "BLOCK", 2)  # every process a share of these few queries
     return seen
 
 
@@ -106,8 +107,8 @@ def test_helpers_sweep_their_queries_as_this_process_would(
     shared = [q.to_json() for q in SW.iter_sweep(store, cases, axes, jobs=3)]
     assert shared == alone  # every cell, truth, metric, note and safe depth, in order
     assert len({json.dumps(q["values"], sort_keys=True) for q in alone}) > 1  # they differ
-    # this process swept its third; two real helpers the rest, and both have ended
-    assert counted["here"] == [c.name for c in cases[:3]]
+    # this process swept its share; two real helpers the rest, and both have ended
+    assert counted["here"] == [cases[i].name for i in J.shares(len(cases), 3)[0]]
     assert len(counted["helpers"]) == 2
     assert all(p.poll() == 0 for p in counted["helpers"])
     assert snapshot(store_path) == before
@@ -137,8 +138,40 @@ def test_a_helper_that_fails_or_dies_leaves_its_queries_here(
         monkeypatch.setattr(J, "_start", killed)
     shared = [q.to_json() for q in SW.iter_sweep(store, cases, axes, jobs=2)]
     assert shared == alone
-    assert counted["here"] == [c.name for c in cases]  # the helper's half too
+    mine, theirs = J.shares(len(cases), 2)
+    assert counted["here"] == [cases[i].name for i in mine + theirs]  # its share too
     assert counted["helpers"][0].wait(30) == (1 if how == "fails" else -9)
+
+
+def test_answers_reach_the_caller_in_order_as_soon_as_they_are_contiguous(
+        store_path: Path, counted: dict[str, list[Any]], monkeypatch: pytest.MonkeyPatch
+        ) -> None:
+    """A helper whose answers are all in before this process's second block: the caller gets
+    them right after this process's first block, not after its whole share (progress moves
+    at both processes' pace), and in the queries' order."""
+    import queue
+    import subprocess
+
+    store, cases, axes = _setup(store_path, 9)
+    alone = _alone(store, cases, axes, counted)
+
+    def ready(args: Any, some: list[SW.Case], *a: Any) -> Any:
+        answers: queue.Queue[Any] = queue.Queue()
+        for one in SW.iter_sweep(open_store(args["uri"]), some, axes, jobs=1):
+            answers.put(("one", one))
+        answers.put(("done", None))
+        return subprocess.Popen([sys.executable, "-c", "pass"]), answers
+
+    monkeypatch.setattr(J, "_start", ready)
+    mine, theirs = J.shares(len(cases), 2)
+    assert mine == [0, 1, 4, 5, 8]
+    seen = []  # each answer, and how many of its own queries this process had swept then
+    for one in SW.iter_sweep(store, cases, axes, jobs=2):
+        seen.append((one.to_json(), len(counted["here"]) - len(theirs)))
+    assert [q for q, _ in seen] == alone
+    # queries 2 and 3 (the helper's) came right after this process's first block of two,
+    # before it swept its query 4; 6 and 7 right after its second block
+    assert [n for _, n in seen] == [1, 2, 2, 2, 3, 4, 4, 4, 5]
 
 
 def test_stopping_early_stops_the_helpers(store_path: Path,
@@ -172,8 +205,9 @@ def test_how_many_processes(store_path: Path, tmp_path: Path,
     docs = open_store(str(tmp_path / "docs.sqlite"))
     n, why = J.processes(docs, 100, 2)
     assert n == 1 and "cannot open this store again" in why
-    assert [list(r) for r in J.chunks(7, 3)] == [[0, 1, 2], [3, 4], [5, 6]]
-    assert [list(r) for r in J.chunks(2, 3)] == [[0], [1]]
+    assert J.shares(7, 3, 2) == [[0, 1, 6], [2, 3], [4, 5]]
+    assert J.shares(20, 2, 8) == [[*range(8), 16, 17, 18, 19], [*range(8, 16)]]
+    assert J.shares(3, 3, 2) == [[0, 1], [2]]  # no process without a query
 
 
 def _cli(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
