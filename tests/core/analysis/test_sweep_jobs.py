@@ -143,6 +143,34 @@ def test_a_helper_that_fails_or_dies_leaves_its_queries_here(
     assert counted["helpers"][0].wait(30) == (1 if how == "fails" else -9)
 
 
+def test_helpers_read_the_version_this_process_pinned(
+        store_path: Path, counted: dict[str, list[Any]], monkeypatch: pytest.MonkeyPatch
+        ) -> None:
+    """Opened at version 2 (before m0299 was deleted and after the second fragment was
+    added), the helpers sweep version 2 too: their answers are this process's at version 2,
+    which differ from the latest version's."""
+    old = open_store(str(store_path), version=2)
+    assert old.version == 2 and old.rows == open_store(str(store_path)).rows + 1
+    base = Question(store=str(store_path), preset="lancedb", limit=4,
+                    set={"scope_rule.strategy": "column", "scope_rule.column": "repo",
+                         "fetch.cap": 0})
+    axes = G.parse_grid(resolve(base)[0], ["fetch.overfetch=1,9", "blend.weight=0,1"])
+    judged = Judgments()
+    for i in range(4):  # the deleted row's own vector, in its repo: it is its own nearest
+        judged = judged.with_query(f"like m0299, #{i}", "repo2", vector_of="m0299")
+    cases = SW.cases_from_judgments(base, judged, old)
+    alone = [q.to_json() for q in SW.iter_sweep(old, cases, axes, jobs=1)]
+    latest = open_store(str(store_path))
+    now = [q.to_json() for q in SW.iter_sweep(latest, cases, axes, jobs=1)]
+    assert all(a != b for a, b in zip(now, alone, strict=True))  # each answers m0299 at 2
+    monkeypatch.setattr(J, "BLOCK", 1)
+    counted["here"].clear()
+    shared = [q.to_json() for q in SW.iter_sweep(old, cases, axes, jobs=4)]
+    assert shared == alone
+    assert len(counted["helpers"]) == 3  # each swept one of them
+    assert counted["here"] == [cases[0].name]
+
+
 def test_answers_reach_the_caller_in_order_as_soon_as_they_are_contiguous(
         store_path: Path, counted: dict[str, list[Any]], monkeypatch: pytest.MonkeyPatch
         ) -> None:
