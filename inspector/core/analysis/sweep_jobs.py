@@ -116,13 +116,19 @@ def _start(args: dict[str, Any], cases: Sequence[Any], axes: Sequence[Any], k: i
                     answers.put(("ended", None))
                     return
 
+    work = pickle.dumps((args, list(cases), list(axes), k, scan))
+    stdin = proc.stdin
+    assert stdin is not None
+
+    def tell() -> None:  # the helper reads it once its interpreter is up: not waited for here
+        try:
+            stdin.write(work)
+            stdin.close()
+        except OSError:  # it ended already; its pipe says so
+            pass
+
     threading.Thread(target=drain, daemon=True, name="inspector-sweep-answers").start()
-    assert proc.stdin is not None
-    try:
-        pickle.dump((args, list(cases), list(axes), k, scan), proc.stdin)
-        proc.stdin.close()
-    except OSError:  # it ended already; its pipe says so
-        pass
+    threading.Thread(target=tell, daemon=True, name="inspector-sweep-work").start()
     return proc, answers
 
 
