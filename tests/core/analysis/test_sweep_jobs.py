@@ -300,3 +300,46 @@ def test_the_windows_sweep_job_shares_a_large_query_set(
     stopped = finish(sweep_job(store, req, lambda: True))
     assert stopped.cancelled and len(stopped.queries) == 1
     assert len(counted["helpers"]) == 2 and counted["helpers"][1].poll() is not None
+
+
+FRAMEWORKS = ROOT / "tests" / "frameworks" / "data"
+SYSTEMS = [  # (preset, the store the real system wrote, its table)
+    ("memory-lancedb-pro", None, "memories"),
+    ("langchain-lancedb", FRAMEWORKS / "langchain" / "store", "vectorstore"),
+    ("llamaindex-lancedb-hybrid", FRAMEWORKS / "llamaindex" / "store", "vectors"),
+    ("crewai-memory", FRAMEWORKS / "crewai" / "store", "memories"),
+]
+
+
+@pytest.mark.parametrize(("preset", "source", "table"), SYSTEMS, ids=[s[0] for s in SYSTEMS])
+def test_real_systems_stores_swept_by_helpers_answer_as_one_process(
+        preset: str, source: Path | None, table: str, tmp_path: Path,
+        counted: dict[str, list[Any]]) -> None:
+    """Stores the real systems wrote, each swept with its system's pipeline over its default
+    grid: four queries by example, shared with a helper, answer as one process does."""
+    import shutil
+
+    from tests.core.engine.flow.fixtures import fixture_copy
+
+    if source is None:
+        path = fixture_copy("memory-lancedb-pro", tmp_path) / "store"
+    else:
+        path = tmp_path / "copy"
+        shutil.copytree(source, path)
+    before = snapshot(path)
+    store = open_store(str(path), table)
+    ids = store.table.search().select([store.roles.id]).limit(40).to_arrow() \
+        .column(store.roles.id).to_pylist()
+    base = Question(store=str(path), table=table, preset=preset, limit=3)
+    axes = G.default_axes(resolve(base)[0])
+    assert axes
+    judged = Judgments()
+    for i, rid in enumerate(ids[::10][:4]):
+        judged = judged.with_query(f"like {rid} #{i}", None, vector_of=str(rid))
+    cases = SW.cases_from_judgments(base, judged, store)
+    alone = _alone(store, cases, axes, counted)
+    assert len({tuple(q["truth"]) for q in alone}) > 1  # four questions, not one
+    shared = [q.to_json() for q in SW.iter_sweep(store, cases, axes, jobs=2)]
+    assert shared == alone
+    assert len(counted["helpers"]) == 1 and len(counted["here"]) == 2
+    assert snapshot(path) == before
