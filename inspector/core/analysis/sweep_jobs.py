@@ -13,7 +13,10 @@ process gives (tests/core/analysis/test_sweep_jobs.py compares them whole).
 
 Nothing is lost to a helper: one that fails or dies leaves the rest of its share to this
 process, which sweeps it as it would have (and so raises the same error, if the error is the
-query's). A caller that stops early (a cancel) stops the helpers.
+query's). One that has not answered once when this process has swept its own share (a sweep
+too small for a helper's start, ~2 s, to pay) is stopped and its share swept here, so a
+shared sweep is never much slower than one process. A caller that stops early (a cancel)
+stops the helpers.
 
 Only a local LanceDB table can be opened again by a helper this way; a SQLite docs store (its
 working copy and embedder belong to this process) or a remote one is swept here alone.
@@ -34,6 +37,7 @@ from typing import Any
 MIN_PER_PROCESS = 32  # auto: a helper only for at least this many queries each
 AUTO_MAX = 4  # auto: at most this many processes (each holds its own pools and scan)
 BLOCK = 8  # queries dealt to a process at a time
+STOP_UNSTARTED = True  # a helper that has not answered once when this process is done: stop it
 
 
 def usable_cpus() -> int:
@@ -59,19 +63,23 @@ def processes(store: Any, n: int, jobs: int | None) -> tuple[int, str]:
     """How many processes sweep `n` queries, this one included, and why fewer than `jobs`
     asked (empty when not). `jobs` None or 0: automatic, one process per usable processor
     (at most AUTO_MAX) while each has at least MIN_PER_PROCESS queries; else as asked, at
-    most one per query."""
+    most one per block of BLOCK queries (`shares`)."""
     if jobs is not None and jobs < 0:
         raise ValueError("jobs must be 0 (automatic) or more")
-    want = min(usable_cpus(), AUTO_MAX, n // MIN_PER_PROCESS) if not jobs else min(jobs, n)
+    blocks = -(-n // BLOCK)
+    want = min(usable_cpus(), AUTO_MAX, n // MIN_PER_PROCESS) if not jobs else min(jobs, blocks)
     if want <= 1:
         if jobs and jobs > 1:
-            return 1, f"{'one query' if n == 1 else 'no query'} to sweep: one process"
+            return 1, (f"{n} quer{'y' if n == 1 else 'ies'} to sweep, dealt {BLOCK} at a "
+                       f"time: one process")
         return 1, ""
     if not sys.executable or getattr(sys, "frozen", False):
         return 1, "no Python interpreter to start a helper process with: swept in this process"
     if reopen_args(store) is None:
         return 1, ("a helper process cannot open this store again (a SQLite docs store or a "
                    "remote one): swept in this process")
+    if jobs and want < jobs:
+        return want, (f"{n} queries to sweep, dealt {BLOCK} at a time: {want} processes")
     return want, ""
 
 
@@ -186,8 +194,14 @@ def shared_sweep(store: Any, cases: Sequence[Any], axes: Sequence[Any], k: int |
                 nxt += 1
         while nxt < len(cases):
             h = helpers[owner[nxt] - 1]  # this process's own are all done
-            h.take(done, wait=True)
-            if nxt not in done and h.ended:  # failed or died: the rest here
+            h.take(done, wait=h.got > 0)
+            if nxt not in done and not h.ended and h.got == 0 and STOP_UNSTARTED:
+                # this process swept its whole share before the helper answered once (it is
+                # still starting: a sweep too small to share): the helper's share here, as
+                # one process would have swept it, never much slower than that
+                h.proc.terminate()
+                h.ended = True
+            if nxt not in done and h.ended:  # failed, died or stopped: the rest here
                 rest = h.share[h.got:]
                 done.update(zip(rest, here([cases[i] for i in rest]), strict=True))
                 h.got = len(h.share)

@@ -85,6 +85,9 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
     monkeypatch.setattr(J, "_start", started)
     monkeypatch.setattr(SW, "sweep_case", here)
     monkeypatch.setattr(J, "BLOCK", 2)  # every process a share of these few queries
+    # these few queries are swept here before a helper's interpreter is up: wait for it
+    # (test_a_helper_slower_to_start_than_this_process_sweeps_is_stopped does not)
+    monkeypatch.setattr(J, "STOP_UNSTARTED", False)
     return seen
 
 
@@ -202,6 +205,35 @@ def test_answers_reach_the_caller_in_order_as_soon_as_they_are_contiguous(
     assert [n for _, n in seen] == [1, 2, 2, 2, 3, 4, 4, 4, 5]
 
 
+def test_a_helper_slower_to_start_than_this_process_sweeps_is_stopped(
+        store_path: Path, counted: dict[str, list[Any]], monkeypatch: pytest.MonkeyPatch
+        ) -> None:
+    """A helper that has not answered once when this process has swept its own share (here
+    one that never answers) is stopped, and its share swept here: the same answers, in about
+    one process's time, not the helper's start's."""
+    import queue
+    import subprocess
+    import time
+
+    monkeypatch.setattr(J, "STOP_UNSTARTED", True)
+    store, cases, axes = _setup(store_path, 6)
+    alone = _alone(store, cases, axes, counted)
+    asleep: list[subprocess.Popen[bytes]] = []
+
+    def never(*a: Any) -> Any:
+        asleep.append(subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"]))
+        return asleep[-1], queue.Queue()
+
+    monkeypatch.setattr(J, "_start", never)
+    t0 = time.monotonic()
+    shared = [q.to_json() for q in SW.iter_sweep(store, cases, axes, jobs=2)]
+    assert shared == alone
+    assert time.monotonic() - t0 < 60
+    mine, theirs = J.shares(len(cases), 2)
+    assert counted["here"] == [cases[i].name for i in mine + theirs]
+    assert asleep[0].poll() is not None  # stopped, not left asleep
+
+
 def test_stopping_early_stops_the_helpers(store_path: Path,
                                           counted: dict[str, list[Any]]) -> None:
     store, cases, axes = _setup(store_path, 9)
@@ -223,9 +255,12 @@ def test_how_many_processes(store_path: Path, tmp_path: Path,
     assert J.processes(store, 64, 0) == (2, "")
     monkeypatch.setattr(J, "usable_cpus", lambda: 64)
     assert J.processes(store, 10_000, None) == (J.AUTO_MAX, "")  # each holds its own pools
-    assert J.processes(store, 5, 3) == (3, "")  # asked: as asked
-    assert J.processes(store, 2, 3) == (2, "")
-    assert J.processes(store, 1, 3) == (1, "one query to sweep: one process")
+    assert J.processes(store, 24, 3) == (3, "")  # asked: as asked, a block of 8 each
+    assert J.processes(store, 17, 4) == (3, "17 queries to sweep, dealt 8 at a time: 3 "
+                                            "processes")
+    assert J.processes(store, 8, 2) == (1, "8 queries to sweep, dealt 8 at a time: one "
+                                           "process")
+    assert J.processes(store, 1, 3) == (1, "1 query to sweep, dealt 8 at a time: one process")
     assert J.processes(store, 9, 1) == (1, "")
     with pytest.raises(ValueError):
         J.processes(store, 9, -1)
@@ -247,7 +282,7 @@ def _cli(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 def test_the_command_shares_a_query_set_and_answers_the_same(store_path: Path,
                                                              tmp_path: Path) -> None:
     queries = tmp_path / "queries.json"
-    queries.write_text(json.dumps(_examples(8).to_json()))
+    queries.write_text(json.dumps(_examples(20).to_json()))  # three blocks of 8 at most
     work = tmp_path / "work"
     work.mkdir()
     before = snapshot(store_path)
@@ -258,14 +293,14 @@ def test_the_command_shares_a_query_set_and_answers_the_same(store_path: Path,
     assert one.returncode == 0 and two.returncode == 0, (one.stderr, two.stderr)
     a, b = json.loads(one.stdout), json.loads(two.stdout)
     assert a.pop("seconds") >= 0 and b.pop("seconds") >= 0
-    assert b == a and len(a["queries"]) == 8
+    assert b == a and len(a["queries"]) == 20
     assert two.stderr == ""
     bad = _cli(*common, "--jobs", "-2", cwd=work)
     assert bad.returncode == 2 and "whole number of processes" in bad.stderr
     single = _cli("sweep", str(store_path), "--vector-of", "m0007", "--grid-overfetch", "1,2",
                   "--grid-blend", "0,1", "--jobs", "2", "--json", cwd=work)
     assert single.returncode == 0, single.stderr
-    assert "--jobs 2: one query to sweep: one process" in single.stderr
+    assert "--jobs 2: 1 query to sweep, dealt 8 at a time: one process" in single.stderr
     assert list(work.iterdir()) == []
     assert snapshot(store_path) == before
 
