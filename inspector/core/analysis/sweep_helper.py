@@ -1,5 +1,5 @@
-"""A helper process of a shared sweep (`sweep_jobs`): `python -m
-inspector.core.analysis.sweep_helper FD` reads its work from stdin (the table's open_lance
+"""A helper process of a shared sweep (`sweep_jobs`, whose `_BOOT` starts it; also `python -m
+inspector.core.analysis.sweep_helper FD`) reads its work from stdin (the table's open_lance
 arguments, its queries, the grid, k, scan; pickled by the process that started it) and writes
 each query's sweep to file descriptor FD, in order, then ("done", None); on any failure
 ("failed", why) and nothing more, and the starting process sweeps the rest itself."""

@@ -96,21 +96,35 @@ def shares(n: int, parts: int, block: int | None = None) -> list[list[int]]:
     return out
 
 
+# The helper's first lines: the `inspector` package this process runs (from `home`), not
+# another one its interpreter would find first (a checkout beside an installed copy, a folder
+# of that name where it starts); the interpreter's own paths otherwise as they are.
+_BOOT = """import sys
+from importlib.util import find_spec
+from pathlib import Path
+home = sys.argv[1]
+found = find_spec("inspector")
+if found is None or found.origin is None or str(Path(found.origin).resolve().parents[1]) != home:
+    sys.path.insert(0, home)
+    sys.modules.pop("inspector", None)
+from inspector.core.analysis.sweep_helper import serve
+raise SystemExit(serve(int(sys.argv[2])))
+"""
+
+
 def _start(args: dict[str, Any], cases: Sequence[Any], axes: Sequence[Any], k: int | None,
            scan: bool) -> tuple[subprocess.Popen[bytes], queue.Queue[Any]]:
     """A helper process sweeping `cases`, and the queue its answers arrive on, in order, then
     ("done", None), or ("failed", why), or ("ended", None) when its pipe closes. The helper
-    is `python -m inspector.core.analysis.sweep_helper`, told its work on its stdin and
+    runs `sweep_helper.serve` (`_BOOT`), told its work on its stdin and
     answering on a pipe of its own (its stdout goes nowhere: nothing it prints can reach this
     process's output); nothing of the caller's program runs in it."""
     read, write = os.pipe()
-    env = dict(os.environ)
-    home = str(Path(__file__).resolve().parents[3])  # where this engine's package is
-    env["PYTHONPATH"] = os.pathsep.join(x for x in (home, env.get("PYTHONPATH")) if x)
+    home = str(Path(__file__).resolve().parents[3])  # the folder this engine's package is in
     try:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "inspector.core.analysis.sweep_helper", str(write)],
-            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, pass_fds=(write,), env=env)
+        proc = subprocess.Popen([sys.executable, "-c", _BOOT, home, str(write)],
+                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                pass_fds=(write,))
     finally:
         os.close(write)
     answers: queue.Queue[Any] = queue.Queue()

@@ -118,6 +118,24 @@ def test_helpers_sweep_their_queries_as_this_process_would(
     assert list(tmp_path.iterdir()) == []
 
 
+def test_helpers_run_this_engine_whatever_folder_they_start_in(
+        store_path: Path, counted: dict[str, list[Any]], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Started where a folder named `inspector` lies (another checkout, a user's folder), a
+    helper still imports the engine this process runs, and answers."""
+    decoy = tmp_path / "inspector"
+    decoy.mkdir()
+    (decoy / "__init__.py").write_text("raise ImportError('not the engine')\n")
+    monkeypatch.chdir(tmp_path)
+    store, cases, axes = _setup(store_path, 6)
+    alone = _alone(store, cases, axes, counted)
+    shared = [q.to_json() for q in SW.iter_sweep(store, cases, axes, jobs=2)]
+    assert shared == alone
+    mine, _ = J.shares(len(cases), 2)
+    assert counted["here"] == [cases[i].name for i in mine]  # the helper answered its own
+    assert counted["helpers"][0].wait(30) == 0
+
+
 @pytest.mark.parametrize("how", ["fails", "killed"])
 def test_a_helper_that_fails_or_dies_leaves_its_queries_here(
         store_path: Path, counted: dict[str, list[Any]], monkeypatch: pytest.MonkeyPatch,
