@@ -11,7 +11,8 @@ share as this process would (`iter_sweep` with one job, its own batched scan inc
 answers reach the caller in the queries' order, so a caller sees the same sequence as one
 process gives (tests/core/analysis/test_sweep_jobs.py compares them whole).
 
-Nothing is lost to a helper: one that fails or dies leaves the rest of its share to this
+Nothing is lost to a helper: one that cannot start (no process may be started, or the work
+does not pickle), fails or dies leaves the rest of its share to this
 process, which sweeps it as it would have (and so raises the same error, if the error is the
 query's). One that has not answered once when this process has swept its own share (a sweep
 too small for a helper's start, ~2 s, to pay) is stopped and its share swept here, so a
@@ -158,11 +159,11 @@ class _Helper:
     """A started helper: its process, its answers as they arrive, its queries (their places
     in the query set) and how many of them have been answered."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], answers: queue.Queue[Any],
+    def __init__(self, proc: subprocess.Popen[bytes] | None, answers: queue.Queue[Any],
                  share: list[int]) -> None:
         self.proc, self.answers, self.share = proc, answers, share
         self.got = 0
-        self.ended = False  # done, failed or dead: nothing more comes
+        self.ended = proc is None  # done, failed, dead or never started: nothing more comes
 
     def take(self, done: dict[int, Any], wait: bool) -> None:
         """Its answers that have arrived into `done` (by place); with `wait`, at least one,
@@ -196,8 +197,12 @@ def shared_sweep(store: Any, cases: Sequence[Any], axes: Sequence[Any], k: int |
     complete = False
     try:
         for share in dealt[1:]:
-            helpers.append(_Helper(*_start(args, [cases[i] for i in share], axes, k, scan),
-                                   share))
+            try:
+                helpers.append(_Helper(*_start(args, [cases[i] for i in share], axes, k,
+                                                scan), share))
+            except Exception:  # noqa: BLE001 - no process to start, or work that does not
+                # pickle: this share is swept here, as one process would
+                helpers.append(_Helper(None, queue.Queue(), share))
         nxt = 0
         for i, one in zip(dealt[0], here([cases[i] for i in dealt[0]]), strict=True):
             done[i] = one
@@ -213,6 +218,7 @@ def shared_sweep(store: Any, cases: Sequence[Any], axes: Sequence[Any], k: int |
                 # this process swept its whole share before the helper answered once (it is
                 # still starting: a sweep too small to share): the helper's share here, as
                 # one process would have swept it, never much slower than that
+                assert h.proc is not None
                 h.proc.terminate()
                 h.ended = True
             if nxt not in done and h.ended:  # failed, died or stopped: the rest here
@@ -225,6 +231,8 @@ def shared_sweep(store: Any, cases: Sequence[Any], axes: Sequence[Any], k: int |
         complete = True
     finally:  # done: each helper ends by itself; stopped early or failed: each is stopped
         for h in helpers:
+            if h.proc is None:
+                continue
             if not complete and h.proc.poll() is None:
                 h.proc.terminate()
             try:

@@ -136,15 +136,25 @@ def test_helpers_run_this_engine_whatever_folder_they_start_in(
     assert counted["helpers"][0].wait(30) == 0
 
 
-@pytest.mark.parametrize("how", ["fails", "killed"])
+@pytest.mark.parametrize("how", ["fails", "killed", "unstartable"])
 def test_a_helper_that_fails_or_dies_leaves_its_queries_here(
         store_path: Path, counted: dict[str, list[Any]], monkeypatch: pytest.MonkeyPatch,
         how: str) -> None:
     """fails: it cannot open the table (told a version it lacks), says so and ends (1);
-    killed: it is killed as it starts, saying nothing. Either way this process sweeps its
-    queries, and the answers are the one process's."""
+    killed: it is killed as it starts, saying nothing; unstartable: no process may be started
+    (a sandbox). Each way this process sweeps its queries, and the answers are the one
+    process's."""
     store, cases, axes = _setup(store_path, 6)
     alone = _alone(store, cases, axes, counted)
+    if how == "unstartable":
+        def refused(*a: Any, **k: Any) -> Any:
+            raise PermissionError("no new processes here")
+
+        monkeypatch.setattr(J.subprocess, "Popen", refused)
+        shared = [q.to_json() for q in SW.iter_sweep(store, cases, axes, jobs=2)]
+        assert shared == alone and not counted["helpers"]
+        assert counted["here"] == [cases[i].name for i in sum(J.shares(len(cases), 2), [])]
+        return
     if how == "fails":
         real = J.reopen_args
         monkeypatch.setattr(J, "reopen_args", lambda s: {**real(s), "version": 999})
