@@ -1,8 +1,8 @@
-"""A helper process of a shared sweep (`sweep_jobs`, whose `_BOOT` starts it; also `python -m
-inspector.core.analysis.sweep_helper FD`) reads its work from stdin (the table's open_lance
-arguments, its queries, the grid, k, scan; pickled by the process that started it) and writes
-each query's sweep to file descriptor FD, in order, then ("done", None); on any failure
-("failed", why) and nothing more, and the starting process sweeps the rest itself."""
+"""A helper process of a shared sweep (`sweep_jobs._BOOT` starts it with `serve(FD)`) reads
+its work from stdin (the table's open_lance arguments, its queries, the grid, k, scan;
+pickled by the process that started it) and writes each query's sweep to file descriptor FD,
+in order, then ("done", None); on any failure ("failed", why) and nothing more, and the
+starting process sweeps the rest itself."""
 
 from __future__ import annotations
 
@@ -28,7 +28,3 @@ def serve(fd: int) -> int:
             return 1
         pickle.dump(("done", None), out)
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(serve(int(sys.argv[1])))
