@@ -19,6 +19,7 @@ from PySide6.QtCore import QObject, Signal
 from inspector.core.engine.flow.answer import Answer
 from inspector.core.engine.flow.live import LiveFlow, live_params
 from inspector.core.engine.flow.question import Question, resolve
+from inspector.core.engine.flow.rows import dropped_ids
 from inspector.core.engine.flow.runner import FlowTrace
 from inspector.core.engine.flow.runs import Change
 from inspector.core.engine.flow.spec import PipelineSpec
@@ -627,7 +628,7 @@ class Inspector(QObject):
 
 def holds(trace: FlowTrace, rid: str) -> bool:
     return any(s.id == rid for st in trace.stages for s in (*st.rows, *st.rows_in)) or any(
-        d.id == rid for st in trace.stages for d in st.dropped)
+        rid in dropped_ids(st.dropped) for st in trace.stages)
 
 
 def scored(trace: FlowTrace | None, rid: str | None) -> Any:

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from inspector.core.engine.flow.answer import iso
 from inspector.core.engine.flow.insight.expect import where_dropped
-from inspector.core.engine.flow.rows import DROP_LABELS, Scored
+from inspector.core.engine.flow.rows import DROP_LABELS, Scored, find_drop
 from inspector.core.engine.flow.runner import FlowTrace
 from inspector.qt.theme import LIGHT, Tokens
 
@@ -50,7 +50,7 @@ def row_path(trace: FlowTrace, rid: str) -> list[tuple[str, str]]:
         if rank is not None:
             out.append((st.name, f"#{rank} · {st.rows[rank - 1].score:.4f}"))
             continue
-        drop = next((d for d in st.dropped if d.id == rid), None)
+        drop = find_drop(st.dropped, rid)
         if drop is not None:
             out.append((st.name, "✗ " + DROP_LABELS.get(drop.code, drop.code)))
             if st.role != "fetch":
@@ -81,7 +81,7 @@ def waterfall_steps(trace: FlowTrace, rid: str) -> list[Step]:
             continue
         at = next((i for i, s in enumerate(st.rows, start=1) if s.id == rid), None)
         if at is None:
-            drop = next((d for d in st.dropped if d.id == rid), None)
+            drop = find_drop(st.dropped, rid)
             if drop is not None and (st.role != "fetch" or last is None):
                 detail = ", ".join(f"{k} {_num(v) if isinstance(v, float) else v}"
                                    for k, v in drop.detail)

@@ -10,7 +10,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor, QFont
 
-from inspector.core.engine.flow.rows import DROP_LABELS, Drop, Scored
+from inspector.core.engine.flow.rows import DROP_LABELS, Drop, Scored, dropped_ids
 from inspector.core.engine.flow.runner import StageRun
 from inspector.qt.theme import LIGHT, Tokens
 
@@ -173,10 +173,10 @@ class FlowStageModel(QAbstractTableModel):
         for r, s in enumerate(self.kept):
             if s.id == rid:
                 return r
-        for r, d in enumerate(self.drops, start=len(self.kept)):
-            if d.id == rid:
-                return r
-        return -1
+        try:  # a cut's ids are read without its Drops made
+            return len(self.kept) + dropped_ids(self.drops).index(rid)
+        except ValueError:
+            return -1
 
     def cell(self, r: int, col: str) -> str:
         """What a cell shows (tests read the table through this, as a person reads it)."""

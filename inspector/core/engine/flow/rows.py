@@ -3,7 +3,10 @@ and the run's context (query, scopes, clock, limit, the legs fetched so far)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
+from operator import attrgetter, is_
 from typing import Any
 
 import numpy as np
@@ -119,6 +122,114 @@ class Drop:
         return {"id": self.id, "code": self.code, **dict(self.detail)}
 
 
+class CutDrops(Sequence["Drop"]):
+    """The Drops of the rows past a cut at n (a window's, a limit's), each
+    `drop(id, code, (("rank", its rank), (cut, n)))`, made when first read.
+
+    A deep run's cut drops thousands of rows, and most runs never read them: a sweep's cells
+    and truths read the final ids, and a live tick shows the few a table scrolls to. It is
+    a sequence of exactly those Drops in every way a reader sees (length, index, slice,
+    iteration, equality with a tuple of them, hash, `+`), and a reader that wants the ids
+    alone (`ids`) gets them without a Drop made."""
+
+    __slots__ = ("_rest", "_start", "_code", "_detail", "_made")
+
+    def __init__(self, rows: Sequence[Scored], n: int, code: str, cut: str) -> None:
+        self._rest = rows[n:]  # the rows past the cut (Scored never change)
+        self._start = n + 1  # the first one's rank
+        self._code = code
+        self._detail = (cut, n)
+        self._made: tuple[Drop, ...] | None = None
+
+    @property
+    def code(self) -> str:
+        """The one code every Drop here has."""
+        return self._code
+
+    def ids(self) -> list[str]:
+        """Each dropped row's id, in order, no Drop made."""
+        return list(map(_SCORED_ID, self._rest))
+
+    def covers(self, rows: Sequence[Scored], n: int) -> bool:
+        """Whether these are the Drops of exactly rows[n:] (the very rows)."""
+        rest = self._rest
+        return len(rest) == len(rows) - n and all(map(is_, rest, rows[n:]))
+
+    def _all(self) -> tuple[Drop, ...]:
+        made = self._made
+        if made is None:
+            ranks = zip(repeat("rank"), range(self._start, self._start + len(self._rest)))
+            made = self._made = tuple(map(drop, map(_SCORED_ID, self._rest),
+                                          repeat(self._code),
+                                          zip(ranks, repeat(self._detail))))
+        return made
+
+    def __len__(self) -> int:
+        return len(self._rest)
+
+    def _one(self, at: int) -> Drop:
+        return drop(self._rest[at].id, self._code, (("rank", self._start + at), self._detail))
+
+    def __getitem__(self, i: Any) -> Any:
+        if self._made is not None:
+            return self._made[i]
+        if isinstance(i, slice):  # the Drops asked for alone (a view shows the first few)
+            return tuple(map(self._one, range(len(self._rest))[i]))
+        return self._one(range(len(self._rest))[i])  # IndexError as a tuple's
+
+    def find(self, rid: str) -> Drop | None:
+        """The Drop of the first row with id `rid` (None: none), the others left unmade."""
+        try:
+            return self._one(self.ids().index(rid))
+        except ValueError:
+            return None
+
+    def __iter__(self) -> Iterator[Drop]:
+        return iter(self._all())
+
+    def __bool__(self) -> bool:
+        return bool(self._rest)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, CutDrops):
+            return self._all() == other._all()
+        if isinstance(other, tuple):
+            return self._all() == other
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._all())
+
+    def __add__(self, other: Any) -> Any:
+        return self._all() + tuple(other) if isinstance(other, (tuple, CutDrops)) \
+            else NotImplemented
+
+    def __radd__(self, other: Any) -> Any:
+        return tuple(other) + self._all() if isinstance(other, tuple) else NotImplemented
+
+    def __repr__(self) -> str:
+        return repr(self._all())
+
+    def __reduce__(self) -> Any:  # pickled as the tuple it stands for
+        return tuple, (self._all(),)
+
+
+_SCORED_ID = attrgetter("id")
+
+
+def find_drop(dropped: Sequence[Drop], rid: str) -> Drop | None:
+    """The first Drop of row `rid` among a stage's drops (None: none); a cut's Drops are not
+    all made to find one."""
+    if isinstance(dropped, CutDrops):
+        return dropped.find(rid)
+    return next((d for d in dropped if d.id == rid), None)
+
+
+def dropped_ids(dropped: Sequence[Drop]) -> list[str]:
+    """The ids of a stage's drops, in order (a cut's without a Drop made)."""
+    return dropped.ids() if isinstance(dropped, CutDrops) else list(map(_SCORED_ID, dropped))
+
+
 DROP_LABELS = {
     "below_min_score": "below the stage's min score",
     "expired": "expired (valid_until passed)",
@@ -216,7 +327,7 @@ class Outcome:
     """What a stage returns: its output list, the rows it dropped and why, and a note."""
 
     rows: list[Scored]
-    dropped: tuple[Drop, ...] = ()
+    dropped: Sequence[Drop] = ()  # a tuple, or a cut's CutDrops
     note: str = ""
     deferred: tuple[str, ...] = ()  # ids moved to the end without a re-sort (MMR)
     facts: dict[str, Any] = field(default_factory=dict)  # what else it computed (JSON-ready)

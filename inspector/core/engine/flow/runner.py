@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -27,7 +28,7 @@ class StageRun:
     params: dict[str, Any]
     rows_in: tuple[Scored, ...]
     rows: tuple[Scored, ...]
-    dropped: tuple[Drop, ...]
+    dropped: Sequence[Drop]  # a tuple, or a cut's CutDrops (each Drop made when read)
     note: str
     deferred: tuple[str, ...] = ()
     facts: dict[str, Any] = field(default_factory=dict)

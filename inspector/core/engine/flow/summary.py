@@ -10,7 +10,7 @@ from operator import attrgetter, is_, ne
 
 from inspector.core.engine.flow.insight.expect import where_dropped
 from inspector.core.engine.flow.registry import kind_of
-from inspector.core.engine.flow.rows import DROP_LABELS
+from inspector.core.engine.flow.rows import DROP_LABELS, CutDrops
 from inspector.core.engine.flow.runner import FlowTrace, StageRun
 from inspector.core.engine.flow.spec import PipelineSpec
 
@@ -61,19 +61,25 @@ def _counts(st: StageRun) -> tuple[tuple[tuple[str, int], ...], int, int, int]:
     tick changed, over up to thousands of rows, so each list is walked once by C-level maps;
     a stage that kept its input's own rows in their order (a filter that dropped none, a cut
     of a tail) is seen by identity."""
-    rows, rows_in = st.rows, st.rows_in
+    rows, rows_in, dropped = st.rows, st.rows_in, st.dropped
     ids = list(map(_ID, rows))
     kept = set(ids)
-    codes = Counter([d.code for d in st.dropped if d.id not in kept])
-    drops = tuple(codes.most_common())
+    if isinstance(dropped, CutDrops):  # one code; counted from the ids, no Drop made
+        dropped_ids = dropped.ids()
+        out = len(dropped_ids) - sum(map(kept.__contains__, dropped_ids))
+        drops: tuple[tuple[str, int], ...] = ((dropped.code, out),) if out else ()
+    else:
+        dropped_ids = list(map(_ID, dropped))
+        drops = tuple(Counter([d.code for d in dropped if d.id not in kept]).most_common())
     if not rows_in or st.role == "fusion":  # a fusion's input is every leg
         return drops, 0, 0, 0
     n = len(rows)
-    recorded = {d.id for d in st.dropped}
+    recorded = set(dropped_ids)
     if len(kept) == n <= len(rows_in) and all(map(is_, rows, rows_in)):
         # the input's head, untouched, each id once: nothing moved; an id repeated past the
         # head would give its score to the dict below, so that case takes the long way
-        tail = list(map(_ID, rows_in[n:]))
+        tail = dropped_ids if isinstance(dropped, CutDrops) and dropped.covers(rows_in, n) \
+            else list(map(_ID, rows_in[n:]))
         if kept.isdisjoint(tail):
             gone = kept | recorded
             scores = list(map(_SCORE, rows))

@@ -28,6 +28,7 @@ from inspector.core.engine.flow.insight.search import (
     smallest,
 )
 from inspector.core.engine.flow.registry import kind_of
+from inspector.core.engine.flow.rows import find_drop
 from inspector.core.engine.flow.runner import FlowTrace
 from inspector.core.engine.flow.runs import NO_CHANGE, Change, Runs
 
@@ -50,14 +51,14 @@ def where_dropped(t: FlowTrace, rid: str) -> Fall:
             if rid in st.ids:
                 seen = True
             else:
-                d = next((x for x in st.dropped if x.id == rid), None)
+                d = find_drop(st.dropped, rid)
                 if d is not None and leg_drop is None:
                     leg_drop = Fall(st.name, d.code, dict(d.detail))
             continue
         if st.role == "query" or not seen:
             continue
         if rid in [s.id for s in st.rows_in] and rid not in st.ids:
-            d = next((x for x in st.dropped if x.id == rid), None)
+            d = find_drop(st.dropped, rid)
             return Fall(st.name, d.code if d else "dropped", dict(d.detail) if d else {})
     if leg_drop is not None and not seen:
         return leg_drop

@@ -10,7 +10,7 @@ from typing import Any
 from inspector.core.engine import js
 from inspector.core.engine.flow.registry import ParamDecl as P
 from inspector.core.engine.flow.registry import stage
-from inspector.core.engine.flow.rows import Context, Drop, Outcome, Scored, drop
+from inspector.core.engine.flow.rows import Context, CutDrops, Drop, Outcome, Scored, drop
 from inspector.core.engine.flow.stages.meta import expired_at
 
 
@@ -66,12 +66,10 @@ def limit(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     return Outcome(rows[:n], _past(rows, n, "past_limit", "limit"))
 
 
-def _past(rows: list[Scored], n: int, code: str, cut: str) -> tuple[Drop, ...]:
-    """A Drop for each row past the first n: (("rank", its rank), (cut, n)); made by map and
-    zip, a row at a time in C (a deep run's cut drops thousands)."""
-    rest = rows[n:]
-    ranks = zip(repeat("rank"), range(n + 1, n + 1 + len(rest)))
-    return tuple(map(drop, map(_ID, rest), repeat(code), zip(ranks, repeat((cut, n)))))
+def _past(rows: list[Scored], n: int, code: str, cut: str) -> CutDrops:
+    """A Drop for each row past the first n: (("rank", its rank), (cut, n)); each made when
+    first read (a deep run's cut drops thousands, which most runs never read)."""
+    return CutDrops(rows, n, code, cut)
 
 
 _ID = attrgetter("id")

@@ -21,7 +21,7 @@ from typing import Any
 
 from inspector.core.engine.flow.registry import ParamDecl as P
 from inspector.core.engine.flow.registry import stage
-from inspector.core.engine.flow.rows import Context, Drop, Outcome, Row, Scored
+from inspector.core.engine.flow.rows import Context, CutDrops, Drop, Outcome, Row, Scored
 from inspector.core.engine.flow.stages.openclaw_docs.rules import (  # noqa: F401
     CHUNK_COLUMNS,
     STRATEGIES,
@@ -201,8 +201,7 @@ def rrf_fusion(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     fused = sorted(scores.items(), key=lambda x: (-x[1], x[0]))
     out = [Scored(base[rid], sc, (*ranks[rid], ("fused", sc))) for rid, sc in fused]
     kept = out[:max(1, cut)]
-    dropped = tuple(Drop(s.id, "past_limit", (("rank", i + 1), ("limit", max(1, cut))))
-                    for i, s in enumerate(out[max(1, cut):], start=max(1, cut)))
+    dropped = CutDrops(out, max(1, cut), "past_limit", "limit")
     return Outcome(kept, dropped, note=f"RRF k {k}, ties by chunk id, cut to {max(1, cut)}")
 
 
@@ -215,9 +214,7 @@ def docs_limit(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     n = ctx.wide(int(req["limit"] if p["of"] == "cli" else req["plugin_limit"]))
     if req["error"]:
         return Outcome([], note=f"no result: {req['error']}")
-    return Outcome(rows[:n], tuple(Drop(s.id, "past_limit", (("rank", i + 1), ("limit", n)))
-                                   for i, s in enumerate(rows[n:], start=n)),
-                   note=f"first {n}")
+    return Outcome(rows[:n], CutDrops(rows, n, "past_limit", "limit"), note=f"first {n}")
 
 
 @stage("openclaw_docs_scope", "filter")

@@ -7,7 +7,7 @@ from typing import Any
 
 from inspector.core.engine.flow.registry import ParamDecl as P
 from inspector.core.engine.flow.registry import stage
-from inspector.core.engine.flow.rows import Context, Drop, Outcome, Scored
+from inspector.core.engine.flow.rows import Context, CutDrops, Drop, Outcome, Scored
 
 
 @stage("recallable_text", "filter")
@@ -28,5 +28,4 @@ def recallable(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
 def cap(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     """Keep the first n rows (a constant of the system, not the caller's limit)."""
     n = ctx.wide(p["n"])
-    return Outcome(rows[:n], tuple(Drop(s.id, "past_limit", (("rank", i + 1), ("limit", n)))
-                                   for i, s in enumerate(rows[n:], start=n)))
+    return Outcome(rows[:n], CutDrops(rows, n, "past_limit", "limit"))
