@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from operator import attrgetter, is_, ne
+from typing import Any
 
 from inspector.core.engine.flow.insight.expect import where_dropped
 from inspector.core.engine.flow.registry import kind_of
@@ -56,14 +57,29 @@ def summarise(st: StageRun) -> StageSummary:
     return got
 
 
+# The rows the last stage counted, their ids, the set of them and how many NaN scores they
+# have (None: not counted yet), read and never changed. One slot: a window counts a run's
+# stages in turn, so each list of rows is read once, not once per stage that holds it.
+_LAST: list[tuple[tuple[Any, ...], list[str], set[str], int | None]] = [((), [], set(), 0)]
+
+
 def _counts(st: StageRun) -> tuple[tuple[tuple[str, int], ...], int, int, int]:
     """(drops, cut, rescored, moved) of one stage run. A window counts each stage a slider's
     tick changed, over up to thousands of rows, so each list is walked once by C-level maps;
     a stage that kept its input's own rows in their order (a filter that dropped none, a cut
     of a tail) is seen by identity."""
     rows, rows_in, dropped = st.rows, st.rows_in, st.dropped
-    ids = list(map(_ID, rows))
-    kept = set(ids)
+    came = _LAST[0]  # the rows counted last: a run's stages are counted in turn, and each
+    # comes in with the very rows the one before it kept
+    if not (len(came[0]) == len(rows_in) and all(map(is_, came[0], rows_in))):
+        came = None
+    same = came is not None and len(rows) == len(rows_in) and all(map(is_, rows, rows_in))
+    if same:  # the same rows: the same ids and scores (a Scored never changes)
+        ids, kept, nans = came[1], came[2], came[3]  # type: ignore[index]
+    else:
+        ids = list(map(_ID, rows))
+        kept, nans = set(ids), None
+    _LAST[0] = (rows, ids, kept, nans)
     if isinstance(dropped, CutDrops):  # one code; counted from the ids, no Drop made
         dropped_ids = dropped.ids()
         out = len(dropped_ids) - sum(map(kept.__contains__, dropped_ids))
@@ -74,25 +90,32 @@ def _counts(st: StageRun) -> tuple[tuple[tuple[str, int], ...], int, int, int]:
     if not rows_in or st.role == "fusion":  # a fusion's input is every leg
         return drops, 0, 0, 0
     n = len(rows)
-    recorded = set(dropped_ids)
-    if len(kept) == n <= len(rows_in) and all(map(is_, rows, rows_in)):
+    if len(kept) == n <= len(rows_in) and (same or all(map(is_, rows, rows_in))):
         # the input's head, untouched, each id once: nothing moved; an id repeated past the
         # head would give its score to the dict below, so that case takes the long way
-        tail = dropped_ids if isinstance(dropped, CutDrops) and dropped.covers(rows_in, n) \
-            else list(map(_ID, rows_in[n:]))
+        covered = isinstance(dropped, CutDrops) and dropped.covers(rows_in, n)
+        tail = dropped_ids if covered else list(map(_ID, rows_in[n:]))
         if kept.isdisjoint(tail):
-            gone = kept | recorded
-            scores = list(map(_SCORE, rows))
-            # a NaN score differs from itself, as the comparison below counts it
-            return drops, len(tail) - sum(map(gone.__contains__, tail)), \
-                sum(map(ne, scores, scores)), 0
-    ids_in = list(map(_ID, rows_in))
-    gone = kept | recorded
+            if nans is None:  # a NaN score differs from itself, as the comparison below counts
+                scores = list(map(_SCORE, rows))
+                nans = sum(map(ne, scores, scores))
+                _LAST[0] = (rows, ids, kept, nans)
+            if covered or not tail:  # every row past the head has its Drop: none cut
+                cut = 0
+            else:
+                gone = kept.union(dropped_ids)
+                cut = len(tail) - sum(map(gone.__contains__, tail))
+            return drops, cut, nans, 0
+    recorded = set(dropped_ids)
+    ids_in = came[1] if came is not None else list(map(_ID, rows_in))
+    gone = kept | recorded if recorded else kept
     cut = len(ids_in) - sum(map(gone.__contains__, ids_in))
     before = dict(zip(ids_in, map(_SCORE, rows_in), strict=True))  # the last of an id
     was = list(map(before.get, ids))  # None: a row the stage added
     rescored = sum(map(ne, map(_SCORE, rows), was)) - was.count(None)
-    moved = sum(map(ne, filter(kept.__contains__, ids_in), ids))  # zip: the shorter's length
+    # every id that came in was kept (none dropped, none cut): the filter would keep them all
+    kept_in = ids_in if not recorded and not cut else filter(kept.__contains__, ids_in)
+    moved = sum(map(ne, kept_in, ids))  # zip: the shorter's length
     return drops, cut, rescored, moved
 
 

@@ -79,3 +79,46 @@ def test_a_stage_that_keeps_its_inputs_head_counts_by_the_same_definitions() -> 
         ids = {s.id for s in head}
         seen_fast += len(ids) == len(head) and ids.isdisjoint(s.id for s in rows_in[len(head):])
     assert seen_fast > 500  # the untouched head with each id once was drawn often
+
+
+def test_a_runs_stages_counted_in_turn_are_their_definitions() -> None:
+    """A window counts a run's stages in turn, and each stage comes in with the very rows the
+    one before it kept (new tuples of the same objects, as the runner makes them): the ids
+    read for one stage serve the next. Chains of pass-throughs, filters, re-orders, re-scores
+    and cuts, with duplicate ids and NaN scores, counted in order, out of order and twice."""
+    from inspector.core.engine.flow.rows import CutDrops
+
+    rng = random.Random(3402)
+    for _ in range(600):
+        rows = [Scored(_row(rng.randint(0, 30)), rng.choice([0.1, math.nan, rng.random()]))
+                for _ in range(rng.randint(0, 40))]
+        runs = []
+        for _ in range(rng.randint(1, 6)):
+            op = rng.choice(["same", "filter", "shuffle", "rescore", "cut"])
+            dropped: object = ()
+            if op == "same":
+                out = list(rows)
+            elif op == "filter":
+                out = [s for s in rows if rng.random() < 0.7]
+                dropped = tuple(Drop(s.id, "out_of_scope") for s in rows if s not in out)
+            elif op == "shuffle":
+                out = list(rows)
+                rng.shuffle(out)
+            elif op == "rescore":
+                out = [Scored(s.row, rng.random()) if rng.random() < 0.5 else s for s in rows]
+                out.sort(key=lambda s: -s.score if s.score == s.score else 0.0)
+            else:
+                n = rng.randint(0, len(rows) + 2)
+                out, dropped = rows[:n], CutDrops(rows, n, "past_limit", "limit")
+            runs.append(StageRun(name=op, kind="k", role="cut" if op == "cut" else "filter",
+                                 params={}, rows_in=tuple(rows), rows=tuple(out),
+                                 dropped=dropped, note=""))  # type: ignore[arg-type]
+            rows = out
+        order = list(range(len(runs)))
+        if rng.random() < 0.3:
+            rng.shuffle(order)
+        for i in order + order[:2]:
+            st = runs[i]
+            st.__dict__.pop("_summary", None)  # counted again, not read back
+            got = summarise(st)
+            assert (got.drops, got.cut, got.rescored, got.moved) == _by_definition(st)

@@ -4,7 +4,7 @@ keep the order they are given."""
 from __future__ import annotations
 
 from itertools import compress, repeat
-from operator import attrgetter, not_
+from operator import attrgetter, ge, not_
 from typing import Any
 
 from inspector.core.engine import js
@@ -21,7 +21,7 @@ from inspector.core.engine.flow.stages.meta import expired_at
 def min_score(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     """Keep rows scoring at least `min` (then, optionally, drop expired rows)."""
     least = p["min"]
-    ok = [s.score >= least for s in rows]  # a NaN score is below every threshold
+    ok = list(map(ge, map(_SCORE, rows), repeat(least)))  # a NaN is below every threshold
     if not p["drop_expired"]:  # a deep run's threshold drops thousands: made by map
         gone = list(compress(rows, map(not_, ok)))
         return Outcome(list(compress(rows, ok)), tuple(map(

@@ -7,7 +7,7 @@ question's runs blend each row once per weight and default importance (its memo,
 from __future__ import annotations
 
 import operator
-from itertools import repeat
+from itertools import compress, repeat
 from typing import Any
 
 import numpy as np
@@ -21,6 +21,8 @@ from inspector.core.engine.ties import score_order, tied_runs
 # a column of a list of rows at once (map, not a Python step per row)
 _ROW, _SCORE, _INPUTS = (operator.attrgetter(a) for a in ("row", "score", "inputs"))
 _IMPORTANCE, _MISSING = (operator.attrgetter(a) for a in ("importance", "importance_missing"))
+_FIRST, _SECOND = operator.itemgetter(0), operator.itemgetter(1)
+_UNSEEN = (None, None)  # a memo's miss: no row is None
 
 
 def id_key(rows: list[Scored], column: str) -> list[Any]:
@@ -89,21 +91,22 @@ def _blended(rows: list[Scored], w: float, default: float,
         kept.clear()
         memo["blend_rows"] = 0
     table = kept.setdefault((float(w), float(default)), {})
-    pairs = list(map(table.get, map(id, rows)))
-    new = [i for i, (s, got) in enumerate(zip(rows, pairs, strict=True))
-           if got is None or got[0] is not s]
-    if not new:
-        return [got[1] for got in pairs]  # type: ignore[index]
+    pairs = list(map(table.get, map(id, rows), repeat(_UNSEEN)))
+    # a row blended before is the very row its entry holds (an id alone may be reused)
+    seen = list(map(operator.is_, map(_FIRST, pairs), rows))
+    if all(seen):
+        return list(map(_SECOND, pairs))
+    new = list(compress(range(len(rows)), map(operator.not_, seen)))
     ins = rows if len(new) == len(rows) else list(map(rows.__getitem__, new))
     made = _blend(ins, w, default)
     table.update(zip(map(id, ins), zip(ins, made, strict=True), strict=True))
     memo["blend_rows"] = memo.get("blend_rows", 0) + len(ins)
     if len(new) == len(rows):
         return made
-    out = [None if got is None else got[1] for got in pairs]
+    out = list(map(_SECOND, pairs))
     for i, s in zip(new, made, strict=True):
         out[i] = s
-    return out  # type: ignore[return-value]
+    return out
 
 
 def _blend(rows: list[Scored], w: float, default: float) -> list[Scored]:
