@@ -10,7 +10,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor, QFont
 
-from inspector.core.engine.flow.rows import DROP_LABELS, Drop, Scored, dropped_ids
+from inspector.core.engine.flow.rows import DROP_LABELS, Drop, Scored, dropped_ids, same_drops
 from inspector.core.engine.flow.runner import StageRun
 from inspector.qt.theme import LIGHT, Tokens
 
@@ -31,7 +31,7 @@ def same_rows(a: StageRun, b: StageRun) -> bool:
     dropped and come in, in the same order (a re-rank passes unchanged stages' rows on)."""
     return a is b or (len(a.rows) == len(b.rows) and len(a.dropped) == len(b.dropped)
                       and len(a.rows_in) == len(b.rows_in) and a.deferred == b.deferred
-                      and all(map(is_, a.rows, b.rows)) and all(map(is_, a.dropped, b.dropped))
+                      and all(map(is_, a.rows, b.rows)) and same_drops(a.dropped, b.dropped)
                       and all(map(is_, a.rows_in, b.rows_in)))
 
 

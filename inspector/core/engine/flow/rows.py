@@ -155,6 +155,13 @@ class CutDrops(Sequence["Drop"]):
         rest = self._rest
         return len(rest) == len(rows) - n and all(map(is_, rest, rows[n:]))
 
+    def same(self, other: CutDrops) -> bool:
+        """Whether both are the Drops of the very same rows past the same cut (equal Drops,
+        told without making them)."""
+        return (self._code, self._detail, self._start) == \
+            (other._code, other._detail, other._start) and len(self._rest) == \
+            len(other._rest) and all(map(is_, self._rest, other._rest))
+
     def _all(self) -> tuple[Drop, ...]:
         made = self._made
         if made is None:
@@ -223,6 +230,14 @@ def find_drop(dropped: Sequence[Drop], rid: str) -> Drop | None:
     if isinstance(dropped, CutDrops):
         return dropped.find(rid)
     return next((d for d in dropped if d.id == rid), None)
+
+
+def same_drops(a: Sequence[Drop], b: Sequence[Drop]) -> bool:
+    """Whether two stage runs dropped the very same Drops (two cuts' CutDrops: the same rows
+    past the same cut), told without making a cut's Drops."""
+    if isinstance(a, CutDrops) and isinstance(b, CutDrops):
+        return a is b or a.same(b)
+    return len(a) == len(b) and all(map(is_, a, b))
 
 
 def dropped_ids(dropped: Sequence[Drop]) -> list[str]:

@@ -23,6 +23,7 @@ from inspector.core.engine.flow.rows import (
     drop,
     dropped_ids,
     find_drop,
+    same_drops,
 )
 from inspector.core.engine.flow.runner import StageRun
 from inspector.core.engine.flow.summary import summarise
@@ -136,3 +137,20 @@ def test_a_cut_stages_counts_are_their_definitions() -> None:
                          rows_in=tuple(rows_in), rows=tuple(rows_in[:n]),
                          dropped=_eager(source, n, code, cut), note="")
         assert summarise(eager) == got
+
+
+def test_two_cuts_of_the_very_same_rows_are_told_the_same_without_a_drop_made() -> None:
+    """A tick that leaves a cut's tail as it was (the same rows past the same cut) leaves the
+    stage's table as it was: `same_drops` says so from the rows, no Drop made; any other cut,
+    code or row is not the same."""
+    rows = _rows(list(range(30)))
+    a, b = CutDrops(rows, 10, "past_limit", "limit"), CutDrops(list(rows), 10, "past_limit",
+                                                               "limit")
+    assert same_drops(a, b) and a._made is None and b._made is None
+    other_rows = rows[:15] + _rows(list(range(15, 30)))  # equal ids, other objects
+    for c in (CutDrops(rows, 11, "past_limit", "limit"),
+              CutDrops(rows, 10, "outside_window", "window"),
+              CutDrops(other_rows, 10, "past_limit", "limit")):
+        assert not same_drops(a, c)
+    made = tuple(a)
+    assert same_drops(made, made) and not same_drops(made, tuple(b))  # other Drop objects
