@@ -56,20 +56,14 @@ def window(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     if not p["enabled"]:
         return Outcome(rows, note="window off")
     n = ctx.wide(int(p["per_limit"] * ctx.limit))
-    return Outcome(rows[:n], _past(rows, n, "outside_window", "window"))
+    return Outcome(rows[:n], CutDrops(rows, n, "outside_window", "window"))
 
 
 @stage("limit", "cut", widens=True)
 def limit(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     """Keep the first `limit` rows."""
     n = ctx.wide(ctx.limit)
-    return Outcome(rows[:n], _past(rows, n, "past_limit", "limit"))
-
-
-def _past(rows: list[Scored], n: int, code: str, cut: str) -> CutDrops:
-    """A Drop for each row past the first n: (("rank", its rank), (cut, n)); each made when
-    first read (a deep run's cut drops thousands, which most runs never read)."""
-    return CutDrops(rows, n, code, cut)
+    return Outcome(rows[:n], CutDrops(rows, n, "past_limit", "limit"))
 
 
 _ID = attrgetter("id")
