@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractButton,
@@ -90,11 +90,23 @@ def tab_chain(win: Any) -> list[QWidget]:
 
 class TabOrder:
     """Applies the chain whenever the set of widgets in it changed (a new lane, fix buttons,
-    a pipeline's sections); cheap to call on every answer."""
+    a pipeline's sections). Reading the chain walks every panel (~0.6 ms), so an answer asks
+    for it `later`: once, after the frame that shows the answer is painted."""
 
     def __init__(self, win: Any) -> None:
         self.win = win
         self._key: tuple[int, ...] = ()
+        # a timer, not a queued call: a queued call runs before the paint (Qt posts a
+        # window's update request at low priority), a timer's turn comes after it
+        self._timer = QTimer(win, singleShot=True, interval=0)
+        self._timer.timeout.connect(self.apply)
+
+    def later(self) -> None:
+        """`apply` once the events queued now are done (the answer's paint among them); a
+        burst of answers applies it once. A key press comes after those events, so Tab
+        always follows the chain as it stands."""
+        if not self._timer.isActive():
+            self._timer.start()
 
     def apply(self) -> None:
         chain = tab_chain(self.win)

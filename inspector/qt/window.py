@@ -400,7 +400,7 @@ class MainWindow(FilesMixin, ExtensibleWindow):
                                     finding)
         self._fit_later()  # the banner and the index bar may have taken room
         if getattr(self, "tab_order", None) is not None:
-            self.tab_order.apply()  # fix buttons join the Tab order
+            self.tab_order.later()  # fix buttons join the Tab order (after the paint)
 
     def _channel(self, channel: str, busy: bool) -> None:
         if channel == "full" and not busy:

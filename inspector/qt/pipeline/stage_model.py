@@ -22,8 +22,22 @@ _ALIGN, _TOOLTIP = int(_R.TextAlignmentRole), int(_R.ToolTipRole)
 _ROLES = frozenset((_DISPLAY, _FOREGROUND, _FONT, _ALIGN, _TOOLTIP))
 
 
+# A text cell shows at most this many characters: more than the widest column of the widest
+# screen holds at the table's font, so Qt elides it as before. A stored text can be a whole
+# document chunk (3,359 characters in memory-lancedb-pro's fixture), and Qt lays out a cell's
+# whole text to elide it on every paint: each tick repainted ~1.3 ms of text no one saw.
+CELL_CHARS = 500
+
+
 def _one_line(text: str) -> str:
     return " ".join(text.split())
+
+
+def cell_line(text: str) -> str:
+    """A text as its cell shows it: on one line, and past CELL_CHARS characters cut with an
+    ellipsis (the tooltip and the detail pane show the whole text)."""
+    line = _one_line(text)
+    return line if len(line) <= CELL_CHARS else line[:CELL_CHARS - 1] + "…"
 
 
 def same_rows(a: StageRun, b: StageRun) -> bool:
@@ -55,9 +69,9 @@ def _words(d: Drop) -> str:
 
 
 class RowTexts:
-    """Each row's text on one line, made the first time a cell shows it and kept for the
-    route (a tick shows the same rows again); a row only a drop names is looked up in the
-    answer on screen."""
+    """Each row's text as its cell shows it (`cell_line`), made the first time a cell shows
+    it and kept for the route (a tick shows the same rows again); a row only a drop names is
+    looked up in the answer on screen. `full`: the whole text on one line (the tooltip)."""
 
     def __init__(self) -> None:
         self._made: dict[str, str] = {}
@@ -72,15 +86,21 @@ class RowTexts:
         if got is not None:
             return got
         if raw is None:
-            if self._raw is None:
-                self._raw = {} if self._trace is None else {
-                    s.id: s.row.text for st in self._trace.stages
-                    for s in (*st.rows_in, *st.rows)}
-            raw = self._raw.get(rid)
+            raw = self._raw_text(rid)
             if raw is None:
                 return default
-        got = self._made[rid] = _one_line(raw)
+        got = self._made[rid] = cell_line(raw)
         return got
+
+    def full(self, rid: str, default: str = "") -> str:
+        raw = self._raw_text(rid)
+        return default if raw is None else _one_line(raw)
+
+    def _raw_text(self, rid: str) -> str | None:
+        if self._raw is None:
+            self._raw = {} if self._trace is None else {
+                s.id: s.row.text for st in self._trace.stages for s in (*st.rows_in, *st.rows)}
+        return self._raw.get(rid)
 
 
 class FlowStageModel(QAbstractTableModel):
@@ -96,7 +116,7 @@ class FlowStageModel(QAbstractTableModel):
         self.run: StageRun | None = None
         self.kept: tuple[Scored, ...] = ()
         self.drops: tuple[Drop, ...] = ()
-        self.texts: Any = RowTexts()  # .get(id, default, raw): a row's text on one line
+        self.texts: Any = RowTexts()  # .get(id, default, raw): a row's text as its cell shows it
         self.tied: frozenset[str] = frozenset()
         self.expected: frozenset[str] = frozenset()
         self.marks: dict[str, str] = {}  # row id -> a judgment's mark (the tuning dock's)
@@ -253,7 +273,7 @@ class FlowStageModel(QAbstractTableModel):
 
     def _tooltip(self, r: int, col: str) -> str | None:
         if col == "text":
-            return self.texts.get(self.row_id(r) or "", "")
+            return self.texts.full(self.row_id(r) or "", "")
         if col == "score" and r < len(self.kept):
             ins = ", ".join(f"{k} {v:.4f}" for k, v in self.kept[r].inputs)
             return f"score {self.kept[r].score:.6f}" + (f"\nfrom: {ins}" if ins else "")

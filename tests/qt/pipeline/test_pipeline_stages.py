@@ -376,3 +376,86 @@ def test_the_visual_checks_read_the_pipeline_and_catch_a_cut_header_or_no_open_s
     assert "no stage of the pipeline is open" in flow_problems(win)
     for sec in opened:
         sec.set_open(True)
+
+
+def test_a_long_text_is_cut_in_its_cell_and_whole_in_its_tooltip(win: Any) -> None:
+    """The plugin's docs chunks run to thousands of characters. Qt lays out a cell's whole
+    text to elide it on every paint, so a cell holds at most CELL_CHARS of it, cut with an
+    ellipsis; its tooltip still reads the whole text, and a short text is as stored."""
+    from PySide6.QtCore import Qt
+
+    from inspector.qt.pipeline.stage_model import CELL_CHARS, COLUMNS
+
+    raw = {s.id: s.row.text for st in win.vm.trace.stages for s in (*st.rows_in, *st.rows)}
+    long_seen = short_seen = 0
+    for sec in win.stages.visible_sections():
+        m = sec.model
+        col = COLUMNS.index("text")
+        for r in range(len(m.kept)):
+            rid = m.kept[r].id
+            line = " ".join(raw[rid].split())
+            cell = m.cell(r, "text")
+            tip = m.data(m.index(r, col), Qt.ItemDataRole.ToolTipRole)
+            assert tip == line
+            if len(line) > CELL_CHARS:
+                long_seen += 1
+                assert cell == line[:CELL_CHARS - 1] + "…" and len(cell) == CELL_CHARS
+            else:
+                short_seen += 1
+                assert cell == line
+    assert long_seen and short_seen  # the fixture holds both kinds
+
+
+def test_the_tab_order_is_read_after_the_answers_frame_is_painted(
+        win: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reading the Tab chain walks every panel: an answer asks for it once its frame is
+    painted, not before, and Tab still reaches every control afterwards."""
+    from PySide6.QtCore import QEvent, QObject
+    from PySide6.QtWidgets import QApplication
+
+    from inspector.qt import shortcuts
+    from tests.qt.test_keyboard import tab_walk
+
+    events: list[str] = []
+    real = shortcuts.tab_chain
+
+    def chain(w: Any) -> Any:
+        events.append("chain")
+        return real(w)
+
+    class Painted(QObject):
+        def eventFilter(self, obj: Any, event: Any) -> bool:  # noqa: N802 - Qt's name
+            if event.type() == QEvent.Type.UpdateRequest:
+                events.append("paint")
+            return False
+
+    told = win.banner.show_answer
+
+    def answer(*args: Any) -> Any:
+        events.append("answer")
+        return told(*args)
+
+    monkeypatch.setattr(shortcuts, "tab_chain", chain)
+    monkeypatch.setattr(win.banner, "show_answer", answer)
+    watch = Painted()
+    win.windowHandle().installEventFilter(watch)
+    win.installEventFilter(watch)
+    try:
+        for v in (0.36, 0.4, 0.45):
+            QApplication.processEvents()
+            events.clear()
+            before = win.vm.trace
+            win.sliders.sliders["hard_min_score.min"].setValue(v)
+            win.sliders.flush()
+            win.vm.jobs.wait_idle(30)
+            for _ in range(20):
+                QApplication.processEvents()
+            assert win.vm.trace is not before
+            told_at = events.index("answer")
+            read_at = events.index("chain", told_at)
+            assert "paint" in events[told_at:read_at], events  # painted, then read
+    finally:
+        win.removeEventFilter(watch)
+        win.windowHandle().removeEventFilter(watch)
+    seen = tab_walk(win.query_bar.text)
+    assert all(sec.toggle in seen for sec in win.stages.visible_sections())
