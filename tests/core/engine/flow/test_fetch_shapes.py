@@ -54,3 +54,34 @@ def test_a_shape_asked_again_reports_its_ties_without_ordering_the_pool_again(
         want = _runs(path, mode).run(Change().with_sets(**{"fetch.cap": cap}))
         assert got.ties == want.ties
         assert shape(got) == shape(want)
+
+
+@pytest.mark.parametrize("mode", ["vector", "hybrid"])
+def test_a_shallower_vector_fetch_is_the_first_candidates_of_a_deeper_one(
+        tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An over-fetch slider moved back: in vector mode the candidates at a depth are the first
+    ones of a deeper shape's, taken without ordering the pool again; a hybrid fetch's fused
+    order is not a prefix, so it orders the pool for each depth. Either way every stage, tie
+    and final row is what a fresh process reports at that depth."""
+    path = write_mixed_store(tmp_path / "s", n=300)
+    runs = _runs(path, mode)
+    calls = {"raw_order": 0}
+    real = classic.raw_order
+
+    def counted(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        calls["raw_order"] += 1
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(classic, "raw_order", counted)
+    depths = [20, 14.5, 9, 3.25, 1]  # pools of 80, 58, 36, 13 and 4 rows
+    got = [runs.run(Change().with_sets(**{"fetch.overfetch": f})) for f in depths]
+    shapes = {tuple(t.stage("fetch").facts[k] for k in ("depth", "vec_k", "fts_k")) for t in got}
+    assert len(shapes) >= 4
+    assert calls["raw_order"] == (1 if mode == "vector" else len(shapes))
+    monkeypatch.undo()
+    for f, t in zip(depths, got, strict=True):
+        want = _runs(path, mode).run(Change().with_sets(**{"fetch.overfetch": f}))
+        assert shape(t) == shape(want), f
+        assert t.ties == want.ties, f
+        assert t.final.ids == want.final.ids, f
+        assert t.stage("fetch").facts == want.stage("fetch").facts, f
