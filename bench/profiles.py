@@ -129,7 +129,13 @@ WHY: dict[str, str] = {
             "(01:18, the first run on this code: 3 of 12). Rows no change touched were "
             "slower too: pool 30 key-to-frame medians 5.7-14.8 ms against 5.4-13.0 at "
             "22:20, where the change adds only the timer and a length check per new "
-            "row: the spread "            "between runs is larger than the change.",
+            "row: the spread between runs is larger than the change. Later that night a "
+            "vector fetch at a "
+            "shallower over-fetch began to take the first candidates of a deeper shape it "
+            "made (an over-fetch key moved back had ordered and rebuilt 1,000 to 3,000 "
+            "candidates per tick): by hand, memory-plugin on the demo store, over-fetch 40 "
+            "down to 20, old and new code in turn, two rounds, the fetch stage 0.87-0.95 "
+            "-> 0.36-0.42 ms a tick (mean); not in this table's run.",
     "index": "IVF_PQ + post-filter, cProfile: the engine's own Python is ~0.5 ms a query; the "
              "rest is its one LanceDB search, which reads the columns of all 50 candidates (the "
              "stage tables show the rows the post-filter drops) where bare post-filtered LanceDB "
