@@ -22,8 +22,8 @@ _ALIGN, _TOOLTIP = int(_R.TextAlignmentRole), int(_R.ToolTipRole)
 _ROLES = frozenset((_DISPLAY, _FOREGROUND, _FONT, _ALIGN, _TOOLTIP))
 
 
-# A text cell shows at most this many characters: more than the widest column of the widest
-# screen holds at the table's font, so Qt elides it as before. A stored text can be a whole
+# A text cell shows at most this many characters: more than the widest column of a 1920 px
+# screen holds at the table's font, so Qt elides it there as before. A stored text can be a whole
 # document chunk (3,359 characters in memory-lancedb-pro's fixture), and Qt lays out a cell's
 # whole text to elide it on every paint: each tick repainted ~1.3 ms of text no one saw.
 CELL_CHARS = 500
