@@ -103,8 +103,7 @@ class TabOrder:
 
     def later(self) -> None:
         """`apply` once the events queued now are done (the answer's paint among them); a
-        burst of answers applies it once. A key press comes after those events, so Tab
-        always follows the chain as it stands."""
+        burst of answers applies it once. A Tab pressed after that follows the new chain."""
         if not self._timer.isActive():
             self._timer.start()
 

@@ -388,9 +388,9 @@ def test_a_long_text_is_cut_in_its_cell_and_whole_in_its_tooltip(win: Any) -> No
 
     raw = {s.id: s.row.text for st in win.vm.trace.stages for s in (*st.rows_in, *st.rows)}
     long_seen = short_seen = 0
+    col = COLUMNS.index("text")
     for sec in win.stages.visible_sections():
         m = sec.model
-        col = COLUMNS.index("text")
         for r in range(len(m.kept)):
             rid = m.kept[r].id
             line = " ".join(raw[rid].split())
