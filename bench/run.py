@@ -92,14 +92,17 @@ def _overhead_pair(store: Any, mode: str, text: str, depth: int,
 
 def _same_vector(engine: Callable[[int], Any],
                  bare: Callable[[int], Any]) -> tuple[Callable[[], Any], Callable[[], Any]]:
-    """The pair as interleaved() calls it: each round both search the same vector."""
-    step = [0]
+    """The pair as interleaved() calls it: each one's n-th call searches vector n, so both
+    search the same vector in a round, whichever of them runs first."""
+    calls = {"engine": 0, "bare": 0}
 
-    def then_next() -> Any:
-        step[0] += 1
-        return bare(step[0] - 1)
+    def counted(name: str, fn: Callable[[int], Any]) -> Callable[[], Any]:
+        def call() -> Any:
+            calls[name] += 1
+            return fn(calls[name] - 1)
+        return call
 
-    return (lambda: engine(step[0])), then_next
+    return counted("engine", engine), counted("bare", bare)
 
 
 def bench_overhead(quick: bool) -> list[dict[str, Any]]:
