@@ -85,3 +85,44 @@ def test_a_shallower_vector_fetch_is_the_first_candidates_of_a_deeper_one(
         assert t.ties == want.ties, f
         assert t.final.ids == want.final.ids, f
         assert t.stage("fetch").facts == want.stage("fetch").facts, f
+
+
+@pytest.mark.parametrize("mode", ["vector", "hybrid"])
+def test_a_deeper_vector_fetch_makes_only_the_candidates_past_a_shallower_one(
+        tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An over-fetch slider moved up: in vector mode a deeper shape's first candidates are a
+    shallower shape's (the very objects), and only the rows past them are made; a hybrid
+    fetch's fused order is not a prefix, so each depth makes all of its own. Either way every
+    stage, tie and final row is what a fresh process reports at that depth."""
+    path = write_mixed_store(tmp_path / "s", n=300)
+    runs = _runs(path, mode)
+    runs.live = True  # as the window's: one pool fetched deep serves every over-fetch
+    asked: list[int] = []
+    real = classic._candidates
+
+    def counted(pool, mode, raw, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        asked.append(len(raw))
+        return real(pool, mode, raw, *args, **kwargs)
+
+    monkeypatch.setattr(classic, "_candidates", counted)
+    depths = [1, 3.25, 9, 14.5, 20]  # pools of 4, 13, 36, 58 and 80 rows
+    got = [runs.run(Change().with_sets(**{"fetch.overfetch": f, "fetch.cap": 0}))
+           for f in depths]
+    pools = [t.stage("fetch").facts["depth"] for t in got]
+    assert pools == sorted(pools) and len(set(pools)) >= 4
+    if mode == "vector":
+        assert sum(asked) == pools[-1]  # each candidate made once, at the first depth it is in
+        for shallow, deep in zip(got[:-1], got[1:], strict=True):
+            head = shallow.stage("fetch").rows
+            assert all(a is b for a, b in zip(head, deep.stage("fetch").rows[:len(head)],
+                                              strict=True))
+    else:
+        assert asked == pools
+    monkeypatch.undo()
+    for f, t in zip(depths, got, strict=True):
+        want = _runs(path, mode).run(Change().with_sets(**{"fetch.overfetch": f,
+                                                            "fetch.cap": 0}))
+        assert shape(t) == shape(want), f
+        assert t.ties == want.ties, f
+        assert t.final.ids == want.final.ids, f
+        assert t.stage("fetch").facts == want.stage("fetch").facts, f

@@ -461,6 +461,27 @@ def _deeper_vector_shape(shapes: dict[Any, _Shape], shape: tuple[Any, ...]
     return None if best is None else best[1]
 
 
+def _shallower_vector_shape(shapes: dict[Any, _Shape], shape: tuple[Any, ...],
+                            raw: np.ndarray) -> list[Scored]:
+    """The candidates of the deepest vector shape made at a depth below this one's whose
+    rows are the first of `raw` (this shape's rows in order), else []: by the argument of
+    `_deeper_vector_shape`, this shape's first candidates are those, and only the rows past
+    them are new. An over-fetch slider moved up built 1,000 to 3,000 candidates per tick,
+    each looked up in `_candidates`' memo."""
+    mode, d, _, _, native = shape
+    if mode != "vector" or native is not None:
+        return []
+    best: _Shape | None = None
+    for (m, dd, *rest), entry in shapes.items():
+        if m == "vector" and rest[-1] is None and dd.pool < d.pool and \
+                len(entry[0]) == len(entry[2]) <= len(raw) and \
+                (best is None or len(entry[2]) > len(best[2])):
+            best = entry
+    if best is None or not np.array_equal(best[2], raw[:len(best[2])]):
+        return []
+    return best[0]
+
+
 def _inputs(pool: Pool, at: np.ndarray, vr: np.ndarray, fr: np.ndarray, fused: np.ndarray,
             hybrid: bool) -> list[tuple[tuple[str, float], ...]]:
     """Per pool row `at`, the inputs of its score: its vector leg's rank, distance and
@@ -535,8 +556,12 @@ def lancedb_pool(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome
             entry = (deeper[0][:d.pool], {}, deeper[2][:d.pool])
         else:
             ordered = raw, base, fused, vr, fr = raw_order(pool, q, native)
-            entry = (_candidates(pool, q.mode, raw, base, fused, vr, fr,
-                                 _shared_rows(ctx.store, pool)), {}, raw)
+            # a deeper over-fetch of a vector pool: a shallower shape's candidates, then
+            # those of the rows past it (made now)
+            head = _shallower_vector_shape(shapes, shape, raw)
+            made = _candidates(pool, q.mode, raw[len(head):], base, fused, vr, fr,
+                               _shared_rows(ctx.store, pool))
+            entry = (head + made if head else made, {}, raw)
         if len(shapes) >= min(_SHAPES_MAX, max(1, _SHAPE_ROWS_MAX // max(pool.size, 1))):
             shapes.clear()
         shapes[shape] = entry
