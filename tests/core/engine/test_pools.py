@@ -191,6 +191,62 @@ def test_the_cache_evicts_the_least_recently_used_past_its_bounds() -> None:
     assert list(lru.entries) == ["f"]
 
 
+def test_a_cache_s_groups_list_what_a_scan_of_every_key_would_in_its_order() -> None:
+    """`Lru.in_group` (what `answering` reads) lists one group's values most recent first,
+    exactly as filtering `values()` by the group would, through gets, puts of a key again,
+    evictions by either bound, drops and a clear."""
+    import random
+
+    rng = random.Random(34)
+    lru = Lru(max_entries=6, max_rows=25, weigh=len, group=lambda k: k[0])
+    for step in range(3_000):
+        key = (rng.choice("abc"), rng.randrange(5))
+        act = rng.random()
+        if act < 0.5:
+            lru.put(key, [step] * rng.randrange(1, 9))
+        elif act < 0.9:
+            lru.get(key)
+        elif act < 0.98:
+            gone = (rng.choice("abc"), rng.randrange(5))
+            lru.drop(lambda k, gone=gone: k != gone)
+        else:
+            lru.clear()
+        for g in "abcd":
+            scanned = [v for v in lru.values() if v in [lru.entries[k] for k in lru.entries
+                                                        if k[0] == g]]
+            assert lru.in_group(g) == scanned, step
+        assert set(lru.groups) == {k[0] for k in lru.entries}
+        assert lru.rows == sum(map(len, lru.entries.values()))
+
+
+def test_answering_reads_only_the_question_s_own_pools(counted, monkeypatch) -> None:
+    """With the cache full of other questions' pools, `answering` asks the one rule of the
+    asked question's pools alone and takes the deepest that answers, however recently a
+    shallower one was used."""
+    store, _ = counted
+    src = PoolSource()
+    p = Params(limit=10, cap=0)
+    rng = np.random.default_rng(5)
+    for i in range(20):  # other questions' pools: other vectors
+        src.pool(store, Query(vector=rng.normal(size=store.dim).astype(np.float32)), p,
+                 10 + i, 10)
+    query = _query(store)
+    shallow = src.pool(store, query, p, 20, 20)
+    deep = src.pool(store, query, p, 40, 40)
+    asked: list[int] = []
+    real = pools.answers
+
+    def counted_answers(pool, params):  # noqa: ANN001, ANN202
+        asked.append(pool.size)
+        return real(pool, params)
+
+    monkeypatch.setattr(pools, "answers", counted_answers)
+    assert src.answering(store, query, p.with_(overfetch=2.0)) is deep
+    assert sorted(asked) == sorted([shallow.size, deep.size])
+    src.cache.get(next(k for k, (_, v) in src.cache.entries.items() if v is shallow))
+    assert src.answering(store, query, p.with_(overfetch=2.0)) is deep  # deepest first
+
+
 def test_the_depth_policy_names_each_purpose(counted) -> None:
     store, _ = counted
     p = Params(limit=10, cap=0)

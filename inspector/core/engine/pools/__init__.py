@@ -163,15 +163,35 @@ CACHE_ROWS = 3 * EXHAUSTIVE_MAX
 class Lru:
     """A bounded cache, least recently used out once it holds more than `max_entries` values
     or more than `max_rows` rows (`weigh`; None: no row bound); the newest value always stays.
-    Thread-safe."""
+    `group` (a key's group, optional): the keys of each group are kept apart too, in the order
+    of use, so `in_group` lists one group's values without reading every key. Thread-safe."""
 
     def __init__(self, max_entries: int = CACHE_ENTRIES, max_rows: int | None = CACHE_ROWS,
-                 weigh: Callable[[Any], int] = lambda _: 0) -> None:
+                 weigh: Callable[[Any], int] = lambda _: 0,
+                 group: Callable[[Any], Any] | None = None) -> None:
         self.max_entries, self.max_rows, self.weigh = max_entries, max_rows, weigh
         self.entries: OrderedDict[Any, Any] = OrderedDict()
         self.rows = 0
         self.hits = self.misses = 0
+        self.group = group
+        self.groups: dict[Any, dict[Any, None]] = {}  # group -> its keys, least recent first
         self._lock = threading.Lock()
+
+    def _grouped(self, key: Any) -> None:  # the key is the newest of its group
+        if self.group is not None:
+            keys = self.groups.setdefault(self.group(key), {})
+            keys.pop(key, None)
+            keys[key] = None
+
+    def _pop(self, key: Any) -> None:
+        self.rows -= self.weigh(self.entries.pop(key))
+        if self.group is not None:
+            g = self.group(key)
+            keys = self.groups.get(g)
+            if keys is not None:
+                keys.pop(key, None)
+                if not keys:
+                    del self.groups[g]
 
     def get(self, key: Any) -> Any | None:
         with self._lock:
@@ -179,30 +199,36 @@ class Lru:
             if got is not None:
                 self.hits += 1
                 self.entries.move_to_end(key)
+                self._grouped(key)
             return got
 
     def put(self, key: Any, value: Any) -> None:
         with self._lock:
             self.misses += 1
             if key in self.entries:
-                self.rows -= self.weigh(self.entries.pop(key))
+                self._pop(key)
             self.entries[key] = value
             self.rows += self.weigh(value)
+            self._grouped(key)
             while len(self.entries) > 1 and (
                     len(self.entries) > self.max_entries
                     or self.max_rows is not None and self.rows > self.max_rows):
-                _, old = self.entries.popitem(last=False)
-                self.rows -= self.weigh(old)
+                self._pop(next(iter(self.entries)))
 
     def values(self) -> list[Any]:
         """Most recently used first."""
         with self._lock:
             return list(reversed(self.entries.values()))
 
+    def in_group(self, group: Any) -> list[Any]:
+        """The values of one group's keys, most recently used first (as `values` lists them)."""
+        with self._lock:
+            return [self.entries[k] for k in reversed(self.groups.get(group, {}))]
+
     def drop(self, keep: Callable[[Any], bool]) -> None:
         with self._lock:
             for key in [k for k in self.entries if not keep(k)]:
-                self.rows -= self.weigh(self.entries.pop(key))
+                self._pop(key)
 
     def clear(self) -> None:
         self.drop(lambda _: False)
@@ -230,7 +256,10 @@ class PoolSource:
     """The pools fetched so far, and the only caller of `fetch_pool`."""
 
     def __init__(self, max_entries: int = CACHE_ENTRIES, max_rows: int = CACHE_ROWS) -> None:
-        self.cache = Lru(max_entries, max_rows, weigh=lambda e: e[1].size)
+        # grouped by everything but the legs' depths (`_base`): `answering` reads one
+        # question's pools, not every pool cached (64 keys compared a query before)
+        self.cache = Lru(max_entries, max_rows, weigh=lambda e: e[1].size,
+                         group=lambda key: key[:-2])
         self.orders = Lru(max_entries, None)  # LanceDB's own full-text order at a k
         self.fetches = 0  # fetch_pool calls: LanceDB searched
         self._tokens: dict[int, int] = {}  # id(store) -> its token while the store lives
@@ -322,8 +351,7 @@ class PoolSource:
         base = self._base(store, query, p)
         if base[0] is None:
             return None
-        found = [(key, pool) for key, pool in self.cache.values()
-                 if key[:len(base)] == base and answers(pool, p)]
+        found = [(key, pool) for key, pool in self.cache.in_group(base) if answers(pool, p)]
         if not found:
             return None
         key, pool = max(found, key=lambda e: e[1].size)
