@@ -1,10 +1,11 @@
 """Benchmarks with targets: `scripts/dev bench` (or `.venv/bin/python bench/run.py`).
 
 Prints a table and writes bench/results.json. Figures are medians (and p95) measured in one
-run on this machine; ratios compare two things timed in the same run, interleaved. Every row
-says whether its target is met. The figures below are registered here; any
-`bench/*_bench.py` registers its own (see registry.py) and is picked up without an edit here.
-`bench/readme_table.py` writes the docs' Benchmarks table from results.json.
+run on this machine; ratios compare two things timed in the same run, interleaved (the order
+alternating round by round). Every row says whether its target is met. The figures below
+are registered here; any `bench/*_bench.py` registers its own (see registry.py) and is picked
+up without an edit here. `bench/readme_table.py` writes the docs' Benchmarks table from
+results.json.
 """
 
 from __future__ import annotations
