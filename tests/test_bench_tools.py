@@ -166,7 +166,6 @@ def test_the_launch_bench_refuses_what_an_install_of_the_app_alone_lacks(
     assert done.stdout.split() == ["refused", "pandas", "False"]
 
 
-
 def test_a_pair_is_timed_in_rounds_whose_order_alternates() -> None:
     """Neither side of a ratio always runs first (on the caches the other left): the
     issue's measure is interleaved with the order alternating. The overhead pair still

@@ -212,14 +212,14 @@ def test_a_cache_s_groups_list_what_a_scan_of_every_key_would_in_its_order() -> 
         else:
             lru.clear()
         for g in "abcd":
-            scanned = [v for v in lru.values() if v in [lru.entries[k] for k in lru.entries
-                                                        if k[0] == g]]
+            scanned = [lru.entries[k] for k in reversed(lru.entries) if k[0] == g]
             assert lru.in_group(g) == scanned, step
         assert set(lru.groups) == {k[0] for k in lru.entries}
         assert lru.rows == sum(map(len, lru.entries.values()))
 
 
-def test_answering_reads_only_the_question_s_own_pools(counted, monkeypatch) -> None:
+def test_answering_takes_the_deepest_of_the_question_s_own_pools_among_many(
+        counted, monkeypatch) -> None:
     """With the cache full of other questions' pools, `answering` asks the one rule of the
     asked question's pools alone and takes the deepest that answers, however recently a
     shallower one was used."""

@@ -440,46 +440,48 @@ def _candidates(pool: Pool, mode: str, raw: np.ndarray, base: np.ndarray, fused:
     return out  # type: ignore[return-value]
 
 
-def _deeper_vector_shape(shapes: dict[Any, _Shape], shape: tuple[Any, ...]
-                         ) -> _Shape | None:
-    """A vector fetch's shape already made at a depth at least this one's, else None.
+def _vector_shapes(shapes: dict[Any, _Shape], shape: tuple[Any, ...]
+                   ) -> list[tuple[int, _Shape]]:
+    """(depth, entry) of every vector shape made whose candidates a vector shape's share
+    (LanceDB's own full-text order none of them), [] unless `shape` is one.
 
     In vector mode a shape's candidates are the vector leg's first `pool` rows in leg order,
     each scored 1 / (1 + its distance) with its leg rank as input, and the leg's depth is
-    the pool's: so the candidates at a depth are the first ones of any deeper shape's, equal
-    to those `_candidates` would make (the very objects while its memo holds them: it keys
-    them by the same row, ranks and score). An over-fetch slider moved back rebuilt 1,000 to
-    3,000 of them per tick."""
-    mode, d, _, _, native = shape
+    the pool's (`params.depths`): so the candidates at a depth are the first ones of any
+    deeper shape's, equal to those `_candidates` would make (the very objects while its memo
+    holds them: it keys them by the same row, ranks and score)."""
+    mode, _, _, _, native = shape
     if mode != "vector" or native is not None:
-        return None
-    best = None
-    for (m, dd, *rest), entry in shapes.items():
-        if m == "vector" and rest[-1] is None and dd.pool >= d.pool and \
-                (best is None or dd.pool < best[0]) and len(entry[2]) >= d.pool:
-            best = (dd.pool, entry)
-    return None if best is None else best[1]
+        return []
+    return [(dd.pool, entry) for (m, dd, *rest), entry in shapes.items()
+            if m == "vector" and rest[-1] is None]
+
+
+def _deeper_vector_shape(shapes: dict[Any, _Shape], shape: tuple[Any, ...]
+                         ) -> _Shape | None:
+    """A vector fetch's shape already made at a depth at least this one's, the shallowest,
+    else None: its first candidates are this one's (`_vector_shapes`). An over-fetch slider
+    moved back rebuilt 1,000 to 3,000 of them per tick."""
+    pool = shape[1].pool
+    made = [(depth, entry) for depth, entry in _vector_shapes(shapes, shape)
+            if depth >= pool and len(entry[2]) >= pool]
+    return min(made, key=lambda e: e[0])[1] if made else None
 
 
 def _shallower_vector_shape(shapes: dict[Any, _Shape], shape: tuple[Any, ...],
                             raw: np.ndarray) -> list[Scored]:
     """The candidates of the deepest vector shape made at a depth below this one's whose
-    rows are the first of `raw` (this shape's rows in order), else []: by the argument of
-    `_deeper_vector_shape`, this shape's first candidates are those, and only the rows past
-    them are new. An over-fetch slider moved up built 1,000 to 3,000 candidates per tick,
-    each looked up in `_candidates`' memo."""
-    mode, d, _, _, native = shape
-    if mode != "vector" or native is not None:
+    rows are the first of `raw` (this shape's rows in order), else []: they are this shape's
+    first candidates (`_vector_shapes`), and only the rows past them are new. An over-fetch
+    slider moved up built 1,000 to 3,000 candidates per tick, each looked up in
+    `_candidates`' memo."""
+    pool = shape[1].pool
+    made = [entry for depth, entry in _vector_shapes(shapes, shape)
+            if depth < pool and len(entry[0]) == len(entry[2]) <= len(raw)]
+    if not made:
         return []
-    best: _Shape | None = None
-    for (m, dd, *rest), entry in shapes.items():
-        if m == "vector" and rest[-1] is None and dd.pool < d.pool and \
-                len(entry[0]) == len(entry[2]) <= len(raw) and \
-                (best is None or len(entry[2]) > len(best[2])):
-            best = entry
-    if best is None or not np.array_equal(best[2], raw[:len(best[2])]):
-        return []
-    return best[0]
+    best = max(made, key=lambda e: len(e[2]))
+    return best[0] if np.array_equal(best[2], raw[:len(best[2])]) else []
 
 
 def _inputs(pool: Pool, at: np.ndarray, vr: np.ndarray, fr: np.ndarray, fused: np.ndarray,
