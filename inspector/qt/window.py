@@ -81,6 +81,12 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         self.theme_choice = "system"
         self.tokens = theme.LIGHT
         self._answered: tuple[Any, ...] | None = None  # what the banner and bars tell now
+        # the stage list's shape (pipeline, route, stages) and the banner's fix buttons when
+        # the plots were last fitted and the Tab order last asked for: a re-rank's tick that
+        # keeps both changes no widget of either (a banner or index bar that grows or shrinks
+        # lays the window out, and its LayoutRequest fits the plots: event())
+        self._fitted_shape: tuple[Any, ...] | None = None
+        self._ordered_fixes: list[Any] | None = None
         self._reranks = 0  # re-ranks that made the window busy (a slow one shows the bar)
         self._open_handler = self.choose_store
         self._plots_stale: set[PlotBox] = set()
@@ -367,7 +373,10 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         self._answer_changed()
         self.detail.show_row(t, vm.selected, scored(t, vm.selected))
         self._status()
-        self._fit_later()
+        shape = None if t is None else (t.spec.name, t.route, len(t.stages))
+        if not (vm.reranked and shape == self._fitted_shape):
+            self._fit_later()
+        self._fitted_shape = shape
         self._plots_stale = {self.scatter_box, self.bump_box}
         if not self.plots_built:  # built once these results are painted: ensure_plots
             if t is not None:
@@ -398,9 +407,13 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         self.expected.show_expected(list(vm.question.expect),
                                     vm.answer.expected if vm.answer is not None else None,
                                     finding)
-        self._fit_later()  # the banner and the index bar may have taken room
-        if getattr(self, "tab_order", None) is not None:
+        if not vm.reranked:  # the banner and the index bar may have taken room
+            self._fit_later()
+        fixes = self.banner.buttons
+        if getattr(self, "tab_order", None) is not None and (
+                not vm.reranked or fixes is not self._ordered_fixes):
             self.tab_order.later()  # fix buttons join the Tab order (after the paint)
+        self._ordered_fixes = fixes
 
     def _channel(self, channel: str, busy: bool) -> None:
         if channel == "full" and not busy:

@@ -3,11 +3,13 @@ each table after one press and comes back round (no trap); Alt+N focuses stage N
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QAbstractItemView, QApplication
+from PySide6.QtWidgets import QAbstractButton, QAbstractItemView, QApplication
 
 
 def tab_walk(start: Any, presses: int = 120) -> list[Any]:
@@ -24,6 +26,39 @@ def tab_walk(start: Any, presses: int = 120) -> list[Any]:
         seen.append(w)
     raise AssertionError("Tab never came back to where it started: "
                          + " > ".join(f"{type(w).__name__}:{w.objectName()}" for w in seen[-8:]))
+
+
+@contextmanager
+def chain_reads(win: Any, monkeypatch: Any) -> Iterator[list[str]]:
+    """What happens, in order: "chain" each time the Tab chain is read, "paint" each update
+    request of the window (its frame painted)."""
+    from PySide6.QtCore import QEvent, QObject
+
+    from inspector.qt import shortcuts
+
+    events: list[str] = []
+    real = shortcuts.tab_chain
+
+    def chain(w: Any) -> Any:
+        events.append("chain")
+        return real(w)
+
+    class Painted(QObject):
+        def eventFilter(self, obj: Any, event: Any) -> bool:  # noqa: N802 - Qt's name
+            if event.type() == QEvent.Type.UpdateRequest:
+                events.append("paint")
+            return False
+
+    monkeypatch.setattr(shortcuts, "tab_chain", chain)
+    watch = Painted()
+    targets = [w for w in (win, win.windowHandle()) if w is not None]
+    for w in targets:
+        w.installEventFilter(watch)
+    try:
+        yield events
+    finally:
+        for w in targets:
+            w.removeEventFilter(watch)
 
 
 def test_tab_reaches_every_control_and_stage_table_and_leaves_each(window) -> None:
@@ -90,3 +125,34 @@ def test_alt_and_a_number_focuses_that_stage(window) -> None:
     QTest.keyClick(fetch.table, Qt.Key.Key_Down)
     assert fetch.table.currentIndex().row() == 1
     assert window.vm.selected == fetch.model.row_id(1)
+
+
+def test_a_tick_that_takes_the_fixes_away_reads_the_tab_order_after_its_frame(
+        window, monkeypatch) -> None:
+    """The demo's answer offers fixes. The first tick of a slider shows a re-rank without
+    them (they are searched again once it rests): the chain is read again, after the tick's
+    frame is painted, and Tab no longer stops on a button that is gone; the ticks after it,
+    keeping the same buttons, read nothing."""
+    fixes = window.banner.findChildren(QAbstractButton, "bannerFix")
+    assert fixes, "the story has fixes"
+    reads = []
+    slider = window.sliders.sliders["blend.weight"]
+    start = slider.value()
+    with chain_reads(window, monkeypatch) as events:
+        for v in (start + 0.05, start + 0.1, start + 0.15) if start < 0.5 else \
+                (start - 0.05, start - 0.1, start - 0.15):
+            QApplication.processEvents()
+            events.clear()
+            before = window.vm.trace
+            slider.setValue(round(v, 2))
+            window.sliders.flush()
+            for _ in range(20):  # the frame and what is queued after it (the fixes of the
+                QApplication.processEvents()  # new value are searched once it rests)
+            assert window.vm.trace is not before and window.vm.reranked
+            reads.append(events.count("chain"))
+            if events.count("chain"):
+                assert "paint" in events[:events.index("chain")], events
+    assert reads == [1, 0, 0]
+    seen = tab_walk(window.query_bar.text)
+    assert not any(b in seen for b in fixes)
+    assert all(sec.toggle in seen for sec in window.stages.visible_sections())

@@ -24,6 +24,7 @@ from inspector.core.engine.flow.insight.diagnosis import TITLES, Diagnosis, Fix,
 from inspector.core.engine.flow.insight.expect import Fall, where_dropped
 from inspector.core.engine.flow.rows import DROP_LABELS, Tie
 from inspector.core.engine.flow.runner import FlowTrace
+from inspector.qt.pipeline.one_line import OneLine
 from inspector.qt.theme import LIGHT, Tokens
 
 BAD = ("query_or_index", "empty_table", "scope_denies_all")
@@ -129,6 +130,10 @@ class DiagnosisBanner(QFrame):
         self.message = QLabel("", objectName="bannerMessage")
         self.message.setWordWrap(True)
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # what the question sets on the pipeline changes with every tick of a slider: a line
+        # of its own, painted anew without laying the window out again
+        self.settings = OneLine(self, "bannerSettings")
+        self.settings.hide()
         self.buttons: list[QToolButton] = []
         self.fixes: tuple[Fix, ...] = ()
         self.back = QToolButton(self, objectName="bannerBack",
@@ -147,6 +152,7 @@ class DiagnosisBanner(QFrame):
         lay.setSpacing(1)
         lay.addLayout(head)
         lay.addWidget(self.message)
+        lay.addWidget(self.settings)
         lay.addLayout(self._fix_row)
         self.tokens = LIGHT
         self.code: str | None = None
@@ -177,8 +183,9 @@ class DiagnosisBanner(QFrame):
         self.title.setText(title)
         lines = [d.message]
         if changed:  # what the question sets on the pipeline (a fix applied, a slider)
-            lines.append("Set on the pipeline: " + ", ".join(
+            self.settings.setText("Set on the pipeline: " + ", ".join(
                 f"{k} = {_shown(v)}" for k, v in sorted(changed.items())))
+        self.settings.setVisible(bool(changed))
         if trace.what_if:
             lines.append(f"What-if, not the system's behaviour: {what_if_words(trace)}.")
         lines += [f"⚠ {w}" for w in trace.warnings]
@@ -229,7 +236,7 @@ class DiagnosisBanner(QFrame):
         tk = self.tokens
         bg = tk.ok_bg if code == "ok" else tk.bad_bg if code in BAD else tk.warn_bg
         sheet = (f"QFrame#banner {{ background: {bg}; }} "
-                 f"QFrame#banner QLabel {{ color: {tk.text}; }} "
+                 f"QFrame#banner QLabel, QFrame#banner #bannerSettings {{ color: {tk.text}; }} "
                  f"QToolButton#bannerWhatIf {{ border: 1px dashed {tk.muted}; "
                  f"font-style: italic; }}")
         if sheet != self.styleSheet():  # restyling repaints the whole window: only on change

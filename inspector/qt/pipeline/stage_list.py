@@ -16,16 +16,15 @@ from PySide6.QtWidgets import (
     QLabel,
     QMenu,
     QScrollArea,
-    QSizePolicy,
     QTableView,
     QToolButton,
     QVBoxLayout,
     QWidget,
 )
-from superqt import QElidingLabel
 
 from inspector.core.engine.flow.runner import FlowTrace, StageRun
 from inspector.core.engine.flow.summary import StageSummary, stage_that_matters, summarise
+from inspector.qt.pipeline.one_line import OneLine
 from inspector.qt.pipeline.stage_model import (
     COLUMNS,
     FlowStageModel,
@@ -65,8 +64,8 @@ class StageSection(QFrame):
         self.toggle.setArrowType(Qt.ArrowType.RightArrow)
         self.toggle.setAutoRaise(True)
         self.toggle.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
-        self.line = QElidingLabel("", self, objectName="stageNote")
-        self.line.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        # what the stage did, anew on most ticks: painted, not laid out again (one_line.py)
+        self.line = OneLine(self, "stageNote")
         self.model = FlowStageModel(self)
         self.table = QTableView(self)
         self.table.setObjectName(f"flow_stage_{number}")
@@ -211,8 +210,7 @@ class FlowStagesPanel(QWidget):
         self.setObjectName("flowStages")
         self.tokens: Tokens = LIGHT
         self.sections: list[StageSection] = []
-        self.headline = QElidingLabel("", self, objectName="sectionTitle")
-        self.headline.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.headline = OneLine(self, "sectionTitle")  # its count changes with a tick
         self.notes = QLabel("", self, objectName="stageNote")
         self.notes.setWordWrap(True)
         self.notes.hide()
@@ -262,7 +260,6 @@ class FlowStagesPanel(QWidget):
     def show_trace(self, trace: FlowTrace | None, expected: list[str], selected: Any,
                    headline: str) -> None:
         self.headline.setText(headline)
-        self.headline.setToolTip(headline)
         if trace is None:
             self._last = None
             for sec in self.sections:

@@ -408,54 +408,87 @@ def test_a_long_text_is_cut_in_its_cell_and_whole_in_its_tooltip(win: Any) -> No
 
 def test_the_tab_order_is_read_after_the_answers_frame_is_painted(
         win: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Reading the Tab chain walks every panel: an answer asks for it once its frame is
-    painted, not before, and Tab still reaches every control afterwards."""
-    from PySide6.QtCore import QEvent, QObject
+    """Reading the Tab chain walks every panel: a tick of a slider that keeps the banner's
+    fix buttons (this story has none) keeps every widget of the chain, and does not read it
+    at all; Tab still reaches every control afterwards. (A tick that takes fixes away reads
+    it after its frame: tests/qt/test_keyboard.py.)"""
     from PySide6.QtWidgets import QApplication
 
-    from inspector.qt import shortcuts
-    from tests.qt.test_keyboard import tab_walk
-
-    events: list[str] = []
-    real = shortcuts.tab_chain
-
-    def chain(w: Any) -> Any:
-        events.append("chain")
-        return real(w)
-
-    class Painted(QObject):
-        def eventFilter(self, obj: Any, event: Any) -> bool:  # noqa: N802 - Qt's name
-            if event.type() == QEvent.Type.UpdateRequest:
-                events.append("paint")
-            return False
+    from tests.qt.test_keyboard import chain_reads, tab_walk
 
     told = win.banner.show_answer
+    reads = []
+    with chain_reads(win, monkeypatch) as events:
 
-    def answer(*args: Any) -> Any:
-        events.append("answer")
-        return told(*args)
+        def answer(*args: Any) -> Any:
+            events.append("answer")
+            return told(*args)
 
-    monkeypatch.setattr(shortcuts, "tab_chain", chain)
-    monkeypatch.setattr(win.banner, "show_answer", answer)
-    watch = Painted()
-    win.windowHandle().installEventFilter(watch)
-    win.installEventFilter(watch)
-    try:
+        monkeypatch.setattr(win.banner, "show_answer", answer)
         for v in (0.36, 0.4, 0.45):
             QApplication.processEvents()
             events.clear()
-            before = win.vm.trace
+            before, buttons = win.vm.trace, win.banner.buttons
             win.sliders.sliders["hard_min_score.min"].setValue(v)
             win.sliders.flush()
-            win.vm.jobs.wait_idle(30)
-            for _ in range(20):
-                QApplication.processEvents()
+            for _ in range(20):  # the tick's frame and what is queued after it, no more:
+                QApplication.processEvents()  # the fixes are searched once it rests
             assert win.vm.trace is not before
             told_at = events.index("answer")
-            read_at = events.index("chain", told_at)
-            assert "paint" in events[told_at:read_at], events  # painted, then read
-    finally:
-        win.removeEventFilter(watch)
-        win.windowHandle().removeEventFilter(watch)
+            read = "chain" in events[told_at:]
+            reads.append(read)
+            assert read == (win.banner.buttons is not buttons), (v, events)
+    assert reads == [False, False, False]
     seen = tab_walk(win.query_bar.text)
     assert all(sec.toggle in seen for sec in win.stages.visible_sections())
+
+
+def test_a_tick_lays_nothing_out_and_says_its_value_on_a_line_of_its_own(win: Any) -> None:
+    """A slider's tick changes the banner's settings, the stage notes and the headline's
+    count; each is one line painted anew (pipeline/one_line.py), so nothing outside the stage
+    list asks for a new layout (a stage's header lays out its own count, its table its rows)
+    and the window does not fit its plots again. The banner says the new value; each stage's
+    note is the engine's summary line."""
+    from PySide6.QtCore import QEvent, QObject
+    from PySide6.QtWidgets import QApplication, QWidget
+
+    from inspector.core.engine.flow.summary import summarise
+
+    slider = win.sliders.sliders["hard_min_score.min"]
+    slider.setValue(0.36)  # the first tick shows the settings line: laid out once
+    win.sliders.flush()
+    for _ in range(20):
+        QApplication.processEvents()
+    laid: list[str] = []
+    fits: list[int] = []
+
+    class Layouts(QObject):
+        def eventFilter(self, obj: Any, event: Any) -> bool:  # noqa: N802 - Qt's name
+            if event.type() == QEvent.Type.LayoutRequest and isinstance(obj, QWidget) \
+                    and obj.window() is win and not win.stages.isAncestorOf(obj):
+                laid.append(f"{type(obj).__name__}:{obj.objectName()}")
+            return False
+
+    real_fit = win._fit_later
+    win._fit_later = lambda: (fits.append(1), real_fit())[1]
+    watch = Layouts()
+    QApplication.instance().installEventFilter(watch)
+    try:
+        for v in (0.4, 0.45):
+            before = win.vm.trace
+            slider.setValue(v)
+            win.sliders.flush()
+            for _ in range(20):
+                QApplication.processEvents()
+            assert win.vm.trace is not before and win.vm.reranked
+            assert win.banner.settings.isVisible()
+            assert win.banner.settings.text() == f"Set on the pipeline: hard_min_score.min = {v}"
+            assert win.banner.settings.shown() == win.banner.settings.text()  # fits at 1366
+            for sec, run in zip(win.stages.visible_sections(), win.vm.trace.stages,
+                                strict=False):
+                assert sec.line.text() == summarise(run).line
+            assert str(len(win.vm.trace.final.rows)) in win.stages.headline.text()
+    finally:
+        QApplication.instance().removeEventFilter(watch)
+        win._fit_later = real_fit
+    assert laid == [] and fits == [], (laid, fits)
