@@ -158,9 +158,11 @@ WHY: dict[str, str] = {
              "those lines are now painted without a layout (qt/pipeline/one_line.py), and a "
              "re-rank that keeps the pipeline's route and the banner's fix buttons neither "
              "fits the plots nor reads the chain. Events delivered per tick: 3 update "
-             "requests and 4 layout requests -> 1 and 0. This table's run (2026-12-07 09:00, "
-             "that code): 6 of 12 met, every 13-stage row (p95 10.3-12.5 ms); the classic "
-             "view's pool-1,000 rows still miss (p95 17.1-22.7 ms).",
+             "requests and 4 layout requests -> 1 and 0. This table's run (2026-12-07 07:30, "
+             "that code): 6 of 12 met, every 13-stage row (p95 10.3-12.5 ms; 16.6-18.6 ms at "
+             "05:08, but these rows were met once before, 2026-12-06 07:00, and missed "
+             "after: one run is not proof); the classic view's pool-1,000 rows still miss "
+             "(p95 17.1-22.7 ms).",
     "index": "IVF_PQ + post-filter, cProfile: the engine's own Python is ~0.5 ms a query; the "
              "rest is its one LanceDB search, which reads the columns of all 50 candidates (the "
              "stage tables show the rows the post-filter drops) where bare post-filtered LanceDB "

@@ -33,6 +33,7 @@ class OneLine(QWidget):
             return
         self._text = text
         self.setToolTip(text)
+        self.setAccessibleName(text)  # what a screen reader reads, as a label's text
         self.update()
 
     def shown(self) -> str:
@@ -58,3 +59,4 @@ class OneLine(QWidget):
                                   int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter),
                                   self.palette(), self.isEnabled(), self.shown(),
                                   QPalette.ColorRole.WindowText)
+

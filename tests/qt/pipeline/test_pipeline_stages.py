@@ -407,7 +407,7 @@ def test_a_long_text_is_cut_in_its_cell_and_whole_in_its_tooltip(win: Any) -> No
 
 
 def test_the_tab_order_is_read_after_the_answers_frame_is_painted(
-        win: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+        win: Any, monkeypatch: pytest.MonkeyPatch, qtbot: Any) -> None:
     """Reading the Tab chain walks every panel: a tick of a slider that keeps the banner's
     fix buttons (this story has none) keeps every widget of the chain, and does not read it
     at all; Tab still reaches every control afterwards. (A tick that takes fixes away reads
@@ -431,9 +431,9 @@ def test_the_tab_order_is_read_after_the_answers_frame_is_painted(
             before, buttons = win.vm.trace, win.banner.buttons
             win.sliders.sliders["hard_min_score.min"].setValue(v)
             win.sliders.flush()
+            qtbot.waitUntil(lambda b=before: win.vm.trace is not b, timeout=30_000)
             for _ in range(20):  # the tick's frame and what is queued after it, no more:
                 QApplication.processEvents()  # the fixes are searched once it rests
-            assert win.vm.trace is not before
             told_at = events.index("answer")
             read = "chain" in events[told_at:]
             reads.append(read)
@@ -443,7 +443,8 @@ def test_the_tab_order_is_read_after_the_answers_frame_is_painted(
     assert all(sec.toggle in seen for sec in win.stages.visible_sections())
 
 
-def test_a_tick_lays_nothing_out_and_says_its_value_on_a_line_of_its_own(win: Any) -> None:
+def test_a_tick_lays_nothing_out_and_says_its_value_on_a_line_of_its_own(
+        win: Any, qtbot: Any) -> None:
     """A slider's tick changes the banner's settings, the stage notes and the headline's
     count; each is one line painted anew (pipeline/one_line.py), so nothing outside the stage
     list asks for a new layout (a stage's header lays out its own count, its table its rows)
@@ -455,8 +456,10 @@ def test_a_tick_lays_nothing_out_and_says_its_value_on_a_line_of_its_own(win: An
     from inspector.core.engine.flow.summary import summarise
 
     slider = win.sliders.sliders["hard_min_score.min"]
+    first = win.vm.trace
     slider.setValue(0.36)  # the first tick shows the settings line: laid out once
     win.sliders.flush()
+    qtbot.waitUntil(lambda: win.vm.trace is not first, timeout=30_000)
     for _ in range(20):
         QApplication.processEvents()
     laid: list[str] = []
@@ -478,9 +481,10 @@ def test_a_tick_lays_nothing_out_and_says_its_value_on_a_line_of_its_own(win: An
             before = win.vm.trace
             slider.setValue(v)
             win.sliders.flush()
+            qtbot.waitUntil(lambda b=before: win.vm.trace is not b, timeout=30_000)
             for _ in range(20):
                 QApplication.processEvents()
-            assert win.vm.trace is not before and win.vm.reranked
+            assert win.vm.reranked
             assert win.banner.settings.isVisible()
             assert win.banner.settings.text() == f"Set on the pipeline: hard_min_score.min = {v}"
             assert win.banner.settings.shown() == win.banner.settings.text()  # fits at 1366
