@@ -15,6 +15,8 @@ from PySide6.QtWidgets import QSizePolicy, QWidget
 
 
 class OneLine(QWidget):
+    """A label's one line, painted; `text()` and `setText()` as a QLabel's."""
+
     def __init__(self, parent: QWidget | None = None, object_name: str = "") -> None:
         super().__init__(parent)
         self.setObjectName(object_name)
@@ -59,4 +61,3 @@ class OneLine(QWidget):
                                   int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter),
                                   self.palette(), self.isEnabled(), self.shown(),
                                   QPalette.ColorRole.WindowText)
-

@@ -227,6 +227,7 @@ class FlowSliders(QWidget):
 
 # ---- the sliders' keyboard and grid ----
 
+
 @dataclass(frozen=True)
 class Steps:
     single: float  # arrow keys, and the grid a drag snaps to
