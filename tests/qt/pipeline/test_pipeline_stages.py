@@ -414,8 +414,10 @@ def test_the_tab_order_is_read_after_the_answers_frame_is_painted(
     it after its frame: tests/qt/test_keyboard.py.)"""
     from PySide6.QtWidgets import QApplication
 
+    from inspector.qt import viewmodel
     from tests.qt.test_keyboard import chain_reads, tab_walk
 
+    monkeypatch.setattr(viewmodel, "FULL_DELAY_MS", 60_000)  # no fixes between the ticks
     told = win.banner.show_answer
     reads = []
     with chain_reads(win, monkeypatch) as events:
@@ -444,7 +446,7 @@ def test_the_tab_order_is_read_after_the_answers_frame_is_painted(
 
 
 def test_a_tick_lays_nothing_out_and_says_its_value_on_a_line_of_its_own(
-        win: Any, qtbot: Any) -> None:
+        win: Any, qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """A slider's tick changes the banner's settings, the stage notes and the headline's
     count; each is one line painted anew (pipeline/one_line.py), so nothing outside the stage
     list asks for a new layout (a stage's header lays out its own count, its table its rows)
@@ -454,7 +456,11 @@ def test_a_tick_lays_nothing_out_and_says_its_value_on_a_line_of_its_own(
     from PySide6.QtWidgets import QApplication, QWidget
 
     from inspector.core.engine.flow.summary import summarise
+    from inspector.qt import viewmodel
 
+    # the fixes are searched once the slider rests: on a loaded machine not between these
+    # ticks (their answer may change the banner, which lays it out, as it should)
+    monkeypatch.setattr(viewmodel, "FULL_DELAY_MS", 60_000)
     slider = win.sliders.sliders["hard_min_score.min"]
     first = win.vm.trace
     slider.setValue(0.36)  # the first tick shows the settings line: laid out once
