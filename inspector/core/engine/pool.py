@@ -11,8 +11,10 @@ choice, and `Pool.fts_ties` says so (see ties.py).
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as wait_all
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -187,6 +189,39 @@ def _canonical(tbl: pa.Table, value_col: str, ascending: bool) -> pa.Table:
     return tbl.take(pa.array(order))
 
 
+# The threads a query's second leg runs on, beside the first leg on the caller's thread: made
+# once a process. A pool of threads made per query started a thread for each leg and joined
+# them after; waiting for a new thread to start (it must get the GIL to say so) was ~a fifth
+# of a hybrid query's time at 10,000 rows (py-spy, bench overhead). A leg never waits on
+# another leg, so callers on several threads at once only queue, never deadlock.
+_SIDE: ThreadPoolExecutor | None = None
+_SIDE_LOCK = threading.Lock()
+SIDE_THREADS = 4
+
+
+def _side() -> ThreadPoolExecutor:
+    global _SIDE
+    with _SIDE_LOCK:
+        if _SIDE is None:
+            _SIDE = ThreadPoolExecutor(SIDE_THREADS, thread_name_prefix="inspector-leg")
+        return _SIDE
+
+
+def _side_by_side(jobs: dict[str, Callable[[], Any]]) -> dict[str, Any]:
+    """Each job's result by name. LanceDB releases the GIL while it searches, so the legs run
+    side by side, as its own hybrid search does: the first on this thread, the others on the
+    side threads. A failing job's error is raised once every job has ended."""
+    names = list(jobs)
+    if len(names) < 2:
+        return {name: jobs[name]() for name in names}
+    futures: dict[str, Future[Any]] = {name: _side().submit(jobs[name]) for name in names[1:]}
+    try:
+        first = jobs[names[0]]()
+    finally:
+        wait_all(list(futures.values()))
+    return {names[0]: first, **{name: f.result() for name, f in futures.items()}}
+
+
 def _vector_leg_at(fetch: Any, k: int, prefix: bool) -> tuple[pa.Table, bool, float]:
     """The vector top k, whether the leg ran out, and the distance of the first row past k
     (NaN if unknown), from ONE search. LanceDB orders vector results by (_distance, _rowid),
@@ -296,12 +331,7 @@ def fetch_pool(store: Store, query: Query, params: Params, vec_k: int, fts_k: in
 
         jobs["fts"] = fts_job
     try:
-        if len(jobs) > 1:  # LanceDB releases the GIL: legs run side by side, as its hybrid does
-            with ThreadPoolExecutor(max_workers=len(jobs)) as ex:
-                futures = {name: ex.submit(job) for name, job in jobs.items()}
-                done = {name: f.result() for name, f in futures.items()}
-        else:
-            done = {name: job() for name, job in jobs.items()}
+        done = _side_by_side(jobs)
     except InspectorError:
         raise
     except Exception as exc:  # noqa: BLE001 - a failing search is reported, never a traceback

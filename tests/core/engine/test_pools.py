@@ -317,3 +317,78 @@ def test_a_scoped_miss_s_diagnosis_answers_its_fix_search_from_its_deep_probe(tm
     assert got.diagnosis.fixes, "the fix search found the smallest change"
     assert pools.SOURCE.fetches - before <= 3
     pools.SOURCE.clear()
+
+
+def test_a_hybrid_query_starts_no_thread_of_its_own(counted, monkeypatch) -> None:
+    """Issue 34: a hybrid fetch ran its two legs in a pool of threads made for the query, so
+    each query started two threads and waited for each to start (~a fifth of a hybrid query
+    at 10,000 rows). The second leg now runs on threads made once a process, beside the first
+    on the caller's thread: the same pool, and no thread started."""
+    import threading
+
+    store, _ = counted
+    query = _query(store)
+    p = Params(mode="hybrid", limit=10, scope="repo2")
+    first = fetch_pool(store, query, p, vec_k=30, fts_k=30)  # the side threads made once
+    started: list[str] = []
+    real_start = threading.Thread.start
+
+    def counted_start(self: threading.Thread) -> None:
+        started.append(self.name)
+        real_start(self)
+
+    monkeypatch.setattr(threading.Thread, "start", counted_start)
+    for _ in range(3):
+        again = fetch_pool(store, query, p, vec_k=30, fts_k=30)
+        assert list(again.ids) == list(first.ids)
+    assert started == []
+
+
+def test_hybrid_fetches_from_many_threads_at_once_are_each_their_own(counted) -> None:
+    """Callers on several threads at once (a window's re-rank jobs, an audit) share the side
+    threads: more hybrid fetches than side threads at once each get the pool a lone fetch
+    gets, and none waits forever."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from inspector.core.engine import pool as pool_module
+
+    store, _ = counted
+    rng = np.random.default_rng(5)
+    queries = [Query(text="rotate keys tokens", source="vector",
+                     vector=rng.normal(size=store.dim).astype(np.float32))
+               for _ in range(3 * pool_module.SIDE_THREADS)]
+    p = Params(mode="hybrid", limit=10)
+    want = [list(fetch_pool(store, q, p, vec_k=20, fts_k=20).ids) for q in queries]
+    with ThreadPoolExecutor(len(queries)) as callers:
+        got = list(callers.map(lambda q: list(fetch_pool(store, q, p, vec_k=20, fts_k=20).ids),
+                               queries, timeout=120))
+    assert got == want
+
+
+def test_a_failing_leg_is_said_once_both_legs_have_ended(counted, monkeypatch) -> None:
+    """The vector leg runs on the caller's thread and the full-text leg on a side thread: a
+    failure of the first reaches the caller as the engine's own error (not a traceback), and
+    only once the leg beside it has ended (nothing of the query runs on after it answered)."""
+    import time
+
+    from inspector.core.engine import pool as pool_module
+    from inspector.core.errors import InspectorError
+
+    store, _ = counted
+    ended: list[str] = []
+    real_fts = pool_module._fts_leg
+
+    def slow_fts(*a, **k):  # noqa: ANN002, ANN003, ANN202
+        time.sleep(0.3)
+        got = real_fts(*a, **k)
+        ended.append("fts")
+        return got
+
+    def broken_vec(*a, **k):  # noqa: ANN002, ANN003, ANN202
+        raise RuntimeError("the vector column is gone")
+
+    monkeypatch.setattr(pool_module, "_fts_leg", slow_fts)
+    monkeypatch.setattr(pool_module, "_vector_leg", broken_vec)
+    with pytest.raises(InspectorError, match="the vector column is gone"):
+        fetch_pool(store, _query(store), Params(mode="hybrid", limit=10), vec_k=20, fts_k=20)
+    assert "fts" in ended  # (a tie at its cut fetches it twice)
