@@ -202,3 +202,35 @@ def test_the_index_bench_rotates_its_calls_and_times_the_exact_search_apart() ->
     src = inspect.getsource(index_bench.run_bench)
     main_rounds = src[src.index('fns = {"engine"'):src.index("med = interleaved(fns")]
     assert "bypass_vector_index" not in main_rounds and "engine+facet" not in main_rounds
+
+
+def test_the_sweeps_numpy_anchor_finds_what_lancedbs_flat_search_finds(tmp_path: Path) -> None:
+    """The example sweep's second anchor (a numpy process: every vector read, one product,
+    an argpartition a query) answers the sweep's queries as an exact search does: each
+    query's 10 nearest ids, in LanceDB's own flat order, on a table written here."""
+    import json
+    import os
+    import subprocess
+
+    import example_bench
+    import lancedb
+    import numpy as np
+    import pyarrow as pa
+
+    rng = np.random.default_rng(34)
+    vecs = rng.normal(size=(400, 16)).astype(np.float32)
+    ids = [f"m{i:03d}" for i in range(400)]
+    db = lancedb.connect(str(tmp_path / "store"))
+    tbl = db.create_table("memories", pa.table({
+        "id": ids, "vector": pa.FixedSizeListArray.from_arrays(pa.array(vecs.ravel()), 16)}))
+    asked = ids[::37]
+    (tmp_path / "ids.json").write_text(json.dumps(asked))
+    done = subprocess.run([sys.executable, "-c", example_bench._NUMPY, str(tmp_path / "store"),
+                           str(tmp_path / "ids.json"), "--print"], capture_output=True,
+                          text=True, timeout=120, cwd=tmp_path, env=dict(os.environ))
+    assert done.returncode == 0, done.stderr[-800:]
+    got = json.loads(done.stdout)
+    want = [tbl.search(vecs[ids.index(a)]).limit(10).to_arrow().column("id").to_pylist()
+            for a in asked]
+    assert len(got) == len(asked) == 11
+    assert got == want
