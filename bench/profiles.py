@@ -513,7 +513,10 @@ WHY: dict[str, str] = {
               "order already (no copy); the old and new code run in turn with this bench's "
               "own child peaked within each other's spread (the note on issue 34). "
               "The run of 22:06: 1.10x (904 / 823 MB). This table's run (2026-12-06 07:04): "
-              "1.11x (851 / 769 MB); no change to a query's searches since.",
+              "1.11x (851 / 769 MB); no change to a query's searches since. This table's "
+              "run (2026-12-07 09:36, load 1.1-1.5; no change to a vector query's searches "
+              "since): 1.21x (849 / 702 MB). Over the runs quoted here the engine's child "
+              "peaked at 845-954 MB and bare LanceDB's at 686-829 MB.",
     "audit": "Since the outrank shortcut (h23f) a probe proved found among the rows within "
              "its outrank radius skips its search and its pipeline; audit_design in the run "
              "of 2026-12-01 22:14 (load 3.7): read 0.36 s, the shortcut 0.62 s (the "
