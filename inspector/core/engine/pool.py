@@ -448,9 +448,12 @@ def _merge(store: Store, query: Query, params: Params, spec: scopes.ScopeSpec,
         warnings.append(f"{nan_imp} candidates have a NaN importance: the blend formula gives "
                         "them a NaN score, so no min score keeps them (as in the real systems).")
     numeric = all(isinstance(x, int) for x in columns[id_col])
-    keys = np.array(columns[id_col] if numeric else [str(x) for x in columns[id_col]],
-                    dtype=np.int64 if numeric and n else object)
-    order = np.argsort(keys, kind="stable")
+    if numeric and n:
+        order = np.argsort(np.array(columns[id_col], np.int64), kind="stable")
+    else:  # text ids: Python's stable sort compares them as numpy's object sort does, in
+        # half the time (10,000 ids: ~1.7 against ~3.5 ms; a sweep builds one such pool a query)
+        keys = columns[id_col] if numeric else [str(x) for x in columns[id_col]]
+        order = np.array(sorted(range(n), key=keys.__getitem__), np.int64)
     id_order = np.empty(n, np.int64)
     id_order[order] = np.arange(n)
     return Pool(store=store.info(), roles=store.roles.as_dict(), query=query, mode=params.mode,

@@ -392,3 +392,35 @@ def test_a_failing_leg_is_said_once_both_legs_have_ended(counted, monkeypatch) -
     with pytest.raises(InspectorError, match="the vector column is gone"):
         fetch_pool(store, _query(store), Params(mode="hybrid", limit=10), vec_k=20, fts_k=20)
     assert "fts" in ended  # (a tie at its cut fetches it twice)
+
+
+@pytest.mark.parametrize("intid", [False, True])
+def test_a_pools_id_order_is_its_ids_in_ascending_order_ties_kept(tmp_path: Path,
+                                                                   intid: bool) -> None:
+    """`Pool.id_order` (the docs engine's and RRF's tie-break) is each row's place among the
+    pool's ids in ascending order, text compared as Python compares it (code points: "B"
+    before "a", "a" before "a\\x00" before "ä"), whole numbers numerically; equal keys keep
+    the pool's order. A sweep builds one 10,000-row pool a query, so how the order is made
+    matters; what it is must not change."""
+    from tests.storekit import write_table
+
+    rng = np.random.default_rng(8)
+    n = 64
+    if intid:
+        ids = [int(x) for x in rng.permutation(10 ** 6)[:n]]
+    else:
+        stems = ["a", "B", "ä", "a\x00", "Zz", "é", "10", "9", "", "a b"]
+        ids = [f"{stems[i % len(stems)]}{i // len(stems)}" if i >= len(stems) else stems[i]
+               for i in range(n)]
+    vecs = rng.normal(size=(n, 4)).astype(np.float32)
+    path = write_table(tmp_path / "ids", {
+        "id": ids, "text": [f"row {i}" for i in range(n)],
+        "vector": vecs})
+    store = open_store(str(path))
+    pool = fetch_pool(store, Query(text=None, vector=vecs[0], source="vector"),
+                      Params(mode="vector", limit=10), vec_k=n, fts_k=0)
+    got = list(pool.ids)
+    assert sorted(got) == sorted(ids)
+    want = np.empty(n, np.int64)
+    want[sorted(range(n), key=lambda i: (got[i], i))] = np.arange(n)
+    assert pool.id_order.tolist() == want.tolist()
