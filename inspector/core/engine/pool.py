@@ -191,9 +191,10 @@ def _canonical(tbl: pa.Table, value_col: str, ascending: bool) -> pa.Table:
 
 # The threads a query's second leg runs on, beside the first leg on the caller's thread: made
 # once a process. A pool of threads made per query started a thread for each leg and joined
-# them after; waiting for a new thread to start (it must get the GIL to say so) was ~a fifth
-# of a hybrid query's time at 10,000 rows (py-spy, bench overhead). A leg never waits on
-# another leg, so callers on several threads at once only queue, never deadlock.
+# them after; py-spy put ~a fifth of a hybrid query's samples at 10,000 rows in waiting for a
+# new thread to start (it must get the GIL to say so), and a hybrid query without it takes
+# ~0.9x the time (bench overhead's pair, in turn). A leg never waits on another leg, so
+# callers on several threads at once only queue, never deadlock.
 _SIDE: ThreadPoolExecutor | None = None
 _SIDE_LOCK = threading.Lock()
 SIDE_THREADS = 4

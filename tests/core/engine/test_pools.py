@@ -321,9 +321,9 @@ def test_a_scoped_miss_s_diagnosis_answers_its_fix_search_from_its_deep_probe(tm
 
 def test_a_hybrid_query_starts_no_thread_of_its_own(counted, monkeypatch) -> None:
     """Issue 34: a hybrid fetch ran its two legs in a pool of threads made for the query, so
-    each query started two threads and waited for each to start (~a fifth of a hybrid query
-    at 10,000 rows). The second leg now runs on threads made once a process, beside the first
-    on the caller's thread: the same pool, and no thread started."""
+    each query started two threads and waited for each to start (~0.1 of a hybrid query's
+    time at 10,000 rows). The second leg now runs on threads made once a process, beside the
+    first on the caller's thread: the same pool, and no thread started."""
     import threading
 
     store, _ = counted
