@@ -15,6 +15,7 @@ import pytest
 from inspector.core.analysis.audit import Prober, runs
 from inspector.core.engine.flow.spec import load_shipped
 from inspector.core.stores.opening import open_store
+from inspector.core.stores.vectorscan import kernels as LM
 from inspector.core.stores.vectorscan import scan as S
 from tests.storekit import snapshot, vectors_column, write_fragments
 
@@ -48,9 +49,14 @@ def _answers(prober: Prober, sample: int) -> tuple[list[Any], dict[str, Any]]:
     return [prober.ask(mem, i, None) for i in mem.picked], prober.method()
 
 
-@pytest.mark.parametrize("preset", ["importance-blend", "other-plugin"])  # l2, cosine
-def test_scanned_probes_equal_their_own_searches(store_path: Path, preset: str,
+@pytest.mark.parametrize(("preset", "distance"), [("importance-blend", "l2"),
+                                                  ("other-plugin", "cosine")])
+def test_scanned_probes_equal_their_own_searches(store_path: Path, preset: str, distance: str,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every probe's answer from the batched scan equals its own search's. Where the scan's
+    kernels do not give LanceDB's arithmetic for the metric on this processor
+    (`kernels.reproduced`: cosine without AVX-512F), every probe is searched on its own and
+    the answers are the same: on such a processor the scanned cosine probes had differed."""
     from inspector.core.analysis.audit import probes
 
     store = open_store(str(store_path), "memories")
@@ -60,7 +66,10 @@ def test_scanned_probes_equal_their_own_searches(store_path: Path, preset: str,
     before = snapshot(store_path)
     fast, how = _answers(Prober(store, spec, 10, NOW), 250)
     slow, per = _answers(Prober(store, spec, 10, NOW, scan=False), 250)
-    assert how["batched"] and how["scanned"] == 250 and not how["per_query"]
+    if LM.reproduced(distance):
+        assert how["batched"] and how["scanned"] == 250 and not how["per_query"]
+    else:
+        assert how["scanned"] == 0 and how["per_query"] == 250
     assert per["per_query"] == 250
     assert fast == slow  # every probe: the returned list, the stage, the code and detail
     assert snapshot(store_path) == before

@@ -13,8 +13,13 @@ computes: lance-linalg accumulates in float32 in a fixed order. Measured on lanc
   halving tree (lanes j and j+8, then j+4, j+2, j+1), the trailing elements added one by one,
   then `1 - xy / |q| / sqrt(xx)`.
 
-The scan checks these against LanceDB on the table itself before trusting them
-(`scan.verify_kernel`), so another build or processor falls back instead of being wrong.
+LanceDB picks its cosine code by the processor it runs on: on x86-64 without AVX-512 (an AMD
+EPYC with AVX2, 2026-12-07) up to one row in ten came back one float32 step away from this
+cosine (0 to 40 rows of 400, by dimension and seed, at 17 to 1,536 dimensions), while the
+squared L2 above still held bit for bit. So cosine is scanned only on a processor that
+reports AVX-512F (`reproduced`); elsewhere a cosine scan is refused (`scan.ScanUnsupported`)
+and the legs are LanceDB's own, one search a query. A pass's legs are also checked against
+LanceDB's own search of its first query (`pools.batched._agrees`) before they are used.
 Matrix products only pick the candidates; these kernels give the values.
 """
 
@@ -28,6 +33,28 @@ import numpy as np
 LANES = 16
 _CHUNK = 1024  # rows per step: keeps the working set in cache
 F32 = np.float32
+
+
+def _cpu_flags() -> frozenset[str]:
+    """The processor's feature flags as Linux reports them (empty where it cannot be read)."""
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return frozenset(line.partition(":")[2].split())
+    except OSError:
+        pass
+    return frozenset()
+
+
+@functools.cache
+def reproduced(distance: str) -> bool:
+    """Whether these kernels give LanceDB's own `_distance` on this processor: squared L2
+    everywhere it was measured; cosine only where the processor has AVX-512F (see the
+    module's text; unknown processors are refused)."""
+    if distance == "cosine":
+        return "avx512f" in _cpu_flags()
+    return True
 
 
 def supported_dim(dim: int) -> bool:

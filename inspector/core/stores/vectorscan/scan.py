@@ -160,7 +160,12 @@ def scan_batches(read: Reader, column: str, dim: int, req: ScanRequest,
 
     The first block's matrix product guesses a bound for each query's k-th distance a little
     above where it will land, and only rows that may beat it get exact distances. A query
-    whose guess proves too low (fewer than k rows under it) is scanned again without one."""
+    whose guess proves too low (fewer than k rows under it) is scanned again without one.
+    ScanUnsupported where the kernels do not give LanceDB's distances on this processor
+    (`kernels.reproduced`), before anything is read."""
+    if not LM.reproduced(req.distance):
+        raise ScanUnsupported(f"LanceDB's {req.distance} arithmetic on this processor is not "
+                              f"reproduced by the scan's kernels (no AVX-512F)")
     res, guesses = _scan_once(read(), column, dim, req, jit)
     failed = [i for i, g in enumerate(guesses) if np.isfinite(g) and not (
         len(res.distances[i]) >= req.k and res.distances[i][req.k - 1] <= g)]

@@ -29,7 +29,7 @@ def stores(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             for name, intid, seed in (("ints", True, 1), ("texts", False, 2))}
 
 
-def _answer(store: Any, case: dict[str, Any]) -> tuple[list[str], list[float | None]]:
+def _answer(store: Any, case: dict[str, Any]) -> tuple[list[str], list[float | None], str]:
     from inspector.core.engine.flow.question import Question, ask
     from inspector.core.engine.flow.spec import held_options, load_shipped
 
@@ -40,17 +40,30 @@ def _answer(store: Any, case: dict[str, Any]) -> tuple[list[str], list[float | N
                  vector_of=case["vector_of"], limit=case["limit"],
                  scopes=None if case["scope"] is None else [case["scope"]], set=sets)
     trace, _ = ask(q, store)
+    distance = next(st.params["distance"] for st in trace.stages if st.role == "fetch")
     return trace.final.ids, [s.score if math.isfinite(s.score) else None
-                             for s in trace.final.rows]
+                             for s in trace.final.rows], distance
+
+
+def _same_scores(got: list[float | None], want: list[float | None], distance: str) -> bool:
+    """Equal, bit for bit. LanceDB picks its cosine code by the processor (AVX-512 or not,
+    `kernels.reproduced`), and its float32 cosine distances differ between them in the last
+    bit: on a machine other than the one these answers were recorded on, a cosine score may
+    differ by that much (a relative 1e-6 is about eight float32 steps), never more."""
+    if got == want:
+        return True
+    return distance == "cosine" and len(got) == len(want) and all(
+        a is None and b is None or a is not None and b is not None and
+        math.isclose(a, b, rel_tol=1e-6) for a, b in zip(got, want, strict=True))
 
 
 @pytest.mark.parametrize("n", range(0, len(CASES), 20), ids=lambda n: f"cases{n}")
 def test_the_classic_presets_answer_as_the_fixed_engine_did(stores: dict[str, Any],
                                                             n: int) -> None:
     for case in CASES[n:n + 20]:
-        ids, scores = _answer(stores[case["store"]], case)
+        ids, scores, distance = _answer(stores[case["store"]], case)
         assert ids == case["ids"], case
-        assert scores == case["scores"], case
+        assert _same_scores(scores, case["scores"], distance), (case, scores)
 
 
 def test_the_recorded_cases_reach_every_rule() -> None:

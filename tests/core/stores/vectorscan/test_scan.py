@@ -44,6 +44,17 @@ def _table(path: Path, dim: int, sizes: tuple[int, ...], seed: int, dup_every: i
     return tbl
 
 
+def _scanned(req: S.ScanRequest, call: Any) -> Any:
+    """The scan's answer; where its kernels do not give LanceDB's arithmetic for the metric
+    on this processor (`kernels.reproduced`: cosine without AVX-512F), its refusal, before it
+    reads a row (None)."""
+    if LM.reproduced(req.distance):
+        return call()
+    with pytest.raises(S.ScanUnsupported, match="not reproduced"):
+        call()
+    return None
+
+
 def _lancedb_ranking(tbl: Any, q: np.ndarray, distance: str, where: Any) -> tuple[Any, Any]:
     """LanceDB's full flat ranking (every row), in canonical order."""
     s = (tbl.search(q).distance_type(distance).select([]).with_row_id(True)
@@ -83,8 +94,11 @@ def test_scan_equals_lancedb_flat_search_per_query(tmp_path: Path, dim: int, siz
     rows = tbl.count_rows()
     for k in (1, 37, rows - 3, rows + 5):
         req = S.ScanRequest(queries, k, distance, groups, allowed, rows)
-        got = S.scan_batches(lambda: S.vector_batches(tbl, "vector", batch_rows=128),
-                             "vector", dim, req, jit=jit)
+        got = _scanned(req, lambda r=req: S.scan_batches(
+            lambda: S.vector_batches(tbl, "vector", batch_rows=128), "vector", dim, r,
+            jit=jit))
+        if got is None:
+            return
         for i, q in enumerate(queries):
             d, ids = _lancedb_ranking(tbl, q, distance, wheres[groups[i]])
             assert np.array_equal(got.rowids[i], ids[:k]), (k, i)
@@ -110,8 +124,10 @@ def test_many_blocks_and_query_tiles_equal_lancedb(tmp_path: Path, dim: int, siz
     rows = tbl.count_rows()
     for k in (1, 20, 70):
         req = S.ScanRequest(queries, k, distance, groups, allowed, rows)
-        got = S.scan_batches(lambda: S.vector_batches(tbl, "vector", batch_rows=32),
-                             "vector", dim, req)
+        got = _scanned(req, lambda r=req: S.scan_batches(
+            lambda: S.vector_batches(tbl, "vector", batch_rows=32), "vector", dim, r))
+        if got is None:
+            return
         for i, q in enumerate(queries):
             d, ids = _lancedb_ranking(tbl, q, distance, wheres[groups[i]])
             assert np.array_equal(got.rowids[i], ids[:k]), (k, i)
@@ -145,8 +161,10 @@ def test_a_scoped_group_s_product_spans_its_own_rows(tmp_path: Path, distance: s
     queries = rng.normal(size=(len(groups), 40)).astype(np.float32)
     rows = tbl.count_rows()
     req = S.ScanRequest(queries, 25, distance, groups, allowed, rows)
-    got = S.scan_batches(lambda: S.vector_batches(tbl, "vector", batch_rows=64), "vector",
-                         40, req)
+    got = _scanned(req, lambda: S.scan_batches(
+        lambda: S.vector_batches(tbl, "vector", batch_rows=64), "vector", 40, req))
+    if got is None:
+        return
     for i, q in enumerate(queries):
         d, ids = _lancedb_ranking(tbl, q, distance, wheres[groups[i]])
         assert np.array_equal(got.rowids[i], ids[:25]), i
@@ -258,3 +276,27 @@ def test_pairs_give_each_pair_the_bits_of_its_own_query_s_kernel(distance: str) 
     for i in range(len(q)):
         a, b = ptr[i], ptr[i + 1]
         assert np.array_equal(got[a:b], LM.rows(x[rows[a:b]], q[i], distance)), i
+
+
+def test_cosine_is_scanned_only_on_the_processor_its_kernels_were_measured_on(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """LanceDB picks its cosine code by the processor: on an AVX2 machine without AVX-512
+    up to one row in ten came back a float32 step away from these kernels, while squared
+    L2 held. Cosine is scanned only where the processor reports AVX-512F; elsewhere, or where
+    the flags cannot be read, the scan refuses before it reads a row."""
+    def on(flags: set[str]) -> tuple[bool, bool]:
+        monkeypatch.setattr(LM, "_cpu_flags", lambda: frozenset(flags))
+        LM.reproduced.cache_clear()
+        return LM.reproduced("l2"), LM.reproduced("cosine")
+
+    try:
+        assert on({"avx512f", "avx2", "fma"}) == (True, True)
+        assert on({"avx2", "fma"}) == (True, False)
+        assert on(set()) == (True, False)
+        read: list[int] = []
+        req = S.ScanRequest(np.ones((1, 32), np.float32), 3, "cosine")
+        with pytest.raises(S.ScanUnsupported, match="not reproduced"):
+            S.scan_batches(lambda: read.append(1) or iter(()), "vector", 32, req)
+        assert read == []  # refused before the table was read
+    finally:
+        LM.reproduced.cache_clear()
