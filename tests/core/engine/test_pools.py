@@ -423,3 +423,142 @@ def test_a_pools_id_order_is_its_ids_in_ascending_order(tmp_path: Path, intid: b
     want = np.empty(n, np.int64)
     want[sorted(range(n), key=got.__getitem__)] = np.arange(n)
     assert pool.id_order.tolist() == want.tolist()
+
+
+@pytest.fixture
+def wide(tmp_path: Path):
+    """A flat table the batched scan takes (32 dimensions), deeper than a scanned leg."""
+    from tests.storekit import write_random_store
+
+    path = write_random_store(tmp_path / "w", n=pools.SCAN_LEG_MIN + 700, dim=32, repos=8)
+    before = snapshot(path)
+    yield open_store(str(path))
+    assert snapshot(path) == before  # read-only, always
+
+
+@pytest.fixture
+def vector_searches(monkeypatch) -> list[int]:
+    """The depth of every vector search LanceDB is asked (`pool._vector_leg`)."""
+    import inspector.core.engine.pool as P
+
+    asked: list[int] = []
+    real = P._vector_leg
+
+    def counted(store, vec, k, *rest):
+        asked.append(k)
+        return real(store, vec, k, *rest)
+
+    monkeypatch.setattr(P, "_vector_leg", counted)
+    return asked
+
+
+def _same_pool(got, want) -> None:
+    assert list(got.ids) == list(want.ids)
+    for name in ("vec_rank", "vec_dist", "importance", "in_scope", "rowids", "id_order"):
+        assert np.array_equal(getattr(got, name), getattr(want, name), equal_nan=True), name
+    assert got.columns == want.columns
+    assert np.array_equal(got.vec_leg.rows, want.vec_leg.rows)
+    assert np.array_equal(got.vec_leg.values, want.vec_leg.values)
+    assert (got.vec_leg.depth, got.vec_leg.exhausted) == \
+        (want.vec_leg.depth, want.vec_leg.exhausted)
+    assert got.vec_leg.next_value == want.vec_leg.next_value or \
+        np.isnan(got.vec_leg.next_value) and np.isnan(want.vec_leg.next_value)
+
+
+def test_a_deep_leg_is_scanned_once_the_querys_own_search_can_check_it(wide, vector_searches
+                                                                       ) -> None:
+    """Issue 34 (memory at 1M rows): the diagnosis's 10,000-deep probe was a LanceDB flat
+    search, which peaked ~640 MB above the answer's other searches on 1M x 384 rows. A vector
+    leg at least SCAN_LEG_MIN deep, where a pool of the same query and parameters holds
+    LanceDB's own leg, comes from the batched scan, checked against that leg: no vector
+    search, and the very pool LanceDB's search gives."""
+    store = wide
+    src = PoolSource()
+    q = Query(vector=np.random.default_rng(5).normal(size=32).astype(np.float32),
+              source="vector")
+    p = Params(limit=10, scope="repo3")  # post-filtered: the deep probe's case
+    src.pool(store, q, p, 50, 0)
+    assert vector_searches == [51]  # one past the cut: LanceDB's own leg
+    deep = src.pool(store, q, p, pools.SCAN_LEG_MIN + 300, 0)
+    assert vector_searches == [51] and src.scanned == 1
+    _same_pool(deep, fetch_pool(store, q, p, vec_k=pools.SCAN_LEG_MIN + 300, fts_k=0))
+    # past the table: the scanned leg says it is exhausted, as the search does
+    whole = src.pool(store, q, p, store.rows + 5, 0)
+    assert src.scanned == 2 and whole.vec_leg.exhausted
+    _same_pool(whole, fetch_pool(store, q, p, vec_k=store.rows + 5, fts_k=0))
+
+
+def test_a_deep_leg_is_searched_where_no_search_of_the_query_can_check_a_scan(
+        wide, vector_searches) -> None:
+    """No pool of this query and parameters with LanceDB's own leg (a first fetch, another
+    scope, a shallower depth than the scan pays for): LanceDB searches, as before."""
+    store = wide
+    src = PoolSource()
+    q = Query(vector=np.random.default_rng(6).normal(size=32).astype(np.float32),
+              source="vector")
+    p = Params(limit=10, scope="repo3")
+    deep = pools.SCAN_LEG_MIN + 300
+    src.pool(store, q, p, deep, 0)  # nothing to check a scan against
+    src.pool(store, q, p.with_(scope="repo4"), 50, 0)
+    src.pool(store, q, p.with_(scope="repo5"), deep, 0)  # repo4's leg is another query's
+    src.pool(store, q, p.with_(scope="repo4"), pools.SCAN_LEG_MIN - 1, 0)  # too shallow
+    assert vector_searches == [deep + 1, 51, deep + 1, pools.SCAN_LEG_MIN]
+    assert src.scanned == 0
+
+
+def test_a_scan_that_differs_from_the_querys_own_search_is_not_used(wide, vector_searches,
+                                                                    monkeypatch) -> None:
+    """The check is real: a scan whose distance differs from LanceDB's leg by one float32
+    step, or whose row ids differ, is thrown away and LanceDB searches the deep leg."""
+    from inspector.core.engine.pools import batched
+
+    store = wide
+    real = batched.run_scan
+    q = Query(vector=np.random.default_rng(7).normal(size=32).astype(np.float32),
+              source="vector")
+    p = Params(limit=10, scope="repo3")
+    deep = pools.SCAN_LEG_MIN + 300
+    for spoil in ("distance", "rowid"):
+        def spoiled(*a, _how=spoil, **k):
+            got = real(*a, **k)
+            if _how == "distance":
+                d = got.distances[0]
+                d[7] = np.nextafter(d[7], np.float32(np.inf))
+            else:
+                ids = got.rowids[0]
+                ids[[3, 4]] = ids[[4, 3]]
+            return got
+
+        monkeypatch.setattr(batched, "run_scan", spoiled)
+        src = PoolSource()
+        src.pool(store, q, p, 50, 0)
+        got = src.pool(store, q, p, deep, 0)
+        assert vector_searches[-2:] == [51, deep + 1] and src.scanned == 0, spoil
+        _same_pool(got, fetch_pool(store, q, p, vec_k=deep, fts_k=0))
+
+
+def test_a_scoped_miss_answers_the_same_with_its_deep_probe_scanned(wide, monkeypatch) -> None:
+    """The whole answer (its diagnosis, fixes and every number) is the same whether the deep
+    probe is scanned or searched."""
+    from inspector.core.engine.flow.question import answer, make_question
+
+    store = wide
+    v = np.random.default_rng(8).normal(size=32).astype(np.float32)
+    q = make_question(store=store.uri, preset="lancedb", vector=[float(x) for x in v],
+                      limit=10, scopes=["repo3"], set={"fetch.overfetch": 2})
+
+    def asked() -> dict:
+        pools.SOURCE.clear()
+        got = to_json(answer(q, store))
+        got.pop("runs", None), got["params"].pop("now"), got["params"].pop("now_iso")
+        return got
+
+    before = pools.SOURCE.scanned
+    scanned = asked()
+    assert pools.SOURCE.scanned > before
+    assert scanned["diagnosis"]["code"] == "filter_after_cut"
+    monkeypatch.setattr(pools, "SCAN_LEG_MIN", 10**9)
+    before = pools.SOURCE.scanned
+    assert asked() == scanned
+    assert pools.SOURCE.scanned == before
+    pools.SOURCE.clear()

@@ -12,7 +12,8 @@ prefix-exact (flat search; an ANN index never, see index_rule) or the deeper one
 The flow engine's fetch cache (`flow.runner.PoolCache`) is an `Lru` too: one eviction rule.
 Many queries at once (a sweep's, an audit's probes) ask `vector_legs`: on a flat table one
 batched scan (`batched`) answers every vector leg, and each pool is then fetched here with
-its leg; nothing else starts a scan.
+its leg; one query's deep vector leg is scanned here too where LanceDB's own leg of that query
+checks the scan (`PoolSource._scanned`); nothing else starts a scan.
 """
 
 from __future__ import annotations
@@ -65,6 +66,9 @@ EXHAUSTIVE_MAX = ANALYSIS_DEPTH  # deepest ranking fetched for truth and expecte
 # how deep a what-if searches for the rows a filter would pass (the diagnosis's probe, the
 # expected-row ladder, the truth): PROBE_DEPTH rows, or the whole table when smaller
 PROBE_DEPTH = 10_000
+# a vector leg at least this deep is scanned, not searched, where LanceDB's own leg of the same
+# query is at hand to check the scan against (PoolSource._scanned)
+SCAN_LEG_MIN = 1_000
 PURPOSES = ("params", "live", "exhaustive", "sweep")
 
 
@@ -262,10 +266,14 @@ class PoolSource:
                          group=lambda key: key[:-2])
         self.orders = Lru(max_entries, None)  # LanceDB's own full-text order at a k
         self.fetches = 0  # fetch_pool calls: LanceDB searched
+        self.scanned = 0  # of them, with the vector leg from a scan (`_scanned`)
         self._tokens: dict[int, int] = {}  # id(store) -> its token while the store lives
         self._count = itertools.count()
         self._dead: list[tuple[int, int]] = []  # stores garbage-collected since the last ask
         self._lock = threading.Lock()
+        # id(pool) -> the pool, for pools whose vector leg LanceDB searched (not a scan): the
+        # references a deep leg's scan is checked against; each leaves with its pool
+        self._searched: dict[int, weakref.ref[Pool]] = {}
 
     def _token(self, store: Store) -> int | None:
         """A number for this store object while it lives (None: it cannot be tracked, so its
@@ -325,12 +333,50 @@ class PoolSource:
                 p.tie_rule == "lancedb" and text:
             k = depths(p).fts_k
             ahead = (k, lambda: self.fts_order(store, text, k, p))
+        scanned = None
+        if vec_leg is None and key[0] is not None:
+            scanned = vec_leg = self._scanned(store, query, p, vec_k, key[:-2])
         pool = fetch_pool(store, query, p, vec_k=vec_k, fts_k=fts_k, vec_leg=vec_leg,
                           fts_order=ahead)
         self.fetches += 1
+        if vec_leg is None and pool.vec_leg is not None and pool.rowids is not None:
+            at = id(pool)
+            self._searched[at] = weakref.ref(pool, lambda _r: self._searched.pop(at, None))
+        if scanned is not None:
+            self.scanned += 1
         if key[0] is not None:
             self.cache.put(key, (key, pool))
         return pool
+
+    def _scanned(self, store: Store, query: Query, p: Params, vec_k: int,
+                 base: tuple[Any, ...]) -> batched.Leg | None:
+        """A deep vector leg from a batched scan of this one query, not LanceDB's flat search
+        (None: LanceDB searches it): a leg at least SCAN_LEG_MIN deep of a table the scan
+        takes (flat, local), where a cached pool of this query and these parameters holds
+        LanceDB's own vector leg. The scan is used only when it equals that leg row for row
+        (row ids and distances, `batched._agrees`), so no search of its own checks it.
+
+        The same leg as LanceDB's search (`batched`: its flat search bit for bit, ties by row
+        id): the diagnosis's deep probe after the question's own fetch, the expected-row
+        ladder, a fix's search. LanceDB's flat search keeps more of the table in memory the
+        deeper it is asked: on 1M x 384 rows a 10,000-deep search peaked ~640 MB above the
+        answer's other searches, the scan ~160 MB, in ~0.7x the time (by hand, and the
+        bench's memory row)."""
+        if vec_k < SCAN_LEG_MIN or p.mode not in ("vector", "hybrid"):
+            return None
+        ref = None
+        for _, pool in self.cache.in_group(base):
+            known = self._searched.get(id(pool))
+            if known is not None and known() is pool:
+                ref = pool
+                break
+        if ref is None or ref.vec_leg is None or ref.rowids is None:
+            return None
+        leg = ref.vec_leg
+        reference = (ref.rowids[leg.rows], leg.values, leg.next_value)
+        legs = batched.scan_legs(store, [_Leg(query, p)], p, lambda _c: vec_k,
+                                 reference=reference)
+        return legs.pop(0)
 
     def fts_order(self, store: Store, text: str, k: int, p: Params) -> tuple[Any, ...]:
         """LanceDB's own full-text order at k, cached like a pool (it leaves with the store)."""
@@ -362,6 +408,16 @@ class PoolSource:
         """Forget every pool and full-text order fetched: the next ask searches again."""
         self.cache.clear()
         self.orders.clear()
+
+
+class _Leg:
+    """One query's vector leg as `batched.scan_legs` takes a case."""
+
+    def __init__(self, query: Query, p: Params) -> None:
+        self.query, self._p = query, p
+
+    def params(self, base: Params) -> Params:
+        return self._p
 
 
 SOURCE = PoolSource()  # the one owner of fetched pools in this process

@@ -38,6 +38,9 @@ class Case(Protocol):
     def params(self, base: Params) -> Params: ...
 
 Leg = tuple[pa.Table, bool, float]  # as pool._leg_at returns it: rows, exhausted, next value
+# LanceDB's own vector leg of a query, fetched already: its row ids and distances in rank
+# order, and the distance of the first row past its cut (NaN: none known)
+Reference = tuple[np.ndarray, np.ndarray, float]
 _CHECK_ROWS = 16  # rows of one query compared with LanceDB's own search before trusting
 SCAN_QUERIES = 512  # queries per scan pass: bounds the top-k lists held at once
 
@@ -133,8 +136,9 @@ class Legs:
 
     def __init__(self, store: Store, todo: _Plan | None = None, distance: str = "l2",
                  plan: ScanPlan = AUTO, source: Source | None = None,
-                 per_pass: int | None = None) -> None:
+                 per_pass: int | None = None, reference: Reference | None = None) -> None:
         self._store, self._todo, self._distance, self._plan = store, todo, distance, plan
+        self._reference = reference  # the first case's LanceDB leg, checked against (_agrees)
         per_pass = per_pass or SCAN_QUERIES
         self._source, self._per = source, per_pass
         self._pos = {} if todo is None else {i: n for n, i in enumerate(todo.index)}
@@ -180,11 +184,14 @@ class Legs:
                 self._allowed = tuple(
                     None if w is None else S.allowed_rowids(store.table, w, store.roles.id)
                     for w in todo.wheres)
-            req = S.ScanRequest(np.stack(todo.vectors[part]), max(todo.depths[part]),
+            # one row past the deepest leg: every leg knows the distance past its cut, as
+            # LanceDB's search at k + 1 tells it (`pool._vector_leg_at`)
+            req = S.ScanRequest(np.stack(todo.vectors[part]), max(todo.depths[part]) + 1,
                                 self._distance, np.asarray(todo.groups[part], np.int64),
                                 self._allowed, store.rows)
             result = run_scan(store, req, self._plan, self._source)
-            if not _agrees(store, req, result, todo.wheres):
+            reference = self._reference if first == 0 else None
+            if not _agrees(store, req, result, todo.wheres, reference):
                 return
             wanted = np.unique(np.concatenate(
                 [r[:d] for r, d in zip(result.rowids, todo.depths[part], strict=True)]))
@@ -198,17 +205,22 @@ class Legs:
 
 def scan_legs(store: Store, cases: Sequence[Case], base: Params,
                 depth_of: Callable[[Any], int], plan: ScanPlan = AUTO,
-                source: Source | None = None, per_pass: int | None = None) -> Legs:
+                source: Source | None = None, per_pass: int | None = None,
+                reference: Reference | None = None) -> Legs:
     """Each scannable case's vector leg (by position in `cases`), from batched scans of
     `per_pass` cases each (SCAN_QUERIES when not given); `source` gives the table's vectors
-    already read (an audit's memories) instead of reading them again from LanceDB. Asked
-    through the pool source (`pools.vector_legs`), which fetches every pool."""
+    already read (an audit's memories) instead of reading them again from LanceDB;
+    `reference`: LanceDB's own leg of `cases[0]` fetched already, which the scan is checked
+    against instead of a search of its own. Asked through the pool source
+    (`pools.vector_legs`, `PoolSource.pool`), which fetches every pool."""
     if plan.mode == "off" or scannable(store) is not None:
         return Legs(store)
     todo = _plan(store, cases, base, depth_of)
     if todo is None or any(c not in store.schema.names for c in todo.columns):
         return Legs(store)
-    return Legs(store, todo, base.distance, plan, source, per_pass)
+    if todo.index[0] != 0:  # cases[0] is not scanned: its leg checks no other query's
+        reference = None
+    return Legs(store, todo, base.distance, plan, source, per_pass, reference)
 
 
 @dataclass(frozen=True)
@@ -252,23 +264,31 @@ def run_scan(store: Store, req: S.ScanRequest, plan: ScanPlan = AUTO,
                           store.roles.vector, store.dim, req, jit)
 
 
-def _agrees(store: Store, req: S.ScanRequest, got: S.ScanResult, wheres: list[Any]) -> bool:
-    """LanceDB's own search for the first query equals the scan's: ids and distances."""
-    g = int(req.group_of()[0])
-    k = min(req.k, _CHECK_ROWS)
-    q = (store.table.search(req.vectors[0], vector_column_name=store.roles.vector)
-         .distance_type(req.distance).select([store.roles.id]).with_row_id(True)
-         .limit(k + 1))
-    if wheres[g] is not None:
-        q = q.where(wheres[g], prefilter=True)
-    ref = q.to_arrow()
-    d = ref.column("_distance").to_numpy(zero_copy_only=False)
-    ids = ref.column("_rowid").to_numpy(zero_copy_only=False)
-    order = np.lexsort((ids, d))
-    want_d, want_ids = d[order], ids[order]
-    n = min(len(want_d), k, len(got.distances[0]))
-    if len(want_d) > k and want_d[k - 1] == want_d[k]:
-        n = int(np.sum(want_d < want_d[k - 1]))  # LanceDB's cut split a tie: compare above it
+def _agrees(store: Store, req: S.ScanRequest, got: S.ScanResult, wheres: list[Any],
+            reference: Reference | None = None) -> bool:
+    """LanceDB's own search for the first query equals the scan's: ids and distances.
+    `reference`: LanceDB's leg of that query fetched already, compared whole instead of
+    searching again."""
+    if reference is None:
+        g = int(req.group_of()[0])
+        k = min(req.k, _CHECK_ROWS)
+        q = (store.table.search(req.vectors[0], vector_column_name=store.roles.vector)
+             .distance_type(req.distance).select([store.roles.id]).with_row_id(True)
+             .limit(k + 1))
+        if wheres[g] is not None:
+            q = q.where(wheres[g], prefilter=True)
+        ref = q.to_arrow()
+        d = ref.column("_distance").to_numpy(zero_copy_only=False)
+        ids = ref.column("_rowid").to_numpy(zero_copy_only=False)
+        order = np.lexsort((ids, d))
+        d, ids = d[order], ids[order]
+        reference = (ids[:k], d[:k], float(d[k]) if len(d) > k else float("nan"))
+    want_ids, want_d, past = reference
+    n = len(want_d)
+    if n and want_d[-1] == past:
+        n = int(np.sum(want_d < want_d[-1]))  # LanceDB's cut split a tie: compare above it
+    if len(got.distances[0]) < n:
+        return False
     return (np.array_equal(want_d[:n], got.distances[0][:n])
             and np.array_equal(want_ids[:n], got.rowids[0][:n]))
 
