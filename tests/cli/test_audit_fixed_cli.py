@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from inspector.cli.main import main
+from inspector.core.stores.vectorscan import kernels as LM
 from tests.core.engine.flow.fixtures import fixture_copy
 from tests.storekit import snapshot
 
@@ -236,7 +237,10 @@ def test_batched_and_per_probe_audits_agree_on_a_cosine_scope_column(
     argv = ["audit", "recall", str(store), "--preset", "other-plugin", "--limit", "5",
             "--json"]
     fast, slow = cli(*argv), cli(*argv, "--no-scan")
-    assert fast["scan"]["batched"] and fast["scan"]["per_query"] == 0
+    if LM.reproduced("cosine"):
+        assert fast["scan"]["batched"] and fast["scan"]["per_query"] == 0
+    else:  # cosine is not scanned on this processor (no AVX-512F): each probe searched
+        assert fast["scan"]["scanned"] == 0 and fast["scan"]["per_query"] > 0
     assert slow["scan"]["scanned"] == 0
     for key in ("counts", "never_recallable", "found"):
         assert fast[key] == slow[key], key
