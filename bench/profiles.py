@@ -212,7 +212,8 @@ WHY: dict[str, str] = {
             "in one process the same morning (300 rounds, API and bare call alternating): the "
             "engine's one LanceDB search 3.56 ms against the bare call's 3.97 ms, the API's whole "
             "answer 5.19 ms: the ~1.6 ms of Python around the search is the excess, and 1.10x "
-            "would leave it ~0.8 ms.",
+            "would leave it ~0.8 ms. This table's run (2026-12-07 13:06, a machine without "
+             "AVX-512): post-filter 1.196 (6.06 / 5.07 ms).",
     "api": "Profiled (cProfile and timers around each piece, 100k x 384 IVF_PQ, load 5-6): "
            "the API adds 0.1-0.3 ms to the engine's own run of the same question (the "
            "question model with its vector, the options' stages; the pipeline file is parsed "
@@ -239,7 +240,9 @@ WHY: dict[str, str] = {
            " unscoped 0.911, pushdown 1.001, post-filter 1.201 (6.64 / 5.53 ms; 1.291 at"
            " 04:38)."
           " This table's run (2026-12-07 09:22): unscoped 0.91, pushdown 0.981, post-filter 1.18 "
-          "(5.48 / 4.64 ms); `index` has timers of that query.",
+          "(5.48 / 4.64 ms); `index` has timers of that query. This table's run (13:06, "
+           "a machine without AVX-512): unscoped 1.003, pushdown 1.054, post-filter 1.18 "
+           "(6.41 / 5.43 ms).",
     "overhead": "cProfile of 40 hybrid queries at 10,000 rows on the one engine (2026-12-05): "
                 "the two legs run side by side in threads, and the full-text leg, not the "
                 "vector leg, is the longer: the bench's texts tie in BM25 across the leg's cut, "
@@ -287,7 +290,9 @@ WHY: dict[str, str] = {
                 "on threads made once a process, the first on the caller's thread (in-process, "
                 "the old and new code and bare LanceDB in rotating rounds, 300 each, twice: "
                 "hybrid 1.188 and 1.165 -> 1.068 and 1.068 the bare call). This table's run "
-                "(2026-12-07 09:22): vector 1.08, hybrid 1.13 at 10,000 rows, both met.",
+                "(2026-12-07 09:22): vector 1.08, hybrid 1.13 at 10,000 rows, both met. This "
+                "table's run (13:06-13:10, a machine without AVX-512, load 1.2-1.5): vector 1.06, "
+                "hybrid 1.03 at 10,000 rows.",
     "startup": "Later launches met the target on 2026-12-05 (1.32 s in the table's run "
                "of 10:05); the first launch did not (2.06 s): it writes the demo store, and "
                "compiles the inspector's bytecode where none was kept yet. Four changes that "
@@ -520,8 +525,16 @@ WHY: dict[str, str] = {
               "The run of 22:06: 1.10x (904 / 823 MB). This table's run (2026-12-06 07:04): "
               "1.11x (851 / 769 MB); no change to a query's searches since. This table's "
               "run (2026-12-07 09:36, load 1.1-1.5; no change to a vector query's searches "
-              "since): 1.21x (849 / 702 MB). Over the runs quoted here the engine's child "
-              "peaked at 845-954 MB and bare LanceDB's at 686-829 MB.",
+              "since): 1.21x (849 / 702 MB). Over the runs quoted here until then the "
+              "engine's child peaked at 845-954 MB and bare LanceDB's at 686-829 MB. "
+              "2026-12-07 afternoon, on a machine without AVX-512: the deep probe (10,001 "
+              "rows) is now a scan of the table checked against the question's own LanceDB "
+              "leg (pools.PoolSource._scanned). By hand in this bench's child: the probe's "
+              "LanceDB search had peaked 909-1,000 MB above baseline alone, the scan ~160 "
+              "MB, in 2.5 against 3.6 s; the peak is now the question's own search or the "
+              "fix's pushed-down search (+460-600 MB on what the process holds), each about "
+              "bare LanceDB's one search. Runs that afternoon: 1.10x (863 / 786 MB), 1.20x "
+              "(832 / 695 MB); this table's run (13:06): 1.10x (789 / 720 MB).",
     "audit": "Since the outrank shortcut (h23f) a probe proved found among the rows within "
              "its outrank radius skips its search and its pipeline; audit_design in the run "
              "of 2026-12-01 22:14 (load 3.7): read 0.36 s, the shortcut 0.62 s (the "
