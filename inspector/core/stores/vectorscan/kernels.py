@@ -13,13 +13,14 @@ computes: lance-linalg accumulates in float32 in a fixed order. Measured on lanc
   halving tree (lanes j and j+8, then j+4, j+2, j+1), the trailing elements added one by one,
   then `1 - xy / |q| / sqrt(xx)`.
 
-LanceDB picks its cosine code by the processor it runs on: on x86-64 without AVX-512 (an AMD
-EPYC with AVX2, 2026-12-07) up to one row in ten came back one float32 step away from this
-cosine (0 to 40 rows of 400, by dimension and seed, at 17 to 1,536 dimensions), while the
-squared L2 above still held bit for bit. So cosine is scanned only on a processor that
-reports AVX-512F (`reproduced`); elsewhere a cosine scan is refused (`scan.ScanUnsupported`)
-and the legs are LanceDB's own, one search a query. A pass's legs are also checked against
-LanceDB's own search of its first query (`pools.batched._agrees`) before they are used.
+LanceDB's cosine depends on the processor it runs on (the same wheel, lancedb 0.40): on
+x86-64 without AVX-512 (an AMD EPYC with AVX2, 2026-12-07) up to one row in ten came back one
+float32 step away from this cosine (0 to 40 rows of 400, by dimension and seed, at 17 to 1,536
+dimensions), while the squared L2 above still held bit for bit. So cosine is scanned only on
+a processor that reports AVX-512F (`reproduced`); elsewhere a cosine scan is refused
+(`scan.ScanUnsupported`) and the legs are LanceDB's own, one search a query. A pass's legs
+are also checked against LanceDB's own search of its first query (`pools.batched._agrees`)
+before they are used.
 Matrix products only pick the candidates; these kernels give the values.
 """
 

@@ -46,10 +46,10 @@ def _answer(store: Any, case: dict[str, Any]) -> tuple[list[str], list[float | N
 
 
 def _same_scores(got: list[float | None], want: list[float | None], distance: str) -> bool:
-    """Equal, bit for bit. LanceDB picks its cosine code by the processor (AVX-512 or not,
-    `kernels.reproduced`), and its float32 cosine distances differ between them in the last
-    bit: on a machine other than the one these answers were recorded on, a cosine score may
-    differ by that much (a relative 1e-6 is about eight float32 steps), never more."""
+    """Equal, bit for bit. LanceDB's cosine depends on the processor (AVX-512 or not,
+    `kernels.reproduced`): its float32 cosine distances differ between them in the last
+    bit, so on a machine other than the one these answers were recorded on, a cosine score
+    may differ by that much (a relative 1e-6 is about eight float32 steps), never more."""
     if got == want:
         return True
     return distance == "cosine" and len(got) == len(want) and all(

@@ -280,8 +280,8 @@ def test_pairs_give_each_pair_the_bits_of_its_own_query_s_kernel(distance: str) 
 
 def test_cosine_is_scanned_only_on_the_processor_its_kernels_were_measured_on(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """LanceDB picks its cosine code by the processor: on an AVX2 machine without AVX-512
-    up to one row in ten came back a float32 step away from these kernels, while squared
+    """LanceDB's cosine depends on the processor: on an AVX2 machine without AVX-512 up
+    to one row in ten came back a float32 step away from these kernels, while squared
     L2 held. Cosine is scanned only where the processor reports AVX-512F; elsewhere, or where
     the flags cannot be read, the scan refuses before it reads a row."""
     def on(flags: set[str]) -> tuple[bool, bool]:
