@@ -504,6 +504,33 @@ def test_a_deep_leg_is_searched_where_no_search_of_the_query_can_check_a_scan(
     src.pool(store, q, p.with_(scope="repo4"), pools.SCAN_LEG_MIN - 1, 0)  # too shallow
     assert vector_searches == [deep + 1, 51, deep + 1, pools.SCAN_LEG_MIN]
     assert src.scanned == 0
+    with pools.searched_only():  # a caller with its scan off (an audit's --no-scan)
+        src.pool(store, q, p.with_(scope="repo4"), deep, 0)  # repo4's leg is at hand
+    assert vector_searches[-1] == deep + 1 and src.scanned == 0
+    src.pool(store, q, p.with_(scope="repo4"), deep + 1, 0)
+    assert vector_searches[-1] == deep + 1 and src.scanned == 1  # after the block: scanned
+
+
+def test_an_audit_with_its_scan_off_scans_no_deep_leg() -> None:
+    """`--no-scan` searches each probe on its own: every public step of a prober with its
+    scan off runs inside `pools.searched_only`, so no deep leg (a fix's) is scanned."""
+    from inspector.core.analysis.audit import probes
+
+    seen: list[bool] = []
+
+    class Asked:
+        scan = False
+
+        @probes._own_searches
+        def step(self) -> None:
+            seen.append(getattr(pools._searched_only, "on", False))
+
+    Asked().step()
+    Asked.scan = True
+    Asked().step()
+    assert seen == [True, False]
+    for name in ("prepare", "ask", "fix", "diagnosis"):
+        assert getattr(probes.Prober, name).__wrapped__, name
 
 
 def test_a_scan_that_differs_from_the_querys_own_search_is_not_used(wide, vector_searches,

@@ -14,8 +14,9 @@ search each. On an indexed table a probe whose memory the exact run beside retur
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,12 +26,25 @@ from inspector.core import batch_gc
 from inspector.core.analysis.audit.memories import Memories, read_memories
 from inspector.core.analysis.audit.outrank import Shortcut, shortcut
 from inspector.core.analysis.audit.plan import Planner, Request
+from inspector.core.engine import pools
 
 PER_PASS = 1024  # probes a scan pass: the bench's 1,000 in one pass, one self-check
 # the codes of a memory cut by other rows (past a limit or window, or never fetched): where a
 # returned near-duplicate may explain it, and where the rows a scope filter removed crowded it
 CUT_CODES = ("past_limit", "outside_window", "not_fetched")
 
+
+def _own_searches(method: Callable[..., Any]) -> Callable[..., Any]:
+    """The prober's method, run with every vector leg LanceDB's own search when its scan is
+    off (`pools.searched_only`: no deep leg scanned either)."""
+    @functools.wraps(method)
+    def run(self: Prober, *a: Any, **k: Any) -> Any:
+        if self.scan:
+            return method(self, *a, **k)
+        with pools.searched_only():
+            return method(self, *a, **k)
+
+    return run
 
 @dataclass(frozen=True)
 class Answer:
@@ -182,6 +196,7 @@ class Prober:
 
         return "the batched scan was turned off" if not self.scan else scannable(self.store)
 
+    @_own_searches
     def prepare(self, mem: Memories, positions: Sequence[int],
                 scopes: Sequence[tuple[str, ...] | None], own_only: bool = False) -> None:
         """Where the table allows it: with `own_only` (a recall audit reads only each memory's
@@ -234,6 +249,7 @@ class Prober:
         pools.fetch(self.store, req.query, req.params,
                     *pools.depth_for(purpose, self.store, req.params), vec_leg=leg)
 
+    @_own_searches
     def ask(self, mem: Memories, i: int, scopes: tuple[str, ...] | None) -> Answer:
         from inspector.core.engine.flow.insight.expect import trace_barrier, where_dropped
         from inspector.core.engine.flow.runner import clamp_limit
@@ -362,6 +378,7 @@ class Prober:
         if got is not None and got[1] is not None:
             self._warm(got[0], got[1], got[2])
 
+    @_own_searches
     def fix(self, a: Answer, rid: str, i: int | None = None) -> dict[str, Any]:
         """The smallest change that returns the probe's memory, and the alternatives, each
         run (`inspector query --expect ID`'s `fix`, `alternatives`, `tried`, `no_fix`)."""
@@ -375,6 +392,7 @@ class Prober:
         return {k: e[k] for k in ("fix", "alternatives", "tried", "no_fix", "proved")
                 if k in e}
 
+    @_own_searches
     def diagnosis(self, mem: Memories, i: int, scopes: tuple[str, ...] | None) -> list[str]:
         """What the engine's diagnosis of the probe's run offers (each fix run), as
         `inspector query`'s `diagnosis.fixes` labels: the probe run again (its pool the deep

@@ -60,6 +60,22 @@ def _may_search() -> None:
         raise WouldSearch("this answer needs a search")
 
 
+_searched_only = threading.local()
+
+
+class searched_only:  # noqa: N801 - used as a `with` block, like cached_only
+    """Within this block, on this thread, every vector leg is LanceDB's own search: no deep
+    leg is scanned (`PoolSource._scanned`). What a caller asks with its scan turned off (an
+    audit's --no-scan searches each probe on its own)."""
+
+    def __enter__(self) -> None:
+        self.was = getattr(_searched_only, "on", False)
+        _searched_only.on = True
+
+    def __exit__(self, *_exc: object) -> None:
+        _searched_only.on = self.was
+
+
 # ---- the depth policy --------------------------------------------------------------------------
 MAX_OVERFETCH = 20.0  # the over-fetch slider's top: one live fetch serves every slider position
 EXHAUSTIVE_MAX = ANALYSIS_DEPTH  # deepest ranking fetched for truth and expected-row analysis
@@ -362,7 +378,8 @@ class PoolSource:
         deeper it is asked: on 1M x 384 rows a 10,000-deep search peaked ~640 MB above the
         answer's other searches, the scan ~160 MB, in ~0.7x the time (by hand, and the
         bench's memory row)."""
-        if vec_k < SCAN_LEG_MIN or p.mode not in ("vector", "hybrid"):
+        if vec_k < SCAN_LEG_MIN or p.mode not in ("vector", "hybrid") or \
+                getattr(_searched_only, "on", False):
             return None
         ref = None
         for _, pool in self.cache.in_group(base):
@@ -453,4 +470,4 @@ def answering(store: Store, query: Query, p: Params) -> Pool:
 
 
 __all__ = ["PoolSource", "SOURCE", "WouldSearch", "answering", "answers", "cached_only",
-           "cannot_answer", "depth_for", "fetch", "fetch_for", "vector_legs"]
+           "cannot_answer", "depth_for", "fetch", "fetch_for", "searched_only", "vector_legs"]
