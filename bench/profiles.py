@@ -170,7 +170,12 @@ WHY: dict[str, str] = {
              "120 ticks, three runs): p95 11.98, 13.76 and 17.26 ms; in the slowest run nine "
              "ticks in a row took 18-21 ms, each part of them (the re-rank, the widgets, the "
              "frame) slower by about half, which no code of a tick explains; one tick in 120 "
-             "waited for the slider's throttle (TICK_MS).",
+             "waited for the slider's throttle (TICK_MS). 2026-12-07 afternoon the "
+             "project moved to a machine without AVX-512 (an AMD EPYC, 2 cores); no widget "
+             "code changed that day. This table's run there (13:34-13:38, load 0.7-0.9, after "
+             "a run at 13:27 under a falling load of 2.7 that missed 12 of 12): 3 of 12 met; "
+             "pool 30 medians 6-20 ms against 3-10 ms in the morning's run on the machine "
+             "before. Not profiled on this machine yet.",
     "index": "IVF_PQ + post-filter, cProfile: the engine's own Python is ~0.5 ms a query; the "
              "rest is its one LanceDB search, which reads the columns of all 50 candidates (the "
              "stage tables show the rows the post-filter drops) where bare post-filtered LanceDB "
@@ -449,7 +454,11 @@ WHY: dict[str, str] = {
                      "sorts text ids with Python's stable sort instead of numpy's object argsort, "
                      "the same order in half the time (10,000 ids: ~1.7 against ~3.5 ms): the "
                      "40-query sweep in one process, old and new code in turn (farm-bench, 5 "
-                     "pairs), 0.976x the old wall time, the JSON equal.",
+                     "pairs), 0.976x the old wall time, the JSON equal. This table's run "
+                     "(2026-12-07 13:30, a machine without AVX-512, load 1.0-1.5; no change to "
+                     "the sweep since the morning): 1.18x the bare searches (24.67 / 20.85 s) "
+                     "and 9.01x the numpy process (2.74 s); every process of the three took "
+                     "~40-50 % longer than in the morning's run on the machine before.",
     "sweep": "On the one engine, 2026-12-05 (py-spy): Python's full garbage collections took "
              "about a third of the sweep, each walking every pool, row and answer the process "
              "held; they now wait through it (core/batch_gc.py), and a scope filter given the "
