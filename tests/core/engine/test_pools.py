@@ -589,3 +589,19 @@ def test_a_scoped_miss_answers_the_same_with_its_deep_probe_scanned(wide, monkey
     assert asked() == scanned
     assert pools.SOURCE.scanned == before
     pools.SOURCE.clear()
+
+
+def test_a_deeper_search_of_the_query_checks_a_shallower_scan_by_its_prefix(
+        wide, vector_searches) -> None:
+    """A flat leg's prefix is its search at that depth: a LanceDB leg deeper than the one asked
+    checks the scan over the asked depth (compared whole, the scan had fewer rows than the
+    reference and was thrown away after it ran)."""
+    store = wide
+    src = PoolSource()
+    q = Query(vector=np.random.default_rng(9).normal(size=32).astype(np.float32),
+              source="vector")
+    p = Params(limit=10, scope="repo2")
+    src.pool(store, q, p, pools.SCAN_LEG_MIN + 500, 0)  # nothing to check a scan against
+    got = src.pool(store, q, p, pools.SCAN_LEG_MIN + 100, 0)
+    assert vector_searches == [pools.SCAN_LEG_MIN + 501] and src.scanned == 1
+    _same_pool(got, fetch_pool(store, q, p, vec_k=pools.SCAN_LEG_MIN + 100, fts_k=0))

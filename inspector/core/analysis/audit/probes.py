@@ -46,6 +46,7 @@ def _own_searches(method: Callable[..., Any]) -> Callable[..., Any]:
 
     return run
 
+
 @dataclass(frozen=True)
 class Answer:
     """What one probe returned, and where its own memory fell (stage None: returned)."""

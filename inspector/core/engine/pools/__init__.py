@@ -375,9 +375,9 @@ class PoolSource:
         The same leg as LanceDB's search (`batched`: its flat search bit for bit, ties by row
         id): the diagnosis's deep probe after the question's own fetch, the expected-row
         ladder, a fix's search. LanceDB's flat search keeps more of the table in memory the
-        deeper it is asked: on 1M x 384 rows a 10,000-deep search peaked ~640 MB above the
-        answer's other searches, the scan ~160 MB, in ~0.7x the time (by hand, and the
-        bench's memory row)."""
+        deeper it is asked: on 1M x 384 rows a 10,000-deep search alone peaked 909-1,000 MB
+        above the process's start, the scan ~160 MB above what the process held, in ~0.7x
+        the time (by hand)."""
         if vec_k < SCAN_LEG_MIN or p.mode not in ("vector", "hybrid") or \
                 getattr(_searched_only, "on", False):
             return None
@@ -387,10 +387,13 @@ class PoolSource:
             if known is not None and known() is pool:
                 ref = pool
                 break
-        if ref is None or ref.vec_leg is None or ref.rowids is None:
+        if ref is None:
             return None
-        leg = ref.vec_leg
-        reference = (ref.rowids[leg.rows], leg.values, leg.next_value)
+        leg = ref.vec_leg  # a leg and row ids, as marked in `pool`
+        assert leg is not None and ref.rowids is not None
+        n = min(len(leg.rows), vec_k)  # a flat leg's prefix is its search at that depth
+        past = float(leg.values[n]) if len(leg.values) > n else leg.next_value
+        reference = (ref.rowids[leg.rows[:n]], leg.values[:n], past)
         legs = batched.scan_legs(store, [_Leg(query, p)], p, lambda _c: vec_k,
                                  reference=reference)
         return legs.pop(0)
