@@ -1,20 +1,23 @@
 """The window's state: the question (an evented model, `question_model.WindowQuestion`), the
 open store, and the answer on screen. The view-model reacts to the question's change events:
 a field that shapes a search asks again, a live parameter re-ranks the cached fetches, the
-expected rows are explained again. Every answer comes from the core (`LiveFlow`) through the
-window's one job mechanism (qt.jobs), so the GUI thread never waits on LanceDB and never
-scores a row. The heavy work is plain functions below, testable without a window."""
+expected rows are explained again. Every answer comes from the core (`LiveFlow`), through the
+window's one job mechanism (qt.jobs) or, for a re-rank known to be quick that needs no search,
+in the tick itself (INLINE_MS; the next arrow key's answer is made ahead the same way,
+AHEAD_MS), so the GUI thread never waits on LanceDB. The heavy work is plain functions below,
+testable without a window."""
 
 from __future__ import annotations
 
 import copy
 import json
 import time
+import weakref
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, QTimer, Signal
 
 from inspector.core.engine.flow.answer import Answer
 from inspector.core.engine.flow.live import LiveFlow, live_params
@@ -40,6 +43,11 @@ INLINE_MS = 8.0
 # job's time under JOB_SLOWER * INLINE_MS earns the next tick an inline try, and that try's own
 # time decides from then on; one slow job's tick no longer sends every later tick to jobs
 JOB_SLOWER = 2.0
+# the answer a held arrow key's next tick will ask is made this long after a tick (its frame
+# painted by then), while the window idles until the key repeats (~30-40 ms): that tick finds
+# its answer made (the question's memo of runs) and its stages' summaries counted
+AHEAD_MS = 4
+_AHEAD_EVENT = QEvent.Type(QEvent.registerEventType())
 # fields whose change needs a new search (a new live session); `set` is split below
 SEARCH_FIELDS = frozenset({"text", "vector", "vector_of", "embedder", "preset",
                            "pipeline_file", "system_config", "columns", "scopes", "limit",
@@ -176,6 +184,11 @@ class Inspector(QObject):
         self._asked: tuple[dict[str, Any], dict[str, Any]] = ({}, {})  # the live's sets
         self._rerank_ms: float | None = None  # how long the session's last re-rank took
         self._rerank_in_job = False  # and whether it was timed in a job (JOB_SLOWER)
+        self._ahead: tuple[Any, str, Any] | None = None  # (live session, key, value)
+        # (the live session, weakly, and how long its last answer made ahead took)
+        self._ahead_ms: tuple[weakref.ref[LiveFlow], float] | None = None
+        self._ahead_timer = QTimer(self, singleShot=True, interval=AHEAD_MS)
+        self._ahead_timer.timeout.connect(self._post_ahead)
         self._batch = 0
         self._pending: set[str] = set()
         self._after_open: Any = None
@@ -261,8 +274,7 @@ class Inspector(QObject):
         self._asked = (fetch, live)
         self.reranking = True
         self.jobs.cancel("full")
-        ms, in_job = self._rerank_ms, self._rerank_in_job
-        if ms is not None and ms < INLINE_MS * (JOB_SLOWER if in_job else 1.0):
+        if self._inline():
             try:
                 got = quick_rerank(self.live, live)
             except Exception as exc:  # noqa: BLE001 - said in the error bar, as a job's is
@@ -281,6 +293,11 @@ class Inspector(QObject):
             return
         self.jobs.start("answer", timed_rerank, self.live, live, on_done=self._timed_in_job,
                         on_error=self._failed)
+
+    def _inline(self) -> bool:
+        """A re-rank runs in the tick itself (see INLINE_MS, JOB_SLOWER)."""
+        ms, in_job = self._rerank_ms, self._rerank_in_job
+        return ms is not None and ms < INLINE_MS * (JOB_SLOWER if in_job else 1.0)
 
     def _timed(self, got: tuple[FlowTrace, float], in_job: bool = False) -> None:
         trace, self._rerank_ms = got
@@ -405,15 +422,75 @@ class Inspector(QObject):
     def set_param(self, key: str, value: Any) -> None:
         """A STAGE.PARAM set on the question (None, or the pipeline's own value: back to the
         pipeline's own, so the question holds only what the user changed)."""
+        sets = self._sets_with(key, value)
+        if sets is not None:
+            self.put(set=sets)
+
+    def _sets_with(self, key: str, value: Any) -> dict[str, Any] | None:
+        """The question's sets with STAGE.PARAM set to `value` (None: no change)."""
         sets = dict(self.question.set)
         if value is not None and value == self.own(key):
             value = None
         if value is None:
             if sets.pop(key, None) is None:
-                return
+                return None
         else:
             sets[key] = value
-        self.put(set=sets)
+        return sets
+
+    def answer_ahead(self, key: str, value: Any) -> None:
+        """A slider's next value (its next arrow key): its answer is made once the window
+        idles (AHEAD_MS), as a tick would make it, and not shown. Only where a tick re-ranks
+        inline: from the cached fetches (never a search), quicker than INLINE_MS. Each call
+        replaces the one before; a newer tick's answer goes first."""
+        self._ahead = (self.live, key, value)
+        self._ahead_timer.start()
+
+    def _post_ahead(self) -> None:
+        # posted below Qt's own low priority: the layouts and paints the tick's frame posts
+        # (the detail pane's second paint, an UpdateRequest at low priority) go first
+        QCoreApplication.postEvent(self, QEvent(_AHEAD_EVENT),
+                                   Qt.EventPriority.LowEventPriority.value - 1)
+
+    def event(self, e: QEvent) -> bool:
+        if e.type() == _AHEAD_EVENT:
+            self._answer_ahead()
+            return True
+        return super().event(e)
+
+    def _answer_ahead(self) -> None:
+        from inspector.core.engine.flow.summary import summarise
+
+        want, self._ahead = self._ahead, None
+        if want is None or want[0] is None or want[0] is not self.live:
+            return  # another question since
+        live, key, value = want
+        if self._ahead_ms is not None and self._ahead_ms[0]() is live and \
+                self._ahead_ms[1] >= INLINE_MS:
+            # the last one made ahead took longer than a tick may: this one is not made, so
+            # the next tick re-ranks and times itself again (a tick answered from memory
+            # says nothing of a re-rank's time), and that time decides the one after
+            self._ahead_ms = None
+            return
+        if not self._inline() or self.jobs.busy("answer"):
+            return
+        sets = self._sets_with(key, value)
+        if sets is None:
+            return
+        fetch, sets = split_sets(sets, live_keys(live.base))
+        if fetch != self._asked[0]:
+            return  # it needs a search: the tick asks it
+        runs = live.runs.count
+        try:
+            got = quick_rerank(live, sets)
+        except Exception:  # noqa: BLE001 - the tick that asks it runs it again and says why
+            return
+        if got is None:
+            return
+        if live.runs.count != runs:  # made now, not remembered
+            self._ahead_ms = (weakref.ref(live), got[1])
+        for st in got[0].stages:  # what the tick's stage list shows, counted now
+            summarise(st)
 
     def drive(self, key: str) -> None:
         """The plots follow the stage a moved slider drives."""

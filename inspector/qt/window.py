@@ -260,6 +260,7 @@ class MainWindow(FilesMixin, ExtensibleWindow):
         self.question_bar.edited.connect(lambda fields: vm.put(**fields))
         self.question_bar.failed.connect(self._error)
         self.sliders.value_changed.connect(self._slider_moved)
+        self.sliders.next_expected.connect(vm.answer_ahead)
         self.sliders.chosen_changed.connect(self._save_chosen)
         for box in (self.scatter_box, self.bump_box):
             box.became_visible.connect(self._catch_up_plots)

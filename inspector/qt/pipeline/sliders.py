@@ -68,6 +68,9 @@ class FlowSliders(QWidget):
     the window wider than a small screen."""
 
     value_changed = Signal(str, float)  # STAGE.PARAM, value
+    # STAGE.PARAM and the value its next arrow key in the direction it last moved will set:
+    # the window answers it ahead, while it idles between a held key's ticks
+    next_expected = Signal(str, float)
     chosen_changed = Signal(list)
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -92,6 +95,8 @@ class FlowSliders(QWidget):
         self._labels: list[QLabel] = []
         self.per_row = PER_ROW
         self._throttled: dict[str, Any] = {}
+        self._keys: dict[str, SliderKeys] = {}
+        self._last: dict[str, float] = {}  # each slider's value last set
 
     def set_params(self, params: list[tuple[str, Any]], chosen: list[str] | None,
                    current: Any) -> None:
@@ -127,7 +132,8 @@ class FlowSliders(QWidget):
             w.deleteLater()
         for t in self._throttled.values():
             t.cancel()
-        self.sliders, self._labels, self._throttled = {}, [], {}
+        self.sliders, self._labels, self._throttled, self._keys = {}, [], {}, {}
+        self._last = {}
         decls = dict(self.params)
         for key in self.chosen:
             decl = decls[key]
@@ -143,8 +149,10 @@ class FlowSliders(QWidget):
             s.setRange(lo, hi)
             steps = steps_for(decl, lo, hi)
             s.setSingleStep(steps.single)
-            SliderKeys(s, steps)  # the arrows move one declared step, Page Up ten
+            # the arrows move one declared step, Page Up ten
+            self._keys[key] = SliderKeys(s, steps)
             s.setValue(value)
+            self._last[key] = self._as_set(decl, s, s.value())
             s.setToolTip(name.toolTip())
             throttled = qthrottled(lambda v, k=key: self._emit(k, v), timeout=TICK_MS,
                                    leading=True)
@@ -213,8 +221,22 @@ class FlowSliders(QWidget):
         v = float(value)
         if dragging(s):  # a drag lands on the step's grid (0.05 of a weight, 0.1 of F)
             v = snap(v, steps_for(decl, s.minimum(), s.maximum()).single, s.minimum())
-        v = round(v, s.decimals())
-        self.value_changed.emit(key, float(int(v)) if decl.type == "int" else v)
+        v = self._as_set(decl, s, v)
+        last, self._last[key] = self._last.get(key), v
+        self.value_changed.emit(key, v)
+        if last is not None and last != v and self.sliders.get(key) is s:  # not rebuilt
+            up = Qt.Key.Key_Right if v > last else Qt.Key.Key_Left
+            target = self._keys[key].target(up)
+            after = None if target is None else self._as_set(decl, s, target)
+            if after is not None and after != v:
+                self.next_expected.emit(key, after)
+
+    @staticmethod
+    def _as_set(decl: Any, s: QLabeledDoubleSlider, value: float) -> float:
+        """A slider's value as the question gets it (its decimals; a whole number for an int
+        parameter)."""
+        v = round(value, s.decimals())
+        return float(int(v)) if decl.type == "int" else v
 
     def flush(self) -> None:
         """Ask for every slider's last value now (a test, or a slider released)."""
