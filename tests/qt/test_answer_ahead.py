@@ -151,3 +151,17 @@ def test_a_slow_answer_made_ahead_lets_the_next_tick_time_itself(window, qtbot, 
     vm.answer_ahead("blend.weight", 0.9)  # made: the slow one was said once
     _rested(window, qtbot)
     assert [s.get("blend.weight") for s in made[before:]] == [0.8, 0.9]
+
+
+def test_a_value_set_elsewhere_is_where_the_next_key_moves_from(window, qtbot) -> None:
+    """A fix applied (or a value typed) moves the slider without a key: the next key's
+    direction is from there, not from the slider's last key."""
+    vm = window.vm
+    expected: list[float] = []
+    _press(window, "blend.weight", Qt.Key.Key_Right)  # 0.05
+    window.sliders.next_expected.connect(lambda _k, v: expected.append(v))
+    vm.set_param("blend.weight", 0.8)  # not by the slider
+    vm.jobs.wait_idle(60)
+    assert window.sliders.sliders["blend.weight"].value() == pytest.approx(0.8)
+    _press(window, "blend.weight", Qt.Key.Key_Left)
+    assert vm.current("blend.weight") == 0.75 and expected == [0.7]

@@ -212,6 +212,7 @@ class FlowSliders(QWidget):
                     elif float(v) < s.minimum():
                         s.setMinimum(float(v))
                     s.setValue(float(v))
+                self._last[key] = float(v)  # the next move's direction is from here
 
     def _emit(self, key: str, value: float) -> None:
         decl = dict(self.params).get(key)
