@@ -303,12 +303,16 @@ class Inspector(QObject):
         trace, self._rerank_ms = got
         self._rerank_in_job = in_job
         self._show(trace)
+        if in_job and self._ahead is not None:  # asked while this job ran: made now
+            self._ahead_timer.start()
 
     def _timed_in_job(self, got: tuple[FlowTrace, float]) -> None:
         self._timed(got, in_job=True)
 
     def _searched(self, got: tuple[FlowTrace, float]) -> None:
         self._show(got[0])  # the last re-rank's time still stands
+        if self._ahead is not None:  # asked while this job ran: made now
+            self._ahead_timer.start()
 
     # ---- answering ----
     def ask(self, fresh: bool = False) -> None:
@@ -461,9 +465,13 @@ class Inspector(QObject):
     def _answer_ahead(self) -> None:
         from inspector.core.engine.flow.summary import summarise
 
-        want, self._ahead = self._ahead, None
+        want = self._ahead
         if want is None or want[0] is None or want[0] is not self.live:
+            self._ahead = None
             return  # another question since
+        if self.jobs.busy("answer"):
+            return  # kept: asked again once the job has answered (_timed)
+        self._ahead = None
         live, key, value = want
         if self._ahead_ms is not None and self._ahead_ms[0]() is live and \
                 self._ahead_ms[1] >= INLINE_MS:
@@ -472,7 +480,7 @@ class Inspector(QObject):
             # says nothing of a re-rank's time), and that time decides the one after
             self._ahead_ms = None
             return
-        if not self._inline() or self.jobs.busy("answer"):
+        if not self._inline():
             return
         sets = self._sets_with(key, value)
         if sets is None:

@@ -48,6 +48,15 @@ def made(monkeypatch, window) -> list[dict[str, Any]]:
     return out
 
 
+@pytest.fixture
+def quick(monkeypatch) -> None:
+    """Any re-rank counts as quick (a loaded machine's may take longer than INLINE_MS): the
+    rule itself is tested below with the session's times set."""
+    from inspector.qt import viewmodel
+
+    monkeypatch.setattr(viewmodel, "INLINE_MS", 1e9)
+
+
 def _slider(window: Any, key: str) -> None:
     sl = window.sliders
     if key not in sl.sliders:
@@ -62,8 +71,8 @@ def _slider(window: Any, key: str) -> None:
     ("min_score.min", Qt.Key.Key_Right),
     ("fetch.cap", Qt.Key.Key_Left),  # a whole number
 ])
-def test_the_next_arrow_keys_answer_is_made_before_it_is_pressed(window, qtbot, made, key,
-                                                                 arrow) -> None:
+def test_the_next_arrow_keys_answer_is_made_before_it_is_pressed(window, qtbot, made, quick,
+                                                                 key, arrow) -> None:
     _slider(window, key)
     vm = window.vm
     if arrow == Qt.Key.Key_Left:  # room to move down
@@ -85,7 +94,7 @@ def test_the_next_arrow_keys_answer_is_made_before_it_is_pressed(window, qtbot, 
     assert_shows(window, engine_json(window))
 
 
-def test_a_key_that_turns_back_is_answered_ahead_the_other_way(window, qtbot) -> None:
+def test_a_key_that_turns_back_is_answered_ahead_the_other_way(window, qtbot, quick) -> None:
     expected: list[float] = []
     _press(window, "blend.weight", Qt.Key.Key_PageUp)  # 0.5: room both ways
     window.sliders.next_expected.connect(lambda _k, v: expected.append(v))
@@ -165,3 +174,28 @@ def test_a_value_set_elsewhere_is_where_the_next_key_moves_from(window, qtbot) -
     assert window.sliders.sliders["blend.weight"].value() == pytest.approx(0.8)
     _press(window, "blend.weight", Qt.Key.Key_Left)
     assert vm.current("blend.weight") == 0.75 and expected == [0.7]
+
+
+def test_a_next_answer_asked_while_a_job_answers_is_made_once_it_has(window, qtbot, made,
+                                                                    monkeypatch) -> None:
+    """A session's first tick is answered by a job: the next key's answer, asked meanwhile,
+    is made once that job has answered, not dropped."""
+    import time
+
+    from inspector.qt import viewmodel
+
+    real = viewmodel.timed_rerank
+
+    def slow(live: Any, sets: dict[str, Any]) -> Any:
+        time.sleep(0.2)  # in the job's thread: still running when the ahead is due
+        return real(live, sets)[0], 1.0
+
+    monkeypatch.setattr(viewmodel, "timed_rerank", slow)
+    vm = window.vm
+    vm.ask()  # a new session: its first re-rank is timed in a job
+    vm.jobs.wait_idle(60)
+    expected: list[float] = []
+    window.sliders.next_expected.connect(lambda _k, v: expected.append(v))
+    _press(window, "blend.weight", Qt.Key.Key_Right)
+    _rested(window, qtbot)
+    assert expected and [s for s in made if s.get("blend.weight") == expected[-1]]
