@@ -12,7 +12,6 @@ from __future__ import annotations
 import copy
 import json
 import time
-import weakref
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
@@ -26,6 +25,7 @@ from inspector.core.engine.flow.rows import dropped_ids
 from inspector.core.engine.flow.runner import FlowTrace
 from inspector.core.engine.flow.runs import Change
 from inspector.core.engine.flow.spec import PipelineSpec
+from inspector.core.engine.flow.summary import summarise
 from inspector.core.errors import InspectorError
 from inspector.core.stores.opening import Opened, open_for_browsing
 from inspector.core.stores.store import VersionGoneError
@@ -185,8 +185,7 @@ class Inspector(QObject):
         self._rerank_ms: float | None = None  # how long the session's last re-rank took
         self._rerank_in_job = False  # and whether it was timed in a job (JOB_SLOWER)
         self._ahead: tuple[Any, str, Any] | None = None  # (live session, key, value)
-        # (the live session, weakly, and how long its last answer made ahead took)
-        self._ahead_ms: tuple[weakref.ref[LiveFlow], float] | None = None
+        self._ahead_ms: float | None = None  # how long the session's last one made ahead took
         self._ahead_timer = QTimer(self, singleShot=True, interval=AHEAD_MS)
         self._ahead_timer.timeout.connect(self._post_ahead)
         self._batch = 0
@@ -346,6 +345,7 @@ class Inspector(QObject):
     def _opened_live(self, got: tuple[LiveFlow, FlowTrace]) -> None:
         self.live, trace = got
         self._rerank_ms = None  # a new session: its first re-rank is timed in a job
+        self._ahead_ms = None
         self._show(trace)
 
     def _show(self, trace: FlowTrace | None) -> None:
@@ -463,8 +463,6 @@ class Inspector(QObject):
         return super().event(e)
 
     def _answer_ahead(self) -> None:
-        from inspector.core.engine.flow.summary import summarise
-
         want = self._ahead
         if want is None or want[0] is None or want[0] is not self.live:
             self._ahead = None
@@ -473,8 +471,7 @@ class Inspector(QObject):
             return  # kept: asked again once the job has answered (_timed)
         self._ahead = None
         live, key, value = want
-        if self._ahead_ms is not None and self._ahead_ms[0]() is live and \
-                self._ahead_ms[1] >= INLINE_MS:
+        if self._ahead_ms is not None and self._ahead_ms >= INLINE_MS:
             # the last one made ahead took longer than a tick may: this one is not made, so
             # the next tick re-ranks and times itself again (a tick answered from memory
             # says nothing of a re-rank's time), and that time decides the one after
@@ -496,7 +493,7 @@ class Inspector(QObject):
         if got is None:
             return
         if live.runs.count != runs:  # made now, not remembered
-            self._ahead_ms = (weakref.ref(live), got[1])
+            self._ahead_ms = got[1]
         for st in got[0].stages:  # what the tick's stage list shows, counted now
             summarise(st)
 

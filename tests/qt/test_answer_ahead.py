@@ -109,16 +109,23 @@ def test_a_key_that_turns_back_is_answered_ahead_the_other_way(window, qtbot, qu
     assert expected[-1] == 0.4 and window.vm.current("blend.weight") == 0.0
 
 
-def test_nothing_is_answered_ahead_for_another_question(window, qtbot, made) -> None:
+def test_nothing_is_answered_ahead_for_another_question(window, qtbot, monkeypatch) -> None:
+    from inspector.qt import viewmodel
+
     vm = window.vm
     _press(window, "blend.weight", Qt.Key.Key_Right)
     _rested(window, qtbot)
+    asked: list[Any] = []  # every re-rank from the cached fetches, of any session
+    real = viewmodel.quick_rerank
+    monkeypatch.setattr(viewmodel, "quick_rerank",
+                        lambda live, sets: asked.append(dict(sets)) or real(live, sets))
     vm.answer_ahead("blend.weight", 0.8)
     vm.put(text="an entirely different question about editors")  # a new search, a new session
     vm.jobs.wait_idle(60)
-    before = len(made)
+    vm._rerank_ms, vm._rerank_in_job = 1.0, False  # the new session's re-ranks are quick
+    vm._ahead_timer.start()  # the old one, still pending, falls due
     _rested(window, qtbot)
-    assert [s for s in made[before:] if s.get("blend.weight") == 0.8] == []
+    assert [s for s in asked if s.get("blend.weight") == 0.8] == []
 
 
 def test_nothing_is_answered_ahead_where_a_re_rank_is_slow(window, qtbot, made) -> None:
