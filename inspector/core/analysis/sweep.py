@@ -5,7 +5,9 @@ A query's cells are answered by its `Runs` (the one answer's runs under changes)
 fetch cache: a change that a live session answers from cached fetches is no new search, and
 the classic pool source answers a shallower over-fetch from a deeper pool where the search is
 prefix-exact. Each query's truth (`truth.py`) runs first, as deep as the diagnosis probes, so
-on a flat table its one deep search answers every cell after it. Per cell: rows returned,
+on a flat table its one deep search answers every cell after it. Cells, curve and truths read
+only the ids a run keeps (`Runs.final_ids`): over the pool's columns where the route has column
+forms (`flow/columns.py`), checked against the rows on two runs of each query. Per cell: rows returned,
 expected rows found, scoped recall@k against the truth, with judgments recall, precision, MRR
 and nDCG at k, and where a vector leg searches an ANN index the recall against the same cell
 searched exactly (`index_recall`). Per query: its safe depth (`safe.py`).
@@ -194,11 +196,20 @@ def sweep_case(store: Any, case: Case, axes: Sequence[Axis], k: int | None = Non
 
     base_truth = truth({})  # first: its deep search answers the cells after it
     base = runs.run()
+    grid = list(cells(list(axes)))
+    # cells, curve and truths over columns where the route has them, checked on two runs over
+    # rows: the question's own and its grid's last cell (the deepest: a scoped miss's own run
+    # may return nothing to compare)
+    if not (runs.columns_agree() and
+            (not grid or runs.columns_agree(Change().with_sets(**{**grid[-1], **also})))):
+        truth_of.clear()
+        base_truth = truth({})
+        notes = [*notes, "the column form of this pipeline answered the question otherwise "
+                 "than its rows did; its cells and truths were run over rows"]
     kk = k or base.limit
     grades = dict(case.grades) or None
     judged = bool(grades) and any(g > 0 for g in (grades or {}).values())
     exact = searched_index(base, store)
-    grid = list(cells(list(axes)))
     keys = ["scoped_recall", *(M.METRICS[:4] if grades else ()), *(("index_recall",)
                                                                     if exact else ())]
     n = len(grid)
@@ -211,11 +222,10 @@ def sweep_case(store: Any, case: Case, axes: Sequence[Axis], k: int | None = Non
     for i, cell in enumerate(grid):
         sets = {**cell, **also}
         try:
-            t = runs.run(Change().with_sets(**sets))
+            ids = runs.final_ids(Change().with_sets(**sets))
         except InspectorError as exc:
             refused.append(str(exc))
             continue
-        ids = t.final.ids
         returned[i] = len(ids)
         expected[i] = sum(1 for e in case.question.expect if e in ids)
         finals[i, : min(len(ids), base.limit)] = [where.setdefault(x, len(where))
@@ -257,8 +267,12 @@ def _curve(runs: Runs, axes: Sequence[Axis], key: str | None, also: dict[str, An
         return []
     out = []
     for v in ax.values:
-        t = runs.try_run(Change().with_sets(**{**also, key: v}))
-        out.append((v, None if t is None else M.scoped_recall(t.final.ids, truth, k)))
+        try:
+            ids = runs.final_ids(Change().with_sets(**{**also, key: v}))
+        except InspectorError:
+            out.append((v, None))
+            continue
+        out.append((v, M.scoped_recall(ids, truth, k)))
     return out
 
 

@@ -94,9 +94,12 @@ def truth_trace(runs: Runs, sets: dict[str, Any] | None = None) -> FlowTrace | N
 
 def truth_ids(runs: Runs, sets: dict[str, Any] | None = None) -> list[str] | None:
     """The ids the question should have returned under `sets`, best first (at most its
-    limit); None when the truth cannot be run."""
-    t = truth_trace(runs, sets)
-    return None if t is None else list(t.final.ids)
+    limit); None when the truth cannot be run. Over columns where the route allows
+    (`Runs.final_ids`), else a run remembered nowhere."""
+    try:
+        return runs.final_ids(truth_change(runs, sets), remember=False)
+    except InspectorError:
+        return None
 
 
 def searched_index(t: FlowTrace, store: Any) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from inspector.core.errors import InspectorError
@@ -152,6 +152,9 @@ class StageKind:
     # What the fix search proves from (`expect.depth_free`); tests/core/engine/flow/
     # test_rowwise.py runs each declared kind over lists that differ around a row.
     rowwise: bool | Callable[[dict[str, Any]], bool] = False
+    # the same stage over columns (`runner.final_ids`, registered with `@columns`): a function
+    # (ctx, columns.Columns, params) -> Columns, or None where these parameters need the rows
+    columns: Callable[..., Any] | None = None
 
     def is_rowwise(self, params: dict[str, Any]) -> bool:
         """True when a run of this kind with these (resolved) parameters is row-wise."""
@@ -188,6 +191,18 @@ def stage(kind: str, role: str, *params: ParamDecl, widens: bool = False,
         doc = (fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else ""
         KINDS[kind] = StageKind(kind, role, fn, params, doc, {p.name: p for p in params},
                                 widens, vector, store_roles, rowwise)
+        return fn
+
+    return register
+
+
+def columns(kind: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register the column form of a registered stage kind: the same rows kept in the same
+    order with the same scores as its function, over a pool's columns (`flow.columns`)."""
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        if kind not in KINDS or KINDS[kind].columns is not None:
+            raise ValueError(f"stage kind {kind} is not registered, or has columns already")
+        KINDS[kind] = replace(KINDS[kind], columns=fn)
         return fn
 
     return register

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from inspector.core.engine.flow.columns import NOTHING
 from inspector.core.engine.flow.registry import kind_of
 from inspector.core.engine.flow.rows import Context, Drop, Outcome, Scored, Tie
 from inspector.core.engine.flow.spec import PipelineSpec, RouteSpec
@@ -231,3 +232,31 @@ def run(store: Any, spec: PipelineSpec, *, text: str | None, vector: np.ndarray 
                             "version": store.version, "rows": store.rows,
                             "index": _index_type(store)},
                      exact=exact, widen=tuple(sorted(ctx.widen.items())))
+
+
+def final_ids(store: Any, spec: PipelineSpec, *, text: str | None, vector: np.ndarray | None,
+              scopes: tuple[str, ...] | None, limit: int | None, now_ms: float,
+              query_source: str = "text", vector_error: str | None = None,
+              exact: bool = False, widen: dict[str, int] | None = None, live: bool = False
+              ) -> list[str] | None:
+    """The ids `run` with the same arguments keeps in its last stage, made over columns
+    (`flow.columns`): the same context, route, resolved parameters and pool source, each stage
+    in its column form. None where a stage of the route has none, or its parameters need the
+    rows: `run` then answers. Raises the InspectorError `run` raises where a column form
+    reaches it (a parameter refused, a depth past the table's bound)."""
+    ctx = context(store, spec, text=text, vector=vector, scopes=scopes, limit=limit,
+                  now_ms=now_ms, query_source=query_source, vector_error=vector_error,
+                  exact=exact, widen=widen, live=live)
+    route = choose_route(spec, ctx)
+    kinds = [kind_of(st.kind) for st in route.stages]
+    if not kinds or any(k.columns is None for k in kinds):
+        return None
+    cols = NOTHING
+    for st, kind in zip(route.stages, kinds, strict=True):
+        params = _resolved(kind, st.kind, st.name, st.params)
+        ctx.stage = st.name
+        got = kind.columns(ctx, cols, params)
+        if got is None:
+            return None
+        cols = got
+    return cols.ids()

@@ -11,7 +11,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from inspector.core.engine.flow.runner import FlowTrace, PoolCache, run
+from inspector.core.engine.flow.runner import FlowTrace, PoolCache, final_ids, run
 from inspector.core.engine.flow.spec import PipelineSpec, apply_set
 from inspector.core.engine.pools import Lru
 from inspector.core.errors import InspectorError
@@ -102,15 +102,23 @@ class Runs:
     # what the stages keep across this question's runs (runner.Context.memo): shared by its
     # copies (a truth's run, a live tick's), gone with the question
     stage_memo: dict[str, Any] = field(default_factory=dict)
+    # `final_ids` may answer over columns (false once they answered a run otherwise than its
+    # rows did: `columns_agree`)
+    columns: bool = True
     _memo: Lru = field(default_factory=new_memo)
     _specs: Lru = field(default_factory=lambda: Lru(MEMO_MAX, None))
+    # final ids (or the error) by Change, made over columns: a few ids each
+    _ids: Lru = field(default_factory=lambda: Lru(4 * MEMO_MAX, None))
 
-    def run(self, change: Change = NO_CHANGE) -> FlowTrace:
-        """The answer under `change` (on top of the base change), or the error it raises."""
-        full = Change(freeze({**dict(self.base_change.sets), **dict(change.sets)}),
+    def _full(self, change: Change) -> Change:
+        return Change(freeze({**dict(self.base_change.sets), **dict(change.sets)}),
                       freeze({**dict(self.base_change.widen), **dict(change.widen)}),
                       self.base_change.exact or change.exact,
                       change.limit if change.limit is not None else self.base_change.limit)
+
+    def run(self, change: Change = NO_CHANGE) -> FlowTrace:
+        """The answer under `change` (on top of the base change), or the error it raises."""
+        full = self._full(change)
         got = self._memo.get(full)
         if got is None:
             if self.cancelled is not None and self.cancelled():
@@ -132,6 +140,68 @@ class Runs:
                    limit=limit, now_ms=self.now_ms, query_source=self.source,
                    cache=self.cache, vector_error=self.vector_error, exact=c.exact,
                    widen=dict(c.widen), live=self.live, memo=self.stage_memo)
+
+    def final_ids(self, change: Change = NO_CHANGE, remember: bool = True) -> list[str]:
+        """The ids `run(change)` keeps in its last stage, or the error it raises: from a run
+        made already, else over columns (`runner.final_ids`, remembered: a few ids), else from
+        a run (`remember` false: one remembered nowhere, as a deep truth's). For callers that
+        read a run's ids alone (a sweep's cells and truths)."""
+        full = self._full(change)
+        got: Any = self._memo.get(full)
+        if got is None:
+            got = self._ids.get(full)
+        if got is None:
+            if self.cancelled is not None and self.cancelled():
+                raise Cancelled("the analysis was superseded")
+            try:
+                got = self._column_ids(full) if self.columns else None
+                if got is None:
+                    got = self._run(full)
+            except InspectorError as exc:
+                got = exc
+            if isinstance(got, FlowTrace):
+                if remember:
+                    self._memo.put(full, got)
+            else:
+                self._ids.put(full, got)
+        if isinstance(got, InspectorError):
+            raise got
+        return list(got.final.ids) if isinstance(got, FlowTrace) else list(got)
+
+    def _column_ids(self, c: Change) -> tuple[str, ...] | None:
+        spec = self._spec(c.sets) if c.sets else self.spec
+        got = final_ids(self.store, spec, text=self.text, vector=self.vector,
+                        scopes=self.scopes, limit=c.limit if c.limit is not None else self.limit,
+                        now_ms=self.now_ms, query_source=self.source,
+                        vector_error=self.vector_error, exact=c.exact, widen=dict(c.widen),
+                        live=self.live)
+        if got is None:
+            return None
+        self.count += 1
+        return tuple(got)
+
+    def columns_agree(self, change: Change = NO_CHANGE) -> bool:
+        """Whether the column form answers `change` as its run's rows do (true where columns
+        do not answer it). A caller about to ask `final_ids` many times checks one run first;
+        where they differ, `final_ids` answers from runs from then on."""
+        full = self._full(change)
+        try:
+            cols: Any = self._column_ids(full)
+        except InspectorError as exc:
+            cols = exc
+        if cols is None:
+            return True
+        try:
+            rows: Any = tuple(self.run(change).final.ids)
+        except InspectorError as exc:
+            rows = exc
+        failed = isinstance(cols, InspectorError), isinstance(rows, InspectorError)
+        agree = failed[0] == failed[1] and (str(cols) == str(rows) if failed[0] else
+                                            cols == rows)
+        if not agree:
+            self.columns = False
+            self._ids = Lru(4 * MEMO_MAX, None)  # what the columns answered goes
+        return agree
 
     def _spec(self, sets: Sets) -> PipelineSpec:
         """The pipeline with `sets` applied (a frozen spec, remembered per set of changes:

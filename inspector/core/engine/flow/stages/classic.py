@@ -22,8 +22,9 @@ import numpy as np
 
 from inspector.core.engine import pools
 from inspector.core.engine import scope as scopes
+from inspector.core.engine.flow.columns import Columns, same_rows
 from inspector.core.engine.flow.registry import ParamDecl as P
-from inspector.core.engine.flow.registry import stage
+from inspector.core.engine.flow.registry import columns, stage
 from inspector.core.engine.flow.rows import (
     Context,
     Drop,
@@ -90,6 +91,9 @@ def scope_rule(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
         note = f"{strategy} on {scope!r}" + (", pushed down" if p["pushdown"] else
                                              ", post-filter only")
     return Outcome(rows, note=note)
+
+
+columns("scope_rule")(same_rows(scope_rule))
 
 
 def rule_spec(asked: tuple[str, ...] | None, p: dict[str, Any]) -> scopes.ScopeSpec:
@@ -533,9 +537,7 @@ def _inputs(pool: Pool, at: np.ndarray, vr: np.ndarray, fr: np.ndarray, fused: n
 def lancedb_pool(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     """LanceDB's legs fused into the pool the rest of the pipeline sees: the first
     ceil(limit * F) rows (capped); vector 1 / (1 + d), full-text s / (1 + s), hybrid RRF."""
-    q = fetch_params(ctx, p)
-    if ctx.vector is None and q.mode != "fts" and ctx.settings.get("_vector_error"):
-        raise InspectorError(ctx.settings["_vector_error"])  # why no vector (an embedder)
+    q = _asked(ctx, p)
     pool = pool_for(ctx, q)
     d = depths(q)
     native = None
@@ -601,6 +603,30 @@ def lancedb_pool(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome
              "pushdown_sql": pool.pushdown_sql or None if q.filter == "pushdown" else None,
              "index": pool.index.type if pool.index is not None and not q.exact else None}
     return Outcome(out, note=note, facts=facts, source=(weakref.ref(pool), entry[2]))
+
+
+def _asked(ctx: Context, p: dict[str, Any]) -> Params:
+    """What the fetch asks the pool source; InspectorError where the query has no vector and
+    the store's embedder said why."""
+    q = fetch_params(ctx, p)
+    if ctx.vector is None and q.mode != "fts" and ctx.settings.get("_vector_error"):
+        raise InspectorError(ctx.settings["_vector_error"])  # why no vector (an embedder)
+    return q
+
+
+@columns("lancedb_pool")
+def lancedb_pool_columns(ctx: Context, cols: Columns, p: dict[str, Any]) -> Columns | None:
+    """The vector fetch over columns: the vector leg's first `depth` rows of the same pool, in
+    leg order, each scored 1 / (1 + its distance) (`raw_order`, `_candidates`). Full-text and
+    hybrid fetches (LanceDB's own full-text order, fused ranks) need the rows."""
+    q = _asked(ctx, p)
+    if q.mode != "vector" or ctx.vector is None:
+        return None
+    pool = pool_for(ctx, q)
+    if pool.vec_leg is None:
+        return None
+    raw = np.asarray(pool.vec_leg.rows[: depths(q).pool], np.int64)
+    return Columns(pool, raw, 1.0 / (1.0 + pool.vec_dist[raw]))
 
 
 # ------------------------------------------------------------------------------ the scope filter
@@ -702,6 +728,20 @@ def scope_filter(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome
     if key is not None:
         _FILTERED.put(key, (named, len(rows), out))
     return _copy(out)
+
+
+@columns("scope_filter")
+def scope_filter_columns(ctx: Context, cols: Columns, p: dict[str, Any]) -> Columns | None:
+    """The post-filter over columns: the pool's verdicts under the rule (`_pool_verdicts`,
+    which the rows' filter reads too)."""
+    if cols.pool is None:
+        return None
+    spec = ctx.request.get("scope_spec") or scopes.ScopeSpec()
+    try:
+        ok = _pool_verdicts(cols.pool, spec, ctx.store.roles)[0]
+    except TypeError:  # an unhashable setting: the rows decide
+        return None
+    return cols.keep(ok[cols.at])
 
 
 def _copy(out: Outcome) -> Outcome:

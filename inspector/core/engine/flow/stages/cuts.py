@@ -8,8 +8,9 @@ from operator import attrgetter, ge, not_
 from typing import Any
 
 from inspector.core.engine import js
+from inspector.core.engine.flow.columns import Columns
 from inspector.core.engine.flow.registry import ParamDecl as P
-from inspector.core.engine.flow.registry import stage
+from inspector.core.engine.flow.registry import columns, stage
 from inspector.core.engine.flow.rows import Context, CutDrops, Drop, Outcome, Scored, drop
 from inspector.core.engine.flow.stages.meta import expired_at
 
@@ -39,6 +40,14 @@ def min_score(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     return Outcome(keep, tuple(dropped))
 
 
+@columns("min_score")
+def min_score_columns(ctx: Context, cols: Columns, p: dict[str, Any]) -> Columns | None:
+    """The threshold over columns (a NaN is below it); expiry reads each row: the rows."""
+    if p["drop_expired"]:
+        return None
+    return cols.keep(cols.score >= p["min"])
+
+
 @stage("unexpired", "filter")
 def unexpired(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     """Drop rows whose valid_until has passed."""
@@ -64,6 +73,11 @@ def limit(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome:
     """Keep the first `limit` rows."""
     n = ctx.wide(ctx.limit)
     return Outcome(rows[:n], CutDrops(rows, n, "past_limit", "limit"))
+
+
+@columns("limit")
+def limit_columns(ctx: Context, cols: Columns, p: dict[str, Any]) -> Columns:
+    return cols.head(ctx.wide(ctx.limit))
 
 
 _ID = attrgetter("id")

@@ -13,8 +13,9 @@ from typing import Any
 import numpy as np
 
 from inspector.core.engine.blend import blend_scores
+from inspector.core.engine.flow.columns import Columns
 from inspector.core.engine.flow.registry import ParamDecl as P
-from inspector.core.engine.flow.registry import stage
+from inspector.core.engine.flow.registry import columns, stage
 from inspector.core.engine.flow.rows import Context, Outcome, Scored, Tie, scored
 from inspector.core.engine.ties import score_order, tied_runs
 
@@ -66,6 +67,21 @@ def importance_blend(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Out
     _score_ties(ctx, ranked, "score", "their order before (a stable sort)"
                 if rule == "lancedb" else "id ascending", score[order])
     return Outcome(ranked)
+
+
+@columns("importance_blend")
+def importance_blend_columns(ctx: Context, cols: Columns, p: dict[str, Any]
+                             ) -> Columns | None:
+    """The blend over columns: the same formula (`blend_scores`) over the pool's importance
+    (what each row is read with), re-sorted by LanceDB's rule (a stable sort). The rule by
+    id reads each row's stored id: the rows answer it."""
+    if cols.pool is None or ctx.settings.get("tie_rule", "lancedb") != "lancedb":
+        return None
+    pool = cols.pool
+    score = blend_scores(cols.score, pool.importance[cols.at],
+                         pool.missing_importance()[cols.at], p["default_importance"],
+                         p["weight"])[2]
+    return cols.order(score_order(score, "lancedb"), score)
 
 
 # the question's memo (Context.memo) keeps, under "blend", (weight, default importance) ->

@@ -1,0 +1,63 @@
+"""A run's candidate list as columns, for runs whose caller wants the final ids alone.
+
+A sweep asks each query's pipeline hundreds of times (every cell of its grid, a truth per
+weight 10,000 rows deep) and reads only the ids each run returns. `runner.final_ids` runs the
+route's stages over a `Columns` instead of a list of rows: positions in the fetch's pool, in
+the list's order, and each one's score. A stage kind takes part through the column form
+registered beside its function (`registry.columns`): the same parameters, the same pool
+source, scope verdicts, score formulas and tie rule, so it keeps the rows its function keeps,
+in the same order, with the same scores. Where a stage has no column form, or its parameters
+need the rows (a tie rule by id, an expiry read from each row's metadata), the caller runs the
+rows (`runner.run`). tests/core/engine/flow/test_columns.py compares the two over random
+tables, scopes and parameters; a sweep compares them again on each query's own run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Candidates as positions in `pool` (None before the fetch) and their scores."""
+
+    pool: Any
+    at: np.ndarray  # int64 positions in the pool, in the list's order
+    score: np.ndarray  # float64, one per position
+
+    def keep(self, mask: np.ndarray) -> Columns:
+        """The rows where `mask` is true, in order."""
+        return Columns(self.pool, self.at[mask], self.score[mask])
+
+    def order(self, order: np.ndarray, score: np.ndarray) -> Columns:
+        """The rows re-ordered by `order` (positions in this list), each with its new score
+        from `score` (one per row of this list, in this list's order)."""
+        return Columns(self.pool, self.at[order], score[order])
+
+    def head(self, n: int) -> Columns:
+        return Columns(self.pool, self.at[:n], self.score[:n])
+
+    def ids(self) -> list[str]:
+        """The rows' ids as the row stages name them (`str` of the pool's id)."""
+        if self.pool is None:
+            return []
+        return list(map(str, self.pool.ids[self.at].tolist()))
+
+
+NOTHING = Columns(None, np.empty(0, np.int64), np.empty(0, np.float64))
+
+
+def same_rows(stage: Any) -> Any:
+    """A column form for a query stage that reads no rows: its function run on none (it sets
+    what later stages read, `ctx.request`), the columns passed on unchanged."""
+    def run(ctx: Any, cols: Columns, params: dict[str, Any]) -> Columns:
+        stage(ctx, [], params)
+        return cols
+
+    return run
+
+
+__all__ = ["NOTHING", "Columns", "same_rows"]

@@ -1,0 +1,93 @@
+"""A sweep of a pipeline whose route has column forms answers its cells, curve and truths over
+columns (`Runs.final_ids`), checked on each query's own run: the same sweep as over rows, field
+for field, with the rows run only where a search needs a run's stages (the safe depth)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from inspector.core.analysis import grid as G
+from inspector.core.analysis.judgments import Judgments
+from inspector.core.analysis.sweep import cases_from_judgments, run_sweep
+from inspector.core.engine import pools
+from inspector.core.engine.flow import registry, runs
+from inspector.core.engine.flow.columns import Columns
+from inspector.core.engine.flow.question import Question, resolve
+from inspector.core.stores.opening import open_store
+from tests.storekit import snapshot, write_tuning_store
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return str(write_tuning_store(tmp_path_factory.mktemp("cols") / "s", n=700, dim=24))
+
+
+def _examples(n: int) -> Judgments:
+    out = Judgments()
+    for i in range(n):
+        out = out.with_query(f"example m{i * 41:04d}", f"repo{i % 5}",
+                             vector_of=f"m{i * 41:04d}")
+    return out
+
+
+def _sweep(folder: str, monkeypatch: pytest.MonkeyPatch, columns: bool,
+           preset: str = "lancedb", **sets: Any) -> tuple[dict[str, Any], int]:
+    """The sweep's JSON (without its times and run counts) and the runs made over rows."""
+    pools.SOURCE.clear()
+    made = []
+    real = runs.run
+    with monkeypatch.context() as m:
+        m.setattr(runs, "run", lambda *a, **k: made.append(1) or real(*a, **k))
+        if not columns:
+            m.setattr(runs, "final_ids", lambda *a, **k: None)
+        store = open_store(folder)
+        base = Question(store=folder, preset=preset, limit=5,
+                        set={"scope_rule.strategy": "column", "scope_rule.column": "repo",
+                             **sets})
+        axes = G.parse_grid(resolve(base)[0], ["fetch.overfetch=1,2,4,8",
+                                               "blend.weight=0,0.3,0.6,1"])
+        got = run_sweep(store, base, cases_from_judgments(base, _examples(6), store),
+                        axes).to_json()
+    for key in ("seconds", "runs"):
+        got.pop(key)
+    for q in got["queries"]:
+        q.pop("runs")
+    return got, len(made)
+
+
+@pytest.mark.parametrize(("preset", "sets"), [("lancedb", {}),
+                                             ("memory-plugin", {"min_score.min": 0.02})])
+def test_a_sweep_over_columns_is_the_sweep_over_rows(folder: str, preset: str,
+                                                     sets: dict[str, Any],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    before = snapshot(Path(folder))
+    cols, by_cols = _sweep(folder, monkeypatch, True, preset, **sets)
+    rows, by_rows = _sweep(folder, monkeypatch, False, preset, **sets)
+    assert cols == rows
+    assert any(any(v is not None and v < 1 for v in q["values"]["scoped_recall"])
+               for q in cols["queries"])  # cells that miss rows, and others: a real grid
+    assert all(not q["notes"] for q in cols["queries"])  # no query fell back to rows
+    # over rows: every cell, truth and curve point, and the safe depth's search; over
+    # columns: each query's own run and its safe depth's search
+    assert by_cols < by_rows - 6 * 16
+    assert snapshot(Path(folder)) == before
+
+
+def test_a_query_whose_columns_disagree_is_swept_over_rows_and_says_so(
+        folder: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    rows, _ = _sweep(folder, monkeypatch, False)
+    kind = registry.KINDS["limit"]
+
+    def wrong(ctx: Any, cols: Columns, p: dict[str, Any]) -> Columns:  # one row off
+        return Columns(cols.pool, cols.at[1:ctx.limit + 1], cols.score[1:ctx.limit + 1])
+
+    monkeypatch.setitem(registry.KINDS, "limit", registry.replace(kind, columns=wrong))
+    cols, _ = _sweep(folder, monkeypatch, True)
+    for q in cols["queries"]:
+        assert any("column form" in n for n in q.pop("notes"))
+    for q in rows["queries"]:
+        assert not q.pop("notes")
+    assert cols == rows
