@@ -97,8 +97,7 @@ def safe_depth(runs: Runs, base: FlowTrace, truth: Sequence[str] | None, k: int,
         return scoped_recall(x.final.ids, want, k) or 0.0
 
     goal: Callable[[FlowTrace], bool] = lambda x: recall(x) >= 1.0  # noqa: E731
-    sig: Callable[[FlowTrace], Any] = lambda x: (  # noqa: E731
-        tuple((len(s.rows), s.note) for s in x.stages), tuple(x.final.ids))
+    sig: Callable[[FlowTrace], Any] = lambda x: (x.marks(), tuple(x.final.ids))  # noqa: E731
     seen = [recall(base)]
     served = goal(base)
     found = _decl(base, key) if key else None

@@ -5,9 +5,10 @@ A query's cells are answered by its `Runs` (the one answer's runs under changes)
 fetch cache: a change that a live session answers from cached fetches is no new search, and
 the classic pool source answers a shallower over-fetch from a deeper pool where the search is
 prefix-exact. Each query's truth (`truth.py`) runs first, as deep as the diagnosis probes, so
-on a flat table its one deep search answers every cell after it. Cells, curve and truths read
-only the ids a run keeps (`Runs.final_ids`): over the pool's columns where the route has column
-forms (`flow/columns.py`), checked against the rows on two runs of each query. Per cell: rows returned,
+on a flat table its one deep search answers every cell after it. Cells, curve, truths and the
+safe depth read only the ids a run keeps and its stages' marks (`Runs.final_ids`,
+`Runs.outline_once`): over the pool's columns where the route has column forms
+(`flow/columns.py`), checked against the rows on two runs of each query. Per cell: rows returned,
 expected rows found, scoped recall@k against the truth, with judgments recall, precision, MRR
 and nDCG at k, and where a vector leg searches an ANN index the recall against the same cell
 searched exactly (`index_recall`). Per query: its safe depth (`safe.py`).
@@ -197,9 +198,9 @@ def sweep_case(store: Any, case: Case, axes: Sequence[Axis], k: int | None = Non
     base_truth = truth({})  # first: its deep search answers the cells after it
     base = runs.run()
     grid = list(cells(list(axes)))
-    # cells, curve and truths over columns where the route has them, checked on two runs over
-    # rows: the question's own and its grid's last cell (the deepest: a scoped miss's own run
-    # may return nothing to compare)
+    # cells, curve, truths and safe depth over columns where the route has them, checked on
+    # two runs over rows: the question's own and its grid's last cell (the deepest: a scoped
+    # miss's own run may return nothing to compare)
     if not (runs.columns_agree() and
             (not grid or runs.columns_agree(Change().with_sets(**{**grid[-1], **also})))):
         truth_of.clear()

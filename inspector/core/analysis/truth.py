@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from inspector.core.engine.flow.columns import Outline
 from inspector.core.engine.flow.insight.facet import indexed_legs
 from inspector.core.engine.flow.registry import kind_of
 from inspector.core.engine.flow.runner import FlowTrace
@@ -64,7 +65,9 @@ def run_once(runs: Runs, change: Change) -> FlowTrace:
 class Forgetful:
     """A question's runs that remember none of their answers (each a run of its own through
     the question's fetch cache): for searches that ask each change once and may run deep, so
-    one query's searches hold one deep run at a time, not all of them."""
+    one query's searches hold one deep run at a time, not all of them. Each answer is an
+    outline over columns where the route allows (`Runs.outline_once`: its final ids and each
+    stage's rows kept and note, all such a search reads), else the run."""
 
     def __init__(self, runs: Runs) -> None:
         self.base = runs
@@ -74,10 +77,12 @@ class Forgetful:
     def count(self) -> int:
         return self.base.count
 
-    def run(self, change: Change = NO_CHANGE) -> FlowTrace:
+    def run(self, change: Change = NO_CHANGE) -> FlowTrace | Outline:
+        if self.base.columns:
+            return self.base.outline_once(change)
         return run_once(self.base, change)
 
-    def try_run(self, change: Change) -> FlowTrace | None:
+    def try_run(self, change: Change) -> FlowTrace | Outline | None:
         try:
             return self.run(change)
         except InspectorError:

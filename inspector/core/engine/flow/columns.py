@@ -27,10 +27,11 @@ class Columns:
     pool: Any
     at: np.ndarray  # int64 positions in the pool, in the list's order
     score: np.ndarray  # float64, one per position
+    note: str = ""  # the note the stage that made these columns gives its run (StageRun.note)
 
-    def keep(self, mask: np.ndarray) -> Columns:
+    def keep(self, mask: np.ndarray, note: str = "") -> Columns:
         """The rows where `mask` is true, in order."""
-        return Columns(self.pool, self.at[mask], self.score[mask])
+        return Columns(self.pool, self.at[mask], self.score[mask], note)
 
     def order(self, order: np.ndarray, score: np.ndarray) -> Columns:
         """The rows re-ordered by `order` (positions in this list), each with its new score
@@ -50,14 +51,31 @@ class Columns:
 NOTHING = Columns(None, np.empty(0, np.int64), np.empty(0, np.float64))
 
 
+@dataclass(frozen=True)
+class Outline:
+    """What a run over columns tells of itself: each stage's rows kept and note (`marks`, as
+    `FlowTrace.marks` reads them from the rows) and the ids its last stage keeps. `final` is
+    the outline itself, so a search reads `x.final.ids` of either."""
+
+    ids: tuple[str, ...]
+    kept: tuple[tuple[int, str], ...]
+
+    @property
+    def final(self) -> Outline:
+        return self
+
+    def marks(self) -> tuple[tuple[int, str], ...]:
+        return self.kept
+
+
 def same_rows(stage: Any) -> Any:
     """A column form for a query stage that reads no rows: its function run on none (it sets
-    what later stages read, `ctx.request`), the columns passed on unchanged."""
+    what later stages read, `ctx.request`), the columns passed on with its note."""
     def run(ctx: Any, cols: Columns, params: dict[str, Any]) -> Columns:
-        stage(ctx, [], params)
-        return cols
+        note = stage(ctx, [], params).note
+        return Columns(cols.pool, cols.at, cols.score, note)
 
     return run
 
 
-__all__ = ["NOTHING", "Columns", "same_rows"]
+__all__ = ["NOTHING", "Columns", "Outline", "same_rows"]

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from inspector.core.engine.flow.columns import NOTHING
+from inspector.core.engine.flow.columns import NOTHING, Outline
 from inspector.core.engine.flow.registry import kind_of
 from inspector.core.engine.flow.rows import Context, Drop, Outcome, Scored, Tie
 from inspector.core.engine.flow.spec import PipelineSpec, RouteSpec
@@ -91,6 +91,12 @@ class FlowTrace:
     @property
     def final(self) -> StageRun:
         return self.stages[-1]
+
+    def marks(self) -> tuple[tuple[int, str], ...]:
+        """Each stage's rows kept and note: what tells two runs apart short of their rows (a
+        search's "this change moved nothing"); `columns.Outline.marks` of a run over
+        columns."""
+        return tuple((len(s.rows), s.note) for s in self.stages)
 
     def stage(self, name: str) -> StageRun:
         for s in self.stages:
@@ -234,16 +240,16 @@ def run(store: Any, spec: PipelineSpec, *, text: str | None, vector: np.ndarray 
                      exact=exact, widen=tuple(sorted(ctx.widen.items())))
 
 
-def final_ids(store: Any, spec: PipelineSpec, *, text: str | None, vector: np.ndarray | None,
-              scopes: tuple[str, ...] | None, limit: int | None, now_ms: float,
-              query_source: str = "text", vector_error: str | None = None,
-              exact: bool = False, widen: dict[str, int] | None = None, live: bool = False
-              ) -> list[str] | None:
-    """The ids `run` with the same arguments keeps in its last stage, made over columns
-    (`flow.columns`): the same context, route, resolved parameters and pool source, each stage
-    in its column form. None where a stage of the route has none, or its parameters need the
-    rows: `run` then answers. Raises the InspectorError `run` raises where a column form
-    reaches it (a parameter refused, a depth past the table's bound)."""
+def outline(store: Any, spec: PipelineSpec, *, text: str | None, vector: np.ndarray | None,
+            scopes: tuple[str, ...] | None, limit: int | None, now_ms: float,
+            query_source: str = "text", vector_error: str | None = None, exact: bool = False,
+            widen: dict[str, int] | None = None, live: bool = False) -> Outline | None:
+    """What `run` with the same arguments keeps, made over columns (`flow.columns`): each
+    stage's rows kept and note, and the ids of its last stage. The same context, route,
+    resolved parameters and pool source as `run`, each stage in its column form. None where
+    a stage of the route has none, or its parameters need the rows: `run` then answers.
+    Raises the InspectorError `run` raises where a column form reaches it (a parameter
+    refused, a depth past the table's bound)."""
     ctx = context(store, spec, text=text, vector=vector, scopes=scopes, limit=limit,
                   now_ms=now_ms, query_source=query_source, vector_error=vector_error,
                   exact=exact, widen=widen, live=live)
@@ -252,6 +258,7 @@ def final_ids(store: Any, spec: PipelineSpec, *, text: str | None, vector: np.nd
     if not kinds or any(k.columns is None for k in kinds):
         return None
     cols = NOTHING
+    kept = []
     for st, kind in zip(route.stages, kinds, strict=True):
         params = _resolved(kind, st.kind, st.name, st.params)
         ctx.stage = st.name
@@ -259,4 +266,5 @@ def final_ids(store: Any, spec: PipelineSpec, *, text: str | None, vector: np.nd
         if got is None:
             return None
         cols = got
-    return cols.ids()
+        kept.append((len(cols.at), cols.note))
+    return Outline(tuple(cols.ids()), tuple(kept))

@@ -11,7 +11,8 @@ from typing import Any, cast
 
 import numpy as np
 
-from inspector.core.engine.flow.runner import FlowTrace, PoolCache, final_ids, run
+from inspector.core.engine.flow.columns import Outline
+from inspector.core.engine.flow.runner import FlowTrace, PoolCache, outline, run
 from inspector.core.engine.flow.spec import PipelineSpec, apply_set
 from inspector.core.engine.pools import Lru
 from inspector.core.errors import InspectorError
@@ -169,16 +170,35 @@ class Runs:
         return list(got.final.ids) if isinstance(got, FlowTrace) else list(got)
 
     def _column_ids(self, c: Change) -> tuple[str, ...] | None:
+        got = self._outline(c)
+        return None if got is None else got.ids
+
+    def _outline(self, c: Change) -> Outline | None:
         spec = self._spec(c.sets) if c.sets else self.spec
-        got = final_ids(self.store, spec, text=self.text, vector=self.vector,
-                        scopes=self.scopes, limit=c.limit if c.limit is not None else self.limit,
-                        now_ms=self.now_ms, query_source=self.source,
-                        vector_error=self.vector_error, exact=c.exact, widen=dict(c.widen),
-                        live=self.live)
-        if got is None:
-            return None
-        self.count += 1
-        return tuple(got)
+        got = outline(self.store, spec, text=self.text, vector=self.vector,
+                      scopes=self.scopes, limit=c.limit if c.limit is not None else self.limit,
+                      now_ms=self.now_ms, query_source=self.source,
+                      vector_error=self.vector_error, exact=c.exact, widen=dict(c.widen),
+                      live=self.live)
+        if got is not None:
+            self.count += 1
+        return got
+
+    def outline_once(self, change: Change = NO_CHANGE) -> Outline | FlowTrace:
+        """What `run(change)` keeps, remembered nowhere: over columns where the route allows
+        (its stages' rows kept and notes, its final ids), else the run itself (made, not
+        remembered), or the error either raises. For searches that read only a run's final
+        ids and marks and may run deep (a sweep's safe depth)."""
+        full = self._full(change)
+        got = self._memo.get(full)
+        if isinstance(got, InspectorError):
+            raise got
+        if got is not None:
+            return got
+        if self.cancelled is not None and self.cancelled():
+            raise Cancelled("the analysis was superseded")
+        made = self._outline(full) if self.columns else None
+        return made if made is not None else self._run(full)
 
     def columns_agree(self, change: Change = NO_CHANGE) -> bool:
         """Whether the column form answers `change` as its run's rows do (true where columns

@@ -1,5 +1,6 @@
-"""A run over columns (`runner.final_ids`) keeps the ids its rows keep (`runner.run`), in the
-same order, or says it cannot (None) and the rows answer: over random scopes, strategies,
+"""A run over columns (`runner.outline`) keeps the ids its rows keep (`runner.run`), in the
+same order, and tells the same rows kept and note per stage, or says it cannot (None) and the
+rows answer: over random scopes, strategies,
 depths, weights, defaults, thresholds, limits and what-if depths, on a store with what the
 classic pipeline's rules trip on (twin vectors, missing, NaN and out-of-range importance,
 text and integer ids, mixed-case and empty scopes)."""
@@ -41,7 +42,8 @@ def _runs(path: Path, preset: str, scopes: tuple[str, ...] | None, strategy: str
 
 
 def _both(runs: Runs, change: Change) -> tuple[Any, Any]:
-    """(the ids over columns or None or the error, the ids over rows or the error)."""
+    """(the ids over columns or None or the error, the ids over rows or the error), each
+    stage's rows kept and note compared on the way."""
     full = runs._full(change)
     spec = runs._spec(full.sets) if full.sets else runs.spec
     args = dict(text=runs.text, vector=runs.vector, scopes=runs.scopes,
@@ -50,13 +52,17 @@ def _both(runs: Runs, change: Change) -> tuple[Any, Any]:
                 vector_error=runs.vector_error, exact=full.exact, widen=dict(full.widen),
                 live=runs.live)
     try:
-        cols: Any = runner.final_ids(runs.store, spec, **args)
+        got = runner.outline(runs.store, spec, **args)
+        cols: Any = None if got is None else list(got.ids)
     except InspectorError as exc:
-        cols = f"error: {exc}"
+        got, cols = None, f"error: {exc}"
     try:
-        rows: Any = runner.run(runs.store, spec, cache=runs.cache, **args).final.ids
+        trace = runner.run(runs.store, spec, cache=runs.cache, **args)
+        rows: Any = trace.final.ids
     except InspectorError as exc:
-        rows = f"error: {exc}"
+        trace, rows = None, f"error: {exc}"
+    if got is not None and trace is not None:
+        assert got.marks() == trace.marks()
     return cols, rows
 
 

@@ -591,6 +591,14 @@ def lancedb_pool(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome
                                     order=rule))
         entry[1][ctx.stage] = tuple(ctx.ties[before:])
     ctx.warnings.extend(w for w in pool.warnings if w not in ctx.warnings)
+    note = _fetch_note(q, d, pool)
+    facts = {"depth": d.pool, "vec_k": d.vec_k, "fts_k": d.fts_k,
+             "pushdown_sql": pool.pushdown_sql or None if q.filter == "pushdown" else None,
+             "index": pool.index.type if pool.index is not None and not q.exact else None}
+    return Outcome(out, note=note, facts=facts, source=(weakref.ref(pool), entry[2]))
+
+
+def _fetch_note(q: Params, d: Any, pool: Pool) -> str:
     legs = {"vector": d.vec_k, "fulltext": d.fts_k}
     shown = " and ".join(f"{k} {v}" for k, v in legs.items() if v)
     note = (f"depth {d.pool} = limit {q.limit} x over-fetch {q.overfetch:g}"
@@ -599,10 +607,7 @@ def lancedb_pool(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome
         note += f"; prefilter {pool.pushdown_sql}"
     elif q.filter == "pushdown":
         note += f"; no prefilter: {pool.pushdown_note}"
-    facts = {"depth": d.pool, "vec_k": d.vec_k, "fts_k": d.fts_k,
-             "pushdown_sql": pool.pushdown_sql or None if q.filter == "pushdown" else None,
-             "index": pool.index.type if pool.index is not None and not q.exact else None}
-    return Outcome(out, note=note, facts=facts, source=(weakref.ref(pool), entry[2]))
+    return note
 
 
 def _asked(ctx: Context, p: dict[str, Any]) -> Params:
@@ -625,8 +630,9 @@ def lancedb_pool_columns(ctx: Context, cols: Columns, p: dict[str, Any]) -> Colu
     pool = pool_for(ctx, q)
     if pool.vec_leg is None:
         return None
-    raw = np.asarray(pool.vec_leg.rows[: depths(q).pool], np.int64)
-    return Columns(pool, raw, 1.0 / (1.0 + pool.vec_dist[raw]))
+    d = depths(q)
+    raw = np.asarray(pool.vec_leg.rows[: d.pool], np.int64)
+    return Columns(pool, raw, 1.0 / (1.0 + pool.vec_dist[raw]), _fetch_note(q, d, pool))
 
 
 # ------------------------------------------------------------------------------ the scope filter
@@ -741,7 +747,7 @@ def scope_filter_columns(ctx: Context, cols: Columns, p: dict[str, Any]) -> Colu
         ok = _pool_verdicts(cols.pool, spec, ctx.store.roles)[0]
     except TypeError:  # an unhashable setting: the rows decide
         return None
-    return cols.keep(ok[cols.at])
+    return cols.keep(ok[cols.at], _filter_note(spec))
 
 
 def _copy(out: Outcome) -> Outcome:
@@ -766,9 +772,12 @@ def _scope_filter(spec: scopes.ScopeSpec, roles: Any, rows: list[Scored],
         dropped = [gone for gone in decided if gone is not None]
     facts = {"rawCandidates": len(rows), "scopedCandidates": len(keep),
              "filteredByScope": len(rows) - len(keep)}
-    note = "unscoped: nothing filtered" if not spec.active else \
+    return Outcome(keep, tuple(dropped), note=_filter_note(spec), facts=facts)
+
+
+def _filter_note(spec: scopes.ScopeSpec) -> str:
+    return "unscoped: nothing filtered" if not spec.active else \
         f"{spec.strategy} on {spec.scope!r}"
-    return Outcome(keep, tuple(dropped), note=note, facts=facts)
 
 
 def _by_pool(verdicts: _Verdicts, at: np.ndarray, rows: list[Scored]
