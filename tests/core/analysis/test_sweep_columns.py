@@ -59,7 +59,8 @@ def _sweep(folder: str, monkeypatch: pytest.MonkeyPatch, columns: bool,
 
 
 @pytest.mark.parametrize(("preset", "sets"), [("lancedb", {}),
-                                             ("memory-plugin", {"min_score.min": 0.02})])
+                                             ("memory-plugin", {"min_score.min": 0.02}),
+                                             ("docs-before-fix", {})])
 def test_a_sweep_over_columns_is_the_sweep_over_rows(folder: str, preset: str,
                                                      sets: dict[str, Any],
                                                      monkeypatch: pytest.MonkeyPatch) -> None:

@@ -541,8 +541,7 @@ def lancedb_pool(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Outcome
     pool = pool_for(ctx, q)
     d = depths(q)
     native = None
-    if q.tie_rule == "lancedb" and pool.fts_leg is not None and pool.fts_ties == "arbitrary" \
-            and d.fts_k and ctx.text and _fts_tied(pool, d.fts_k):  # LanceDB's order at k
+    if _native_order(ctx, q, pool, d):  # LanceDB's order at k
         order = pools.fts_order(ctx.store, ctx.text, d.fts_k, q)
         native = native_fts_ranks(pool, order)
         lost = len(set(order)) - int(np.count_nonzero(native))
@@ -621,18 +620,33 @@ def _asked(ctx: Context, p: dict[str, Any]) -> Params:
 
 @columns("lancedb_pool")
 def lancedb_pool_columns(ctx: Context, cols: Columns, p: dict[str, Any]) -> Columns | None:
-    """The vector fetch over columns: the vector leg's first `depth` rows of the same pool, in
-    leg order, each scored 1 / (1 + its distance) (`raw_order`, `_candidates`). Full-text and
-    hybrid fetches (LanceDB's own full-text order, fused ranks) need the rows."""
+    """The fetch over columns: the same pool's candidates in raw order with their base scores
+    (`raw_order`, as `_candidates` scores them). Where the fetch would ask LanceDB's own
+    full-text order at its k (a BM25 tie under LanceDB's rule), the rows answer."""
     q = _asked(ctx, p)
-    if q.mode != "vector" or ctx.vector is None:
+    if q.mode != "fts" and ctx.vector is None:
         return None
     pool = pool_for(ctx, q)
-    if pool.vec_leg is None:
-        return None
     d = depths(q)
-    raw = np.asarray(pool.vec_leg.rows[: d.pool], np.int64)
-    return Columns(pool, raw, 1.0 / (1.0 + pool.vec_dist[raw]), _fetch_note(q, d, pool))
+    if _native_order(ctx, q, pool, d) or (q.mode == "vector" and pool.vec_leg is None) \
+            or (q.mode == "fts" and pool.fts_leg is None):
+        return None
+    if q.mode == "vector":  # the leg's rows, scored 1 / (1 + d): no fused ranks to make
+        raw = np.asarray(pool.vec_leg.rows[: d.pool], np.int64)
+        base = 1.0 / (1.0 + pool.vec_dist[raw])
+    else:
+        raw, all_base = raw_order(pool, q)[:2]
+        raw = np.asarray(raw, np.int64)
+        base = all_base[raw]
+    return Columns(pool, raw, np.asarray(base, np.float64), _fetch_note(q, d, pool))
+
+
+def _native_order(ctx: Context, q: Params, pool: Pool, d: Any) -> bool:
+    """The fetch asks LanceDB's own full-text order at the leg's k: LanceDB's rule, a
+    full-text leg whose ties LanceDB orders arbitrarily, a tie within its first k."""
+    return bool(q.tie_rule == "lancedb" and pool.fts_leg is not None
+                and pool.fts_ties == "arbitrary" and d.fts_k and ctx.text
+                and _fts_tied(pool, d.fts_k))
 
 
 # ------------------------------------------------------------------------------ the scope filter

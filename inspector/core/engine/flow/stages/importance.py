@@ -29,9 +29,19 @@ _UNSEEN = (None, None)  # a memo's miss: no row is None
 def id_key(rows: list[Scored], column: str) -> list[Any]:
     """The stored ids in the order the docs engine breaks ties by: numbers numerically when
     every id is a whole number, else as text."""
-    ids = [s.row.columns.get(column, s.id) for s in rows]
+    return _as_keys([s.row.columns.get(column, s.id) for s in rows])
+
+
+def _as_keys(ids: list[Any]) -> list[Any]:
     numeric = all(isinstance(x, int) and not isinstance(x, bool) for x in ids)
     return ids if numeric else [str(x) for x in ids]
+
+
+def _ranks(keys: list[Any]) -> np.ndarray:
+    """Each key's position in ascending order (a stable sort: equal keys keep theirs)."""
+    rank = np.empty(len(keys), np.int64)
+    rank[sorted(range(len(keys)), key=keys.__getitem__)] = np.arange(len(keys))
+    return rank
 
 
 def resort_order(rows: list[Scored], scores: np.ndarray, rule: str,
@@ -40,11 +50,7 @@ def resort_order(rows: list[Scored], scores: np.ndarray, rule: str,
     ids."""
     if not rows:
         return np.empty(0, np.int64)
-    rank = None
-    if rule == "id":
-        keys = id_key(rows, id_column)
-        rank = np.empty(len(rows), np.int64)
-        rank[sorted(range(len(rows)), key=keys.__getitem__)] = np.arange(len(rows))
+    rank = _ranks(id_key(rows, id_column)) if rule == "id" else None
     return score_order(scores, rule, rank)
 
 
@@ -73,15 +79,24 @@ def importance_blend(ctx: Context, rows: list[Scored], p: dict[str, Any]) -> Out
 def importance_blend_columns(ctx: Context, cols: Columns, p: dict[str, Any]
                              ) -> Columns | None:
     """The blend over columns: the same formula (`blend_scores`) over the pool's importance
-    (what each row is read with), re-sorted by LanceDB's rule (a stable sort). The rule by
-    id reads each row's stored id: the rows answer it."""
-    if cols.pool is None or ctx.settings.get("tie_rule", "lancedb") != "lancedb":
+    (what each row is read with), re-sorted by the same tie rule (`resort_order`'s: LanceDB's
+    a stable sort, the rule by id each row's stored id as `id_key` reads it from its row)."""
+    if cols.pool is None:
         return None
     pool = cols.pool
     score = blend_scores(cols.score, pool.importance[cols.at],
                          pool.missing_importance()[cols.at], p["default_importance"],
                          p["weight"])[2]
-    return cols.order(score_order(score, "lancedb"), score)
+    rule = ctx.settings.get("tie_rule", "lancedb")
+    rank = None
+    if rule == "id":
+        roles = getattr(ctx.store, "roles", None)
+        column = getattr(roles, "id", None) or "id"
+        stored = pool.columns.get(column)  # a row's columns are the pool's (`_read_rows`)
+        ids = list(map(stored.__getitem__, cols.at.tolist())) if stored is not None \
+            else cols.ids()
+        rank = _ranks(_as_keys(ids))
+    return cols.order(score_order(score, rule, rank), score)
 
 
 # the question's memo (Context.memo) keeps, under "blend", (weight, default importance) ->
