@@ -237,9 +237,23 @@ class ScopeSpec:
         return tuple(got) if got else None
 
 
+# (scope, strategy, column) -> the spec without a map: a ScopeSpec is frozen, and a sweep asks
+# the same one of every run (the scope rule, the fetch's parameters, the pool source's keys)
+_UNMAPPED: dict[tuple[str | None, str, str | None], ScopeSpec] = {}
+_UNMAPPED_MAX = 4096
+
+
 def make_scope(scope: str | None, strategy: str = "repo_prefix",
                scope_map: Mapping[str, Sequence[str]] | None = None,
                column: str | None = None) -> ScopeSpec:
+    if not scope_map and strategy != "map":
+        key = (scope, strategy, column)
+        got = _UNMAPPED.get(key)
+        if got is None:
+            if len(_UNMAPPED) >= _UNMAPPED_MAX:
+                _UNMAPPED.clear()
+            got = _UNMAPPED[key] = ScopeSpec(scope=scope, strategy=strategy, column=column)
+        return got
     resolved = normalize_scope_map(scope_map or {})
     frozen = tuple(sorted((k, tuple(v)) for k, v in resolved.items()))
     spec = ScopeSpec(scope=scope, strategy=strategy, scope_map=frozen, column=column)

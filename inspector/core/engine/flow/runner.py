@@ -243,16 +243,17 @@ def run(store: Any, spec: PipelineSpec, *, text: str | None, vector: np.ndarray 
 def outline(store: Any, spec: PipelineSpec, *, text: str | None, vector: np.ndarray | None,
             scopes: tuple[str, ...] | None, limit: int | None, now_ms: float,
             query_source: str = "text", vector_error: str | None = None, exact: bool = False,
-            widen: dict[str, int] | None = None, live: bool = False) -> Outline | None:
+            widen: dict[str, int] | None = None, live: bool = False,
+            memo: dict[str, Any] | None = None) -> Outline | None:
     """What `run` with the same arguments keeps, made over columns (`flow.columns`): each
     stage's rows kept and note, and the ids of its last stage. The same context, route,
     resolved parameters and pool source as `run`, each stage in its column form. None where
     a stage of the route has none, or its parameters need the rows: `run` then answers.
     Raises the InspectorError `run` raises where a column form reaches it (a parameter
-    refused, a depth past the table's bound)."""
+    refused, a depth past the table's bound). `memo`: the question's (Context.memo)."""
     ctx = context(store, spec, text=text, vector=vector, scopes=scopes, limit=limit,
                   now_ms=now_ms, query_source=query_source, vector_error=vector_error,
-                  exact=exact, widen=widen, live=live)
+                  exact=exact, widen=widen, live=live, memo=memo)
     route = choose_route(spec, ctx)
     kinds = [kind_of(st.kind) for st in route.stages]
     if not kinds or any(k.columns is None for k in kinds):

@@ -179,7 +179,7 @@ class Runs:
                       scopes=self.scopes, limit=c.limit if c.limit is not None else self.limit,
                       now_ms=self.now_ms, query_source=self.source,
                       vector_error=self.vector_error, exact=c.exact, widen=dict(c.widen),
-                      live=self.live)
+                      live=self.live, memo=self.stage_memo)
         if got is not None:
             self.count += 1
         return got

@@ -626,7 +626,7 @@ def lancedb_pool_columns(ctx: Context, cols: Columns, p: dict[str, Any]) -> Colu
     q = _asked(ctx, p)
     if q.mode != "fts" and ctx.vector is None:
         return None
-    pool = pool_for(ctx, q)
+    pool = _pool_remembered(ctx, q)
     d = depths(q)
     if _native_order(ctx, q, pool, d) or (q.mode == "vector" and pool.vec_leg is None) \
             or (q.mode == "fts" and pool.fts_leg is None):
@@ -639,6 +639,28 @@ def lancedb_pool_columns(ctx: Context, cols: Columns, p: dict[str, Any]) -> Colu
         raw = np.asarray(raw, np.int64)
         base = all_base[raw]
     return Columns(pool, raw, np.asarray(base, np.float64), _fetch_note(q, d, pool))
+
+
+def _pool_remembered(ctx: Context, q: Params) -> Pool:
+    """`pool_for(ctx, q)`, remembered in the question's memo: a pool that answered q answers
+    it while the question lives (the store and the query are its), and a sweep asks the same
+    q of every cell of a depth, each truth and each curve point."""
+    if ctx.memo is None:
+        return pool_for(ctx, q)
+    kept = ctx.memo.setdefault("pools", {})
+    key = (q, bool(ctx.settings.get("_live")))
+    try:
+        got = kept.get(key)
+    except TypeError:  # an unhashable parameter: looked up each time
+        return pool_for(ctx, q)
+    if got is None:
+        if len(kept) >= _POOLS_KEPT_MAX:
+            kept.clear()
+        got = kept[key] = pool_for(ctx, q)
+    return got
+
+
+_POOLS_KEPT_MAX = 512  # fetch parameters a question remembers its pool for
 
 
 def _native_order(ctx: Context, q: Params, pool: Pool, d: Any) -> bool:
