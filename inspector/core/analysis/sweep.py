@@ -206,7 +206,7 @@ def sweep_case(store: Any, case: Case, axes: Sequence[Axis], k: int | None = Non
         truth_of.clear()
         base_truth = truth({})
         notes = [*notes, "the column form of this pipeline answered the question otherwise "
-                 "than its rows did; its cells and truths were run over rows"]
+                 "than its rows did; its cells, truths and safe depth were run over rows"]
     kk = k or base.limit
     grades = dict(case.grades) or None
     judged = bool(grades) and any(g > 0 for g in (grades or {}).values())

@@ -1,15 +1,17 @@
-"""A run's candidate list as columns, for runs whose caller wants the final ids alone.
+"""A run's candidate list as columns, for runs whose caller reads only what they keep.
 
 A sweep asks each query's pipeline hundreds of times (every cell of its grid, a truth per
-weight 10,000 rows deep) and reads only the ids each run returns. `runner.final_ids` runs the
-route's stages over a `Columns` instead of a list of rows: positions in the fetch's pool, in
-the list's order, and each one's score. A stage kind takes part through the column form
-registered beside its function (`registry.columns`): the same parameters, the same pool
-source, scope verdicts, score formulas and tie rule, so it keeps the rows its function keeps,
-in the same order, with the same scores. Where a stage has no column form, or its parameters
-need the rows (a tie rule by id, an expiry read from each row's metadata), the caller runs the
-rows (`runner.run`). tests/core/engine/flow/test_columns.py compares the two over random
-tables, scopes and parameters; a sweep compares them again on each query's own run.
+weight 10,000 rows deep, its safe depth's search) and reads only the ids each run keeps and,
+for the search, each stage's rows kept and note. `runner.outline` runs the route's stages
+over a `Columns` instead of a list of rows: positions in the fetch's pool, in the list's order,
+and each one's score. A stage kind takes part through the column form registered beside its
+function (`registry.columns`): the same parameters, the same pool source, scope verdicts,
+score formulas, tie rules and notes, so it keeps the rows its function keeps, in the same
+order, with the same scores. Where a stage has no column form, or its parameters need the rows
+(LanceDB's own full-text order of tied scores, an expiry read from each row's metadata), the
+caller runs the rows (`runner.run`). tests/core/engine/flow/test_columns.py compares the two
+over random tables, scopes and parameters; a sweep compares them again on two runs of each
+query.
 """
 
 from __future__ import annotations

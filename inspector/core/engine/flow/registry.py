@@ -152,7 +152,7 @@ class StageKind:
     # What the fix search proves from (`expect.depth_free`); tests/core/engine/flow/
     # test_rowwise.py runs each declared kind over lists that differ around a row.
     rowwise: bool | Callable[[dict[str, Any]], bool] = False
-    # the same stage over columns (`runner.final_ids`, registered with `@columns`): a function
+    # the same stage over columns (`runner.outline`, registered with `@columns`): a function
     # (ctx, columns.Columns, params) -> Columns, or None where these parameters need the rows
     columns: Callable[..., Any] | None = None
 

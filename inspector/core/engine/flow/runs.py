@@ -144,7 +144,7 @@ class Runs:
 
     def final_ids(self, change: Change = NO_CHANGE, remember: bool = True) -> list[str]:
         """The ids `run(change)` keeps in its last stage, or the error it raises: from a run
-        made already, else over columns (`runner.final_ids`, remembered: a few ids), else from
+        made already, else over columns (`runner.outline`, remembered: a few ids), else from
         a run (`remember` false: one remembered nowhere, as a deep truth's). For callers that
         read a run's ids alone (a sweep's cells and truths)."""
         full = self._full(change)
@@ -174,14 +174,17 @@ class Runs:
         return None if got is None else got.ids
 
     def _outline(self, c: Change) -> Outline | None:
+        """`runner.outline` under c, counted as `_run` counts a run (a refusal too, so a
+        search's budget is spent as over rows); None (not counted) where the rows answer."""
+        self.count += 1
         spec = self._spec(c.sets) if c.sets else self.spec
         got = outline(self.store, spec, text=self.text, vector=self.vector,
                       scopes=self.scopes, limit=c.limit if c.limit is not None else self.limit,
                       now_ms=self.now_ms, query_source=self.source,
                       vector_error=self.vector_error, exact=c.exact, widen=dict(c.widen),
                       live=self.live, memo=self.stage_memo)
-        if got is not None:
-            self.count += 1
+        if got is None:
+            self.count -= 1
         return got
 
     def outline_once(self, change: Change = NO_CHANGE) -> Outline | FlowTrace:

@@ -205,3 +205,22 @@ def test_a_row_scoring_exactly_the_min_score_is_kept_over_columns_too(
     cols, rows = _both(runs, Change().with_sets(**{**sets, "min_score.min": at}))
     assert cols == rows
     assert len(rows) == 5
+
+
+@pytest.mark.parametrize("sets", [{"fetch.scoped_overfetch": "0 * limit"},  # refused by the
+                                  {"fetch.no_such": 1}])  # fetch; by the pipeline's settings
+def test_a_refused_change_is_one_run_over_columns_as_over_rows(tmp_path: Path,
+                                                               sets: dict[str, Any]) -> None:
+    """A search's budget counts runs; a refusal counts as one either way, so a search spends
+    it alike."""
+    path = write_mixed_store(tmp_path / "s", n=80)
+    counts, errors = [], []
+    for columns in (True, False):
+        runs = _runs(path, "memory-plugin", ("repo1",), "repo_prefix", 5, [0.1] * 16)
+        runs.columns = columns
+        with pytest.raises(InspectorError) as err:
+            runs.final_ids(Change().with_sets(**sets))
+        counts.append(runs.count)
+        errors.append(str(err.value))
+    assert counts == [1, 1]
+    assert errors[0] == errors[1]
