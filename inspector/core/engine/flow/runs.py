@@ -208,10 +208,12 @@ class Runs:
         do not answer it). A caller about to ask `final_ids` many times checks one run first;
         where they differ, `final_ids` answers from runs from then on."""
         full = self._full(change)
+        counted = self.count  # the same change run twice to compare: one run, the rows'
         try:
             cols: Any = self._column_ids(full)
         except InspectorError as exc:
             cols = exc
+        self.count = counted
         if cols is None:
             return True
         try:
