@@ -122,8 +122,7 @@ class Runs:
         full = self._full(change)
         got = self._memo.get(full)
         if got is None:
-            if self.cancelled is not None and self.cancelled():
-                raise Cancelled("the analysis was superseded")
+            self._go_on()
             try:
                 got = self._run(full)
             except InspectorError as exc:
@@ -132,6 +131,11 @@ class Runs:
         if isinstance(got, InspectorError):
             raise got
         return got
+
+    def _go_on(self) -> None:
+        """Before a new run: Cancelled once the analysis was superseded (`cancelled()`)."""
+        if self.cancelled is not None and self.cancelled():
+            raise Cancelled("the analysis was superseded")
 
     def _run(self, c: Change) -> FlowTrace:
         self.count += 1
@@ -152,8 +156,7 @@ class Runs:
         if got is None:
             got = self._ids.get(full)
         if got is None:
-            if self.cancelled is not None and self.cancelled():
-                raise Cancelled("the analysis was superseded")
+            self._go_on()
             try:
                 got = self._column_ids(full) if self.columns else None
                 if got is None:
@@ -198,8 +201,7 @@ class Runs:
             raise got
         if got is not None:
             return got
-        if self.cancelled is not None and self.cancelled():
-            raise Cancelled("the analysis was superseded")
+        self._go_on()
         made = self._outline(full) if self.columns else None
         return made if made is not None else self._run(full)
 
