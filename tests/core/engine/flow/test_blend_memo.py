@@ -15,7 +15,7 @@ import pytest
 from inspector.core.engine.flow.question import Question, runs_for
 from inspector.core.engine.flow.runner import PoolCache
 from inspector.core.engine.flow.runs import Change, Runs
-from inspector.core.engine.flow.stages import classic, importance
+from inspector.core.engine.flow.stages import classic, importance, scoping
 from inspector.core.stores.opening import open_store
 from tests.core.engine.flow.test_live_flow import shape
 from tests.storekit import write_mixed_store
@@ -35,8 +35,8 @@ def _fresh(path: Path, preset: str, sets: dict[str, float]):  # noqa: ANN202 - a
     from inspector.core.engine import pools
 
     pools.SOURCE.clear()
-    classic._FILTERED.clear()
-    classic._VERDICTS.clear()
+    scoping._FILTERED.clear()
+    scoping._VERDICTS.clear()
     classic._SHARED.clear()
     return _runs(path, preset).run(Change().with_sets(**sets))
 

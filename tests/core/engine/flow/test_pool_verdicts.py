@@ -19,7 +19,7 @@ from inspector.core.engine.flow.question import Question, runs_for
 from inspector.core.engine.flow.registry import kind_of
 from inspector.core.engine.flow.runner import PoolCache
 from inspector.core.engine.flow.runs import Change
-from inspector.core.engine.flow.stages import classic
+from inspector.core.engine.flow.stages import classic, scoping
 from inspector.core.stores.opening import open_store
 from inspector.core.stores.roles import Roles
 from tests.core.engine.flow.test_live_flow import shape
@@ -96,8 +96,8 @@ def _runs(path: Path, **sets: Any):  # noqa: ANN202 - a Runs
 
 
 def _fresh() -> None:
-    classic._FILTERED.clear()
-    classic._VERDICTS.clear()
+    scoping._FILTERED.clear()
+    scoping._VERDICTS.clear()
     classic._READ.clear()
     scopes._DOC_RULES.clear()
 
@@ -118,10 +118,10 @@ def test_a_pools_verdicts_are_its_rows_verdicts(tmp_path: Path) -> None:
              scopes.ScopeSpec(None, "column", column="repo")]
     for roles in (ROLES, runs.store.roles):  # the store's: the pool's own verdict for its rule
         for spec in specs:
-            want = [classic._scope_verdicts(spec, roles, [s.row])[0] for s in rows]
-            classic._VERDICTS.clear()
+            want = [scoping._scope_verdicts(spec, roles, [s.row])[0] for s in rows]
+            scoping._VERDICTS.clear()
             for _ in range(2):  # decided, then answered from the pool's memo
-                got = classic._scope_filter(spec, roles, rows, out.source)
+                got = scoping._scope_filter(spec, roles, rows, out.source)
                 assert [id(s) for s in got.rows] == \
                     [id(s) for s, w in zip(rows, want, strict=True) if w is None]
                 assert got.dropped == tuple(w for w in want if w is not None), spec
@@ -157,7 +157,7 @@ def test_a_repeated_filter_of_the_fetchs_candidates_is_a_fresh_filter(tmp_path: 
     assert one is two is next(iter(runs.cache.values()))[0]  # the fetch's cached outcome
     assert all(a is b for a, b in zip(one.rows, rows_two, strict=True))
     assert all(a is b for a, b in zip(rows_one, rows_two, strict=True))
-    assert classic._FILTERED.hits >= 1
+    assert scoping._FILTERED.hits >= 1
     for w, t in got.items():
         kept = t.stage("scope")
         assert kept.rows_in and len(kept.dropped) == len(kept.rows_in) - len(kept.rows)

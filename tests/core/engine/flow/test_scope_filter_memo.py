@@ -12,7 +12,7 @@ import pytest
 from inspector.core.engine.flow.question import Question, runs_for
 from inspector.core.engine.flow.runner import PoolCache
 from inspector.core.engine.flow.runs import Change
-from inspector.core.engine.flow.stages import classic
+from inspector.core.engine.flow.stages import scoping
 from inspector.core.stores.opening import open_store
 from tests.core.engine.flow.test_live_flow import shape
 from tests.storekit import write_mixed_store
@@ -30,17 +30,17 @@ def test_a_list_filtered_before_is_answered_from_memory_as_a_fresh_filter(
         tmp_path: Path) -> None:
     path = write_mixed_store(tmp_path / "s", n=300)
     runs = _runs(path)
-    classic._FILTERED.clear()
+    scoping._FILTERED.clear()
     first = runs.run(Change().with_sets(**{"blend.weight": 0.2}))
-    hits = classic._FILTERED.hits
+    hits = scoping._FILTERED.hits
     kept = first.stage("scope")
     assert 0 < len(kept.rows) < len(kept.rows_in) and kept.dropped  # it filters something
     again = runs.run(Change().with_sets(**{"blend.weight": 0.9}))
-    assert classic._FILTERED.hits == hits + 1  # the same candidates, not filtered again
+    assert scoping._FILTERED.hits == hits + 1  # the same candidates, not filtered again
     # each answer as a fresh process gives it: no memo of any kind, a new session
     for weight, got in ((0.2, first), (0.9, again)):
-        classic._FILTERED.clear()
-        classic._VERDICTS.clear()
+        scoping._FILTERED.clear()
+        scoping._VERDICTS.clear()
         want = _runs(path).run(Change().with_sets(**{"blend.weight": weight}))
         assert shape(got) == shape(want)
         assert got.stage("scope").facts == want.stage("scope").facts
@@ -60,13 +60,13 @@ def test_a_stage_that_changes_its_list_changes_no_remembered_answer(tmp_path: Pa
                   settings={}, exact=False, widen={})
     ctx.request["scope_spec"] = scopes.ScopeSpec(scope="repo2", strategy="column",
                                                  column="repo")
-    classic._FILTERED.clear()
-    one = classic.scope_filter(ctx, rows, {})
-    n, facts, hits = len(one.rows), dict(one.facts), classic._FILTERED.hits
+    scoping._FILTERED.clear()
+    one = scoping.scope_filter(ctx, rows, {})
+    n, facts, hits = len(one.rows), dict(one.facts), scoping._FILTERED.hits
     one.rows.clear()
     one.facts.clear()
-    two = classic.scope_filter(ctx, rows, {})
-    assert classic._FILTERED.hits == hits + 1
+    two = scoping.scope_filter(ctx, rows, {})
+    assert scoping._FILTERED.hits == hits + 1
     assert len(two.rows) == n > 0 and two.facts == facts
 
 

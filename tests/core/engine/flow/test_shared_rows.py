@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from inspector.core.engine.flow.question import Question, runs_for
 from inspector.core.engine.flow.runner import PoolCache
-from inspector.core.engine.flow.stages import classic
+from inspector.core.engine.flow.stages import classic, scoping
 from inspector.core.stores.opening import open_store
 from tests.core.engine.flow.test_live_flow import shape
 from tests.storekit import vectors_column, write_mixed_store, write_table
@@ -28,9 +28,9 @@ def _ask(store, vector, **more):  # noqa: ANN001, ANN202 - a FlowTrace
 
 
 def _fresh() -> None:
-    for memo in (classic._SHARED, classic._VERDICTS):
+    for memo in (classic._SHARED, scoping._VERDICTS):
         memo.clear()
-    classic._FILTERED.clear()
+    scoping._FILTERED.clear()
 
 
 def test_two_questions_on_one_store_share_the_rows_both_fetched(tmp_path: Path) -> None:

@@ -92,10 +92,10 @@ def scope_barrier(stages: Sequence[tuple[str, str, str, dict[str, Any]]],
     when it drops every row outside the asked scope whatever the parameters: a `scope_filter`
     applying the rule of the one `scope_rule` before it, an active rule, and no stage after it
     that brings rows in. None otherwise (or when the rule would be refused: the run says
-    why). The rule is the stage's own (`classic.rule_spec`), applied to one row by the
+    why). The rule is the stage's own (`scoping.rule_spec`), applied to one row by the
     filter's own evaluation (`outside_scope`)."""
     from inspector.core.engine import scope as scopes
-    from inspector.core.engine.flow.stages.classic import rule_spec
+    from inspector.core.engine.flow.stages.scoping import rule_spec
     from inspector.core.errors import InspectorError
 
     kinds = [k for _, k, _, _ in stages]

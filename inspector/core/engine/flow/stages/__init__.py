@@ -11,6 +11,7 @@ from inspector.core.engine.flow.stages import (  # noqa: F401
     native,
     openclaw_docs,
     query,
+    scoping,
     scoring,
 )
 from inspector.core.engine.flow.stages.systems import (  # noqa: F401
