@@ -43,6 +43,7 @@ from inspector.core.analysis.truth import (
 from inspector.core.engine.flow.question import Question, resolve, runs_for
 from inspector.core.engine.flow.runner import PoolCache
 from inspector.core.engine.flow.runs import Change, Runs, freeze
+from inspector.core.engine.pools import Lru
 from inspector.core.errors import InspectorError
 
 METRIC_KEYS = ("scoped_recall", "recall", "precision", "mrr", "ndcg", "index_recall")
@@ -176,12 +177,15 @@ Prepared = tuple[Runs, list[str], list[str]]  # runs_for's answer, made once a q
 
 
 def sweep_case(store: Any, case: Case, axes: Sequence[Axis], k: int | None = None,
-               cache: PoolCache | None = None, prepared: Prepared | None = None
-               ) -> QuerySweep:
+               cache: PoolCache | None = None, prepared: Prepared | None = None,
+               specs: SharedSpecs | None = None) -> QuerySweep:
     """The whole grid for one question; each cell run through one fetch cache. `prepared`:
-    the question's runs made already (its text embedded once, not once more here)."""
+    the question's runs made already (its text embedded once, not once more here); `specs`:
+    the pipelines the sweep's other questions ran, shared where this one's is the same."""
     t0 = time.perf_counter()
     runs, notes, inexact = prepared or runs_for(case.question, store, cache or PoolCache())
+    if specs is not None:
+        specs.share(runs)
     runs.live = True  # a live fetch serves every live parameter's value at once
     also = companions(runs.spec, list(axes))
     truth_of: dict[Any, list[str] | None] = {}
@@ -277,6 +281,34 @@ def _curve(runs: Runs, axes: Sequence[Axis], key: str | None, also: dict[str, An
     return out
 
 
+# settings applied to one pipeline a sweep remembers across its questions: a grid's cells
+# (110 by default) and the depths its safe-depth searches try
+SHARED_SPECS_MAX = 1024
+
+
+class SharedSpecs:
+    """The pipelines a sweep's questions run, one object for equal ones, each with what the
+    sweep's changes make of it (`Runs.adopt`): every question of a sweep applies the same
+    cells' settings to the same pipeline, so each set is applied once, not once a question."""
+
+    def __init__(self) -> None:
+        self._by: dict[str, list[tuple[Any, Lru]]] = {}
+
+    def share(self, runs: Runs) -> None:
+        try:
+            key = runs.spec.model_dump_json()
+        except Exception:  # noqa: BLE001 - a pipeline that does not serialise is its own
+            return
+        alike = self._by.setdefault(key, [])
+        for spec, applied in alike:
+            if spec == runs.spec:
+                runs.adopt(spec, applied)
+                return
+        applied = Lru(SHARED_SPECS_MAX, None)
+        alike.append((runs.spec, applied))
+        runs.adopt(runs.spec, applied)
+
+
 class Scanned:
     """The cases' vector legs from batched scans of a flat table (`pools.vector_legs`), each
     handed to the pool source just before its case is swept (`warm`): the case's truth then
@@ -367,10 +399,11 @@ def iter_sweep(store: Any, cases: Sequence[Case], axes: Sequence[Axis],
         return
     with batch_gc.deferred():  # ended when the caller has every query, or stops early
         legs = Scanned(store, cases, axes) if scan else None
+        specs = SharedSpecs()
         for i, case in enumerate(cases):
             batch_gc.valve()
             prepared = legs.warm(i) if legs is not None else None
-            yield sweep_case(store, case, axes, k, prepared=prepared)
+            yield sweep_case(store, case, axes, k, prepared=prepared, specs=specs)
 
 
 @dataclass(frozen=True)

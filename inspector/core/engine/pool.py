@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as wait_all
 from dataclasses import dataclass, field, replace
@@ -84,7 +84,7 @@ class Pool:
     pushdown_note: str
     ids: np.ndarray  # object array of ids as stored
     id_order: np.ndarray  # position of each id in ascending id order (RRF tie-break)
-    columns: dict[str, list[Any]]  # every attribute column, per row
+    columns: Mapping[str, list[Any]]  # every attribute column, per row
     importance: np.ndarray  # float64 as stored (NaN where missing, or a stored NaN)
     in_scope: np.ndarray  # bool, the post-filter's verdict
     scope_rule: list[str]
@@ -265,18 +265,23 @@ def _as_importance(values: list[Any], warnings: list[str]) -> tuple[np.ndarray, 
     gives that row a NaN score, which no min score keeps. Integers, decimals and numeric
     strings are read as numbers (stores.roles); unreadable values are warned about."""
     out, missing, unreadable = importance_values(values)
-    if unreadable:
-        warnings.append(f"{unreadable} candidates have an importance that is not a number; "
-                        "the default importance is used for them.")
+    _warn_unreadable(unreadable, warnings)
     return out, missing
 
 
+def _warn_unreadable(unreadable: int, warnings: list[str]) -> None:
+    if unreadable:
+        warnings.append(f"{unreadable} candidates have an importance that is not a number; "
+                        "the default importance is used for them.")
+
+
 def fetch_pool(store: Store, query: Query, params: Params, vec_k: int, fts_k: int,
-               vec_leg: tuple[pa.Table, bool, float] | None = None,
+               vec_leg: tuple[pa.Table | ReadLeg, bool, float] | None = None,
                fts_order: tuple[int, Callable[[], Any]] | None = None) -> Pool:
     """Run each needed leg at its depth (one LanceDB search per leg) and merge rows by id.
     `vec_leg` (hook for batched scans): the vector leg already fetched, exactly as `_leg_at`
-    returns it (canonical order, `[*leg_columns, "_rowid", "_distance"]`, exhausted).
+    returns it (canonical order, `[*leg_columns, "_rowid", "_distance"]`, exhausted), or as
+    positions into rows read once (`ReadLeg`).
     `fts_order` (k, search): the caller will ask LanceDB's own full-text order at k when the
     full-text leg ties at k (the classic fetch stage does, `native_fts_ids`): then `search` runs
     in the full-text leg's thread as soon as the leg is in, beside the vector leg, not after
@@ -376,11 +381,215 @@ def _checked_vector(store: Store, query: Query, distance: str) -> np.ndarray:
     return vec
 
 
+class RowsRead:
+    """Rows of one table read once (a scan pass's rows): each column turned into Python
+    values once, so every pool built from them takes its rows by position instead of
+    reading a leg table of its own (`_merge`; a sweep builds one pool a query), and reads
+    only the columns its stages ask for (`TakenColumns`)."""
+
+    def __init__(self, table: pa.Table, id_col: str) -> None:
+        self.table = table  # the rows as read, with `_rowid`
+        self.names = [c for c in table.column_names if c != "_rowid"]
+        self._objects: dict[str, np.ndarray] = {}
+        self._importance: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._lock = threading.Lock()  # a window's jobs may build pools of one pass at once
+        self.rowids = table.column("_rowid").to_numpy(zero_copy_only=False).astype(np.uint64)
+        got = table.column(id_col).to_pylist()
+        self.ids = _objects(got)
+        try:
+            self.unique = len(set(got)) == len(got)  # so no leg of them merges duplicates
+        except TypeError:  # an unhashable id: pools merge it their own way
+            self.unique = False
+        # each row's place in ascending id order as `_id_order` sorts a pool's ids; None
+        # where a subset could sort otherwise (integer ids mixed with others, two ids one text)
+        self.id_rank: np.ndarray | None = None
+        kinds = {isinstance(x, int) for x in got}
+        if self.unique and len(kinds) < 2 and \
+                (kinds == {True} or len({str(x) for x in got}) == len(got)):
+            with contextlib.suppress(OverflowError):  # a pool of them fails as it did
+                self.id_rank = _id_order(got)
+
+    def objects(self, column: str) -> np.ndarray:
+        """The column's Python values (an object array), read on first ask."""
+        with self._lock:
+            got = self._objects.get(column)
+            if got is None:
+                got = self._objects[column] = _objects(self.table.column(column).to_pylist())
+            return got
+
+    def importance(self, column: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """`importance_values` of the column, per row: the value, whether it is missing, and
+        whether it was there but unreadable (each row's own, so a subset's is its rows')."""
+        with self._lock:
+            got = self._importance.get(column)
+        if got is None:
+            values = self.objects(column)
+            out, missing, _ = importance_values(values.tolist())
+            bad = missing & np.fromiter((v is not None for v in values), bool, len(values))
+            with self._lock:
+                got = self._importance[column] = (out, missing, bad)
+        return got
+
+
+def _objects(values: list[Any]) -> np.ndarray:
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
+class TakenColumns(Mapping[str, list[Any]]):
+    """A pool's attribute columns as rows read once at its positions: each column's values
+    made into a list when first read (a sweep's stages read the scope and importance
+    columns; the rest only where rows are shown or built)."""
+
+    def __init__(self, read: RowsRead, at: np.ndarray, names: list[str]) -> None:
+        self._read, self._at, self._names = read, at, list(names)
+        self._made: dict[str, list[Any]] = {}
+
+    def __getitem__(self, name: str) -> list[Any]:
+        got = self._made.get(name)
+        if got is None:
+            if name not in self._names:
+                raise KeyError(name)
+            got = self._made[name] = self._read.objects(name)[self._at].tolist()
+        return got
+
+    def rows(self, name: str, todo: list[int]) -> list[Any]:
+        """The column's values at positions `todo`, without making the whole column."""
+        got = self._made.get(name)
+        if got is not None:
+            return list(map(got.__getitem__, todo))
+        if name not in self._names:
+            raise KeyError(name)
+        return self._read.objects(name)[self._at[todo]].tolist()
+
+    def __contains__(self, name: object) -> bool:  # without reading the column
+        return name in self._names
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
+def column_rows(columns: Mapping[str, list[Any]], name: str, todo: list[int]) -> list[Any]:
+    """A pool's column `name` at positions `todo` (read or taken, `TakenColumns`)."""
+    if isinstance(columns, TakenColumns):
+        return columns.rows(name, todo)
+    return list(map(columns[name].__getitem__, todo))
+
+
+@dataclass(frozen=True)
+class ReadLeg:
+    """A vector leg as positions into rows read once (`RowsRead`) and its distances, in
+    the leg's order: what `_leg_at`'s table holds, without the table."""
+
+    read: RowsRead
+    at: np.ndarray  # int64 positions into `read`, in rank order
+    distance: np.ndarray  # float32 `_distance`
+
+    def table(self) -> pa.Table:
+        """The leg as `_leg_at` returns its table (`[*columns, _rowid, _distance]`)."""
+        return self.read.table.take(pa.array(self.at, pa.int64())).append_column(
+            "_distance", pa.array(self.distance, pa.float32()))
+
+
+def _id_order(values: list[Any]) -> np.ndarray:
+    """Each row's position in ascending id order (RRF's tie-break): integer ids by value,
+    other ids by their text, equal keys in row order."""
+    n = len(values)
+    numeric = all(isinstance(x, int) for x in values)
+    if numeric and n:
+        order = np.argsort(np.array(values, np.int64), kind="stable")
+    else:  # text ids: Python's stable sort compares them as numpy's object sort does, in
+        # half the time (10,000 ids: ~1.7 against ~3.5 ms; a sweep builds one such pool a query)
+        keys = values if numeric else [str(x) for x in values]
+        order = np.array(sorted(range(n), key=keys.__getitem__), np.int64)
+    id_order = np.empty(n, np.int64)
+    id_order[order] = np.arange(n)
+    return id_order
+
+
 def _merge(store: Store, query: Query, params: Params, spec: scopes.ScopeSpec,
-           push: scopes.Pushdown, cols: list[str], legs: dict[str, pa.Table],
+           push: scopes.Pushdown, cols: list[str], legs: dict[str, Any],
            exhausted: dict[str, bool], vec_k: int, fts_k: int,
            own_rowids: bool = False) -> Pool:
     id_col = store.roles.id
+    only = legs.get("vec") if len(legs) == 1 else None
+    if isinstance(only, ReadLeg) and only.read.unique:  # one leg of rows read once
+        read, at = only.read, np.asarray(only.at, np.int64)
+        n, duplicates = len(at), 0
+        columns: Mapping[str, list[Any]] = TakenColumns(read, at, cols)
+        ids = read.ids[at]
+        leg_rows: dict[str, Any] = {"vec": np.arange(n)}
+        leg_values = {"vec": only.distance}
+        rowids = read.rowids[at] if own_rowids else None
+        id_order = None if read.id_rank is None else _rank_order(read.id_rank[at])
+    else:
+        legs = {name: t.table() if isinstance(t, ReadLeg) else t for name, t in legs.items()}
+        merged, leg_rows, rowids, duplicates = _merged_rows(legs, cols, id_col, own_rowids)
+        columns, n = merged, len(merged[id_col])
+        ids = _objects(merged[id_col])
+        leg_values = {name: tbl.column("_distance" if name == "vec" else "_score").to_numpy(
+            zero_copy_only=False) for name, tbl in legs.items()}
+        id_order = None
+    rank = {"vec": np.full(n, -1, np.int64), "fts": np.full(n, -1, np.int64)}
+    value = {"vec": np.full(n, np.nan), "fts": np.full(n, np.nan)}
+    built: dict[str, Leg] = {}
+    for name in legs:
+        vals = np.asarray(leg_values[name]).astype(np.float64)
+        rows = np.asarray(leg_rows[name], np.int64)
+        keep = rows >= 0
+        rows, vals = rows[keep], vals[keep]
+        rank[name][rows] = np.arange(len(rows))
+        value[name][rows] = vals
+        depth = vec_k if name == "vec" else fts_k
+        built[name] = Leg(rows=rows, values=vals, depth=depth, exhausted=exhausted[name])
+    in_scope, rule, scope_value = scopes.evaluate(spec, store.roles, columns, n)
+    pcol = push.column
+    push_match = np.array([push.matches(v) for v in columns.get(pcol, [None] * n)]
+                          if pcol else [True] * n, dtype=bool)
+    warnings = [f"{duplicates} duplicate ids were merged; ranks use each id's first hit."] \
+        if duplicates else []
+    warnings.extend(store.column_notes)
+    icol = store.roles.importance
+    if isinstance(columns, TakenColumns) and icol in columns:  # per row of the rows read
+        imp = read.importance(icol)
+        importance, missing = imp[0][at], imp[1][at]
+        _warn_unreadable(int(np.count_nonzero(imp[2][at])), warnings)
+    else:
+        importance, missing = _as_importance(columns.get(icol or "", [None] * n), warnings)
+    nan_imp = int(np.sum(np.isnan(importance) & ~missing))
+    if nan_imp:
+        warnings.append(f"{nan_imp} candidates have a NaN importance: the blend formula gives "
+                        "them a NaN score, so no min score keeps them (as in the real systems).")
+    if id_order is None:
+        id_order = _id_order(columns[id_col])
+    return Pool(store=store.info(), roles=store.roles.as_dict(), query=query, mode=params.mode,
+                distance=params.distance, placement=params.filter, scope=spec,
+                pushdown_sql=push.sql, pushdown_note=push.note, ids=ids, id_order=id_order,
+                columns=columns,
+                importance=importance, importance_missing=missing,
+                in_scope=np.asarray(in_scope, bool), scope_rule=rule, scope_value=scope_value,
+                pushdown_match=push_match, vec_rank=rank["vec"], vec_dist=value["vec"],
+                fts_rank=rank["fts"], fts_score=value["fts"], vec_leg=built.get("vec"),
+                fts_leg=built.get("fts"), warnings=tuple(warnings),
+                index=getattr(store, "vector_index", None), rowids=rowids)
+
+
+def _rank_order(ranks: np.ndarray) -> np.ndarray:
+    """Positions in ascending order of distinct ranks (`_id_order` of the rows they rank)."""
+    id_order = np.empty(len(ranks), np.int64)
+    id_order[np.argsort(ranks, kind="stable")] = np.arange(len(ranks))
+    return id_order
+
+
+def _merged_rows(legs: dict[str, pa.Table], cols: list[str], id_col: str, own_rowids: bool
+                 ) -> tuple[dict[str, list[Any]], dict[str, list[int]], np.ndarray | None, int]:
+    """The legs' rows merged by id (each id's first hit), in order of first appearance: the
+    columns, each leg's rows as positions (-1: a duplicate within the leg), LanceDB's row
+    ids where every leg has them, and how many duplicates were merged."""
     index: dict[Any, int] = {}
     columns: dict[str, list[Any]] = {c: [] for c in cols}
     leg_rows: dict[str, list[int]] = {}
@@ -420,53 +629,7 @@ def _merge(store: Store, query: Query, params: Params, spec: scopes.ScopeSpec,
         np.concatenate(rowid_parts or [np.empty(0, np.uint64)]).astype(np.uint64)
     if rowids is not None and len(rowids) != n:
         rowids = None
-    ids = np.empty(n, dtype=object)
-    ids[:] = columns[id_col]
-    rank = {"vec": np.full(n, -1, np.int64), "fts": np.full(n, -1, np.int64)}
-    value = {"vec": np.full(n, np.nan), "fts": np.full(n, np.nan)}
-    built: dict[str, Leg] = {}
-    for name, tbl in legs.items():
-        vals = tbl.column("_distance" if name == "vec" else "_score").to_numpy(
-            zero_copy_only=False).astype(np.float64)
-        rows = np.asarray(leg_rows[name], np.int64)
-        keep = rows >= 0
-        rows, vals = rows[keep], vals[keep]
-        rank[name][rows] = np.arange(len(rows))
-        value[name][rows] = vals
-        depth = vec_k if name == "vec" else fts_k
-        built[name] = Leg(rows=rows, values=vals, depth=depth, exhausted=exhausted[name])
-    in_scope, rule, scope_value = scopes.evaluate(spec, store.roles, columns, n)
-    pcol = push.column
-    push_match = np.array([push.matches(v) for v in columns.get(pcol, [None] * n)]
-                          if pcol else [True] * n, dtype=bool)
-    warnings = [f"{duplicates} duplicate ids were merged; ranks use each id's first hit."] \
-        if duplicates else []
-    warnings.extend(store.column_notes)
-    importance, missing = _as_importance(columns.get(store.roles.importance or "", [None] * n),
-                                         warnings)
-    nan_imp = int(np.sum(np.isnan(importance) & ~missing))
-    if nan_imp:
-        warnings.append(f"{nan_imp} candidates have a NaN importance: the blend formula gives "
-                        "them a NaN score, so no min score keeps them (as in the real systems).")
-    numeric = all(isinstance(x, int) for x in columns[id_col])
-    if numeric and n:
-        order = np.argsort(np.array(columns[id_col], np.int64), kind="stable")
-    else:  # text ids: Python's stable sort compares them as numpy's object sort does, in
-        # half the time (10,000 ids: ~1.7 against ~3.5 ms; a sweep builds one such pool a query)
-        keys = columns[id_col] if numeric else [str(x) for x in columns[id_col]]
-        order = np.array(sorted(range(n), key=keys.__getitem__), np.int64)
-    id_order = np.empty(n, np.int64)
-    id_order[order] = np.arange(n)
-    return Pool(store=store.info(), roles=store.roles.as_dict(), query=query, mode=params.mode,
-                distance=params.distance, placement=params.filter, scope=spec,
-                pushdown_sql=push.sql, pushdown_note=push.note, ids=ids, id_order=id_order,
-                columns=columns,
-                importance=importance, importance_missing=missing,
-                in_scope=np.asarray(in_scope, bool), scope_rule=rule, scope_value=scope_value,
-                pushdown_match=push_match, vec_rank=rank["vec"], vec_dist=value["vec"],
-                fts_rank=rank["fts"], fts_score=value["fts"], vec_leg=built.get("vec"),
-                fts_leg=built.get("fts"), warnings=tuple(warnings),
-                index=getattr(store, "vector_index", None), rowids=rowids)
+    return columns, leg_rows, rowids, duplicates
 
 
 # --- hook for batched scans (inspector.core.engine.pools.batched) ---------------------------------

@@ -92,3 +92,45 @@ def test_a_query_whose_columns_disagree_is_swept_over_rows_and_says_so(
     for q in rows["queries"]:
         assert not q.pop("notes")
     assert cols == rows
+
+
+def test_a_sweep_applies_each_cells_settings_once_for_all_its_queries(
+        folder: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The questions of a sweep run one pipeline: each set of changes (a cell, a depth its
+    safe-depth search tries) is applied to it once (`sweep.SharedSpecs`), not once a query,
+    and the sweep is the sweep whose queries each apply their own."""
+    from inspector.core.analysis import sweep as SW
+
+    def swept(shared: bool) -> tuple[dict[str, Any], int]:
+        applied = []
+        real = runs.apply_set
+        with monkeypatch.context() as m:
+            m.setattr(runs, "apply_set", lambda *a: applied.append(a[1]) or real(*a))
+            if not shared:
+                m.setattr(SW.SharedSpecs, "share", lambda self, r: None)
+            got, _ = _sweep(folder, monkeypatch, True, "memory-plugin")
+        return got, len(applied)
+
+    one, once = swept(True)
+    each, every = swept(False)
+    assert one == each
+    assert 16 <= once < every / 3  # the 4 x 4 cells at least, for 6 queries
+
+
+def test_runs_adopt_only_the_pipeline_they_run(folder: str) -> None:
+    from inspector.core.engine.flow.question import runs_for
+    from inspector.core.engine.pools import Lru
+
+    base = Question(store=folder, preset="lancedb", limit=5, vector_of="m0041",
+                    set={"blend.weight": 0.2})
+    store = open_store(folder)
+    mine = runs_for(base, store)[0]
+    same = runs_for(base, store)[0].spec
+    assert same is not mine.spec
+    shared = Lru(8, None)
+    mine.adopt(same, shared)
+    assert mine.spec is same
+    other = resolve(Question(store=folder, preset="lancedb", limit=5, vector_of="m0041",
+                             set={"blend.weight": 0.5}))[0]
+    with pytest.raises(ValueError):
+        mine.adopt(other, shared)

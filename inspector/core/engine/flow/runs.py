@@ -230,6 +230,14 @@ class Runs:
             self._ids = Lru(4 * MEMO_MAX, None)  # what the columns answered goes
         return agree
 
+    def adopt(self, spec: PipelineSpec, applied: Lru) -> None:
+        """Run `spec` (equal to this question's pipeline) and remember what each set of
+        changes makes of it in `applied`: questions of one sweep share both, so a cell's
+        settings are applied to their pipeline once, not once a question."""
+        if spec is not self.spec and spec != self.spec:
+            raise ValueError("adopt: another pipeline than the question's")
+        self.spec, self._specs = spec, applied
+
     def _spec(self, sets: Sets) -> PipelineSpec:
         """The pipeline with `sets` applied (a frozen spec, remembered per set of changes:
         a sweep's safe-depth search and curve ask a cell's settings again)."""

@@ -10,7 +10,8 @@ a failed self-check against LanceDB fall back to per-query search (`Legs.pop` gi
 
 Memory does not grow with the number of queries: queries are scanned SCAN_QUERIES at a time
 (one pass each), each pass keeps its queries' top-k row ids and distances and the rows they
-name, and each query's leg table is built only when the sweep takes it.
+name, read into Python once (`pool.RowsRead`): each query's leg is positions into them, and
+its pool takes its rows' values from them (`pool.ReadLeg`) when the sweep takes it.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import pyarrow as pa
 
 from inspector.core.engine import scope as scopes
 from inspector.core.engine.params import Params
-from inspector.core.engine.pool import leg_columns
+from inspector.core.engine.pool import ReadLeg, RowsRead, leg_columns
 from inspector.core.stores.store import Store
 from inspector.core.stores.vectorscan import kernels as LM
 from inspector.core.stores.vectorscan import scan as S
@@ -37,7 +38,8 @@ class Case(Protocol):
 
     def params(self, base: Params) -> Params: ...
 
-Leg = tuple[pa.Table, bool, float]  # as pool._leg_at returns it: rows, exhausted, next value
+# as pool._leg_at returns it (rows, exhausted, next value), the rows read once per pass
+Leg = tuple[ReadLeg, bool, float]
 # LanceDB's own vector leg of a query, fetched already: its row ids and distances in rank
 # order, and the distance of the first row past its cut (NaN: none known)
 Reference = tuple[np.ndarray, np.ndarray, float]
@@ -125,7 +127,7 @@ class _Pass:
     first: int
     result: S.ScanResult | None
     wanted: np.ndarray
-    rows: pa.Table | None
+    rows: RowsRead | None  # the rows the pass's legs name, read once
 
 
 class Legs:
@@ -195,7 +197,8 @@ class Legs:
                 return
             wanted = np.unique(np.concatenate(
                 [r[:d] for r, d in zip(result.rowids, todo.depths[part], strict=True)]))
-            self._pass = _Pass(first, result, wanted, _take(store, wanted, todo.columns))
+            self._pass = _Pass(first, result, wanted, RowsRead(
+                _take(store, wanted, todo.columns), store.roles.id))
         except S.ScanUnsupported:
             return
         except Exception:  # noqa: BLE001 - the per-query path searches, and reports, as before
@@ -293,14 +296,14 @@ def _agrees(store: Store, req: S.ScanRequest, got: S.ScanResult, wheres: list[An
             and np.array_equal(want_ids[:n], got.rowids[0][:n]))
 
 
-def _leg(todo: _Plan, res: S.ScanResult, wanted: np.ndarray, rows: pa.Table, n: int,
+def _leg(todo: _Plan, res: S.ScanResult, wanted: np.ndarray, rows: RowsRead, n: int,
          j: int) -> Leg:
-    """Case n's leg table as LanceDB would return it (the rows' columns, `_rowid`,
-    `_distance`), from its answers at position j of the pass."""
+    """Case n's leg as LanceDB would return it (the rows' columns, `_rowid`, `_distance`),
+    from its answers at position j of the pass: positions into the pass's rows, read once."""
     e = todo.depths[n]
     ids, dist = res.rowids[j][:e], res.distances[j][:e]
-    leg = rows.take(pa.array(np.searchsorted(wanted, ids)))
-    leg = leg.append_column("_distance", pa.array(dist, pa.float32()))
+    leg = ReadLeg(rows, np.searchsorted(wanted, ids).astype(np.int64),
+                  np.asarray(dist, np.float32))
     past = res.distances[j][e] if len(res.distances[j]) > e else float("nan")
     return leg, bool(res.available[j] <= e), float(past)
 

@@ -37,7 +37,7 @@ from inspector.core.engine.flow.rows import (
 )
 from inspector.core.engine.flow.rows import row as stored_row
 from inspector.core.engine.params import Params, depths, pool_depth
-from inspector.core.engine.pool import Pool, Query, cut_values, tied_at
+from inspector.core.engine.pool import Pool, Query, column_rows, cut_values, tied_at
 from inspector.core.engine.ties import tied_runs
 from inspector.core.errors import InspectorError
 from inspector.core.stores.safety.bounds import MAX_CANDIDATES
@@ -284,7 +284,7 @@ def _read_rows(pool: Pool, wanted: list[int], shared: dict[int, Row] | None = No
     roles = pool.roles
     names = list(pool.columns)
     scope_c = roles.get("scope") or roles.get("agent") or roles.get("repo")
-    column = {c: list(map(v.__getitem__, todo)) for c, v in pool.columns.items()}
+    column = {c: column_rows(pool.columns, c, todo) for c in names}
     nothing = [None] * len(todo)  # a role the pool has no column for
     cols = list(map(dict, map(zip, repeat(names), zip(*column.values(), strict=True)))) \
         if names else [{} for _ in todo]
@@ -562,7 +562,34 @@ def lancedb_pool_columns(ctx: Context, cols: Columns, p: dict[str, Any]) -> Colu
     q = _asked(ctx, p)
     if q.mode != "fts" and ctx.vector is None:
         return None
-    pool = _pool_remembered(ctx, q)
+    return _fetched_remembered(ctx, q)
+
+
+def _fetched_remembered(ctx: Context, q: Params) -> Columns | None:
+    """`_fetched_columns(ctx, q)`, remembered in the question's memo: the pool that answered
+    q answers it while the question lives (the store and the query are its), and the fetch's
+    columns read that pool, q and the question's text alone. A sweep asks the same q of every
+    cell of a depth, each truth and each curve point."""
+    if ctx.memo is None:
+        return _fetched_columns(ctx, q)
+    kept = ctx.memo.setdefault("fetched", {})
+    key = (q, bool(ctx.settings.get("_live")))
+    try:
+        if key in kept:
+            return kept[key]
+    except TypeError:  # an unhashable parameter: made each time
+        return _fetched_columns(ctx, q)
+    if len(kept) >= _FETCHED_MAX:
+        kept.clear()
+    got = kept[key] = _fetched_columns(ctx, q)
+    return got
+
+
+_FETCHED_MAX = 512  # fetch parameters a question remembers its fetch's columns for
+
+
+def _fetched_columns(ctx: Context, q: Params) -> Columns | None:
+    pool = pool_for(ctx, q)
     d = depths(q)
     if _native_order(ctx, q, pool, d) or (q.mode == "vector" and pool.vec_leg is None) \
             or (q.mode == "fts" and pool.fts_leg is None):
@@ -575,28 +602,6 @@ def lancedb_pool_columns(ctx: Context, cols: Columns, p: dict[str, Any]) -> Colu
         raw = np.asarray(raw, np.int64)
         base = all_base[raw]
     return Columns(pool, raw, np.asarray(base, np.float64), _fetch_note(q, d, pool))
-
-
-def _pool_remembered(ctx: Context, q: Params) -> Pool:
-    """`pool_for(ctx, q)`, remembered in the question's memo: a pool that answered q answers
-    it while the question lives (the store and the query are its), and a sweep asks the same
-    q of every cell of a depth, each truth and each curve point."""
-    if ctx.memo is None:
-        return pool_for(ctx, q)
-    kept = ctx.memo.setdefault("pools", {})
-    key = (q, bool(ctx.settings.get("_live")))
-    try:
-        got = kept.get(key)
-    except TypeError:  # an unhashable parameter: looked up each time
-        return pool_for(ctx, q)
-    if got is None:
-        if len(kept) >= _POOLS_KEPT_MAX:
-            kept.clear()
-        got = kept[key] = pool_for(ctx, q)
-    return got
-
-
-_POOLS_KEPT_MAX = 512  # fetch parameters a question remembers its pool for
 
 
 def _native_order(ctx: Context, q: Params, pool: Pool, d: Any) -> bool:
