@@ -147,9 +147,20 @@ def _key(ctx: Context, st_name: str, kind: str, params: dict[str, Any]) -> Any:
 _RESOLVED = Lru(4096, None)
 
 
+# id(given) -> (given, kind, stage, every parameter's checked value): a remembered pipeline's
+# stage gives the same dict run after run (a sweep's queries share their applied pipelines),
+# so it is looked up by identity first; the entry holds the dict, so its id names it while
+# the entry lives, and no stage's parameters are changed in place once made
+_BY_DICT: dict[int, tuple[dict[str, Any], str, str, dict[str, Any]]] = {}
+_BY_DICT_MAX = 4096
+
+
 def _resolved(kind: Any, kind_name: str, name: str, given: dict[str, Any]) -> dict[str, Any]:
     """kind.resolve(given, name), remembered for hashable parameters; a copy each time (a
     stage's run keeps the dict it is given)."""
+    hit = _BY_DICT.get(id(given))
+    if hit is not None and hit[0] is given and hit[1] == kind_name and hit[2] == name:
+        return dict(hit[3])
     try:
         # typed: True == 1 == 1.0 for a dict, not for the check (a bool given for a number)
         key = (kind_name, name, tuple((k, type(v), v) for k, v in given.items()))
@@ -159,6 +170,9 @@ def _resolved(kind: Any, kind_name: str, name: str, given: dict[str, Any]) -> di
     if got is None:
         got = kind.resolve(given, name)
         _RESOLVED.put(key, got)
+    if len(_BY_DICT) >= _BY_DICT_MAX:
+        _BY_DICT.clear()
+    _BY_DICT[id(given)] = (given, kind_name, name, got)
     return dict(got)
 
 
