@@ -509,9 +509,15 @@ WHY: dict[str, str] = {
                      "(sweep.SharedSpecs); the fetch's column form remembers its columns per "
                      "fetch parameters. The 50 queries in one process, old and new code in "
                      "turn (farm-bench, 6 pairs): 0.79x the old wall time, the 200 queries' "
-                     "JSON equal. This table's run (2026-12-07 23:06, load 0.7-1.8): 0.53x "
-                     "the bare searches (10.37 / 19.62 s) and 3.86x the numpy process "
-                     "(2.69 s).",
+                     "JSON equal. A run of this bench on that code (23:06, load 0.7-1.8): "
+                     "0.53x the bare searches (10.37 / 19.62 s) and 3.86x the numpy process "
+                     "(2.69 s). Then a stage's parameters were looked up by their dict's "
+                     "identity first (runner._resolved): the 50 queries 0.94x the wall time "
+                     "of the code before (farm-bench, 5 pairs), the JSON equal. Two runs of "
+                     "this bench on the final code, three rounds each: 23:16 (load 1.1-1.9, "
+                     "tests had just run) 0.58x and 4.65x; this table's, 23:19 (load "
+                     "0.6-1.6), 0.53x the bare searches (9.87 / 18.67 s) and 3.83x the numpy "
+                     "process (2.58 s).",
     "sweep": "On the one engine, 2026-12-05 (py-spy): Python's full garbage collections took "
              "about a third of the sweep, each walking every pool, row and answer the process "
              "held; they now wait through it (core/batch_gc.py), and a scope filter given the "
