@@ -265,14 +265,10 @@ def _as_importance(values: list[Any], warnings: list[str]) -> tuple[np.ndarray, 
     gives that row a NaN score, which no min score keeps. Integers, decimals and numeric
     strings are read as numbers (stores.roles); unreadable values are warned about."""
     out, missing, unreadable = importance_values(values)
-    _warn_unreadable(unreadable, warnings)
-    return out, missing
-
-
-def _warn_unreadable(unreadable: int, warnings: list[str]) -> None:
     if unreadable:
         warnings.append(f"{unreadable} candidates have an importance that is not a number; "
                         "the default importance is used for them.")
+    return out, missing
 
 
 def fetch_pool(store: Store, query: Query, params: Params, vec_k: int, fts_k: int,
@@ -381,77 +377,21 @@ def _checked_vector(store: Store, query: Query, distance: str) -> np.ndarray:
     return vec
 
 
-class RowsRead:
-    """Rows of one table read once (a scan pass's rows): each column turned into Python
-    values once, so every pool built from them takes its rows by position instead of
-    reading a leg table of its own (`_merge`; a sweep builds one pool a query), and reads
-    only the columns its stages ask for (`TakenColumns`)."""
-
-    def __init__(self, table: pa.Table, id_col: str) -> None:
-        self.table = table  # the rows as read, with `_rowid`
-        self.names = [c for c in table.column_names if c != "_rowid"]
-        self._objects: dict[str, np.ndarray] = {}
-        self._importance: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-        self._lock = threading.Lock()  # a window's jobs may build pools of one pass at once
-        self.rowids = table.column("_rowid").to_numpy(zero_copy_only=False).astype(np.uint64)
-        got = table.column(id_col).to_pylist()
-        self.ids = _objects(got)
-        try:
-            self.unique = len(set(got)) == len(got)  # so no leg of them merges duplicates
-        except TypeError:  # an unhashable id: pools merge it their own way
-            self.unique = False
-        # each row's place in ascending id order as `_id_order` sorts a pool's ids; None
-        # where a subset could sort otherwise (integer ids mixed with others, two ids one text)
-        self.id_rank: np.ndarray | None = None
-        kinds = {isinstance(x, int) for x in got}
-        if self.unique and len(kinds) < 2 and \
-                (kinds == {True} or len({str(x) for x in got}) == len(got)):
-            with contextlib.suppress(OverflowError):  # a pool of them fails as it did
-                self.id_rank = _id_order(got)
-
-    def objects(self, column: str) -> np.ndarray:
-        """The column's Python values (an object array), read on first ask."""
-        with self._lock:
-            got = self._objects.get(column)
-            if got is None:
-                got = self._objects[column] = _objects(self.table.column(column).to_pylist())
-            return got
-
-    def importance(self, column: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """`importance_values` of the column, per row: the value, whether it is missing, and
-        whether it was there but unreadable (each row's own, so a subset's is its rows')."""
-        with self._lock:
-            got = self._importance.get(column)
-        if got is None:
-            values = self.objects(column)
-            out, missing, _ = importance_values(values.tolist())
-            bad = missing & np.fromiter((v is not None for v in values), bool, len(values))
-            with self._lock:
-                got = self._importance[column] = (out, missing, bad)
-        return got
-
-
-def _objects(values: list[Any]) -> np.ndarray:
-    out = np.empty(len(values), dtype=object)
-    out[:] = values
-    return out
-
-
 class TakenColumns(Mapping[str, list[Any]]):
-    """A pool's attribute columns as rows read once at its positions: each column's values
-    made into a list when first read (a sweep's stages read the scope and importance
-    columns; the rest only where rows are shown or built)."""
+    """A pool's attribute columns as a table of its own rows (taken from a scan pass's rows,
+    `ReadLeg`), each column's values made into a list when first read: a sweep's stages read
+    the id, scope and importance columns; the others only where rows are shown or built."""
 
-    def __init__(self, read: RowsRead, at: np.ndarray, names: list[str]) -> None:
-        self._read, self._at, self._names = read, at, list(names)
-        self._made: dict[str, list[Any]] = {}
+    def __init__(self, table: pa.Table, made: dict[str, list[Any]] | None = None) -> None:
+        self._table, self._names = table, list(table.column_names)
+        self._made: dict[str, list[Any]] = dict(made or {})
 
     def __getitem__(self, name: str) -> list[Any]:
         got = self._made.get(name)
         if got is None:
             if name not in self._names:
                 raise KeyError(name)
-            got = self._made[name] = self._read.objects(name)[self._at].tolist()
+            got = self._made[name] = self._table.column(name).to_pylist()
         return got
 
     def rows(self, name: str, todo: list[int]) -> list[Any]:
@@ -461,7 +401,7 @@ class TakenColumns(Mapping[str, list[Any]]):
             return list(map(got.__getitem__, todo))
         if name not in self._names:
             raise KeyError(name)
-        return self._read.objects(name)[self._at[todo]].tolist()
+        return self._table.column(name).take(pa.array(todo, pa.int64())).to_pylist()
 
     def __contains__(self, name: object) -> bool:  # without reading the column
         return name in self._names
@@ -482,17 +422,23 @@ def column_rows(columns: Mapping[str, list[Any]], name: str, todo: list[int]) ->
 
 @dataclass(frozen=True)
 class ReadLeg:
-    """A vector leg as positions into rows read once (`RowsRead`) and its distances, in
-    the leg's order: what `_leg_at`'s table holds, without the table."""
+    """A vector leg as positions into rows read already (a scan pass's rows, with `_rowid`)
+    and its distances, in the leg's order: what `_leg_at`'s table holds, not taken yet."""
 
-    read: RowsRead
-    at: np.ndarray  # int64 positions into `read`, in rank order
+    rows: pa.Table
+    at: np.ndarray  # int64 positions into `rows`, in rank order
     distance: np.ndarray  # float32 `_distance`
 
     def table(self) -> pa.Table:
         """The leg as `_leg_at` returns its table (`[*columns, _rowid, _distance]`)."""
-        return self.read.table.take(pa.array(self.at, pa.int64())).append_column(
+        return self.rows.take(pa.array(self.at, pa.int64())).append_column(
             "_distance", pa.array(self.distance, pa.float32()))
+
+
+def _objects(values: list[Any]) -> np.ndarray:
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
 
 
 def _id_order(values: list[Any]) -> np.ndarray:
@@ -517,15 +463,19 @@ def _merge(store: Store, query: Query, params: Params, spec: scopes.ScopeSpec,
            own_rowids: bool = False) -> Pool:
     id_col = store.roles.id
     only = legs.get("vec") if len(legs) == 1 else None
-    if isinstance(only, ReadLeg) and only.read.unique:  # one leg of rows read once
-        read, at = only.read, np.asarray(only.at, np.int64)
-        n, duplicates = len(at), 0
-        columns: Mapping[str, list[Any]] = TakenColumns(read, at, cols)
-        ids = read.ids[at]
+    own = first = None
+    if isinstance(only, ReadLeg):  # its rows' columns taken, as a table of the pool's own
+        at = np.asarray(only.at, np.int64)
+        own = only.rows.select(cols).take(pa.array(at, pa.int64()))
+        first = own.column(id_col).to_pylist()
+    if own is not None and first is not None and len(set(first)) == len(first):
+        n, duplicates = len(first), 0  # one leg, no id repeated: the pool's rows are its rows
+        columns: Mapping[str, list[Any]] = TakenColumns(own, {id_col: first})
+        ids = _objects(first)
         leg_rows: dict[str, Any] = {"vec": np.arange(n)}
         leg_values = {"vec": only.distance}
-        rowids = read.rowids[at] if own_rowids else None
-        id_order = None if read.id_rank is None else _rank_order(read.id_rank[at])
+        rowids = only.rows.column("_rowid").take(pa.array(at, pa.int64())).to_numpy(
+            zero_copy_only=False).astype(np.uint64) if own_rowids else None
     else:
         legs = {name: t.table() if isinstance(t, ReadLeg) else t for name, t in legs.items()}
         merged, leg_rows, rowids, duplicates = _merged_rows(legs, cols, id_col, own_rowids)
@@ -533,7 +483,6 @@ def _merge(store: Store, query: Query, params: Params, spec: scopes.ScopeSpec,
         ids = _objects(merged[id_col])
         leg_values = {name: tbl.column("_distance" if name == "vec" else "_score").to_numpy(
             zero_copy_only=False) for name, tbl in legs.items()}
-        id_order = None
     rank = {"vec": np.full(n, -1, np.int64), "fts": np.full(n, -1, np.int64)}
     value = {"vec": np.full(n, np.nan), "fts": np.full(n, np.nan)}
     built: dict[str, Leg] = {}
@@ -553,19 +502,13 @@ def _merge(store: Store, query: Query, params: Params, spec: scopes.ScopeSpec,
     warnings = [f"{duplicates} duplicate ids were merged; ranks use each id's first hit."] \
         if duplicates else []
     warnings.extend(store.column_notes)
-    icol = store.roles.importance
-    if isinstance(columns, TakenColumns) and icol in columns:  # per row of the rows read
-        imp = read.importance(icol)
-        importance, missing = imp[0][at], imp[1][at]
-        _warn_unreadable(int(np.count_nonzero(imp[2][at])), warnings)
-    else:
-        importance, missing = _as_importance(columns.get(icol or "", [None] * n), warnings)
+    importance, missing = _as_importance(
+        columns.get(store.roles.importance or "", [None] * n), warnings)
     nan_imp = int(np.sum(np.isnan(importance) & ~missing))
     if nan_imp:
         warnings.append(f"{nan_imp} candidates have a NaN importance: the blend formula gives "
                         "them a NaN score, so no min score keeps them (as in the real systems).")
-    if id_order is None:
-        id_order = _id_order(columns[id_col])
+    id_order = _id_order(columns[id_col])
     return Pool(store=store.info(), roles=store.roles.as_dict(), query=query, mode=params.mode,
                 distance=params.distance, placement=params.filter, scope=spec,
                 pushdown_sql=push.sql, pushdown_note=push.note, ids=ids, id_order=id_order,
@@ -576,13 +519,6 @@ def _merge(store: Store, query: Query, params: Params, spec: scopes.ScopeSpec,
                 fts_rank=rank["fts"], fts_score=value["fts"], vec_leg=built.get("vec"),
                 fts_leg=built.get("fts"), warnings=tuple(warnings),
                 index=getattr(store, "vector_index", None), rowids=rowids)
-
-
-def _rank_order(ranks: np.ndarray) -> np.ndarray:
-    """Positions in ascending order of distinct ranks (`_id_order` of the rows they rank)."""
-    id_order = np.empty(len(ranks), np.int64)
-    id_order[np.argsort(ranks, kind="stable")] = np.arange(len(ranks))
-    return id_order
 
 
 def _merged_rows(legs: dict[str, pa.Table], cols: list[str], id_col: str, own_rowids: bool

@@ -1,7 +1,7 @@
-"""Issue 34 (sweeps: pools built once per scan): a batched scan reads the rows its pass's legs
-name once (`pool.RowsRead`), and each query's pool takes its rows from them by position
-(`pool.ReadLeg`, `pool.TakenColumns`) instead of reading a leg table of its own. Such a pool
-must be the pool the leg table makes, field for field, whatever the table holds."""
+"""Issue 34 (sweeps): a batched scan's leg is positions into the rows its pass read
+(`pool.ReadLeg`), and each query's pool takes its rows from them as a table of its own whose
+columns become Python values only when read (`pool.TakenColumns`). Such a pool must be the
+pool the leg's table makes, field for field, whatever the table holds."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from inspector.core.engine import pool as P
 from inspector.core.engine import scope as scopes
 from inspector.core.engine.flow.stages import classic
 from inspector.core.engine.params import Params
-from inspector.core.engine.pool import Query, ReadLeg, RowsRead, TakenColumns, fetch_pool
+from inspector.core.engine.pool import Query, ReadLeg, TakenColumns, fetch_pool
 from inspector.core.engine.pools import batched
 from inspector.core.stores.opening import open_store
 from tests.storekit import snapshot, write_table
@@ -68,7 +68,7 @@ def store(request, tmp_path: Path):
     assert snapshot(path) == before  # read-only
 
 
-def _legs(store: Any, rng: np.random.Generator) -> tuple[RowsRead, list[ReadLeg]]:
+def _legs(store: Any, rng: np.random.Generator) -> tuple[pa.Table, list[ReadLeg]]:
     """Rows a pass reads (a random subset, as `batched._take` reads them) and legs into them
     in random orders, their distances with ties."""
     rowids = store.table.search().with_row_id(True).select(["id"]).limit(None).to_arrow()
@@ -77,7 +77,7 @@ def _legs(store: Any, rng: np.random.Generator) -> tuple[RowsRead, list[ReadLeg]
     cols = P.leg_columns(store, Params(mode="vector", scope_strategy="column",
                                        scope_column="repo"))
     cols += [c for c in ("text", "path") if c not in cols]
-    read = RowsRead(batched._take(store, wanted, cols), store.roles.id)
+    read = batched._take(store, wanted, cols)
     legs = []
     for size in (0, 1, 2, 37, N - 20):
         at = rng.permutation(N - 20)[:size].astype(np.int64)
@@ -120,8 +120,8 @@ def test_a_pool_from_rows_read_once_is_the_pool_its_leg_table_makes(store, scope
             want = fetch_pool(store, q, p, vec_k=len(leg.at), fts_k=0,
                               vec_leg=(leg.table(), exhausted, past))
             _same(got, want)
-            assert isinstance(got.columns, TakenColumns) == read.unique
-    assert read.unique == (len(set(read.ids.tolist())) == len(read.ids))
+            ids = leg.table().column("id").to_pylist()
+            assert isinstance(got.columns, TakenColumns) == (len(set(ids)) == len(ids))
 
 
 def test_taken_columns_are_read_only_where_asked_and_equal_a_whole_read(store) -> None:
@@ -134,13 +134,14 @@ def test_taken_columns_are_read_only_where_asked_and_equal_a_whole_read(store) -
     q = Query(vector=np.zeros(24, np.float32), source="vector")
     p = Params(mode="vector", limit=10, scope="r2", scope_strategy="column",
                scope_column="repo")
-    if not read.unique:  # repeated ids: the pool merges them from the leg's table
+    table = leg.table()
+    ids = table.column("id").to_pylist()
+    if len(set(ids)) < len(ids):  # repeated ids: the pool merges them from the leg's table
         got = fetch_pool(store, q, p, vec_k=len(leg.at), fts_k=0, vec_leg=(leg, False, 1.0))
         assert type(got.columns) is dict
         return
-    cols = list(read.names)
-    taken = TakenColumns(read, leg.at, cols)
-    table = leg.table()
+    cols = [c for c in table.column_names if c not in ("_rowid", "_distance")]
+    taken = TakenColumns(table.select(cols))
     todo = [4, 0, 30, 4]
     for c in cols:
         assert taken.rows(c, todo) == [table.column(c)[i].as_py() for i in todo]
@@ -153,6 +154,8 @@ def test_taken_columns_are_read_only_where_asked_and_equal_a_whole_read(store) -
         taken["nope"]
     pools = [fetch_pool(store, q, p, vec_k=len(leg.at), fts_k=0, vec_leg=(x, False, 1.0))
              for x in (leg, table)]
+    assert isinstance(pools[0].columns, TakenColumns)
+    assert set(pools[0].columns._made) <= {"id", "repo", "importance"}  # what the pool read
     wanted = list(range(0, len(leg.at), 3))
     for pool in pools:
         classic._read_rows(pool, wanted)
@@ -177,19 +180,3 @@ def test_two_legs_merge_as_tables(store) -> None:
                     {"vec": False, "fts": False}, len(leg.at), 2, True)
     _same(got, want)
     assert not isinstance(got.columns, TakenColumns)
-
-
-def test_an_id_order_is_taken_from_the_read_only_where_every_subset_sorts_alike() -> None:
-    """Each pool sorts its own ids (`_id_order`: by value for integers, else by their text,
-    equal keys in row order). Ranks made once over the rows read give the same order for
-    every subset only where no two ids share a key: two NaN ids (distinct to Python, both
-    "nan" as text) would sort in each pool's row order."""
-    def read(ids: list[Any]) -> RowsRead:
-        return RowsRead(pa.table({"id": ids, "_rowid": pa.array(range(len(ids)), pa.uint64())}),
-                        "id")
-
-    assert read([3, 1, 2]).id_rank.tolist() == [2, 0, 1]
-    assert read(["b", "a", "B"]).id_rank.tolist() == [2, 1, 0]
-    nan = read([1.5, float("nan"), float("nan"), 0.5])
-    assert nan.unique and nan.id_rank is None
-    assert not read(["a", "b", "a"]).unique

@@ -10,8 +10,8 @@ a failed self-check against LanceDB fall back to per-query search (`Legs.pop` gi
 
 Memory does not grow with the number of queries: queries are scanned SCAN_QUERIES at a time
 (one pass each), each pass keeps its queries' top-k row ids and distances and the rows they
-name, read into Python once (`pool.RowsRead`): each query's leg is positions into them, and
-its pool takes its rows' values from them (`pool.ReadLeg`) when the sweep takes it.
+name: each query's leg is positions into them (`pool.ReadLeg`), its pool built when the
+sweep takes it, reading only the columns its stages read (`pool.TakenColumns`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import pyarrow as pa
 
 from inspector.core.engine import scope as scopes
 from inspector.core.engine.params import Params
-from inspector.core.engine.pool import ReadLeg, RowsRead, leg_columns
+from inspector.core.engine.pool import ReadLeg, leg_columns
 from inspector.core.stores.store import Store
 from inspector.core.stores.vectorscan import kernels as LM
 from inspector.core.stores.vectorscan import scan as S
@@ -38,7 +38,7 @@ class Case(Protocol):
 
     def params(self, base: Params) -> Params: ...
 
-# as pool._leg_at returns it (rows, exhausted, next value), the rows read once per pass
+# as pool._leg_at returns it (rows, exhausted, next value), its rows those of its pass
 Leg = tuple[ReadLeg, bool, float]
 # LanceDB's own vector leg of a query, fetched already: its row ids and distances in rank
 # order, and the distance of the first row past its cut (NaN: none known)
@@ -127,7 +127,7 @@ class _Pass:
     first: int
     result: S.ScanResult | None
     wanted: np.ndarray
-    rows: RowsRead | None  # the rows the pass's legs name, read once
+    rows: pa.Table | None
 
 
 class Legs:
@@ -197,8 +197,7 @@ class Legs:
                 return
             wanted = np.unique(np.concatenate(
                 [r[:d] for r, d in zip(result.rowids, todo.depths[part], strict=True)]))
-            self._pass = _Pass(first, result, wanted, RowsRead(
-                _take(store, wanted, todo.columns), store.roles.id))
+            self._pass = _Pass(first, result, wanted, _take(store, wanted, todo.columns))
         except S.ScanUnsupported:
             return
         except Exception:  # noqa: BLE001 - the per-query path searches, and reports, as before
@@ -296,10 +295,10 @@ def _agrees(store: Store, req: S.ScanRequest, got: S.ScanResult, wheres: list[An
             and np.array_equal(want_ids[:n], got.rowids[0][:n]))
 
 
-def _leg(todo: _Plan, res: S.ScanResult, wanted: np.ndarray, rows: RowsRead, n: int,
+def _leg(todo: _Plan, res: S.ScanResult, wanted: np.ndarray, rows: pa.Table, n: int,
          j: int) -> Leg:
     """Case n's leg as LanceDB would return it (the rows' columns, `_rowid`, `_distance`),
-    from its answers at position j of the pass: positions into the pass's rows, read once."""
+    from its answers at position j of the pass: positions into the pass's rows."""
     e = todo.depths[n]
     ids, dist = res.rowids[j][:e], res.distances[j][:e]
     leg = ReadLeg(rows, np.searchsorted(wanted, ids).astype(np.int64),
