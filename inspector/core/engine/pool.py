@@ -463,12 +463,12 @@ def _merge(store: Store, query: Query, params: Params, spec: scopes.ScopeSpec,
            own_rowids: bool = False) -> Pool:
     id_col = store.roles.id
     only = legs.get("vec") if len(legs) == 1 else None
-    own = first = None
+    first = None
     if isinstance(only, ReadLeg):  # its rows' columns taken, as a table of the pool's own
         at = np.asarray(only.at, np.int64)
         own = only.rows.select(cols).take(pa.array(at, pa.int64()))
         first = own.column(id_col).to_pylist()
-    if own is not None and first is not None and len(set(first)) == len(first):
+    if first is not None and len(set(first)) == len(first):
         n, duplicates = len(first), 0  # one leg, no id repeated: the pool's rows are its rows
         columns: Mapping[str, list[Any]] = TakenColumns(own, {id_col: first})
         ids = _objects(first)
